@@ -1,0 +1,64 @@
+//! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `check`, `bench` and
+//! `screenshot` are the headless (or self-closing) subcommands. Each lives in its own file.
+
+pub mod bench;
+pub mod check;
+pub mod run;
+#[cfg(feature = "app")]
+pub mod screenshot;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// The parsed command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "aabb-debugger",
+    version,
+    about = "A visual debugger for dynamic AABB trees"
+)]
+pub struct Cli {
+    /// A scene file to open in the window (RON or JSON); the built-in scene when absent.
+    pub scene: Option<PathBuf>,
+    /// A subcommand; none opens the window.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validates a scene file: exit 0 if valid, 1 with the message on stderr if not.
+    Check(check::CheckArgs),
+    /// Steps a scene headless and prints a summary.
+    Run(run::RunArgs),
+    /// Runs the standard benchmark workload on the tree.
+    Bench(bench::BenchArgs),
+    /// Opens the real window, renders a scene, saves a PNG and exits.
+    #[cfg(feature = "app")]
+    Screenshot(screenshot::ScreenshotArgs),
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Some(Command::Check(args)) => check::main(&args),
+        Some(Command::Run(args)) => run::main(&args),
+        Some(Command::Bench(args)) => bench::main(&args),
+        #[cfg(feature = "app")]
+        Some(Command::Screenshot(args)) => screenshot::main(&args),
+        None => open_window(cli.scene),
+    }
+}
+
+#[cfg(feature = "app")]
+fn open_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
+    crate::app::run_window(scene)
+}
+
+#[cfg(not(feature = "app"))]
+fn open_window(_scene: Option<PathBuf>) -> anyhow::Result<i32> {
+    anyhow::bail!(
+        "this build has no window (built without the `app` feature); try `run` or `bench`"
+    )
+}

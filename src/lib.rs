@@ -1,0 +1,18 @@
+//! aabb-debugger: a dynamic AABB tree library (the broad phase of collision detection) and an
+//! interactive visual debugger for it.
+//!
+//! - [`tree`]: the dynamic AABB tree; knows nothing of spheres, scenes or the UI.
+//! - [`scene`]: the scene model, file format and simulation.
+//! - [`broadphase`]: what drives the tree each step, plus brute force and sweep-and-prune.
+//! - [`workload`]: the standard benchmark workload (deterministic circles).
+//! - `app` (feature `app`): the egui front end.
+//! - [`cli`]: the headless subcommands.
+
+pub mod broadphase;
+pub mod cli;
+pub mod scene;
+pub mod tree;
+pub mod workload;
+
+#[cfg(feature = "app")]
+pub mod app;

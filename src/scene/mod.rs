@@ -1,0 +1,268 @@
+//! The scene model and its file format (RON, or JSON by extension), validation with messages
+//! that say what and where, atomic saving, and the [`Simulation`] that steps a scene.
+//!
+//! API CONTRACT (skeleton): `cli` and `app` build against these items; implementations may
+//! add items and files (`model.rs`, `format.rs`, `validate.rs`, `generate.rs`, `sim.rs`) but
+//! not rename or remove these. Field names follow ../DESIGN.md's "Scene files".
+
+use crate::broadphase::BroadphaseKind;
+use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats};
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The newest `format_version` this build reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// The most spheres a scene may hold, listed or generated.
+pub const MAX_SPHERES: usize = 1_000_000;
+
+/// A scene file's content. Vectors are stored as `Vec3`; 2D scenes have z = 0 and are written
+/// with two numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    /// Always [`FORMAT_VERSION`] once loaded.
+    pub format_version: u32,
+    /// A human name.
+    pub name: String,
+    /// 2 or 3.
+    pub dimensions: u8,
+    /// The walls the spheres bounce off.
+    pub world: Aabb<Vec3>,
+    /// Seconds per step, in (0, 1].
+    pub dt: f32,
+    /// Tree settings.
+    pub tree: TreeSettings,
+    /// Listed spheres.
+    pub spheres: Vec<Sphere>,
+    /// Generated spheres, added after the listed ones.
+    pub generate: Option<Generate>,
+    /// Camera and layers saved by the app.
+    pub view: Option<ViewSettings>,
+}
+
+/// The `tree` section of a scene.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TreeSettings {
+    /// Fat-box margin, world units.
+    pub margin: f32,
+    /// Seconds of predicted motion in fat boxes.
+    pub velocity_lookahead: f32,
+    /// Insertion cost.
+    pub insertion: InsertionCost,
+    /// Balancing.
+    pub balancing: Balancing,
+    /// Pair method.
+    pub pairs: PairMethod,
+}
+
+/// One sphere.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sphere {
+    /// Unique id.
+    pub id: u32,
+    /// Optional label drawn instead of the id.
+    pub label: Option<String>,
+    /// Centre (z = 0 in 2D).
+    pub center: Vec3,
+    /// Radius, > 0.
+    pub radius: f32,
+    /// Velocity, world units per second.
+    pub velocity: Vec3,
+    /// First step at which it exists.
+    pub appear_at: u64,
+    /// Step at which it goes away, if any.
+    pub disappear_at: Option<u64>,
+}
+
+/// A seeded generator of spheres.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Generate {
+    /// How many spheres.
+    pub count: u32,
+    /// Radius range `(min, max)`.
+    pub radius: (f32, f32),
+    /// Speed range `(min, max)`, world units per second.
+    pub speed: (f32, f32),
+    /// Seed; the same seed always gives the same spheres.
+    pub seed: u64,
+}
+
+/// Camera and visible layers, saved by the app; opaque to the simulation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ViewSettings {
+    /// World point at the centre of the view.
+    pub center: Option<(f32, f32)>,
+    /// Screen points per world unit.
+    pub zoom: Option<f32>,
+    /// Names of the visible layers.
+    pub layers: Option<Vec<String>>,
+    /// Projection plane of 3D scenes: "XY", "XZ" or "YZ".
+    pub plane: Option<String>,
+}
+
+/// Why a scene could not be read, checked or written. The message names the file, then the
+/// line and column (syntax) or the sphere and field (meaning), and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    /// `FILE:LINE:COL: message`.
+    #[error("{file}:{line}:{col}: {message}")]
+    Syntax {
+        /// File name (or `<text>`).
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// What was expected.
+        message: String,
+    },
+    /// `FILE: spheres[3] (id 7): radius must be > 0, got -1`.
+    #[error("{file}: {message}")]
+    Invalid {
+        /// File name (or `<text>`).
+        file: String,
+        /// Where and what.
+        message: String,
+    },
+    /// Reading or writing failed.
+    #[error("{file}: {source}")]
+    Io {
+        /// File name.
+        file: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+#[allow(unused_variables, clippy::todo, missing_docs)]
+impl Scene {
+    /// Reads and validates a file: RON, or JSON when the path ends in `.json`.
+    pub fn load(path: &Path) -> Result<Scene, SceneError> {
+        todo!()
+    }
+    /// Parses and validates text; `file` names it in messages; `json` picks the format.
+    pub fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneError> {
+        todo!()
+    }
+    /// Writes atomically (temporary file beside the target, flushed, renamed), RON or JSON by
+    /// extension.
+    pub fn save(&self, path: &Path) -> Result<(), SceneError> {
+        todo!()
+    }
+    /// The text `save` would write.
+    pub fn to_text(&self, json: bool) -> Result<String, SceneError> {
+        todo!()
+    }
+    /// Checks every rule; the message says which sphere and field.
+    pub fn validate(&self, file: &str) -> Result<(), SceneError> {
+        todo!()
+    }
+    /// The listed spheres followed by the generated ones, sorted by id.
+    pub fn all_spheres(&self) -> Vec<Sphere> {
+        todo!()
+    }
+    /// The scene the binary opens when given no file.
+    pub fn builtin_default() -> Scene {
+        todo!()
+    }
+}
+
+/// What one [`Simulation::step`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// The step just completed (1 after the first step).
+    pub step: u64,
+    /// Ids whose fat box was recomputed / leaf reinserted, sorted.
+    pub reinserted: Vec<u32>,
+    /// Ids that appeared this step, sorted.
+    pub appeared: Vec<u32>,
+    /// Ids that disappeared this step, sorted.
+    pub disappeared: Vec<u32>,
+    /// Candidate pairs (fat boxes overlap), `(a, b)` with `a < b`, sorted.
+    pub candidate_pairs: Vec<(u32, u32)>,
+    /// Contacts (spheres overlap), a subset of the candidates, sorted.
+    pub contacts: Vec<(u32, u32)>,
+    /// False when the pairs were reused because nothing changed (Choi's `tree_updated`).
+    pub pairs_recomputed: bool,
+    /// Tree stats (tree broad phase only).
+    pub tree: Option<TreeStats>,
+    /// Seconds spent moving bodies and updating the broad phase.
+    pub update_secs: f64,
+    /// Seconds spent finding pairs and contacts.
+    pub pairs_secs: f64,
+    /// What the tree did this step.
+    pub events: Vec<TreeEvent>,
+}
+
+/// A live sphere in the simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    /// The sphere as in the scene, with its current centre and velocity.
+    pub sphere: Sphere,
+    /// True while it exists (between `appear_at` and `disappear_at`).
+    pub alive: bool,
+}
+
+/// Steps a scene and drives a broad phase. Same scene, same results, every run.
+pub struct Simulation {
+    _todo: (),
+}
+
+#[allow(unused_variables, clippy::todo, missing_docs)]
+impl Simulation {
+    /// Starts a scene at step 0 (spheres that appear at 0 are inserted; pairs computed).
+    pub fn new(scene: &Scene, kind: BroadphaseKind) -> Result<Simulation, SceneError> {
+        todo!()
+    }
+    /// Advances one step of `scene.dt`.
+    pub fn step(&mut self) -> &StepReport {
+        todo!()
+    }
+    /// The last report (after `new`, the report of step 0).
+    pub fn report(&self) -> &StepReport {
+        todo!()
+    }
+    /// The current step.
+    pub fn step_index(&self) -> u64 {
+        todo!()
+    }
+    /// The scene as it is now (current positions), e.g. to save it.
+    pub fn scene(&self) -> Scene {
+        todo!()
+    }
+    /// Every sphere, alive or not, sorted by id.
+    pub fn bodies(&self) -> &[Body] {
+        todo!()
+    }
+    /// The broad phase (for drawing fat boxes and the tree).
+    pub fn broadphase(&self) -> &dyn crate::broadphase::Broadphase {
+        todo!()
+    }
+    /// Switches broad phase, keeping the spheres; pairs recomputed.
+    pub fn set_broadphase(&mut self, kind: BroadphaseKind) {
+        todo!()
+    }
+    /// Applies new tree settings at once (fat boxes recomputed, pairs recomputed). An error
+    /// names the bad value and changes nothing.
+    pub fn set_tree_settings(&mut self, settings: TreeSettings) -> Result<(), SceneError> {
+        todo!()
+    }
+    /// Moves a sphere to `center` now (the app's drag) and updates the broad phase and pairs;
+    /// the returned report says whether it was reinserted and whether pairs were recomputed.
+    pub fn move_sphere(&mut self, id: u32, center: Vec3) -> Result<&StepReport, SceneError> {
+        todo!()
+    }
+    /// Adds a sphere now; an error if the id is taken or a value is bad.
+    pub fn add_sphere(&mut self, sphere: Sphere) -> Result<&StepReport, SceneError> {
+        todo!()
+    }
+    /// Removes a sphere now; an error if there is no such id.
+    pub fn remove_sphere(&mut self, id: u32) -> Result<&StepReport, SceneError> {
+        todo!()
+    }
+    /// Full rebuild of the tree.
+    pub fn rebuild(&mut self) {
+        todo!()
+    }
+}
