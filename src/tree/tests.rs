@@ -289,10 +289,16 @@ fn bad_input_is_refused() {
         Err(TreeError::NonFinite)
     );
     // A fat box that overflows is refused too.
+    let mut wide = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        margin: 1e38,
+        ..TreeConfig::default()
+    });
     assert_eq!(
-        tree.create_proxy(b2(0.0, 0.0, f32::MAX, 1.0), Vec2::ZERO, 0),
+        wide.create_proxy(b2(0.0, 0.0, 3e38, 1.0), Vec2::ZERO, 0),
         Err(TreeError::NonFinite)
     );
+    assert!(wide.is_empty());
+    wide.validate().expect("valid");
     let a = tree
         .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
         .expect("create");
