@@ -264,8 +264,6 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     pairs_stale: bool,
     /// The pair set must be recomputed from scratch (settings changed).
     pairs_full: bool,
-    /// A proxy was destroyed since the last pair update.
-    removed_since_pairs: bool,
     /// Some branch is enlarged (a partial rebuild is pending).
     any_enlarged: bool,
     /// Scratch stack of node pairs for the self traversal.
@@ -303,7 +301,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             moved: Vec::new(),
             pairs_stale: false,
             pairs_full: false,
-            removed_since_pairs: false,
             any_enlarged: false,
             pair_stack: Vec::new(),
             build_items: Vec::new(),

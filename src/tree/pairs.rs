@@ -9,15 +9,17 @@ use std::sync::OnceLock;
 
 /// Calls `emit(slot_a, slot_b)` once for each pair of leaves under `root` whose boxes overlap.
 ///
-/// Cases for a popped pair of nodes (a, b):
-/// - a == b (a subtree against itself): a leaf gives nothing; a branch gives its two children
-///   each against itself and the two against each other;
-/// - a != b, boxes apart: nothing;
+/// The stack holds pairs of nodes already known to overlap (or a node paired with itself).
+/// Cases for a popped pair (a, b):
+/// - a == b (a subtree against itself): a branch gives each child against itself (when it
+///   is a branch) and the two children against each other (when they overlap);
 /// - two leaves: a pair;
-/// - a leaf and a branch: the leaf against each child of the branch;
-/// - two branches: the larger (by SAH measure) is opened.
+/// - a leaf and a branch: the leaf against each child of the branch it overlaps;
+/// - two branches: the larger (by SAH measure) is opened, each of its children against the
+///   other node when they overlap.
 ///
 /// Each unordered pair of leaves is reached along exactly one path, so it is reported once.
+/// Overlaps are tested before a pair is pushed, so the stack only carries live work.
 pub(crate) fn self_pairs<V: Vector>(
     nodes: &[Node<V>],
     root: u32,
@@ -25,49 +27,51 @@ pub(crate) fn self_pairs<V: Vector>(
     mut emit: impl FnMut(u32, u32),
 ) -> QueryStats {
     let mut stats = QueryStats::default();
-    if root == NULL {
+    if root == NULL || nodes[root as usize].is_leaf() {
         return stats;
     }
     stack.clear();
     stack.push((root, root));
+    // Tests `x` against `y` and pushes (or emits) the pair when they overlap.
+    let mut visit = |x: u32, y: u32, stack: &mut Vec<(u32, u32)>, stats: &mut QueryStats| {
+        let nx = &nodes[x as usize];
+        let ny = &nodes[y as usize];
+        stats.node_visits += 1;
+        let both_leaves = nx.is_leaf() && ny.is_leaf();
+        if both_leaves {
+            stats.leaf_visits += 1;
+        }
+        if nx.aabb.overlaps(&ny.aabb) {
+            if both_leaves {
+                emit(nx.child1, ny.child1);
+            } else {
+                stack.push((x, y));
+            }
+        }
+    };
     while let Some((a, b)) = stack.pop() {
         let na = &nodes[a as usize];
         if a == b {
-            if !na.is_leaf() {
-                stack.push((na.child1, na.child2));
-                stack.push((na.child2, na.child2));
-                stack.push((na.child1, na.child1));
+            // A branch against itself.
+            let (c1, c2) = (na.child1, na.child2);
+            if !nodes[c1 as usize].is_leaf() {
+                stack.push((c1, c1));
             }
+            if !nodes[c2 as usize].is_leaf() {
+                stack.push((c2, c2));
+            }
+            visit(c1, c2, stack, &mut stats);
             continue;
         }
         let nb = &nodes[b as usize];
-        stats.node_visits += 1;
-        let (leaf_a, leaf_b) = (na.is_leaf(), nb.is_leaf());
-        if leaf_a && leaf_b {
-            stats.leaf_visits += 1;
-        }
-        if !na.aabb.overlaps(&nb.aabb) {
-            continue;
-        }
-        match (leaf_a, leaf_b) {
-            (true, true) => emit(na.child1, nb.child1),
-            (true, false) => {
-                stack.push((a, nb.child2));
-                stack.push((a, nb.child1));
-            }
-            (false, true) => {
-                stack.push((na.child2, b));
-                stack.push((na.child1, b));
-            }
-            (false, false) => {
-                if na.aabb.half_area() >= nb.aabb.half_area() {
-                    stack.push((na.child2, b));
-                    stack.push((na.child1, b));
-                } else {
-                    stack.push((a, nb.child2));
-                    stack.push((a, nb.child1));
-                }
-            }
+        // At least one is a branch (leaf pairs are emitted, never pushed).
+        let open_a = !na.is_leaf() && (nb.is_leaf() || na.aabb.half_area() >= nb.aabb.half_area());
+        if open_a {
+            visit(na.child1, b, stack, &mut stats);
+            visit(na.child2, b, stack, &mut stats);
+        } else {
+            visit(a, nb.child1, stack, &mut stats);
+            visit(a, nb.child2, stack, &mut stats);
         }
     }
     stats
@@ -106,10 +110,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         for &i in &self.moved {
             self.proxies[i as usize].flags &= !MOVED;
         }
+        // After a bulk creation the buffer held every proxy; do not keep that much room.
+        let used = self.moved.len();
         self.moved.clear();
+        if self.moved.capacity() > 4096 && self.moved.capacity() > 8 * used {
+            self.moved.shrink_to(2 * used);
+        }
         self.pairs_stale = false;
         self.pairs_full = false;
-        self.removed_since_pairs = false;
         self.sorted_pairs = OnceLock::new();
         PairUpdate {
             recomputed: true,

@@ -5,7 +5,8 @@ use super::node::{NULL, Node, NodeStack};
 use super::{Aabb, DynamicTree, ProxyId, QueryStats, Vector};
 
 /// Calls `hit(proxy slot)` for each leaf under `root` whose box passes `test`; `hit` returns
-/// false to stop.
+/// false to stop. A node's children are tested before they are pushed, so the stack only
+/// holds nodes that passed.
 #[inline]
 pub(crate) fn walk_tree<V: Vector>(
     nodes: &[Node<V>],
@@ -17,25 +18,33 @@ pub(crate) fn walk_tree<V: Vector>(
     if root == NULL {
         return stats;
     }
+    let passes = |index: u32, stats: &mut QueryStats| {
+        let node = &nodes[index as usize];
+        stats.node_visits += 1;
+        if node.is_leaf() {
+            stats.leaf_visits += 1;
+        }
+        test(&node.aabb)
+    };
+    if !passes(root, &mut stats) {
+        return stats;
+    }
     let mut stack = NodeStack::new();
     stack.push(root);
     while let Some(index) = stack.pop() {
         let node = &nodes[index as usize];
-        stats.node_visits += 1;
-        let leaf = node.is_leaf();
-        if leaf {
-            stats.leaf_visits += 1;
-        }
-        if !test(&node.aabb) {
-            continue;
-        }
-        if leaf {
+        if node.is_leaf() {
             if !hit(node.child1) {
                 break;
             }
-        } else {
-            stack.push(node.child2);
-            stack.push(node.child1);
+            continue;
+        }
+        let (c1, c2) = (node.child1, node.child2);
+        if passes(c2, &mut stats) {
+            stack.push(c2);
+        }
+        if passes(c1, &mut stats) {
+            stack.push(c1);
         }
     }
     stats

@@ -106,7 +106,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.free_proxy = id.index;
         self.live -= 1;
         self.pairs_stale = true;
-        self.removed_since_pairs = true;
         self.record(TreeEvent::Remove(id));
         Ok(user)
     }
