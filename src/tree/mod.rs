@@ -346,8 +346,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
 
     /// The user data of a proxy.
     pub fn user_data(&self, id: ProxyId) -> Result<T, TreeError> {
-        let slot = self.slot(id)?;
-        slot.user.ok_or(TreeError::StaleProxy(id))
+        Ok(self.slot(id)?.user)
     }
 
     /// The fat box of a proxy (its leaf's box).
@@ -376,10 +375,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.proxies
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.user.is_some())
+            .filter(|(_, s)| s.is_alive())
             .map(|(i, s)| ProxyId {
                 index: i as u32,
-                generation: s.generation,
+                generation: s.generation(),
             })
             .collect()
     }
@@ -440,7 +439,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     #[inline]
     pub(crate) fn slot(&self, id: ProxyId) -> Result<&ProxySlot<V, T>, TreeError> {
         match self.proxies.get(id.index as usize) {
-            Some(s) if s.user.is_some() && s.generation == id.generation => Ok(s),
+            Some(s) if s.is_alive() && s.generation() == id.generation => Ok(s),
             _ => Err(TreeError::StaleProxy(id)),
         }
     }
@@ -450,7 +449,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     pub(crate) fn proxy_id(&self, index: u32) -> ProxyId {
         ProxyId {
             index,
-            generation: self.proxies[index as usize].generation,
+            generation: self.proxies[index as usize].generation(),
         }
     }
 }

@@ -86,24 +86,48 @@ impl<V: Vector> Node<V> {
     }
 }
 
-/// Bit of [`ProxySlot::flags`]: the proxy is in the move buffer.
-pub(crate) const MOVED: u8 = 1;
+/// Bit of [`ProxySlot::state`]: the slot holds a live proxy.
+pub(crate) const ALIVE: u32 = 1 << 31;
+/// Bit of [`ProxySlot::state`]: the proxy is in the move buffer.
+pub(crate) const MOVED: u32 = 1 << 30;
+/// Bits of [`ProxySlot::state`] that hold the generation.
+pub(crate) const GENERATION_MASK: u32 = MOVED - 1;
 
-/// One slot of the proxy table: what the tree knows about a user object besides its leaf.
+/// One slot of the proxy table: what the tree knows about a user object besides its leaf
+/// (36 bytes in 2D with `u32` user data).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ProxySlot<V, T> {
     /// The tight box last given.
     pub tight: Aabb<V>,
     /// The velocity last given.
     pub velocity: V,
-    /// User data; `None` when the slot is free.
-    pub user: Option<T>,
+    /// User data (of the last proxy when the slot is free; never handed out then).
+    pub user: T,
     /// The leaf node; the next free slot when the slot is free.
     pub leaf: u32,
-    /// Bumped each time the slot's proxy is destroyed.
-    pub generation: u32,
-    /// `MOVED`.
-    pub flags: u8,
+    /// Generation (bits 0..30, bumped each time the slot's proxy is destroyed), `MOVED`
+    /// (bit 30), `ALIVE` (bit 31).
+    pub state: u32,
+}
+
+impl<V, T> ProxySlot<V, T> {
+    /// True when the slot holds a live proxy.
+    #[inline]
+    pub fn is_alive(&self) -> bool {
+        self.state & ALIVE != 0
+    }
+
+    /// True when the proxy is in the move buffer.
+    #[inline]
+    pub fn is_moved(&self) -> bool {
+        self.state & MOVED != 0
+    }
+
+    /// The slot's generation.
+    #[inline]
+    pub fn generation(&self) -> u32 {
+        self.state & GENERATION_MASK
+    }
 }
 
 /// A LIFO stack of node indices that lives on the call stack and spills to the heap only when

@@ -82,7 +82,7 @@ pub(crate) fn self_pairs<V: Vector>(
 fn ordered<V, T>(proxies: &[ProxySlot<V, T>], a: u32, b: u32) -> (ProxyId, ProxyId) {
     let id = |i: u32| ProxyId {
         index: i,
-        generation: proxies[i as usize].generation,
+        generation: proxies[i as usize].generation(),
     };
     if a < b {
         (id(a), id(b))
@@ -108,7 +108,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.pairs_by_moved_queries()
         };
         for &i in &self.moved {
-            self.proxies[i as usize].flags &= !MOVED;
+            self.proxies[i as usize].state &= !MOVED;
         }
         // After a bulk creation the buffer held every proxy; do not keep that much room.
         let used = self.moved.len();
@@ -160,12 +160,12 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         moved.dedup();
         moved.retain(|&i| {
             let s = &proxies[i as usize];
-            s.user.is_some() && s.flags & MOVED != 0
+            s.is_alive() && s.is_moved()
         });
         // Stage 2.
         let keep = |id: ProxyId| {
             let s = &proxies[id.index as usize];
-            s.user.is_some() && s.generation == id.generation && s.flags & MOVED == 0
+            s.is_alive() && s.generation() == id.generation && !s.is_moved()
         };
         pairs.retain(|&(a, b)| keep(a) && keep(b));
         // Stage 3.
@@ -177,7 +177,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 *root,
                 |b| b.overlaps(&fat),
                 |j| {
-                    if j != i && (proxies[j as usize].flags & MOVED == 0 || i < j) {
+                    if j != i && (!proxies[j as usize].is_moved() || i < j) {
                         pairs.push(ordered(proxies, i, j));
                     }
                     true

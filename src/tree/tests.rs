@@ -795,6 +795,7 @@ fn stats_of_small_trees() {
     assert!(s.area_ratio < (6.0 + 5.0 + 4.0) / 5.0 + 1e-5);
     assert!(s.bytes >= 5 * 32 + 3 * std::mem::size_of::<node::ProxySlot<Vec2, u32>>());
     assert_eq!(std::mem::size_of::<node::Node<Vec2>>(), 32);
+    assert_eq!(std::mem::size_of::<node::ProxySlot<Vec2, u32>>(), 36);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Creating, destroying and moving proxies, fat boxes (margin and velocity look-ahead), and
 //! changing the settings at run time.
 
-use super::node::{MOVED, NULL, Node, ProxySlot};
+use super::node::{ALIVE, GENERATION_MASK, MOVED, NULL, Node, ProxySlot};
 use super::{
     Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
     TreeEvent, UpdateMode, Vector, check_setting,
@@ -65,19 +65,18 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.free_proxy = slot.leaf;
             slot.tight = tight;
             slot.velocity = velocity;
-            slot.user = Some(user);
+            slot.user = user;
             slot.leaf = leaf;
-            slot.flags = 0;
+            slot.state = (slot.state & GENERATION_MASK) | ALIVE;
             index
         } else {
             let index = self.proxies.len() as u32;
             self.proxies.push(ProxySlot {
                 tight,
                 velocity,
-                user: Some(user),
+                user,
                 leaf,
-                generation: 0,
-                flags: 0,
+                state: ALIVE,
             });
             index
         };
@@ -94,15 +93,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// stale.
     pub fn destroy_proxy(&mut self, id: ProxyId) -> Result<T, TreeError> {
         let slot = *self.slot(id)?;
-        let user = slot.user.ok_or(TreeError::StaleProxy(id))?;
+        let user = slot.user;
         self.remove_leaf(slot.leaf);
         self.free_node(slot.leaf);
         let free_proxy = self.free_proxy;
         let s = &mut self.proxies[id.index as usize];
-        s.user = None;
-        s.generation = s.generation.wrapping_add(1);
+        // A new generation (wrapping within its bits), not alive, not moved.
+        s.state = (s.state & GENERATION_MASK).wrapping_add(1) & GENERATION_MASK;
         s.leaf = free_proxy;
-        s.flags = 0;
         self.free_proxy = id.index;
         self.live -= 1;
         self.pairs_stale = true;
@@ -184,8 +182,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Puts a proxy in the move buffer (once) and marks the pair set stale.
     pub(crate) fn mark_moved(&mut self, index: u32) {
         let slot = &mut self.proxies[index as usize];
-        if slot.flags & MOVED == 0 {
-            slot.flags |= MOVED;
+        if !slot.is_moved() {
+            slot.state |= MOVED;
             self.moved.push(index);
         }
         self.pairs_stale = true;
@@ -218,7 +216,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             return Ok(());
         }
         // Stage 1: refuse before changing anything if some fat box would overflow.
-        for slot in self.proxies.iter().filter(|s| s.user.is_some()) {
+        for slot in self.proxies.iter().filter(|s| s.is_alive()) {
             if fat_box(&slot.tight, slot.velocity, margin, lookahead)
                 .check()
                 .is_err()
@@ -229,7 +227,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.config.margin = margin;
         self.config.velocity_lookahead = lookahead;
         // Stage 2: new leaf boxes.
-        for slot in self.proxies.iter().filter(|s| s.user.is_some()) {
+        for slot in self.proxies.iter().filter(|s| s.is_alive()) {
             self.nodes[slot.leaf as usize].aabb =
                 fat_box(&slot.tight, slot.velocity, margin, lookahead);
         }

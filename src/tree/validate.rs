@@ -82,7 +82,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     let Some(slot) = self.proxies.get(node.child1 as usize) else {
                         return Err(broken(index, "leaf names a proxy outside the table"));
                     };
-                    if slot.user.is_none() {
+                    if !slot.is_alive() {
                         return Err(broken(index, "leaf names a destroyed proxy"));
                     }
                     if slot.leaf != index {
@@ -125,7 +125,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // Stage 3: the proxy table against the leaves, and its free list.
         let mut live = 0usize;
         for (i, slot) in self.proxies.iter().enumerate() {
-            if slot.user.is_none() {
+            if !slot.is_alive() {
                 continue;
             }
             live += 1;
@@ -158,7 +158,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             let Some(slot) = self.proxies.get(index as usize) else {
                 return Err(broken(NULL, "proxy free list points outside the table"));
             };
-            if slot.user.is_some() {
+            if slot.is_alive() {
                 return Err(broken(NULL, format!("live proxy {index} in the free list")));
             }
             free_slots += 1;
