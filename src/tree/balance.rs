@@ -13,16 +13,31 @@ const AVL_MAX_DEPTH: u32 = 64;
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Walks from `start` to the root recomputing boxes and heights; with `balance`, applies
     /// the configured balancing at each node on the way.
+    /// Without balancing the walk stops at the first node above `start` whose box and height
+    /// did not change, since nothing above it can change either.
     pub(crate) fn fix_upwards(&mut self, start: u32, balance: bool) {
+        let balancing = if balance {
+            self.config.balancing
+        } else {
+            Balancing::None
+        };
         let mut index = start;
         while index != NULL {
+            let before = self.nodes[index as usize];
             self.refit_node(index);
-            if balance {
-                match self.config.balancing {
-                    Balancing::None => {}
-                    Balancing::Avl => index = self.avl_fix(index, 0),
-                    Balancing::Rotations => self.rotate_nodes(index),
+            match balancing {
+                Balancing::None => {
+                    let after = &self.nodes[index as usize];
+                    // `start` itself may be new (an insertion's new parent): never stop there.
+                    if index != start
+                        && after.aabb == before.aabb
+                        && after.height() == before.height()
+                    {
+                        break;
+                    }
                 }
+                Balancing::Avl => index = self.avl_fix(index, 0),
+                Balancing::Rotations => self.rotate_nodes(index),
             }
             index = self.nodes[index as usize].parent;
         }
