@@ -440,10 +440,152 @@ pub fn peak_rss_kb() -> Option<u64> {
 mod tests {
     use super::*;
 
+    // Expected values below were computed independently (Python, wrapping 64-bit arithmetic,
+    // `struct` for f32 rounding).
+
     #[test]
     fn mix64_of_known_inputs() {
-        // Values computed independently (Python, wrapping at 64 bits).
         assert_eq!(mix64(0), 0);
         assert_eq!(mix64(1), 0x5692_161d_100b_05e5);
+        assert_eq!(pair_key(1, 2), 0xf2c6_924e_7dfe_d23e);
+    }
+
+    #[test]
+    fn splitmix64_seed_42_first_outputs() {
+        let mut rng = SplitMix64::new(SEED);
+        assert_eq!(rng.next_u64(), 0xbdd7_3226_2feb_6e95);
+        assert_eq!(rng.next_u64(), 0x28ef_e333_b266_f103);
+        assert_eq!(rng.next_u64(), 0x4752_6757_130f_9f52);
+    }
+
+    #[test]
+    fn standard_circles_match_an_independent_generator() {
+        let w = Workload::new(1000).expect("valid count");
+        assert_eq!(w.side().to_bits(), 0x42fc_fb72);
+        let bits = |c: &Circle| {
+            [
+                c.radius.to_bits(),
+                c.center.x.to_bits(),
+                c.center.y.to_bits(),
+                c.velocity.x.to_bits(),
+                c.velocity.y.to_bits(),
+            ]
+        };
+        assert_eq!(
+            bits(&w.circles()[0]),
+            [
+                0x3f9e_eb99,
+                0x41a8_92e7,
+                0x420f_294c,
+                0xbe9f_8c78,
+                0xbf6c_874f
+            ]
+        );
+        assert_eq!(
+            bits(&w.circles()[1]),
+            [
+                0x3faf_2219,
+                0x41e3_2cd3,
+                0x42c8_e67a,
+                0xbea3_e91e,
+                0x3e72_a6ba
+            ]
+        );
+        assert_eq!(w.fat_boxes()[0], fat_box(&w.circles()[0].tight()));
+    }
+
+    #[test]
+    fn tally_is_order_free_and_normalises_pairs() {
+        let mut a = PairTally::default();
+        a.add(2, 1);
+        a.add(0, 1);
+        let mut b = PairTally::default();
+        b.add(0, 1);
+        b.add(1, 2);
+        assert_eq!(a, b);
+        assert_eq!(a.pairs, 2);
+        assert_eq!(
+            a.hash,
+            0x5692_161d_100b_05e5u64.wrapping_add(0xf2c6_924e_7dfe_d23e)
+        );
+    }
+
+    #[test]
+    fn bad_counts_are_refused() {
+        assert_eq!(Workload::new(0).err(), Some(WorkloadError::CircleCount(0)));
+        assert_eq!(
+            Workload::new(MAX_CIRCLES + 1).err(),
+            Some(WorkloadError::CircleCount(MAX_CIRCLES + 1))
+        );
+        assert_eq!(
+            run(&mut BruteForce::new(), 10, 0).err(),
+            Some(WorkloadError::StepCount(0))
+        );
+    }
+
+    #[test]
+    fn bad_hand_made_circles_are_refused() {
+        let ok = Circle {
+            center: Vec2::new(2.0, 2.0),
+            velocity: Vec2::ZERO,
+            radius: 1.0,
+        };
+        let cases = [
+            (Circle { radius: 0.0, ..ok }, "the radius must be > 0"),
+            (
+                Circle {
+                    radius: f32::NAN,
+                    ..ok
+                },
+                "a number is not finite",
+            ),
+            (
+                Circle {
+                    center: Vec2::new(9.5, 2.0),
+                    ..ok
+                },
+                "the circle does not fit the world square",
+            ),
+        ];
+        for (bad, what) in cases {
+            assert_eq!(
+                Workload::from_circles(10.0, vec![ok, bad]).err(),
+                Some(WorkloadError::BadCircle { index: 1, what })
+            );
+        }
+        assert_eq!(
+            Workload::from_circles(10.0, vec![]).err(),
+            Some(WorkloadError::CircleCount(0))
+        );
+    }
+
+    #[test]
+    fn step_moves_and_bounces() {
+        let c = Circle {
+            center: Vec2::new(1.01, 5.0),
+            velocity: Vec2::new(-6.0, 0.0),
+            radius: 1.0,
+        };
+        let mut w = Workload::from_circles(10.0, vec![c]).expect("valid circle");
+        // 1.01 - 0.1 < 1: clamped to the wall, velocity reversed; the tight box [0, 2] is still
+        // inside the first fat box [-0.09, 2.11]: not moved.
+        assert_eq!(w.step(), &[] as &[u32]);
+        assert_eq!(w.circles()[0].center.x, 1.0);
+        assert_eq!(w.circles()[0].velocity.x, 6.0);
+        // At +0.1 a step, the tight box's max reaches 2.1 (inside), then 2.2 (outside 2.11).
+        let moved: Vec<usize> = (0..2).map(|_| w.step().len()).collect();
+        assert_eq!(moved, [0, 1]);
+        assert_eq!(w.moved(), &[0]);
+    }
+
+    #[test]
+    fn brute_force_and_sweep_and_prune_agree() {
+        let brute = run(&mut BruteForce::new(), 500, 60).expect("valid run");
+        let sap = run(&mut SweepAndPrune::new(), 500, 60).expect("valid run");
+        assert_eq!(brute.total_pairs, sap.total_pairs);
+        assert_eq!(brute.pair_hash, sap.pair_hash);
+        assert_eq!(brute.total_reinserts, sap.total_reinserts);
+        assert_eq!(brute.total_reinserts, brute.total_moved);
+        assert!(brute.total_pairs > 0);
     }
 }
