@@ -121,7 +121,8 @@ impl Default for TreeConfig {
 pub struct ProxyId {
     /// Slot index.
     pub index: u32,
-    /// Generation of the slot when the handle was made.
+    /// Generation of the slot when the handle was made (30 bits; it wraps after 2^30
+    /// destroys of one slot).
     pub generation: u32,
 }
 
