@@ -145,8 +145,9 @@ impl std::fmt::Display for BroadphaseKind {
 }
 
 /// The fat-box rule every broad phase shares with the tree: the tight box grown by `margin` on
-/// every side, then stretched along each axis by `velocity * lookahead_secs` on the side the
-/// body moves towards (Choi's `update_aabb(delta_t)`).
+/// every side, then stretched by `velocity * lookahead_secs` on the side the body moves
+/// towards (Choi's `update_aabb(delta_t)`). The same operations as the tree's, so the boxes
+/// agree to the bit.
 #[must_use]
 pub fn fat_box<V: Vector>(
     tight: &Aabb<V>,
@@ -154,17 +155,16 @@ pub fn fat_box<V: Vector>(
     margin: f32,
     lookahead_secs: f32,
 ) -> Aabb<V> {
-    let mut fat = tight.grown(margin);
-    let reach = velocity * lookahead_secs;
-    for axis in 0..V::DIM {
-        let d = reach.axis(axis);
-        if d > 0.0 {
-            fat.max.set_axis(axis, fat.max.axis(axis) + d);
-        } else if d < 0.0 {
-            fat.min.set_axis(axis, fat.min.axis(axis) + d);
-        }
+    let grown = tight.grown(margin);
+    if lookahead_secs == 0.0 {
+        return grown;
     }
-    fat
+    let reach = velocity * lookahead_secs;
+    let zero = V::splat(0.0);
+    Aabb::new(
+        grown.min + reach.min_by_component(zero),
+        grown.max + reach.max_by_component(zero),
+    )
 }
 
 /// Ok when the margin and look-ahead are finite and >= 0.

@@ -99,14 +99,20 @@ impl<V: SceneVector> Store<V> {
         out
     }
 
-    /// Applies new settings; every fat box is recomputed from the last tight box and velocity.
+    /// Applies new settings; when the margin or look-ahead changed, every fat box is
+    /// recomputed from the last tight box and velocity (as the tree does).
     pub fn set_config(&mut self, config: TreeConfig) {
+        let refatten = config.margin != self.config.margin
+            || config.velocity_lookahead != self.config.velocity_lookahead;
         self.config = config;
+        self.dirty = true;
+        if !refatten {
+            return;
+        }
         for i in 0..self.entries.len() {
             let e = self.entries[i];
             self.entries[i].fat = self.fat(&e.tight, e.velocity);
         }
-        self.dirty = true;
     }
 
     /// The fat box of `id`.

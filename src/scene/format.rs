@@ -74,7 +74,15 @@ pub(crate) fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneEr
         });
     }
     let parsed: SceneFile = if json {
-        serde_json::from_str(text).map_err(|e| json_error(&e, file))?
+        serde_json::from_str(text).map_err(|e| {
+            let mut err = json_error(&e, file);
+            if let SceneError::Syntax { message, .. } = &mut err
+                && text.trim_start().starts_with('(')
+            {
+                message.push_str(" (this looks like RON; a .json file must hold JSON)");
+            }
+            err
+        })?
     } else {
         ron::Options::default()
             .from_str(text)

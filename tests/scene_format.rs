@@ -1,0 +1,236 @@
+//! Scene files: every example scene round-trips through RON and JSON text and through atomic
+//! saves; generated spheres are deterministic and inside the world.
+
+use aabb_debugger::scene::{Generate, Scene, Sphere};
+use glam::Vec3;
+use std::path::{Path, PathBuf};
+
+fn scene_files() -> Vec<PathBuf> {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("scenes/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A scene with every optional field set and awkward numbers, 2D or 3D.
+fn awkward_scene(dimensions: u8) -> Scene {
+    let mut scene = Scene::builtin_default();
+    scene.dimensions = dimensions;
+    scene.world.max.z = if dimensions == 3 { 9.75 } else { 0.0 };
+    scene.dt = 1.0 / 120.0;
+    scene.tree.velocity_lookahead = 0.123_456_79;
+    scene.view = Some(aabb_debugger::scene::ViewSettings {
+        center: Some((1.5, -2.25)),
+        zoom: Some(17.0),
+        layers: Some(vec!["branches".to_owned(), "leaves".to_owned()]),
+        plane: Some("XZ".to_owned()),
+    });
+    let z = |v: f32| if dimensions == 3 { v } else { 0.0 };
+    scene.spheres.push(Sphere {
+        id: 40_000,
+        label: Some("Ünïcode \"quoted\"".to_owned()),
+        center: Vec3::new(10.1, 3.3, z(4.9)),
+        radius: 0.1 + 0.2,
+        velocity: Vec3::new(-1.0e-7, 3.0e7, z(-0.0)),
+        appear_at: 12,
+        disappear_at: Some(u64::MAX),
+    });
+    scene.generate = Some(Generate {
+        count: 33,
+        radius: (0.25, 0.5),
+        speed: (0.0, 0.1),
+        seed: u64::MAX,
+    });
+    scene
+}
+
+#[test]
+fn every_scene_file_round_trips_through_ron_and_json_text() {
+    let files = scene_files();
+    assert!(files.len() >= 20, "{} scene files", files.len());
+    for path in files {
+        let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        for json in [false, true] {
+            let text = scene.to_text(json).expect("text");
+            let back = Scene::parse(&text, "copy", json).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(back, scene, "{} (json: {json})", path.display());
+        }
+    }
+}
+
+#[test]
+fn awkward_scenes_round_trip_through_saves_in_both_formats() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for dims in [2, 3] {
+        let scene = awkward_scene(dims);
+        scene.validate("awkward").expect("valid");
+        for name in ["s.ron", "s.json", "S.JSON"] {
+            let path = dir.path().join(name);
+            scene.save(&path).expect("save");
+            assert_eq!(Scene::load(&path).expect("load"), scene, "{name} {dims}D");
+        }
+    }
+    let json = std::fs::read_to_string(dir.path().join("s.json")).expect("read");
+    assert!(json.trim_start().starts_with('{'));
+    let ron = std::fs::read_to_string(dir.path().join("s.ron")).expect("read");
+    assert!(ron.trim_start().starts_with('('));
+    // Nothing but the saved files is left beside them.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["S.JSON", "s.json", "s.ron"]);
+}
+
+#[test]
+fn a_save_replaces_the_old_file_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("scene.ron");
+    std::fs::write(
+        &path,
+        "old contents that are much longer than nothing ".repeat(1000),
+    )
+    .expect("write");
+    let scene = Scene::load(&scene_files()[0]).expect("load");
+    scene.save(&path).expect("save");
+    assert_eq!(Scene::load(&path).expect("load"), scene);
+}
+
+#[test]
+fn a_failed_save_leaves_no_file_behind() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("missing-dir").join("scene.ron");
+    let scene = Scene::builtin_default();
+    let err = scene.save(&path).expect_err("no directory");
+    assert!(
+        err.to_string().starts_with(&path.display().to_string()),
+        "{err}"
+    );
+    assert!(!path.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn an_invalid_scene_is_not_saved() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bad.ron");
+    let mut scene = Scene::builtin_default();
+    scene.spheres[0].radius = -2.0;
+    let err = scene.save(&path).expect_err("invalid");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: spheres[0] (id 0): radius must be > 0, got -2",
+            path.display()
+        )
+    );
+    assert!(!path.exists());
+}
+
+#[test]
+fn the_builtin_default_is_the_scenes_default_file() {
+    let from_file = Scene::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/default.ron"
+    )))
+    .expect("load");
+    assert_eq!(Scene::builtin_default(), from_file);
+    assert!(from_file.sphere_count() >= 50);
+}
+
+#[test]
+fn generated_spheres_are_deterministic_distinct_and_inside_the_world() {
+    for dims in [2, 3] {
+        let scene = awkward_scene(dims);
+        let a = scene.all_spheres();
+        assert_eq!(a, scene.all_spheres());
+        assert_eq!(a.len(), scene.sphere_count());
+        let ids: Vec<u32> = a.iter().map(|s| s.id).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(ids, sorted, "sorted and distinct");
+        // Generated ids follow the largest listed id.
+        assert_eq!(*ids.last().expect("some"), 40_000 + 33);
+        let (min, max) = (scene.world.min, scene.world.max);
+        let g = scene.generate.expect("generate");
+        for s in a.iter().filter(|s| s.id > 40_000) {
+            assert!(s.radius >= g.radius.0 && s.radius <= g.radius.1);
+            let speed = s.velocity.length();
+            assert!(speed <= g.speed.1 * 1.0001, "speed {speed}");
+            for axis in 0..usize::from(dims) {
+                assert!(s.center[axis] >= min[axis] + s.radius);
+                assert!(s.center[axis] <= max[axis] - s.radius);
+            }
+            if dims == 2 {
+                assert_eq!((s.center.z, s.velocity.z), (0.0, 0.0));
+            }
+        }
+        // Each sphere, listed or generated, passes the scene's own rules.
+        let mut listed = scene.clone();
+        listed.spheres = a.clone();
+        listed.generate = None;
+        listed.validate("listed").expect("valid");
+        // Another seed gives other spheres.
+        let mut other = scene.clone();
+        other.generate = Some(Generate { seed: 7, ..g });
+        assert_ne!(other.all_spheres(), a);
+    }
+}
+
+#[test]
+fn a_seed_always_gives_the_same_spheres() {
+    // Golden values: these must never change, on any platform or crate version, or saved
+    // scenes would change under their users.
+    let scene = Scene::parse(
+        "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (100.0, 50.0)),
+          generate: Some((count: 3, radius: (0.5, 1.5), speed: (0.0, 2.0), seed: 42)))",
+        "golden.ron",
+        false,
+    )
+    .expect("valid");
+    let bits: Vec<[u32; 5]> = scene
+        .all_spheres()
+        .iter()
+        .map(|s| {
+            [
+                s.radius.to_bits(),
+                s.center.x.to_bits(),
+                s.center.y.to_bits(),
+                s.velocity.x.to_bits(),
+                s.velocity.y.to_bits(),
+            ]
+        })
+        .collect();
+    assert_eq!(bits, GOLDEN_SEED_42, "{bits:#x?}");
+}
+
+const GOLDEN_SEED_42: [[u32; 5]; 3] = [[0; 5]; 3];
+
+#[test]
+fn optional_fields_take_their_defaults() {
+    let scene = Scene::parse(
+        "(format_version: 1, dimensions: 3,
+          world: (min: (0.0, 0.0, 0.0), max: (10.0, 10.0, 10.0)),
+          spheres: [(id: 4, center: (5.0, 5.0, 5.0), radius: 1.0, disappear_at: 9)])",
+        "short.ron",
+        false,
+    )
+    .expect("valid");
+    assert_eq!(scene.name, "");
+    assert_eq!(scene.dt, 1.0 / 60.0);
+    assert_eq!(
+        scene.tree.margin,
+        aabb_debugger::tree::TreeConfig::default().margin
+    );
+    let s = &scene.spheres[0];
+    assert_eq!(
+        (s.label.as_deref(), s.velocity, s.appear_at, s.disappear_at),
+        (None, Vec3::ZERO, 0, Some(9))
+    );
+}
