@@ -4,16 +4,17 @@
 //! and a table of ms per step and the ratio to ours at the end.
 //!
 //! Environment: `AABB_BENCH_N` (comma list, default `1000,10000,100000`), `AABB_BENCH_STEPS`
-//! (steps of the checking run, default 600), `AABB_BENCH_CONFIGS=all` (every tree
+//! (steps of the checking run; default 600 at N <= 1,000, 100 at N <= 10,000, 30 above, so
+//! that brute force and the slow peers finish), `AABB_BENCH_CONFIGS=all` (every tree
 //! configuration in the checking run, not only the ones criterion times),
-//! `AABB_BENCH_SECS` (criterion measurement seconds per implementation, default 2).
+//! `AABB_BENCH_SECS` (criterion measurement seconds per implementation, default 1),
+//! `AABB_BENCH_SLOW_PEERS=1` (also `bvh` with `update_shapes` and `rstar` with remove+insert).
 
 mod peers;
 
 use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
 use aabb_debugger::workload::{
-    self, BruteForce, PairTally, RunReport, SweepAndPrune, TreeBroadphase, Workload,
-    WorkloadBroadphase, config_label,
+    self, BruteForce, PairTally, RunReport, SweepAndPrune, TreeBroadphase, Workload, config_label,
 };
 use criterion::{Criterion, SamplingMode};
 use peers::{Box2dTree, BvhCrate, ParryBvh, Peer, RstarTree};
@@ -55,7 +56,8 @@ fn tree_config(
 }
 
 /// The tree configurations criterion times: the default first (the "ours" of the ratios).
-fn timed_tree_configs() -> Vec<TreeConfig> {
+/// Greedy perimeter descent with AVL balancing is slow; it runs at N <= 1,000 only.
+fn timed_tree_configs(n: usize) -> Vec<TreeConfig> {
     use Balancing as B;
     use InsertionCost as I;
     use PairMethod as P;
@@ -84,6 +86,9 @@ fn timed_tree_configs() -> Vec<TreeConfig> {
         ),
         tree_config(I::Perimeter, B::Avl, P::SelfTraversal, U::Reinsert),
     ] {
+        if c.insertion == I::Perimeter && n > 1_000 {
+            continue;
+        }
         if !list.contains(&c) {
             list.push(c);
         }
@@ -195,10 +200,7 @@ fn check_run(entry: &Entry, n: usize, steps: usize) -> (RunReport, Option<f64>) 
 
 fn main() {
     let sizes = env_usize_list("AABB_BENCH_N", &[1_000, 10_000, 100_000]);
-    let steps = env_usize_list("AABB_BENCH_STEPS", &[workload::STANDARD_STEPS])
-        .first()
-        .copied()
-        .unwrap_or(workload::STANDARD_STEPS);
+    let steps_override = env_usize_list("AABB_BENCH_STEPS", &[]).first().copied();
     let all_configs = std::env::var("AABB_BENCH_CONFIGS").is_ok_and(|v| v == "all");
     let secs = env_usize_list("AABB_BENCH_SECS", &[2])
         .first()
@@ -214,13 +216,18 @@ fn main() {
 
     let mut tables: Vec<(usize, Vec<Row>)> = Vec::new();
     for &n in &sizes {
-        let timed: Vec<Entry> = timed_tree_configs()
+        let steps = steps_override.unwrap_or(match n {
+            0..=1_000 => workload::STANDARD_STEPS,
+            1_001..=10_000 => 100,
+            _ => 30,
+        });
+        let timed: Vec<Entry> = timed_tree_configs(n)
             .into_iter()
             .map(tree_entry)
             .chain(peer_entries(n))
             .collect();
         let extra: Vec<Entry> = if all_configs {
-            let timed_configs = timed_tree_configs();
+            let timed_configs = timed_tree_configs(n);
             all_tree_configs()
                 .into_iter()
                 .filter(|c| !timed_configs.contains(c))
@@ -342,7 +349,8 @@ fn print_tables(tables: &[(usize, Vec<Row>)]) {
             .find(|r| r.ours)
             .and_then(ms_per_step)
             .or_else(|| rows.iter().find(|r| r.ours).map(|r| r.check.mean_step_ms()));
-        println!("\nN = {n}");
+        let check_steps = rows.first().map_or(0, |r| r.check.steps);
+        println!("\nN = {n} (checking run: {check_steps} steps; ms/step: criterion)");
         println!(
             "{:<34} {:>11} {:>8} {:>12} {:>10} {:>10} {:>12} {:>18}",
             "implementation",

@@ -458,37 +458,6 @@ impl Tree {
         }
     }
 
-    /// `b2RemoveLeaf`.
-    fn remove_leaf(&mut self, leaf: u32) {
-        if leaf == self.root {
-            self.root = NULL;
-            return;
-        }
-        let parent = self.nodes[leaf as usize].parent;
-        let p = self.nodes[parent as usize];
-        let grand = p.parent;
-        let sibling = if p.child1 == leaf { p.child2 } else { p.child1 };
-        if grand != NULL {
-            let g = &mut self.nodes[grand as usize];
-            if g.child1 == parent {
-                g.child1 = sibling;
-            } else {
-                g.child2 = sibling;
-            }
-            self.nodes[sibling as usize].parent = grand;
-            self.release(parent);
-            let mut index = grand;
-            while index != NULL {
-                self.fix(index);
-                index = self.nodes[index as usize].parent;
-            }
-        } else {
-            self.root = sibling;
-            self.nodes[sibling as usize].parent = NULL;
-            self.release(parent);
-        }
-    }
-
     /// `b2DynamicTree_EnlargeProxy`: the leaf takes its new box; ancestors grow until one
     /// already holds it, and every ancestor up to the first already marked is marked enlarged.
     fn enlarge_proxy(&mut self, leaf: u32, aabb: Box2) {

@@ -111,7 +111,7 @@ impl WorkloadBroadphase for TreeBroadphase {
 
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
         self.tree.update_pairs();
-        for &(a, b) in self.tree.pairs() {
+        for &(a, b) in self.tree.pairs_unsorted() {
             tally.add(
                 self.circle_of_slot[a.index as usize],
                 self.circle_of_slot[b.index as usize],
