@@ -4,18 +4,39 @@
 //! The tree knows nothing of spheres, scenes or the UI. One implementation serves 2D
 //! ([`glam::Vec2`]) and 3D ([`glam::Vec3`]) boxes through the [`Vector`] trait.
 //!
-//! API CONTRACT (skeleton): the public items below are what `scene`, `broadphase`, `cli` and
-//! `app` build against. Implementations may add items and split this module into files
-//! (`insert.rs`, `remove.rs`, `balance.rs`, `rebuild.rs`, `pairs.rs`, `query.rs`,
-//! `validate.rs`, `stats.rs`, ...), but should not rename or remove these.
+//! The public items below are the contract `scene`, `broadphase`, `cli` and `app` build
+//! against. The type is split across files by operation, each an `impl` block: `node` (pool,
+//! free list, proxy table), `insert`, `remove`, `balance` (AVL and rotations), `rebuild` (binned
+//! SAH, full and partial), `update` (create, destroy, move, margins), `pairs`, `query`,
+//! `validate`, `stats` and `events`.
+//!
+//! Settings: the margin and the velocity look-ahead can change at run time; a change
+//! recomputes every proxy's fat box at once and refits the tree (its shape is kept, the boxes
+//! are recomputed bottom-up), and the next [`DynamicTree::update_pairs`] recomputes every pair.
 
 mod aabb;
+mod balance;
+mod events;
+mod insert;
+mod node;
+mod pairs;
+mod query;
+mod rebuild;
+mod remove;
+mod stats;
+mod update;
+mod validate;
 mod vector;
+
+#[cfg(test)]
+mod tests;
 
 pub use aabb::Aabb;
 pub use vector::Vector;
 
+use node::{NULL, Node, ProxySlot};
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// How the insertion descent scores a candidate sibling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -218,152 +239,230 @@ pub struct NodeView<V> {
 #[derive(Clone, Debug)]
 pub struct DynamicTree<V: Vector, T: Copy = u32> {
     config: TreeConfig,
-    _todo: std::marker::PhantomData<(V, T)>,
+    /// The node pool.
+    nodes: Vec<Node<V>>,
+    /// The root node, `NULL` when empty.
+    root: u32,
+    /// Head of the free-node list.
+    free_node: u32,
+    /// Length of the free-node list.
+    free_nodes: u32,
+    /// The proxy table, indexed by `ProxyId::index`.
+    proxies: Vec<ProxySlot<V, T>>,
+    /// Head of the free-slot list.
+    free_proxy: u32,
+    /// Live proxies.
+    live: u32,
+    /// The current pairs, each `(a, b)` with `a < b`, in no particular order.
+    pairs: Vec<(ProxyId, ProxyId)>,
+    /// `pairs` sorted, made on the first [`DynamicTree::pairs`] after a change.
+    sorted_pairs: OnceLock<Vec<(ProxyId, ProxyId)>>,
+    /// Slots of proxies whose fat box changed (or that were created) since the last pair update.
+    moved: Vec<u32>,
+    /// A fat box changed or a proxy came or went since the last pair update (Choi's
+    /// `tree_updated`).
+    pairs_stale: bool,
+    /// The pair set must be recomputed from scratch (settings changed).
+    pairs_full: bool,
+    /// A proxy was destroyed since the last pair update.
+    removed_since_pairs: bool,
+    /// Some branch is enlarged (a partial rebuild is pending).
+    any_enlarged: bool,
+    /// Scratch stack of node pairs for the self traversal.
+    pair_stack: Vec<(u32, u32)>,
+    /// Scratch list of subtrees for rebuilds.
+    build_items: Vec<u32>,
+    /// True when events are recorded.
+    recording: bool,
+    /// Recorded events, oldest first.
+    events: Vec<TreeEvent>,
 }
 
-#[allow(unused_variables, clippy::todo, missing_docs)]
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// An empty tree (margin and look-ahead are assumed valid; see [`DynamicTree::try_new`]).
+    /// A negative or non-finite margin or look-ahead is replaced by 0.
     pub fn new(config: TreeConfig) -> Self {
-        todo!()
+        let mut config = config;
+        if !(config.margin.is_finite() && config.margin >= 0.0) {
+            config.margin = 0.0;
+        }
+        if !(config.velocity_lookahead.is_finite() && config.velocity_lookahead >= 0.0) {
+            config.velocity_lookahead = 0.0;
+        }
+        Self {
+            config,
+            nodes: Vec::new(),
+            root: NULL,
+            free_node: NULL,
+            free_nodes: 0,
+            proxies: Vec::new(),
+            free_proxy: NULL,
+            live: 0,
+            pairs: Vec::new(),
+            sorted_pairs: OnceLock::new(),
+            moved: Vec::new(),
+            pairs_stale: false,
+            pairs_full: false,
+            removed_since_pairs: false,
+            any_enlarged: false,
+            pair_stack: Vec::new(),
+            build_items: Vec::new(),
+            recording: false,
+            events: Vec::new(),
+        }
     }
+
     /// An empty tree; an error when the margin or look-ahead is negative or not finite.
     pub fn try_new(config: TreeConfig) -> Result<Self, TreeError> {
-        todo!()
+        check_setting("margin", config.margin)?;
+        check_setting("velocity_lookahead", config.velocity_lookahead)?;
+        Ok(Self::new(config))
     }
+
+    /// An empty tree with room for `proxies` proxies before its storage grows.
+    pub fn with_capacity(config: TreeConfig, proxies: usize) -> Result<Self, TreeError> {
+        let mut tree = Self::try_new(config)?;
+        tree.nodes.reserve_exact(proxies.saturating_mul(2));
+        tree.proxies.reserve_exact(proxies);
+        Ok(tree)
+    }
+
     /// The current settings.
     pub fn config(&self) -> &TreeConfig {
         &self.config
     }
-    /// Adds a proxy with a tight box and velocity; its leaf gets the fat box.
-    pub fn create_proxy(
-        &mut self,
-        tight: Aabb<V>,
-        velocity: V,
-        user: T,
-    ) -> Result<ProxyId, TreeError> {
-        todo!()
-    }
-    /// Removes a proxy and returns its user data.
-    pub fn destroy_proxy(&mut self, id: ProxyId) -> Result<T, TreeError> {
-        todo!()
-    }
-    /// Gives a proxy a new tight box and velocity. Returns true when the tight box had left the
-    /// fat box and the leaf was reinserted (or enlarged); false when nothing in the tree changed.
-    pub fn move_proxy(
-        &mut self,
-        id: ProxyId,
-        tight: Aabb<V>,
-        velocity: V,
-    ) -> Result<bool, TreeError> {
-        todo!()
-    }
-    /// Sets the margin; every proxy's fat box is recomputed at once and the tree refit.
-    pub fn set_margin(&mut self, margin: f32) -> Result<(), TreeError> {
-        todo!()
-    }
-    /// Sets the look-ahead; every proxy's fat box is recomputed at once and the tree refit.
-    pub fn set_velocity_lookahead(&mut self, secs: f32) -> Result<(), TreeError> {
-        todo!()
-    }
-    pub fn set_insertion(&mut self, cost: InsertionCost) {
-        todo!()
-    }
-    pub fn set_balancing(&mut self, balancing: Balancing) {
-        todo!()
-    }
-    pub fn set_pair_method(&mut self, method: PairMethod) {
-        todo!()
-    }
-    pub fn set_update_mode(&mut self, mode: UpdateMode) {
-        todo!()
-    }
-    /// Full rebuild with binned SAH.
-    pub fn rebuild(&mut self) {
-        todo!()
-    }
-    /// Rebuilds only the enlarged part of the tree (a no-op when nothing is enlarged).
-    pub fn rebuild_partial(&mut self) {
-        todo!()
-    }
+
+    /// Number of live proxies.
     pub fn len(&self) -> usize {
-        todo!()
+        self.live as usize
     }
+
+    /// True when the tree holds no proxy.
     pub fn is_empty(&self) -> bool {
-        todo!()
+        self.live == 0
     }
+
+    /// True when `id` names a live proxy of this tree.
     pub fn contains(&self, id: ProxyId) -> bool {
-        todo!()
+        self.slot(id).is_ok()
     }
+
+    /// The user data of a proxy.
     pub fn user_data(&self, id: ProxyId) -> Result<T, TreeError> {
-        todo!()
+        let slot = self.slot(id)?;
+        slot.user.ok_or(TreeError::StaleProxy(id))
     }
+
+    /// The fat box of a proxy (its leaf's box).
     pub fn fat_aabb(&self, id: ProxyId) -> Result<Aabb<V>, TreeError> {
-        todo!()
+        let slot = self.slot(id)?;
+        Ok(self.nodes[slot.leaf as usize].aabb)
     }
+
+    /// The tight box last given for a proxy.
     pub fn tight_aabb(&self, id: ProxyId) -> Result<Aabb<V>, TreeError> {
-        todo!()
+        Ok(self.slot(id)?.tight)
     }
+
+    /// The velocity last given for a proxy.
+    pub fn velocity(&self, id: ProxyId) -> Result<V, TreeError> {
+        Ok(self.slot(id)?.velocity)
+    }
+
     /// The leaf node of a proxy.
     pub fn leaf_of(&self, id: ProxyId) -> Result<NodeId, TreeError> {
-        todo!()
+        Ok(NodeId(self.slot(id)?.leaf))
     }
+
     /// Every live proxy, sorted by id.
     pub fn proxies(&self) -> Vec<ProxyId> {
-        todo!()
+        self.proxies
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.user.is_some())
+            .map(|(i, s)| ProxyId {
+                index: i as u32,
+                generation: s.generation,
+            })
+            .collect()
     }
-    /// Calls `visit(proxy)` for each proxy whose fat box overlaps `aabb`; return false to stop.
-    pub fn query_aabb(&self, aabb: &Aabb<V>, visit: impl FnMut(ProxyId) -> bool) -> QueryStats {
-        todo!()
-    }
-    /// Calls `visit(proxy)` for each proxy whose fat box contains `point`; return false to stop.
-    pub fn query_point(&self, point: V, visit: impl FnMut(ProxyId) -> bool) -> QueryStats {
-        todo!()
-    }
-    /// Casts the segment `origin + t * (end - origin)`, `t` in `[0, max_fraction]`, against the
-    /// fat boxes. `visit(proxy, t_enter)` returns the new max fraction (0 stops, the same value
-    /// goes on, a smaller one clips the segment).
-    pub fn ray_cast(
-        &self,
-        origin: V,
-        end: V,
-        max_fraction: f32,
-        visit: impl FnMut(ProxyId, f32) -> f32,
-    ) -> QueryStats {
-        todo!()
-    }
-    /// Brings the pair set up to date with the configured [`PairMethod`].
-    pub fn update_pairs(&mut self) -> PairUpdate {
-        todo!()
-    }
-    /// Every pair of proxies whose fat boxes overlap, each as `(a, b)` with `a < b`, sorted,
-    /// as of the last [`DynamicTree::update_pairs`].
-    pub fn pairs(&self) -> &[(ProxyId, ProxyId)] {
-        todo!()
-    }
-    /// Checks every invariant; see the module docs.
-    pub fn validate(&self) -> Result<(), ValidationError> {
-        todo!()
-    }
-    pub fn stats(&self) -> TreeStats {
-        todo!()
-    }
+
+    /// The root node, `None` when the tree is empty.
     pub fn root(&self) -> Option<NodeId> {
-        todo!()
+        (self.root != NULL).then_some(NodeId(self.root))
     }
+
+    /// A read-only view of a node in use; `None` for an index out of range or a free node.
     pub fn node(&self, id: NodeId) -> Option<NodeView<V>> {
-        todo!()
+        let node = self.nodes.get(id.0 as usize)?;
+        if node.is_free() {
+            return None;
+        }
+        Some(self.view(node))
     }
+
     /// Every node in use with its depth (root depth 0), depth-first, parents before children.
-    pub fn walk(&self, visit: impl FnMut(NodeId, &NodeView<V>, u32)) {
-        todo!()
+    pub fn walk(&self, mut visit: impl FnMut(NodeId, &NodeView<V>, u32)) {
+        if self.root == NULL {
+            return;
+        }
+        let mut stack = vec![(self.root, 0u32)];
+        while let Some((index, depth)) = stack.pop() {
+            let node = &self.nodes[index as usize];
+            visit(NodeId(index), &self.view(node), depth);
+            if !node.is_leaf() {
+                stack.push((node.child2, depth + 1));
+                stack.push((node.child1, depth + 1));
+            }
+        }
     }
-    /// Turns the event recorder on or off (off by default); turning it off clears it.
-    pub fn set_recording(&mut self, on: bool) {
-        todo!()
+
+    /// The view of a node in use.
+    fn view(&self, node: &Node<V>) -> NodeView<V> {
+        let link = |i: u32| (i != NULL).then_some(NodeId(i));
+        if node.is_leaf() {
+            NodeView {
+                aabb: node.aabb,
+                parent: link(node.parent),
+                children: None,
+                height: node.height(),
+                proxy: Some(self.proxy_id(node.child1)),
+            }
+        } else {
+            NodeView {
+                aabb: node.aabb,
+                parent: link(node.parent),
+                children: Some([NodeId(node.child1), NodeId(node.child2)]),
+                height: node.height(),
+                proxy: None,
+            }
+        }
     }
-    /// Events recorded since the last call, oldest first.
-    pub fn take_events(&mut self) -> Vec<TreeEvent> {
-        todo!()
+
+    /// The live slot of a handle, or `StaleProxy`.
+    #[inline]
+    pub(crate) fn slot(&self, id: ProxyId) -> Result<&ProxySlot<V, T>, TreeError> {
+        match self.proxies.get(id.index as usize) {
+            Some(s) if s.user.is_some() && s.generation == id.generation => Ok(s),
+            _ => Err(TreeError::StaleProxy(id)),
+        }
+    }
+
+    /// The handle of the proxy in slot `index`.
+    #[inline]
+    pub(crate) fn proxy_id(&self, index: u32) -> ProxyId {
+        ProxyId {
+            index,
+            generation: self.proxies[index as usize].generation,
+        }
+    }
+}
+
+/// Ok when a margin or look-ahead is finite and `>= 0`.
+fn check_setting(name: &'static str, value: f32) -> Result<(), TreeError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(TreeError::InvalidSetting { name, value })
     }
 }

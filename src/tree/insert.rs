@@ -1,0 +1,169 @@
+//! Inserting a leaf: choosing its sibling by the configured [`InsertionCost`], making the new
+//! parent, and walking up to fix boxes and heights (with balancing on the way).
+
+use super::node::NULL;
+use super::{Aabb, DynamicTree, InsertionCost, TreeError, Vector};
+
+impl<V: Vector, T: Copy> DynamicTree<V, T> {
+    /// Links the detached leaf `leaf` (its box already set) into the tree.
+    pub(crate) fn insert_leaf(&mut self, leaf: u32) -> Result<(), TreeError> {
+        if self.root == NULL {
+            self.root = leaf;
+            self.nodes[leaf as usize].parent = NULL;
+            return Ok(());
+        }
+        let leaf_box = self.nodes[leaf as usize].aabb;
+
+        // Stage 1: find the best sibling.
+        let sibling = match self.config.insertion {
+            InsertionCost::Volume => self.find_sibling_greedy(&leaf_box, |b| b.volume()),
+            InsertionCost::Perimeter => self.find_sibling_greedy(&leaf_box, |b| b.perimeter()),
+            InsertionCost::SurfaceArea => self.find_best_sibling(&leaf_box),
+        };
+
+        // Stage 2: a new parent over the sibling and the leaf, in the sibling's place.
+        let new_parent = self.alloc_node()?;
+        let old_parent = self.nodes[sibling as usize].parent;
+        let sibling_node = self.nodes[sibling as usize];
+        {
+            let p = &mut self.nodes[new_parent as usize];
+            p.aabb = sibling_node.aabb.union(&leaf_box);
+            p.child1 = sibling;
+            p.child2 = leaf;
+            p.set_height(sibling_node.height() + 1);
+        }
+        self.replace_child(old_parent, sibling, new_parent);
+        self.nodes[sibling as usize].parent = new_parent;
+        self.nodes[leaf as usize].parent = new_parent;
+
+        // Stage 3: walk up fixing boxes and heights, balancing each ancestor.
+        self.fix_upwards(new_parent, true);
+        Ok(())
+    }
+
+    /// Greedy descent (Choi / Chou with volume, seed 003 with perimeter): at each branch go
+    /// to the child whose `measure` grows least (`Volume`: `measure(child + new) -
+    /// measure(child)`) or whose union with the new box is least (`Perimeter`), ties to the
+    /// first child; the leaf reached is the sibling.
+    fn find_sibling_greedy(&self, leaf_box: &Aabb<V>, measure: impl Fn(&Aabb<V>) -> f32) -> u32 {
+        let by_increase = self.config.insertion == InsertionCost::Volume;
+        let mut index = self.root;
+        loop {
+            let node = &self.nodes[index as usize];
+            if node.is_leaf() {
+                return index;
+            }
+            let a = &self.nodes[node.child1 as usize].aabb;
+            let b = &self.nodes[node.child2 as usize].aabb;
+            let (cost_a, cost_b) = if by_increase {
+                (
+                    measure(&a.union(leaf_box)) - measure(a),
+                    measure(&b.union(leaf_box)) - measure(b),
+                )
+            } else {
+                (measure(&a.union(leaf_box)), measure(&b.union(leaf_box)))
+            };
+            index = if cost_a < cost_b {
+                node.child1
+            } else {
+                node.child2
+            };
+        }
+    }
+
+    /// Box2D v3's `b2FindBestSibling`: a branch-and-bound descent for the sibling of least SAH
+    /// cost. The cost of sibling S is `area(S + D)` (the new parent) plus, for each ancestor A
+    /// of S, `area(A + D) - area(A)` (its growth), where D is the new box and area the SAH
+    /// measure. Candidates while descending from a branch to child C:
+    /// - C itself (a leaf or a branch): `area(C + D)` + the growth inherited from above;
+    /// - anything below a branch C costs at least `area(D)` + the inherited growth +
+    ///   C's own growth, so the descent stops when neither child's lower bound beats the best;
+    /// - otherwise it goes to the child of the lower bound (ties: the nearer centre).
+    fn find_best_sibling(&self, d: &Aabb<V>) -> u32 {
+        let area_d = d.half_area();
+        let center_d = d.center();
+        let root = &self.nodes[self.root as usize];
+        let mut area_base = root.aabb.half_area();
+        let mut direct_cost = root.aabb.union(d).half_area();
+        let mut inherited_cost = 0.0f32;
+        let mut best_sibling = self.root;
+        let mut best_cost = direct_cost;
+        let mut index = self.root;
+        loop {
+            let node = &self.nodes[index as usize];
+            if node.is_leaf() {
+                break;
+            }
+            // Stage 1: the cost of making `index` itself the sibling.
+            let cost = direct_cost + inherited_cost;
+            if cost < best_cost {
+                best_sibling = index;
+                best_cost = cost;
+            }
+            // Stage 2: the growth of `index` is inherited by everything below it.
+            inherited_cost += direct_cost - area_base;
+
+            // Stage 3: each child as a sibling, or a lower bound on its descendants.
+            let (c1, c2) = (node.child1, node.child2);
+            let n1 = &self.nodes[c1 as usize];
+            let n2 = &self.nodes[c2 as usize];
+            let leaf1 = n1.is_leaf();
+            let leaf2 = n2.is_leaf();
+            let direct1 = n1.aabb.union(d).half_area();
+            let direct2 = n2.aabb.union(d).half_area();
+            let mut lower1 = f32::MAX;
+            let mut lower2 = f32::MAX;
+            let (mut area1, mut area2) = (0.0, 0.0);
+            if leaf1 {
+                let cost1 = direct1 + inherited_cost;
+                if cost1 < best_cost {
+                    best_sibling = c1;
+                    best_cost = cost1;
+                }
+            } else {
+                area1 = n1.aabb.half_area();
+                lower1 = inherited_cost + direct1 + (area_d - area1).min(0.0);
+            }
+            if leaf2 {
+                let cost2 = direct2 + inherited_cost;
+                if cost2 < best_cost {
+                    best_sibling = c2;
+                    best_cost = cost2;
+                }
+            } else {
+                area2 = n2.aabb.half_area();
+                lower2 = inherited_cost + direct2 + (area_d - area2).min(0.0);
+            }
+
+            // Stage 4: stop, or go down the more promising branch.
+            if leaf1 && leaf2 {
+                break;
+            }
+            if best_cost <= lower1 && best_cost <= lower2 {
+                break;
+            }
+            if lower1 == lower2 && !leaf1 && !leaf2 {
+                let d1 = n1.aabb.center() - center_d;
+                let d2 = n2.aabb.center() - center_d;
+                lower1 = length_squared(d1);
+                lower2 = length_squared(d2);
+            }
+            if lower1 < lower2 && !leaf1 {
+                index = c1;
+                area_base = area1;
+                direct_cost = direct1;
+            } else {
+                index = c2;
+                area_base = area2;
+                direct_cost = direct2;
+            }
+        }
+        best_sibling
+    }
+}
+
+/// The squared length of a vector.
+#[inline]
+fn length_squared<V: Vector>(v: V) -> f32 {
+    (0..V::DIM).map(|i| v.axis(i) * v.axis(i)).sum()
+}

@@ -1,0 +1,216 @@
+//! The node pool: compact index-linked nodes, the free list threaded through unused nodes, the
+//! proxy table, and the small fixed-size-with-spill stack the queries walk with.
+
+use super::{Aabb, DynamicTree, TreeError, Vector};
+
+/// The "no node" / "no proxy" link.
+pub(crate) const NULL: u32 = u32::MAX;
+
+/// Bit of [`Node::meta`] set on a node in the free list.
+const FREE: u32 = 1 << 31;
+/// Bit of [`Node::meta`] set on a branch whose box was grown in place by an enlarged leaf
+/// (cleared by a partial rebuild).
+const ENLARGED: u32 = 1 << 30;
+/// Bits of [`Node::meta`] that hold the height.
+const HEIGHT_MASK: u32 = ENLARGED - 1;
+
+/// One node: 32 bytes in 2D (box 16 + four `u32`), 40 in 3D.
+///
+/// A leaf has `child2 == NULL` and `child1` = its proxy's slot index. A free node has the
+/// `FREE` bit set and `parent` = the next free node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node<V> {
+    /// The fat box of a leaf; a box holding both children for a branch.
+    pub aabb: Aabb<V>,
+    /// Parent node (`NULL` for the root); the next free node when free.
+    pub parent: u32,
+    /// First child of a branch; the proxy slot of a leaf.
+    pub child1: u32,
+    /// Second child of a branch; `NULL` for a leaf.
+    pub child2: u32,
+    /// Height (bits 0..30), `ENLARGED` (bit 30), `FREE` (bit 31).
+    meta: u32,
+}
+
+impl<V: Vector> Node<V> {
+    /// A leaf for proxy slot `proxy`.
+    #[inline]
+    pub fn leaf(aabb: Aabb<V>, proxy: u32) -> Self {
+        Self {
+            aabb,
+            parent: NULL,
+            child1: proxy,
+            child2: NULL,
+            meta: 0,
+        }
+    }
+
+    /// True for a leaf.
+    #[inline]
+    pub fn is_leaf(&self) -> bool {
+        self.child2 == NULL
+    }
+
+    /// True for a node in the free list.
+    #[inline]
+    pub fn is_free(&self) -> bool {
+        self.meta & FREE != 0
+    }
+
+    /// Height (leaves 0).
+    #[inline]
+    pub fn height(&self) -> u32 {
+        self.meta & HEIGHT_MASK
+    }
+
+    /// Sets the height, keeping the flags.
+    #[inline]
+    pub fn set_height(&mut self, height: u32) {
+        self.meta = (self.meta & !HEIGHT_MASK) | (height & HEIGHT_MASK);
+    }
+
+    /// True when the box was grown in place since the last rebuild.
+    #[inline]
+    pub fn is_enlarged(&self) -> bool {
+        self.meta & ENLARGED != 0
+    }
+
+    /// Sets or clears the enlarged flag.
+    #[inline]
+    pub fn set_enlarged(&mut self, on: bool) {
+        if on {
+            self.meta |= ENLARGED;
+        } else {
+            self.meta &= !ENLARGED;
+        }
+    }
+}
+
+/// Bit of [`ProxySlot::flags`]: the proxy is in the move buffer.
+pub(crate) const MOVED: u8 = 1;
+
+/// One slot of the proxy table: what the tree knows about a user object besides its leaf.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProxySlot<V, T> {
+    /// The tight box last given.
+    pub tight: Aabb<V>,
+    /// The velocity last given.
+    pub velocity: V,
+    /// User data; `None` when the slot is free.
+    pub user: Option<T>,
+    /// The leaf node; the next free slot when the slot is free.
+    pub leaf: u32,
+    /// Bumped each time the slot's proxy is destroyed.
+    pub generation: u32,
+    /// `MOVED`.
+    pub flags: u8,
+}
+
+/// A LIFO stack of node indices that lives on the call stack and spills to the heap only when
+/// a walk goes deeper than 64 pending nodes (so queries never allocate on a sane tree).
+pub(crate) struct NodeStack {
+    fixed: [u32; 64],
+    len: usize,
+    spill: Vec<u32>,
+}
+
+impl NodeStack {
+    /// An empty stack.
+    #[inline]
+    pub fn new() -> Self {
+        Self {
+            fixed: [0; 64],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    /// Pushes a node.
+    #[inline]
+    pub fn push(&mut self, node: u32) {
+        if self.len < self.fixed.len() {
+            self.fixed[self.len] = node;
+            self.len += 1;
+        } else {
+            self.spill.push(node);
+        }
+    }
+
+    /// Pops the last node pushed.
+    #[inline]
+    pub fn pop(&mut self) -> Option<u32> {
+        if let Some(n) = self.spill.pop() {
+            return Some(n);
+        }
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        Some(self.fixed[self.len])
+    }
+}
+
+impl<V: Vector, T: Copy> DynamicTree<V, T> {
+    /// Takes a node from the free list (or grows the pool) and makes it a leaf-shaped blank.
+    pub(crate) fn alloc_node(&mut self) -> Result<u32, TreeError> {
+        let blank = Node::leaf(Aabb::default(), NULL);
+        if self.free_node != NULL {
+            let index = self.free_node;
+            let node = &mut self.nodes[index as usize];
+            self.free_node = node.parent;
+            self.free_nodes -= 1;
+            *node = blank;
+            return Ok(index);
+        }
+        let index = self.nodes.len();
+        if index >= (NULL - 1) as usize {
+            return Err(TreeError::Full(self.live as usize));
+        }
+        self.nodes.push(blank);
+        Ok(index as u32)
+    }
+
+    /// Returns a node to the free list.
+    pub(crate) fn free_node(&mut self, index: u32) {
+        let node = &mut self.nodes[index as usize];
+        node.parent = self.free_node;
+        node.child1 = NULL;
+        node.child2 = NULL;
+        node.meta = FREE;
+        self.free_node = index;
+        self.free_nodes += 1;
+    }
+
+    /// Points `old`'s parent (or the root) at `new` instead, and `new` at that parent.
+    #[inline]
+    pub(crate) fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
+        self.nodes[new as usize].parent = parent;
+        if parent == NULL {
+            self.root = new;
+        } else {
+            let p = &mut self.nodes[parent as usize];
+            if p.child1 == old {
+                p.child1 = new;
+            } else {
+                debug_assert_eq!(p.child2, old);
+                p.child2 = new;
+            }
+        }
+    }
+
+    /// Recomputes a branch's box and height from its children; it stays flagged enlarged only
+    /// when a child is.
+    #[inline]
+    pub(crate) fn refit_node(&mut self, index: u32) {
+        let node = self.nodes[index as usize];
+        let a = &self.nodes[node.child1 as usize];
+        let b = &self.nodes[node.child2 as usize];
+        let aabb = a.aabb.union(&b.aabb);
+        let height = 1 + a.height().max(b.height());
+        let enlarged = a.is_enlarged() || b.is_enlarged();
+        let node = &mut self.nodes[index as usize];
+        node.aabb = aabb;
+        node.set_height(height);
+        node.set_enlarged(enlarged);
+    }
+}

@@ -1,0 +1,63 @@
+//! Shape and cost figures of the tree: height, least possible height, SAH area ratio, node
+//! and leaf counts, and the bytes its storage holds.
+
+use super::node::{NULL, Node, ProxySlot};
+use super::{DynamicTree, ProxyId, TreeStats, Vector};
+use std::mem::size_of;
+
+impl<V: Vector, T: Copy> DynamicTree<V, T> {
+    /// Height, least possible height `ceil(log2(leaves))`, area ratio (the SAH measure summed
+    /// over every node in use, leaves included, over the root's; 0 when the root's is 0),
+    /// node and leaf counts, and bytes held (capacities, scratch included).
+    pub fn stats(&self) -> TreeStats {
+        let leaves = self.live as usize;
+        let nodes = self.nodes.len() - self.free_nodes as usize;
+        let (height, area_ratio) = if self.root == NULL {
+            (0, 0.0)
+        } else {
+            let root = &self.nodes[self.root as usize];
+            let root_area = root.aabb.half_area();
+            let total: f64 = self
+                .nodes
+                .iter()
+                .filter(|n| !n.is_free())
+                .map(|n| f64::from(n.aabb.half_area()))
+                .sum();
+            let ratio = if root_area > 0.0 {
+                (total / f64::from(root_area)) as f32
+            } else {
+                0.0
+            };
+            (root.height(), ratio)
+        };
+        let min_height = if leaves <= 1 {
+            0
+        } else {
+            usize::BITS - (leaves - 1).leading_zeros()
+        };
+        TreeStats {
+            leaves,
+            nodes,
+            height,
+            min_height,
+            area_ratio,
+            bytes: self.bytes(),
+        }
+    }
+
+    /// Bytes held by the tree's storage (capacities, not lengths).
+    pub fn bytes(&self) -> usize {
+        size_of::<Self>()
+            + self.nodes.capacity() * size_of::<Node<V>>()
+            + self.proxies.capacity() * size_of::<ProxySlot<V, T>>()
+            + self.pairs.capacity() * size_of::<(ProxyId, ProxyId)>()
+            + self
+                .sorted_pairs
+                .get()
+                .map_or(0, |v| v.capacity() * size_of::<(ProxyId, ProxyId)>())
+            + self.moved.capacity() * size_of::<u32>()
+            + self.pair_stack.capacity() * size_of::<(u32, u32)>()
+            + self.build_items.capacity() * size_of::<u32>()
+            + self.events.capacity() * size_of::<super::TreeEvent>()
+    }
+}

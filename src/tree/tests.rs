@@ -1,0 +1,841 @@
+//! Unit tests of the tree: basics, errors, every configuration against brute force, and the
+//! articles' hand-checked cases.
+
+use super::query::segment_enters;
+use super::*;
+use glam::{Vec2, Vec3};
+
+/// splitmix64, for deterministic test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        crate::workload::mix64(self.0)
+    }
+    fn uniform(&mut self, a: f32, b: f32) -> f32 {
+        let u = (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        (a as f64 + (b - a) as f64 * u) as f32
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A random vector with components in `[a, b)`.
+fn rand_vec<V: Vector>(rng: &mut Rng, a: f32, b: f32) -> V {
+    let mut v = V::splat(0.0);
+    for i in 0..V::DIM {
+        v.set_axis(i, rng.uniform(a, b));
+    }
+    v
+}
+
+/// A random box in a world of side `side`, extents up to `size`.
+fn rand_box<V: Vector>(rng: &mut Rng, side: f32, size: f32) -> Aabb<V> {
+    let min = rand_vec::<V>(rng, 0.0, side);
+    let ext = rand_vec::<V>(rng, 0.0, size);
+    Aabb::new(min, min + ext)
+}
+
+fn b2(x0: f32, y0: f32, x1: f32, y1: f32) -> Aabb<Vec2> {
+    Aabb::new(Vec2::new(x0, y0), Vec2::new(x1, y1))
+}
+
+/// Every pair of live proxies whose fat boxes overlap, sorted.
+fn brute_pairs<V: Vector, T: Copy>(tree: &DynamicTree<V, T>) -> Vec<(ProxyId, ProxyId)> {
+    let ids = tree.proxies();
+    let boxes: Vec<_> = ids
+        .iter()
+        .map(|&id| tree.fat_aabb(id).expect("live"))
+        .collect();
+    let mut out = Vec::new();
+    for i in 0..ids.len() {
+        for j in i + 1..ids.len() {
+            if boxes[i].overlaps(&boxes[j]) {
+                out.push((ids[i], ids[j]));
+            }
+        }
+    }
+    out
+}
+
+fn all_configs() -> Vec<TreeConfig> {
+    let mut out = Vec::new();
+    for insertion in [
+        InsertionCost::Volume,
+        InsertionCost::Perimeter,
+        InsertionCost::SurfaceArea,
+    ] {
+        for balancing in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
+            for pairs in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
+                for update in [UpdateMode::Reinsert, UpdateMode::EnlargeAndRebuild] {
+                    out.push(TreeConfig {
+                        margin: 0.1,
+                        velocity_lookahead: 0.0,
+                        insertion,
+                        balancing,
+                        pairs,
+                        update,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks pairs and queries of `tree` against brute force.
+fn check_against_brute<V: Vector>(tree: &mut DynamicTree<V, u32>, rng: &mut Rng, side: f32) {
+    tree.update_pairs();
+    tree.validate().expect("valid after update_pairs");
+    let expected = brute_pairs(tree);
+    assert_eq!(tree.pairs(), expected.as_slice(), "pairs");
+    let mut unsorted = tree.pairs_unsorted().to_vec();
+    unsorted.sort_unstable();
+    assert_eq!(unsorted, expected, "unsorted pairs");
+    // Box query.
+    let q = rand_box::<V>(rng, side, side * 0.3);
+    let mut got = Vec::new();
+    tree.query_aabb(&q, |id| {
+        got.push(id);
+        true
+    });
+    got.sort_unstable();
+    let want: Vec<_> = tree
+        .proxies()
+        .into_iter()
+        .filter(|&id| tree.fat_aabb(id).expect("live").overlaps(&q))
+        .collect();
+    assert_eq!(got, want, "box query");
+    // Point query.
+    let p = rand_vec::<V>(rng, 0.0, side);
+    let mut got = Vec::new();
+    tree.query_point(p, |id| {
+        got.push(id);
+        true
+    });
+    got.sort_unstable();
+    let want: Vec<_> = tree
+        .proxies()
+        .into_iter()
+        .filter(|&id| tree.fat_aabb(id).expect("live").contains_point(p))
+        .collect();
+    assert_eq!(got, want, "point query");
+    // Ray cast without clipping.
+    let (o, e) = (rand_vec::<V>(rng, 0.0, side), rand_vec::<V>(rng, 0.0, side));
+    let mut got = Vec::new();
+    tree.ray_cast(o, e, 1.0, |id, t| {
+        got.push((id, t));
+        1.0
+    });
+    got.sort_by_key(|x| x.0);
+    let want: Vec<_> = tree
+        .proxies()
+        .into_iter()
+        .filter_map(|id| {
+            segment_enters(o, e - o, &tree.fat_aabb(id).expect("live"), 1.0).map(|t| (id, t))
+        })
+        .collect();
+    assert_eq!(got, want, "ray cast");
+}
+
+/// Random create / destroy / move / margin / rebuild sequence, validating after every step.
+fn random_ops<V: Vector>(config: TreeConfig, seed: u64, steps: usize) {
+    let mut rng = Rng(seed);
+    let side = 40.0;
+    let mut tree = DynamicTree::<V, u32>::try_new(config).expect("config");
+    let mut live: Vec<ProxyId> = Vec::new();
+    for step in 0..steps {
+        let op = rng.below(100);
+        if op < 30 || live.len() < 5 {
+            let b = rand_box::<V>(&mut rng, side, 4.0);
+            let v = rand_vec::<V>(&mut rng, -2.0, 2.0);
+            let id = tree.create_proxy(b, v, step as u32).expect("create");
+            assert_eq!(tree.user_data(id), Ok(step as u32));
+            live.push(id);
+        } else if op < 45 {
+            let k = rng.below(live.len());
+            let id = live.swap_remove(k);
+            tree.destroy_proxy(id).expect("destroy");
+            assert_eq!(tree.destroy_proxy(id), Err(TreeError::StaleProxy(id)));
+        } else if op < 90 {
+            let k = rng.below(live.len());
+            let id = live[k];
+            let old = tree.tight_aabb(id).expect("live");
+            let d = rand_vec::<V>(&mut rng, -0.3, 0.3);
+            let moved = Aabb::new(old.min + d, old.max + d);
+            let fat_before = tree.fat_aabb(id).expect("live");
+            let reinserted = tree
+                .move_proxy(id, moved, rand_vec::<V>(&mut rng, -2.0, 2.0))
+                .expect("move");
+            assert_eq!(reinserted, !fat_before.contains(&moved));
+            if !reinserted {
+                assert_eq!(tree.fat_aabb(id), Ok(fat_before));
+            }
+            assert!(tree.fat_aabb(id).expect("live").contains(&moved));
+        } else if op < 93 {
+            tree.set_margin(rng.uniform(0.0, 0.5)).expect("margin");
+        } else if op < 95 {
+            tree.set_velocity_lookahead(rng.uniform(0.0, 0.3))
+                .expect("lookahead");
+        } else if op < 97 {
+            tree.rebuild();
+        } else {
+            tree.rebuild_partial();
+        }
+        if let Err(e) = tree.validate() {
+            panic!("{config:?} seed {seed} step {step}: {e}");
+        }
+        assert_eq!(tree.len(), live.len());
+        if step % 7 == 0 {
+            check_against_brute(&mut tree, &mut rng, side);
+        }
+    }
+    check_against_brute(&mut tree, &mut rng, side);
+    let mut sorted = live.clone();
+    sorted.sort_unstable();
+    assert_eq!(tree.proxies(), sorted);
+}
+
+#[test]
+fn every_configuration_matches_brute_force_2d() {
+    for (k, config) in all_configs().into_iter().enumerate() {
+        random_ops::<Vec2>(config, 1000 + k as u64, 400);
+    }
+}
+
+#[test]
+fn every_configuration_matches_brute_force_3d() {
+    for (k, config) in all_configs().into_iter().enumerate() {
+        random_ops::<Vec3>(config, 2000 + k as u64, 400);
+    }
+}
+
+#[test]
+fn create_move_destroy_basics() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    assert!(tree.is_empty());
+    assert_eq!(tree.root(), None);
+    tree.validate().expect("empty is valid");
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 7)
+        .expect("create");
+    assert_eq!(tree.len(), 1);
+    assert_eq!(tree.fat_aabb(a), Ok(b2(-0.1, -0.1, 1.1, 1.1)));
+    assert_eq!(tree.root(), Some(tree.leaf_of(a).expect("live")));
+    // Inside the fat box, boundary included: nothing changes.
+    assert_eq!(
+        tree.move_proxy(a, b2(0.1, 0.1, 1.1, 1.1), Vec2::ZERO),
+        Ok(false)
+    );
+    assert_eq!(tree.tight_aabb(a), Ok(b2(0.1, 0.1, 1.1, 1.1)));
+    assert_eq!(tree.fat_aabb(a), Ok(b2(-0.1, -0.1, 1.1, 1.1)));
+    // Out of it: a new fat box.
+    assert_eq!(
+        tree.move_proxy(a, b2(0.2, 0.0, 1.2, 1.0), Vec2::ZERO),
+        Ok(true)
+    );
+    let fat = tree.fat_aabb(a).expect("live");
+    assert!((fat.min.x - 0.1).abs() < 1e-6 && (fat.max.x - 1.3).abs() < 1e-6);
+    let b = tree
+        .create_proxy(b2(5.0, 5.0, 6.0, 6.0), Vec2::ZERO, 8)
+        .expect("create");
+    tree.validate().expect("valid");
+    assert_eq!(tree.stats().nodes, 3);
+    assert_eq!(tree.destroy_proxy(a), Ok(7));
+    assert_eq!(tree.destroy_proxy(a), Err(TreeError::StaleProxy(a)));
+    assert_eq!(tree.fat_aabb(a), Err(TreeError::StaleProxy(a)));
+    assert!(!tree.contains(a));
+    tree.validate().expect("valid");
+    // The slot is reused with a new generation; the old handle stays stale.
+    let c = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 9)
+        .expect("create");
+    assert_eq!(c.index, a.index);
+    assert_ne!(c.generation, a.generation);
+    assert_eq!(tree.user_data(a), Err(TreeError::StaleProxy(a)));
+    assert_eq!(tree.user_data(c), Ok(9));
+    assert_eq!(tree.user_data(b), Ok(8));
+    let never = ProxyId {
+        index: 99,
+        generation: 0,
+    };
+    assert_eq!(
+        tree.move_proxy(never, b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO),
+        Err(TreeError::StaleProxy(never))
+    );
+    tree.validate().expect("valid");
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let nan = f32::NAN;
+    assert_eq!(
+        tree.create_proxy(b2(nan, 0.0, 1.0, 1.0), Vec2::ZERO, 0),
+        Err(TreeError::NonFinite)
+    );
+    assert_eq!(
+        tree.create_proxy(b2(0.0, 0.0, f32::INFINITY, 1.0), Vec2::ZERO, 0),
+        Err(TreeError::NonFinite)
+    );
+    assert_eq!(
+        tree.create_proxy(b2(2.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0),
+        Err(TreeError::Inverted)
+    );
+    assert_eq!(
+        tree.create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::new(nan, 0.0), 0),
+        Err(TreeError::NonFinite)
+    );
+    // A fat box that overflows is refused too.
+    assert_eq!(
+        tree.create_proxy(b2(0.0, 0.0, f32::MAX, 1.0), Vec2::ZERO, 0),
+        Err(TreeError::NonFinite)
+    );
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("create");
+    assert_eq!(
+        tree.move_proxy(a, b2(0.0, nan, 1.0, 1.0), Vec2::ZERO),
+        Err(TreeError::NonFinite)
+    );
+    assert_eq!(
+        tree.move_proxy(a, b2(0.0, 0.0, 1.0, 1.0), Vec2::new(0.0, nan)),
+        Err(TreeError::NonFinite)
+    );
+    assert_eq!(
+        tree.move_proxy(a, b2(0.0, 1.0, 1.0, 0.0), Vec2::ZERO),
+        Err(TreeError::Inverted)
+    );
+    assert_eq!(
+        tree.set_margin(-1.0),
+        Err(TreeError::InvalidSetting {
+            name: "margin",
+            value: -1.0
+        })
+    );
+    assert!(tree.set_margin(nan).is_err());
+    assert!(tree.set_velocity_lookahead(-0.5).is_err());
+    assert!(tree.set_velocity_lookahead(f32::INFINITY).is_err());
+    assert!(
+        DynamicTree::<Vec2, u32>::try_new(TreeConfig {
+            margin: -0.1,
+            ..TreeConfig::default()
+        })
+        .is_err()
+    );
+    assert_eq!(tree.config().margin, 0.1);
+    assert_eq!(tree.len(), 1);
+    tree.validate().expect("valid");
+    // Queries with NaN find nothing and do not panic.
+    assert_eq!(
+        tree.ray_cast(Vec2::new(nan, 0.0), Vec2::ONE, 1.0, |_, _| 1.0),
+        QueryStats::default()
+    );
+    let mut hits = 0;
+    tree.query_point(Vec2::new(nan, 0.5), |_| {
+        hits += 1;
+        true
+    });
+    assert_eq!(hits, 0);
+}
+
+#[test]
+fn margin_change_recomputes_fat_boxes() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::new(2.0, -1.0), 0)
+        .expect("create");
+    let b = tree
+        .create_proxy(b2(1.5, 0.0, 2.5, 1.0), Vec2::ZERO, 1)
+        .expect("create");
+    tree.update_pairs();
+    assert!(tree.pairs().is_empty());
+    tree.set_margin(0.25).expect("margin");
+    assert_eq!(tree.fat_aabb(a), Ok(b2(-0.25, -0.25, 1.25, 1.25)));
+    tree.set_velocity_lookahead(0.5).expect("lookahead");
+    // Stretched by velocity * 0.5 = (1, -0.5) along the motion.
+    assert_eq!(tree.fat_aabb(a), Ok(b2(-0.25, -0.75, 2.25, 1.25)));
+    assert_eq!(tree.fat_aabb(b), Ok(b2(1.25, -0.25, 2.75, 1.25)));
+    tree.validate().expect("valid");
+    assert!(tree.update_pairs().recomputed);
+    assert_eq!(tree.pairs(), &[(a, b)]);
+    // Nothing changed: not recomputed (Choi's tree_updated).
+    assert!(!tree.update_pairs().recomputed);
+    assert_eq!(tree.pairs(), &[(a, b)]);
+}
+
+#[test]
+fn volume_heuristic_picks_least_volume_increase() {
+    // Root over A (big) and B (tall, thin). N grows A by 10 and B by 30 in area, although
+    // the union with B (50) is smaller than the union with A (110): the increase decides.
+    let config = TreeConfig {
+        insertion: InsertionCost::Volume,
+        balancing: Balancing::None,
+        margin: 0.0,
+        ..TreeConfig::default()
+    };
+    let mut tree = DynamicTree::<Vec2, u32>::new(config);
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 10.0, 10.0), Vec2::ZERO, 0)
+        .expect("a");
+    let _b = tree
+        .create_proxy(b2(12.0, 0.0, 13.0, 20.0), Vec2::ZERO, 1)
+        .expect("b");
+    let n = tree
+        .create_proxy(b2(10.5, 0.0, 11.0, 1.0), Vec2::ZERO, 2)
+        .expect("n");
+    let parent = tree
+        .node(tree.leaf_of(n).expect("n"))
+        .and_then(|v| v.parent)
+        .expect("n has a parent");
+    let children = tree.node(parent).and_then(|v| v.children).expect("branch");
+    let leaf_a = tree.leaf_of(a).expect("a");
+    assert!(children.contains(&leaf_a), "N must be placed beside A");
+    tree.validate().expect("valid");
+}
+
+#[test]
+fn seed_003_boxes_give_root_over_ab_and_cd() {
+    // Perimeter cost with AVL balancing, as in the article: A, B on the left, C, D on the right.
+    let config = TreeConfig {
+        insertion: InsertionCost::Perimeter,
+        balancing: Balancing::Avl,
+        margin: 0.1,
+        ..TreeConfig::default()
+    };
+    let mut tree = DynamicTree::<Vec2, u32>::new(config);
+    let boxes = [
+        b2(0.0, 4.0, 2.0, 6.0),
+        b2(3.0, 3.0, 5.0, 5.0),
+        b2(9.0, 1.0, 11.0, 3.0),
+        b2(12.0, 0.0, 14.0, 2.0),
+    ];
+    let ids: Vec<_> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| tree.create_proxy(*b, Vec2::ZERO, i as u32).expect("create"))
+        .collect();
+    tree.validate().expect("valid");
+    let root = tree.node(tree.root().expect("root")).expect("root");
+    let [l, r] = root.children.expect("root is a branch");
+    let leaves_under = |n: NodeId| -> Vec<ProxyId> {
+        let mut v: Vec<_> = tree
+            .node(n)
+            .and_then(|v| v.children)
+            .expect("branch")
+            .iter()
+            .map(|&c| tree.node(c).and_then(|v| v.proxy).expect("leaf"))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let mut halves = [leaves_under(l), leaves_under(r)];
+    halves.sort();
+    assert_eq!(halves, [vec![ids[0], ids[1]], vec![ids[2], ids[3]]]);
+    assert_eq!(root.height, 2);
+}
+
+#[test]
+fn self_traversal_reports_each_pair_once() {
+    // Many identical boxes: every pair overlaps; n (n - 1) / 2 pairs, no repeats.
+    for pairs in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs,
+            ..TreeConfig::default()
+        });
+        for i in 0..40 {
+            tree.create_proxy(b2(1.0, 1.0, 2.0, 2.0), Vec2::ZERO, i)
+                .expect("create");
+        }
+        tree.update_pairs();
+        assert_eq!(tree.pairs_unsorted().len(), 40 * 39 / 2);
+        let mut v = tree.pairs_unsorted().to_vec();
+        v.sort_unstable();
+        v.dedup();
+        assert_eq!(v.len(), 40 * 39 / 2);
+        assert!(v.iter().all(|(a, b)| a < b));
+        tree.validate().expect("valid");
+    }
+}
+
+#[test]
+fn moved_queries_keep_the_persistent_set() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        pairs: PairMethod::MovedQueries,
+        margin: 0.0,
+        ..TreeConfig::default()
+    });
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("a");
+    let b = tree
+        .create_proxy(b2(0.5, 0.0, 1.5, 1.0), Vec2::ZERO, 1)
+        .expect("b");
+    let c = tree
+        .create_proxy(b2(5.0, 0.0, 6.0, 1.0), Vec2::ZERO, 2)
+        .expect("c");
+    assert!(tree.update_pairs().recomputed);
+    assert_eq!(tree.pairs(), &[(a, b)]);
+    // c moves onto b: (b, c) appears, (a, b) is kept.
+    assert_eq!(
+        tree.move_proxy(c, b2(1.2, 0.0, 2.2, 1.0), Vec2::ZERO),
+        Ok(true)
+    );
+    let update = tree.update_pairs();
+    assert!(update.recomputed);
+    assert_eq!(tree.pairs(), &[(a, b), (b, c)]);
+    // a leaves: (a, b) goes.
+    tree.destroy_proxy(a).expect("destroy");
+    tree.update_pairs();
+    assert_eq!(tree.pairs(), &[(b, c)]);
+    // A new proxy in a's old slot does not inherit a's pairs.
+    let d = tree
+        .create_proxy(b2(100.0, 0.0, 101.0, 1.0), Vec2::ZERO, 3)
+        .expect("d");
+    assert_eq!(d.index, a.index);
+    tree.update_pairs();
+    assert_eq!(tree.pairs(), &[(b, c)]);
+    assert!(!tree.update_pairs().recomputed);
+}
+
+#[test]
+fn avl_keeps_children_within_one_level() {
+    for insertion in [
+        InsertionCost::Volume,
+        InsertionCost::Perimeter,
+        InsertionCost::SurfaceArea,
+    ] {
+        let mut rng = Rng(77);
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            insertion,
+            balancing: Balancing::Avl,
+            ..TreeConfig::default()
+        });
+        let mut live = Vec::new();
+        for i in 0..3000 {
+            if i % 3 == 2 {
+                let k = rng.below(live.len());
+                tree.destroy_proxy(live.swap_remove(k)).expect("destroy");
+            } else {
+                // Sorted along a line: the worst case for an unbalanced tree.
+                let x = i as f32;
+                let b = b2(x, 0.0, x + 0.5, rng.uniform(0.5, 3.0));
+                live.push(tree.create_proxy(b, Vec2::ZERO, i).expect("create"));
+            }
+        }
+        tree.validate().expect("valid");
+        let mut worst = 0;
+        tree.walk(|_, view, _| {
+            if let Some([c1, c2]) = view.children {
+                let h1 = tree.node(c1).expect("c1").height as i64;
+                let h2 = tree.node(c2).expect("c2").height as i64;
+                worst = worst.max((h1 - h2).abs());
+            }
+        });
+        assert!(worst <= 1, "{insertion:?}: children differ by {worst}");
+        let s = tree.stats();
+        assert!(s.height <= s.min_height * 3 / 2 + 1, "{insertion:?} {s:?}");
+    }
+}
+
+#[test]
+fn rotations_keep_a_grid_shallow() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        insertion: InsertionCost::SurfaceArea,
+        balancing: Balancing::Rotations,
+        ..TreeConfig::default()
+    });
+    for y in 0..100 {
+        for x in 0..100 {
+            let (x, y) = (x as f32, y as f32);
+            tree.create_proxy(b2(x, y, x + 0.8, y + 0.8), Vec2::ZERO, 0)
+                .expect("create");
+        }
+    }
+    tree.validate().expect("valid");
+    let s = tree.stats();
+    assert_eq!(s.leaves, 10_000);
+    assert_eq!(s.nodes, 19_999);
+    assert_eq!(s.min_height, 14);
+    assert!(s.height <= 2 * s.min_height, "{s:?}");
+}
+
+#[test]
+fn rebuild_gives_a_low_sah_tree_with_the_same_pairs() {
+    let mut rng = Rng(5);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        insertion: InsertionCost::Perimeter,
+        balancing: Balancing::None,
+        ..TreeConfig::default()
+    });
+    for i in 0..2000 {
+        let b = rand_box::<Vec2>(&mut rng, 200.0, 2.0);
+        tree.create_proxy(b, Vec2::ZERO, i).expect("create");
+    }
+    tree.update_pairs();
+    let before = tree.pairs().to_vec();
+    let ratio_before = tree.stats().area_ratio;
+    tree.set_recording(true);
+    tree.rebuild();
+    assert_eq!(
+        tree.take_events(),
+        vec![TreeEvent::Rebuild { partial: false }]
+    );
+    tree.validate().expect("valid");
+    let s = tree.stats();
+    assert!(
+        s.area_ratio < ratio_before,
+        "{} vs {ratio_before}",
+        s.area_ratio
+    );
+    assert!(s.height <= 2 * s.min_height, "{s:?}");
+    // Leaf boxes are untouched: the pairs are the same and need no recomputation.
+    assert!(!tree.update_pairs().recomputed);
+    tree.set_pair_method(PairMethod::MovedQueries);
+    tree.update_pairs();
+    assert_eq!(tree.pairs(), before.as_slice());
+}
+
+#[test]
+fn enlarge_then_partial_rebuild() {
+    let mut rng = Rng(9);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        update: UpdateMode::EnlargeAndRebuild,
+        ..TreeConfig::default()
+    });
+    let ids: Vec<_> = (0..500)
+        .map(|i| {
+            let b = rand_box::<Vec2>(&mut rng, 100.0, 2.0);
+            tree.create_proxy(b, Vec2::ZERO, i).expect("create")
+        })
+        .collect();
+    tree.set_recording(true);
+    // Move a few far: their leaves are enlarged in place.
+    for &id in ids.iter().take(20) {
+        let t = tree.tight_aabb(id).expect("live");
+        let d = Vec2::new(30.0, -20.0);
+        let leaf = tree.leaf_of(id).expect("live");
+        assert_eq!(
+            tree.move_proxy(id, Aabb::new(t.min + d, t.max + d), Vec2::ZERO),
+            Ok(true)
+        );
+        assert_eq!(
+            tree.leaf_of(id),
+            Ok(leaf),
+            "enlarging keeps the leaf in place"
+        );
+        tree.validate().expect("valid while enlarged");
+    }
+    let events = tree.take_events();
+    assert_eq!(events.len(), 20);
+    assert!(events.iter().all(|e| matches!(e, TreeEvent::Reinsert(_))));
+    tree.update_pairs();
+    assert_eq!(
+        tree.take_events(),
+        vec![TreeEvent::Rebuild { partial: true }]
+    );
+    tree.validate().expect("valid after partial rebuild");
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+    // Nothing enlarged any more: a no-op.
+    tree.rebuild_partial();
+    assert!(tree.take_events().is_empty());
+}
+
+#[test]
+fn events_are_recorded_in_order() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("a");
+    assert!(tree.take_events().is_empty(), "off by default");
+    tree.set_recording(true);
+    let b = tree
+        .create_proxy(b2(3.0, 0.0, 4.0, 1.0), Vec2::ZERO, 1)
+        .expect("b");
+    tree.move_proxy(b, b2(5.0, 0.0, 6.0, 1.0), Vec2::ZERO)
+        .expect("move");
+    tree.destroy_proxy(a).expect("destroy");
+    assert_eq!(
+        tree.take_events(),
+        vec![
+            TreeEvent::Insert(b),
+            TreeEvent::Reinsert(b),
+            TreeEvent::Remove(a)
+        ]
+    );
+    assert!(tree.take_events().is_empty());
+    tree.set_recording(false);
+    tree.destroy_proxy(b).expect("destroy");
+    assert!(tree.take_events().is_empty());
+}
+
+#[test]
+fn ray_cast_clips_and_stops() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        margin: 0.0,
+        ..TreeConfig::default()
+    });
+    // Boxes along x at 2, 4, 6, 8.
+    let ids: Vec<_> = (1..=4)
+        .map(|k| {
+            let x = 2.0 * k as f32;
+            tree.create_proxy(b2(x, -0.5, x + 0.5, 0.5), Vec2::ZERO, k)
+                .expect("create")
+        })
+        .collect();
+    let origin = Vec2::new(0.0, 0.0);
+    let end = Vec2::new(10.0, 0.0);
+    // Continue: all four, entering at 0.2, 0.4, 0.6, 0.8.
+    let mut hits = Vec::new();
+    tree.ray_cast(origin, end, 1.0, |id, t| {
+        hits.push((id, t));
+        1.0
+    });
+    hits.sort_by(|x, y| x.1.total_cmp(&y.1));
+    assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), ids);
+    for (k, h) in hits.iter().enumerate() {
+        assert!((h.1 - 0.2 * (k + 1) as f32).abs() < 1e-6);
+    }
+    // Clip at each hit (closest-hit cast): the nearest is found and nothing beyond it is
+    // reported after it.
+    let mut best = 1.0f32;
+    let mut best_id = None;
+    tree.ray_cast(origin, end, 1.0, |id, t| {
+        assert!(t <= best);
+        best = t;
+        best_id = Some(id);
+        t
+    });
+    assert_eq!(best_id, Some(ids[0]));
+    assert!((best - 0.2).abs() < 1e-6);
+    // Stop at the first reported.
+    let mut n = 0;
+    tree.ray_cast(origin, end, 1.0, |_, _| {
+        n += 1;
+        0.0
+    });
+    assert_eq!(n, 1);
+    // max_fraction 0.5 reaches only the first two.
+    let mut n = 0;
+    tree.ray_cast(origin, end, 0.5, |_, _| {
+        n += 1;
+        1.0
+    });
+    assert_eq!(n, 2);
+    // A vertical segment through x = 4.25 hits only the second box.
+    let mut got = Vec::new();
+    let stats = tree.ray_cast(Vec2::new(4.25, -5.0), Vec2::new(4.25, 5.0), 1.0, |id, _| {
+        got.push(id);
+        1.0
+    });
+    assert_eq!(got, vec![ids[1]]);
+    assert!(stats.node_visits >= 1 && stats.leaf_visits >= 1);
+}
+
+#[test]
+fn query_stats_count_visits() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let mut stats = tree.query_aabb(&b2(0.0, 0.0, 1.0, 1.0), |_| true);
+    assert_eq!(stats, QueryStats::default());
+    tree.create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("a");
+    tree.create_proxy(b2(10.0, 0.0, 11.0, 1.0), Vec2::ZERO, 1)
+        .expect("b");
+    // Root + both leaves tested; one leaf passes.
+    let mut hits = 0;
+    stats = tree.query_aabb(&b2(0.5, 0.5, 0.6, 0.6), |_| {
+        hits += 1;
+        true
+    });
+    assert_eq!(hits, 1);
+    assert_eq!(
+        stats,
+        QueryStats {
+            node_visits: 3,
+            leaf_visits: 2
+        }
+    );
+    // Outside the root: one visit.
+    stats = tree.query_point(Vec2::new(50.0, 50.0), |_| true);
+    assert_eq!(
+        stats,
+        QueryStats {
+            node_visits: 1,
+            leaf_visits: 0
+        }
+    );
+}
+
+#[test]
+fn stats_of_small_trees() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        margin: 0.0,
+        ..TreeConfig::default()
+    });
+    assert_eq!(tree.stats().height, 0);
+    assert_eq!(tree.stats().min_height, 0);
+    tree.create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("a");
+    tree.create_proxy(b2(1.0, 0.0, 2.0, 1.0), Vec2::ZERO, 1)
+        .expect("b");
+    tree.create_proxy(b2(3.0, 0.0, 4.0, 1.0), Vec2::ZERO, 2)
+        .expect("c");
+    let s = tree.stats();
+    assert_eq!((s.leaves, s.nodes, s.height, s.min_height), (3, 5, 2, 2));
+    // Half perimeters: leaves 2 each, root [0,4]x[0,1] = 5, the other branch 3 or 4.
+    assert!(s.area_ratio > (6.0 + 5.0 + 3.0) / 5.0 - 1e-5);
+    assert!(s.area_ratio < (6.0 + 5.0 + 4.0) / 5.0 + 1e-5);
+    assert!(s.bytes >= 5 * 32 + 3 * std::mem::size_of::<node::ProxySlot<Vec2, u32>>());
+    assert_eq!(std::mem::size_of::<node::Node<Vec2>>(), 32);
+}
+
+#[test]
+fn create_destroy_cycles_reuse_the_pool() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let keep = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("keep");
+    for i in 0..100_000u32 {
+        let x = (i % 100) as f32;
+        let id = tree
+            .create_proxy(b2(x, 0.0, x + 1.0, 1.0), Vec2::ZERO, i)
+            .expect("create");
+        assert_eq!(tree.destroy_proxy(id), Ok(i));
+    }
+    tree.validate().expect("valid");
+    assert_eq!(tree.len(), 1);
+    assert!(tree.contains(keep));
+    let s = tree.stats();
+    assert_eq!(s.nodes, 1);
+    assert!(tree.nodes.len() <= 3 && tree.proxies.len() <= 2);
+}
+
+#[test]
+fn degenerate_boxes() {
+    for config in all_configs() {
+        let mut tree = DynamicTree::<Vec2, u32>::new(config);
+        let mut ids = Vec::new();
+        for i in 0..200 {
+            let b = match i % 4 {
+                0 => b2(5.0, 5.0, 5.0, 5.0),                      // a point, repeated
+                1 => b2(i as f32, 0.0, i as f32, 0.0),            // points on a line
+                2 => b2(1e7, -1e7, 1e7 + 1.0, -1e7 + 1.0),        // far away
+                _ => b2(-1e7, 1e7 - (i as f32), -1e7 + 2.0, 1e7), // far, on a line
+            };
+            ids.push(tree.create_proxy(b, Vec2::ZERO, i).expect("create"));
+            tree.validate().expect("valid");
+        }
+        tree.rebuild();
+        tree.validate().expect("valid");
+        tree.update_pairs();
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{config:?}");
+        for id in ids.iter().step_by(2) {
+            tree.destroy_proxy(*id).expect("destroy");
+        }
+        tree.validate().expect("valid");
+        tree.update_pairs();
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{config:?}");
+    }
+}

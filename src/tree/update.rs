@@ -1,0 +1,314 @@
+//! Creating, destroying and moving proxies, fat boxes (margin and velocity look-ahead), and
+//! changing the settings at run time.
+
+use super::node::{MOVED, NULL, Node, ProxySlot};
+use super::{
+    Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
+    TreeEvent, UpdateMode, Vector, check_setting,
+};
+
+/// The fat box of a proxy: `tight` grown by `margin` on every side, then stretched by
+/// `velocity * lookahead_secs` along the motion (Choi's `update_aabb(delta_t)`).
+#[inline]
+pub(crate) fn fat_box<V: Vector>(
+    tight: &Aabb<V>,
+    velocity: V,
+    margin: f32,
+    lookahead_secs: f32,
+) -> Aabb<V> {
+    let grown = tight.grown(margin);
+    if lookahead_secs == 0.0 {
+        return grown;
+    }
+    let d = velocity * lookahead_secs;
+    let zero = V::splat(0.0);
+    Aabb {
+        min: grown.min + d.min_by_component(zero),
+        max: grown.max + d.max_by_component(zero),
+    }
+}
+
+impl<V: Vector, T: Copy> DynamicTree<V, T> {
+    /// The fat box for a tight box and velocity under the current settings; an error when it
+    /// overflows to infinity.
+    fn checked_fat(&self, tight: &Aabb<V>, velocity: V) -> Result<Aabb<V>, TreeError> {
+        tight.check()?;
+        if !velocity.all_finite() {
+            return Err(TreeError::NonFinite);
+        }
+        let fat = fat_box(
+            tight,
+            velocity,
+            self.config.margin,
+            self.config.velocity_lookahead,
+        );
+        fat.check()?;
+        Ok(fat)
+    }
+
+    /// Adds a proxy with a tight box and velocity; its leaf gets the fat box.
+    pub fn create_proxy(
+        &mut self,
+        tight: Aabb<V>,
+        velocity: V,
+        user: T,
+    ) -> Result<ProxyId, TreeError> {
+        let fat = self.checked_fat(&tight, velocity)?;
+        // Each proxy needs a leaf and (but the first) a branch.
+        if self.live as usize >= (NULL as usize) / 2 - 1 {
+            return Err(TreeError::Full(self.live as usize));
+        }
+        let leaf = self.alloc_node()?;
+        let index = if self.free_proxy != NULL {
+            let index = self.free_proxy;
+            let slot = &mut self.proxies[index as usize];
+            self.free_proxy = slot.leaf;
+            slot.tight = tight;
+            slot.velocity = velocity;
+            slot.user = Some(user);
+            slot.leaf = leaf;
+            slot.flags = 0;
+            index
+        } else {
+            let index = self.proxies.len() as u32;
+            self.proxies.push(ProxySlot {
+                tight,
+                velocity,
+                user: Some(user),
+                leaf,
+                generation: 0,
+                flags: 0,
+            });
+            index
+        };
+        self.nodes[leaf as usize] = Node::leaf(fat, index);
+        self.insert_leaf(leaf)?;
+        self.live += 1;
+        self.mark_moved(index);
+        let id = self.proxy_id(index);
+        self.record(TreeEvent::Insert(id));
+        Ok(id)
+    }
+
+    /// Removes a proxy and returns its user data. The handle (and every copy of it) becomes
+    /// stale.
+    pub fn destroy_proxy(&mut self, id: ProxyId) -> Result<T, TreeError> {
+        let slot = *self.slot(id)?;
+        let user = slot.user.ok_or(TreeError::StaleProxy(id))?;
+        self.remove_leaf(slot.leaf);
+        self.free_node(slot.leaf);
+        let free_proxy = self.free_proxy;
+        let s = &mut self.proxies[id.index as usize];
+        s.user = None;
+        s.generation = s.generation.wrapping_add(1);
+        s.leaf = free_proxy;
+        s.flags = 0;
+        self.free_proxy = id.index;
+        self.live -= 1;
+        self.pairs_stale = true;
+        self.removed_since_pairs = true;
+        self.record(TreeEvent::Remove(id));
+        Ok(user)
+    }
+
+    /// Gives a proxy a new tight box and velocity. Returns true when the tight box had left the
+    /// fat box (containment with `<=`) and the leaf was reinserted (or enlarged) with a new fat
+    /// box; false when nothing in the tree changed.
+    pub fn move_proxy(
+        &mut self,
+        id: ProxyId,
+        tight: Aabb<V>,
+        velocity: V,
+    ) -> Result<bool, TreeError> {
+        let leaf = self.slot(id)?.leaf;
+        tight.check()?;
+        if !velocity.all_finite() {
+            return Err(TreeError::NonFinite);
+        }
+        if self.nodes[leaf as usize].aabb.contains(&tight) {
+            let slot = &mut self.proxies[id.index as usize];
+            slot.tight = tight;
+            slot.velocity = velocity;
+            return Ok(false);
+        }
+        let fat = self.checked_fat(&tight, velocity)?;
+        let slot = &mut self.proxies[id.index as usize];
+        slot.tight = tight;
+        slot.velocity = velocity;
+        match self.config.update {
+            UpdateMode::Reinsert => {
+                // Stage 1: take the leaf out; stage 2: give it the new box; stage 3: insert.
+                self.remove_leaf(leaf);
+                self.nodes[leaf as usize].aabb = fat;
+                self.insert_leaf(leaf)?;
+            }
+            UpdateMode::EnlargeAndRebuild => self.enlarge_leaf(leaf, fat),
+        }
+        self.mark_moved(id.index);
+        self.record(TreeEvent::Reinsert(id));
+        Ok(true)
+    }
+
+    /// Box2D v3's `EnlargeProxy`: the leaf takes its new fat box in place; every ancestor whose
+    /// box does not hold it grows and is flagged enlarged, and so is every ancestor above
+    /// (up to the first one already flagged), so a partial rebuild finds them from the root.
+    fn enlarge_leaf(&mut self, leaf: u32, fat: Aabb<V>) {
+        self.nodes[leaf as usize].aabb = fat;
+        let mut index = self.nodes[leaf as usize].parent;
+        // Stage 1: grow ancestors until one already holds the new box.
+        while index != NULL {
+            let node = &mut self.nodes[index as usize];
+            let grown = !node.aabb.contains(&fat);
+            if grown {
+                node.aabb = node.aabb.union(&fat);
+            }
+            node.set_enlarged(true);
+            index = node.parent;
+            if !grown {
+                break;
+            }
+        }
+        // Stage 2: flag the rest of the path up to the first flagged ancestor.
+        while index != NULL {
+            let node = &mut self.nodes[index as usize];
+            if node.is_enlarged() {
+                break;
+            }
+            node.set_enlarged(true);
+            index = node.parent;
+        }
+        if self.nodes[leaf as usize].parent != NULL {
+            self.any_enlarged = true;
+        }
+    }
+
+    /// Puts a proxy in the move buffer (once) and marks the pair set stale.
+    pub(crate) fn mark_moved(&mut self, index: u32) {
+        let slot = &mut self.proxies[index as usize];
+        if slot.flags & MOVED == 0 {
+            slot.flags |= MOVED;
+            self.moved.push(index);
+        }
+        self.pairs_stale = true;
+    }
+
+    /// Sets the margin; every proxy's fat box is recomputed at once and the tree refit (its
+    /// shape is kept). An error, and no change, when a fat box would not be finite.
+    pub fn set_margin(&mut self, margin: f32) -> Result<(), TreeError> {
+        check_setting("margin", margin)?;
+        self.set_fattening(margin, self.config.velocity_lookahead, "margin", margin)
+    }
+
+    /// Sets the look-ahead; every proxy's fat box is recomputed at once and the tree refit (its
+    /// shape is kept). An error, and no change, when a fat box would not be finite.
+    pub fn set_velocity_lookahead(&mut self, secs: f32) -> Result<(), TreeError> {
+        check_setting("velocity_lookahead", secs)?;
+        self.set_fattening(self.config.margin, secs, "velocity_lookahead", secs)
+    }
+
+    /// Applies a new margin and look-ahead: checks every fat box, then recomputes them all and
+    /// refits the branches bottom-up.
+    fn set_fattening(
+        &mut self,
+        margin: f32,
+        lookahead: f32,
+        name: &'static str,
+        value: f32,
+    ) -> Result<(), TreeError> {
+        if margin == self.config.margin && lookahead == self.config.velocity_lookahead {
+            return Ok(());
+        }
+        // Stage 1: refuse before changing anything if some fat box would overflow.
+        for slot in self.proxies.iter().filter(|s| s.user.is_some()) {
+            if fat_box(&slot.tight, slot.velocity, margin, lookahead)
+                .check()
+                .is_err()
+            {
+                return Err(TreeError::InvalidSetting { name, value });
+            }
+        }
+        self.config.margin = margin;
+        self.config.velocity_lookahead = lookahead;
+        // Stage 2: new leaf boxes.
+        for slot in self.proxies.iter().filter(|s| s.user.is_some()) {
+            self.nodes[slot.leaf as usize].aabb =
+                fat_box(&slot.tight, slot.velocity, margin, lookahead);
+        }
+        // Stage 3: refit the branches; the enlarged flags lose their meaning.
+        self.refit_all();
+        self.pairs_full = true;
+        self.pairs_stale = true;
+        Ok(())
+    }
+
+    /// Recomputes every branch's box and height bottom-up (post-order) and clears the enlarged
+    /// flags.
+    pub(crate) fn refit_all(&mut self) {
+        if self.root == NULL {
+            return;
+        }
+        // Children are visited before their parent: push (node, expanded) pairs.
+        let mut stack = vec![(self.root, false)];
+        while let Some((index, expanded)) = stack.pop() {
+            let node = self.nodes[index as usize];
+            if node.is_leaf() {
+                continue;
+            }
+            if expanded {
+                self.refit_node(index);
+                self.nodes[index as usize].set_enlarged(false);
+            } else {
+                stack.push((index, true));
+                stack.push((node.child1, false));
+                stack.push((node.child2, false));
+            }
+        }
+        self.any_enlarged = false;
+    }
+
+    /// Sets the insertion cost used from now on.
+    pub fn set_insertion(&mut self, cost: InsertionCost) {
+        self.config.insertion = cost;
+    }
+
+    /// Sets the balancing used from now on (the current shape is kept).
+    pub fn set_balancing(&mut self, balancing: Balancing) {
+        self.config.balancing = balancing;
+    }
+
+    /// Sets the pair method; the next [`DynamicTree::update_pairs`] recomputes every pair.
+    pub fn set_pair_method(&mut self, method: PairMethod) {
+        if self.config.pairs != method {
+            self.config.pairs = method;
+            self.pairs_full = true;
+            self.pairs_stale = true;
+        }
+    }
+
+    /// Sets what a move out of the fat box does. Leaving `EnlargeAndRebuild` rebuilds the
+    /// enlarged part at once.
+    pub fn set_update_mode(&mut self, mode: UpdateMode) {
+        if self.config.update == UpdateMode::EnlargeAndRebuild && mode != self.config.update {
+            self.rebuild_partial();
+        }
+        self.config.update = mode;
+    }
+
+    /// Applies every setting of `config` (see the single setters); an error, and no change to
+    /// the margin and look-ahead, when one of them is refused.
+    pub fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
+        check_setting("margin", config.margin)?;
+        check_setting("velocity_lookahead", config.velocity_lookahead)?;
+        self.set_fattening(
+            config.margin,
+            config.velocity_lookahead,
+            "margin",
+            config.margin,
+        )?;
+        self.set_insertion(config.insertion);
+        self.set_balancing(config.balancing);
+        self.set_pair_method(config.pairs);
+        self.set_update_mode(config.update);
+        Ok(())
+    }
+}
