@@ -5,6 +5,7 @@
 #![cfg(feature = "app")]
 
 use aabb_debugger::app::prefs::ViewMode;
+use eframe::egui;
 use aabb_debugger::app::{AppOptions, Command, DebuggerApp, Pick};
 use aabb_debugger::broadphase::TreeView;
 use aabb_debugger::scene::Scene;

@@ -5,6 +5,7 @@
 #![cfg(all(feature = "app", feature = "snapshots"))]
 
 use aabb_debugger::app::prefs::{ThemeChoice, ViewMode};
+use eframe::egui;
 use aabb_debugger::app::{AppOptions, DebuggerApp, Pick};
 use aabb_debugger::scene::Scene;
 use egui::Vec2;

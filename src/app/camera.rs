@@ -2,6 +2,8 @@
 //! mapping is named `screen_from_world` / `world_from_screen`. 3D scenes are projected onto a
 //! plane the user picks.
 
+use eframe::egui;
+
 use egui::{Pos2, Rect, pos2};
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,8 @@
 //! What the UI asks for. Panels never change the simulation or the document while they draw;
 //! they return [`Command`]s, applied by [`DebuggerApp::apply`] after the panels are drawn.
 
+use eframe::egui;
+
 use super::camera::Plane;
 use super::debugger::{DebuggerApp, Pick, SphereDrag};
 use super::files::{FileDialogState, FilePurpose};
@@ -261,7 +263,31 @@ impl DebuggerApp {
         self.record_step();
     }
 
+    /// The nearest centre to `center` where a sphere of `radius` lies inside the walls (z = 0
+    /// in 2D), so a drag past a wall stops at the wall instead of failing.
+    fn clamp_to_walls(&self, radius: f32, center: Vec3) -> Vec3 {
+        let w = &self.model.doc.world;
+        let mut c = center;
+        for axis in 0..3 {
+            if axis >= usize::from(self.model.doc.dimensions) {
+                c[axis] = 0.0;
+                continue;
+            }
+            let (lo, hi) = (w.min[axis] + radius, w.max[axis] - radius);
+            c[axis] = if lo <= hi { c[axis].clamp(lo, hi) } else { 0.5 * (w.min[axis] + w.max[axis]) };
+        }
+        c
+    }
+
     fn move_sphere(&mut self, id: u32, center: Vec3) {
+        let radius = self
+            .model
+            .sim
+            .bodies()
+            .iter()
+            .find(|b| b.sphere.id == id)
+            .map_or(0.0, |b| b.sphere.radius);
+        let center = self.clamp_to_walls(radius, center);
         match self.model.sim.move_sphere(id, center) {
             Ok(report) => {
                 let reinserted = report.reinserted.contains(&id);
@@ -301,18 +327,7 @@ impl DebuggerApp {
         let mut radii: Vec<f32> = bodies.iter().filter(|b| b.alive).map(|b| b.sphere.radius).collect();
         radii.sort_by(f32::total_cmp);
         let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
-        let mut center = center;
-        if self.model.doc.dimensions != 3 {
-            center.z = 0.0;
-        }
-        // Keep it inside the walls.
-        let w = &self.model.doc.world;
-        let lo = w.min + Vec3::splat(radius);
-        let hi = (w.max - Vec3::splat(radius)).max(lo);
-        center = center.clamp(lo, hi);
-        if self.model.doc.dimensions != 3 {
-            center.z = 0.0;
-        }
+        let center = self.clamp_to_walls(radius, center);
         let sphere = Sphere {
             id,
             label: None,

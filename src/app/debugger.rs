@@ -1,6 +1,8 @@
 //! The debugger application: its state (model, view, preferences), the frame (keys, stepping,
 //! panels, then the commands the panels returned), persistence and the self-closing screenshot.
 
+use eframe::egui;
+
 use super::camera::{Plane, TreeCamera, WorldCamera, WorldRect};
 use super::commands::Command;
 use super::prefs::{Layers, Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
@@ -646,7 +648,7 @@ impl DebuggerApp {
     }
 
     fn handle_dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().filter_map(|f| f.path.clone()).collect());
+        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
         if let Some(path) = dropped.into_iter().next() {
             self.commands.push(Command::Open(path));
         }

@@ -1,6 +1,8 @@
 //! Files: the in-app Open / Save As dialog (egui_file), the scene files beside the app
 //! (`scenes/`), and the "unsaved changes" confirmation.
 
+use eframe::egui;
+
 use super::commands::Command;
 use egui_file::FileDialog;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,8 @@
 //! per shape (at 10,000 spheres painter calls cost 16-40 ms a frame, one mesh about 3 ms).
 //! Strokes get a one-point feathered edge, as egui's own tessellator does, so they stay smooth.
 
+use eframe::egui;
+
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Color32, Mesh, Pos2, Rect, Shape, pos2, vec2};
 

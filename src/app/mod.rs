@@ -5,6 +5,8 @@
 //! - [`Command`]: what the UI asks for; applied after the panels are drawn.
 //! - [`run_window`] and [`run_screenshot`]: what the command line calls.
 
+use eframe::egui;
+
 pub mod camera;
 mod commands;
 mod debugger;

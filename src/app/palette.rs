@@ -1,5 +1,7 @@
 //! The colours of DESIGN.md ("Colours", from Choi's figures), for the dark and the light theme.
 
+use eframe::egui;
+
 use egui::Color32;
 
 /// Every colour the world and tree views draw with.

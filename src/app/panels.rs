@@ -1,6 +1,8 @@
 //! The window's layout: menu bar, controls (left), statistics (right), status line (bottom),
 //! the world and tree views (centre), and the help, error, file and confirmation windows.
 
+use eframe::egui;
+
 use super::camera::Plane;
 use super::commands::{Command, broadphase_name};
 use super::debugger::{DebuggerApp, Pick};
@@ -426,7 +428,7 @@ impl DebuggerApp {
                 Command::Open(p) => format!("opening {}", p.display()),
                 _ => "opening another scene".to_owned(),
             };
-            let modal = egui::Modal::new(egui::Id::new("confirm_discard")).show(ctx, |ui| {
+            let modal = egui::Modal::new(egui::Id::unique("confirm_discard")).show(ctx, |ui| {
                 ui.heading("Unsaved changes");
                 ui.label(format!("{} has unsaved changes. Discard them before {what}?", self.document_name()));
                 ui.horizontal(|ui| {

@@ -1,6 +1,8 @@
 //! The statistics panel and its charts: the figures of the last step (issue 4's list, plus
 //! where a step's time goes) and egui_plot charts over the recent steps.
 
+use eframe::egui;
+
 use super::commands::broadphase_name;
 use super::debugger::DebuggerApp;
 use crate::scene::StepReport;

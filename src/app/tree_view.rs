@@ -2,6 +2,8 @@
 //! leaves blue with the sphere id), collapsed below a chosen depth, with pan and zoom, hover
 //! and selection shared with the world view, and the tree's events of the last step.
 
+use eframe::egui;
+
 use super::commands::Command;
 use super::debugger::{DebuggerApp, Pick};
 use super::mesh::MeshBuilder;

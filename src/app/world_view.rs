@@ -2,6 +2,8 @@
 //! arrows, candidate pairs and labels, each a switchable layer drawn as one hand-built mesh;
 //! pan, zoom, fit, hover tooltips, selection, dragging, adding and deleting spheres.
 
+use eframe::egui;
+
 use super::camera::{ScreenFromWorld, WorldRect};
 use super::commands::Command;
 use super::debugger::{DebuggerApp, Pick};
