@@ -194,10 +194,10 @@ fn margin_slider_changes_the_tree_margin_and_fat_boxes_at_once() {
 fn a_layer_checkbox_switches_the_layer() {
     let mut h = harness();
     assert!(h.state().prefs().layers.leaves);
-    h.get_by_label("Leaf boxes (blue)").click();
+    h.get_by_role_and_label(Role::CheckBox, "Leaf boxes (blue)").click();
     h.run_steps(2);
     assert!(!h.state().prefs().layers.leaves);
-    h.get_by_label("Candidate pairs").click();
+    h.get_by_role_and_label(Role::CheckBox, "Candidate pairs").click();
     h.run_steps(2);
     assert!(h.state().prefs().layers.pairs);
 }
@@ -317,7 +317,7 @@ fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
     h.state_mut().push_command(Command::Open(path.clone()));
     h.run_steps(1);
     let app = h.state();
-    assert_eq!(app.error(), None);
+    assert_eq!(app.error(), None, "{}", std::fs::read_to_string(&path).unwrap_or_default());
     assert_eq!(app.path(), Some(path.as_path()));
     let mut after = app.sim().scene();
     let mut before = before;

@@ -136,8 +136,10 @@ pub struct ViewState {
     pub panning: bool,
     /// The plane point where the context menu was opened.
     pub context_point: Option<Vec2>,
-    /// Milliseconds spent building the world and tree meshes last frame.
+    /// Milliseconds spent building the world and tree meshes so far this frame.
     pub draw_ms: f32,
+    /// The same for the whole last frame (what the statistics show).
+    pub last_draw_ms: f32,
     /// False in screenshot runs: no hover from a stray pointer.
     pub interactive: bool,
 }
@@ -237,6 +239,7 @@ impl DebuggerApp {
                 panning: false,
                 context_point: None,
                 draw_ms: 0.0,
+                last_draw_ms: 0.0,
                 interactive: options.screenshot.is_none(),
             },
             snapshot: Snapshot::default(),
@@ -512,7 +515,7 @@ impl DebuggerApp {
 
     /// Records the current report in the history and validates when asked to.
     pub(super) fn record_step(&mut self) {
-        let draw_ms = self.view.draw_ms;
+        let draw_ms = self.view.last_draw_ms;
         self.model.history.push(self.model.sim.report(), draw_ms);
         if self.prefs.validate_every_step {
             self.model.validation = Some(self.validate_tree());
@@ -719,6 +722,8 @@ impl DebuggerApp {
     /// Draws one frame into `ui` (the whole window) and applies what it asked for.
     pub fn frame_ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
+        self.view.last_draw_ms = self.view.draw_ms;
+        self.view.draw_ms = 0.0;
         self.apply_theme(&ctx);
         self.handle_close_request(&ctx);
         self.handle_dropped_files(&ctx);
@@ -734,7 +739,6 @@ impl DebuggerApp {
         }
         self.refresh_snapshot();
 
-        self.view.draw_ms = 0.0;
         self.view.hover_next = None;
         self.panels_ui(ui);
         self.view.hover = self.view.hover_next;

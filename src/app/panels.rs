@@ -16,7 +16,7 @@ use egui::{Key, RichText};
 /// The keyboard shortcuts, as listed in the help window.
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Space", "play / pause"),
-    ("→ or N", "one step"),
+    ("Right arrow or N", "one step"),
     ("R", "reset to step 0"),
     ("F or double-click", "fit the world and the tree"),
     ("Wheel", "zoom around the cursor"),
@@ -64,7 +64,7 @@ impl DebuggerApp {
         if self.prefs.show_controls {
             egui::Panel::left("controls")
                 .resizable(true)
-                .default_size(260.0)
+                .default_size(240.0)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| self.controls_ui(ui));
                 });
@@ -72,7 +72,7 @@ impl DebuggerApp {
         if self.prefs.show_stats {
             egui::Panel::right("statistics")
                 .resizable(true)
-                .default_size(300.0)
+                .default_size(285.0)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| self.stats_ui(ui));
                 });
@@ -90,7 +90,7 @@ impl DebuggerApp {
                 let width = ui.available_width();
                 egui::Panel::right("tree_side")
                     .resizable(true)
-                    .default_size((width * 0.42).max(200.0))
+                    .default_size((width * 0.38).max(200.0))
                     .frame(egui::Frame::NONE)
                     .show(ui, |ui| self.tree_view_ui(ui));
                 egui::CentralPanel::no_frame().show(ui, |ui| self.world_view_ui(ui));
@@ -171,7 +171,7 @@ impl DebuggerApp {
 
     fn status_bar_ui(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
-            let (icon, tip) = if self.model.playing { ("⏸", "Pause (Space)") } else { ("▶", "Play (Space)") };
+            let (icon, tip) = if self.model.playing { ("Pause", "Pause (Space)") } else { ("Play", "Play (Space)") };
             if ui.button(icon).on_hover_text(tip).clicked() {
                 self.commands.push(Command::TogglePlay);
             }
@@ -184,14 +184,14 @@ impl DebuggerApp {
     fn controls_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Simulation");
         ui.horizontal(|ui| {
-            let label = if self.model.playing { "⏸ Pause" } else { "▶ Play" };
+            let label = if self.model.playing { "Pause" } else { "Play" };
             if ui.button(label).on_hover_text("Space").clicked() {
                 self.commands.push(Command::TogglePlay);
             }
-            if ui.button("⏭ Step").on_hover_text("Right arrow or N").clicked() {
+            if ui.button("Step").on_hover_text("Right arrow or N").clicked() {
                 self.commands.push(Command::Step);
             }
-            if ui.button("⟲ Reset").on_hover_text("R: back to step 0").clicked() {
+            if ui.button("Reset").on_hover_text("R: back to step 0").clicked() {
                 self.commands.push(Command::Reset);
             }
         });
@@ -340,7 +340,7 @@ impl DebuggerApp {
         ui.add(egui::Slider::new(&mut g.count, 1..=200_000).logarithmic(true).text("Count"));
         ui.horizontal(|ui| {
             ui.add(egui::DragValue::new(&mut g.seed).prefix("seed "));
-            if ui.button("🎲").on_hover_text("Another seed").clicked() {
+            if ui.button("New seed").on_hover_text("Another seed").clicked() {
                 g.seed = g.seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) >> 1;
             }
         });

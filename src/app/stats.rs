@@ -161,7 +161,7 @@ impl DebuggerApp {
                 row(ui, "Update (move, refit, reinsert)", format!("{update:.3} ms"));
                 row(ui, "Pairs (find, contacts)", format!("{pairs:.3} ms"));
                 row(ui, "Step total", format!("{:.3} ms", update + pairs));
-                row(ui, "Drawing (build meshes)", format!("{:.3} ms", self.view.draw_ms));
+                row(ui, "Drawing (build meshes)", format!("{:.3} ms", self.view.last_draw_ms));
                 let h = &self.model.history;
                 if !h.is_empty() {
                     row(
@@ -187,10 +187,10 @@ impl DebuggerApp {
         }
         match &self.model.validation {
             Some(Ok(())) if self.prefs.validate_every_step => {
-                ui.colored_label(Color32::from_rgb(80, 190, 80), "✔ tree valid");
+                ui.colored_label(Color32::from_rgb(80, 190, 80), "tree valid");
             }
             Some(Err(e)) if self.prefs.validate_every_step => {
-                ui.colored_label(Color32::from_rgb(230, 70, 70), format!("✖ {e}"));
+                ui.colored_label(Color32::from_rgb(230, 70, 70), format!("tree INVALID: {e}"));
             }
             _ => {}
         }

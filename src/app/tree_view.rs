@@ -263,7 +263,7 @@ impl DebuggerApp {
         let cam = self.view.tree_camera;
         let layout = &self.view.tree_layout;
         let snap = &self.snapshot;
-        let radius = (cam.scale.x * 0.38).min(cam.scale.y * 0.28).clamp(1.0, 13.0);
+        let radius = (cam.scale.x * 0.38).min(cam.scale.y * 0.28).clamp(1.5, 13.0);
 
         // Picking: the nearest drawn node within reach.
         let pick_at = |p: Pos2| -> Option<Pick> {
