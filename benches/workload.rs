@@ -1,1 +1,380 @@
-fn main() {}
+//! Criterion benchmark of the standard workload (DESIGN.md): our tree's configurations against
+//! the peers a user would pick instead (parry2d's `Bvh`, the `bvh` crate, `rstar`,
+//! sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
+//! and a table of ms per step and the ratio to ours at the end.
+//!
+//! Environment: `AABB_BENCH_N` (comma list, default `1000,10000,100000`), `AABB_BENCH_STEPS`
+//! (steps of the checking run, default 600), `AABB_BENCH_CONFIGS=all` (every tree
+//! configuration in the checking run, not only the ones criterion times),
+//! `AABB_BENCH_SECS` (criterion measurement seconds per implementation, default 2).
+
+mod peers;
+
+use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
+use aabb_debugger::workload::{
+    self, BruteForce, PairTally, RunReport, SweepAndPrune, TreeBroadphase, Workload,
+    WorkloadBroadphase, config_label,
+};
+use criterion::{Criterion, SamplingMode};
+use peers::{Box2dTree, BvhCrate, ParryBvh, Peer, RstarTree};
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+/// Brute force runs only up to this many circles.
+const MAX_BRUTE_N: usize = 10_000;
+
+/// One implementation in the run: how to make it and whether it is ours.
+struct Entry {
+    label: String,
+    ours: bool,
+    make: Box<dyn Fn() -> Box<dyn Peer>>,
+}
+
+fn tree_entry(config: TreeConfig) -> Entry {
+    Entry {
+        label: format!("ours {}", config_label(&config)),
+        ours: true,
+        make: Box::new(move || Box::new(TreeBroadphase::new(config))),
+    }
+}
+
+fn tree_config(
+    insertion: InsertionCost,
+    balancing: Balancing,
+    pairs: PairMethod,
+    update: UpdateMode,
+) -> TreeConfig {
+    TreeConfig {
+        margin: workload::MARGIN,
+        velocity_lookahead: 0.0,
+        insertion,
+        balancing,
+        pairs,
+        update,
+    }
+}
+
+/// The tree configurations criterion times: the default first (the "ours" of the ratios).
+fn timed_tree_configs() -> Vec<TreeConfig> {
+    use Balancing as B;
+    use InsertionCost as I;
+    use PairMethod as P;
+    use UpdateMode as U;
+    let default = tree_config(
+        InsertionCost::default(),
+        Balancing::default(),
+        PairMethod::default(),
+        UpdateMode::default(),
+    );
+    let mut list = vec![default];
+    for c in [
+        tree_config(I::SurfaceArea, B::Rotations, P::SelfTraversal, U::Reinsert),
+        tree_config(I::SurfaceArea, B::Rotations, P::MovedQueries, U::Reinsert),
+        tree_config(
+            I::SurfaceArea,
+            B::Rotations,
+            P::SelfTraversal,
+            U::EnlargeAndRebuild,
+        ),
+        tree_config(
+            I::SurfaceArea,
+            B::Rotations,
+            P::MovedQueries,
+            U::EnlargeAndRebuild,
+        ),
+        tree_config(I::Perimeter, B::Avl, P::SelfTraversal, U::Reinsert),
+    ] {
+        if !list.contains(&c) {
+            list.push(c);
+        }
+    }
+    list
+}
+
+/// Every tree configuration (for `AABB_BENCH_CONFIGS=all`).
+fn all_tree_configs() -> Vec<TreeConfig> {
+    let mut list = Vec::new();
+    for insertion in [
+        InsertionCost::Volume,
+        InsertionCost::Perimeter,
+        InsertionCost::SurfaceArea,
+    ] {
+        for balancing in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
+            for pairs in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
+                for update in [UpdateMode::Reinsert, UpdateMode::EnlargeAndRebuild] {
+                    list.push(tree_config(insertion, balancing, pairs, update));
+                }
+            }
+        }
+    }
+    list
+}
+
+fn peer_entries(n: usize) -> Vec<Entry> {
+    let mut list = vec![
+        Entry {
+            label: "parry2d Bvh".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(ParryBvh::new())),
+        },
+        Entry {
+            label: "Box2D v3 tree (port)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(Box2dTree::new())),
+        },
+        Entry {
+            label: "bvh (rebuild)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(BvhCrate::new(true))),
+        },
+        Entry {
+            label: "rstar (bulk load)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(RstarTree::new(true))),
+        },
+        Entry {
+            label: "sweep-and-prune".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(SweepAndPrune::new())),
+        },
+    ];
+    if std::env::var("AABB_BENCH_SLOW_PEERS").is_ok_and(|v| v == "1") {
+        list.push(Entry {
+            label: "bvh (update_shapes)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(BvhCrate::new(false))),
+        });
+        list.push(Entry {
+            label: "rstar (remove+insert)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(RstarTree::new(false))),
+        });
+    }
+    if n <= MAX_BRUTE_N {
+        list.push(Entry {
+            label: "brute force".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(BruteForce::new())),
+        });
+    }
+    list
+}
+
+fn env_usize_list(name: &str, default: &[usize]) -> Vec<usize> {
+    match std::env::var(name) {
+        Ok(s) => s
+            .split(',')
+            .filter_map(|t| t.trim().replace('_', "").parse().ok())
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
+/// Accumulated criterion measurements of one implementation: total timed steps and time.
+#[derive(Default, Clone, Copy)]
+struct Timing {
+    steps: u64,
+    total: Duration,
+}
+
+/// What the final table shows for one implementation at one N.
+struct Row {
+    label: String,
+    ours: bool,
+    check: RunReport,
+    bytes_per_proxy: Option<f64>,
+    timing: Option<Timing>,
+}
+
+fn check_run(entry: &Entry, n: usize, steps: usize) -> (RunReport, Option<f64>) {
+    let mut imp = (entry.make)();
+    let report = workload::run(imp.as_mut(), n, steps).expect("valid workload size");
+    let bytes = imp.bytes().map(|b| b as f64 / n as f64);
+    (report, bytes)
+}
+
+fn main() {
+    let sizes = env_usize_list("AABB_BENCH_N", &[1_000, 10_000, 100_000]);
+    let steps = env_usize_list("AABB_BENCH_STEPS", &[workload::STANDARD_STEPS])
+        .first()
+        .copied()
+        .unwrap_or(workload::STANDARD_STEPS);
+    let all_configs = std::env::var("AABB_BENCH_CONFIGS").is_ok_and(|v| v == "all");
+    let secs = env_usize_list("AABB_BENCH_SECS", &[2])
+        .first()
+        .copied()
+        .unwrap_or(2);
+
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(secs as u64))
+        .without_plots()
+        .configure_from_args();
+
+    let mut tables: Vec<(usize, Vec<Row>)> = Vec::new();
+    for &n in &sizes {
+        let timed: Vec<Entry> = timed_tree_configs()
+            .into_iter()
+            .map(tree_entry)
+            .chain(peer_entries(n))
+            .collect();
+        let extra: Vec<Entry> = if all_configs {
+            let timed_configs = timed_tree_configs();
+            all_tree_configs()
+                .into_iter()
+                .filter(|c| !timed_configs.contains(c))
+                .map(tree_entry)
+                .collect()
+        } else {
+            Vec::new()
+        };
+
+        // 1. The checking run: every implementation over the same `steps` steps must report the
+        //    same pair count and hash.
+        println!(
+            "\n== standard workload, N = {n}, {steps} steps: checking every implementation =="
+        );
+        let mut rows: Vec<Row> = Vec::new();
+        for (entry, is_timed) in timed
+            .iter()
+            .map(|e| (e, true))
+            .chain(extra.iter().map(|e| (e, false)))
+        {
+            let (check, bytes) = check_run(entry, n, steps);
+            println!(
+                "{:<34} avg pairs {:>12.3}  pair_hash {}  reinserts/step {:>9.2}  {:>9.4} ms/step  build {:>8.3} ms",
+                entry.label,
+                check.avg_pairs(),
+                check.pair_hash_hex(),
+                check.reinserts_per_step(),
+                check.mean_step_ms(),
+                check.build_ms
+            );
+            rows.push(Row {
+                label: entry.label.clone(),
+                ours: entry.ours,
+                check,
+                bytes_per_proxy: bytes,
+                timing: if is_timed {
+                    Some(Timing::default())
+                } else {
+                    None
+                },
+            });
+        }
+        let reference = &rows[rows.len() - 1].check;
+        let reference_label = rows[rows.len() - 1].label.clone();
+        let (ref_pairs, ref_hash) = (reference.total_pairs, reference.pair_hash);
+        for row in &rows {
+            assert_eq!(
+                (row.check.total_pairs, row.check.pair_hash),
+                (ref_pairs, ref_hash),
+                "N = {n}: {} disagrees with {reference_label} (pairs {} vs {}, hash {} vs {:016x})",
+                row.label,
+                row.check.total_pairs,
+                ref_pairs,
+                row.check.pair_hash_hex(),
+                ref_hash
+            );
+        }
+        println!(
+            "all {} implementations agree: avg pairs {:.3}, pair_hash {:016x}",
+            rows.len(),
+            ref_pairs as f64 / steps as f64,
+            ref_hash
+        );
+
+        // 2. Criterion: steady-state steps on a persistent state per implementation.
+        let mut group = criterion.benchmark_group(format!("workload/{n}"));
+        group.sampling_mode(SamplingMode::Flat);
+        for (index, entry) in timed.iter().enumerate() {
+            let timing = RefCell::new(Timing::default());
+            let mut state: Option<(Workload, Box<dyn Peer>)> = None;
+            group.bench_function(
+                entry.label.replace(['/', ' ', ',', '+', '(', ')'], "_"),
+                |b| {
+                    b.iter_custom(|iters| {
+                        let (w, imp) = state.get_or_insert_with(|| {
+                            let w = Workload::new(n).expect("valid workload size");
+                            let mut imp = (entry.make)();
+                            imp.build(&w);
+                            (w, imp)
+                        });
+                        let mut tally = PairTally::default();
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            w.step();
+                            let t = Instant::now();
+                            imp.update(w);
+                            imp.find_pairs(w, &mut tally);
+                            total += t.elapsed();
+                        }
+                        std::hint::black_box(tally);
+                        let mut acc = timing.borrow_mut();
+                        acc.steps += iters;
+                        acc.total += total;
+                        total
+                    });
+                },
+            );
+            let acc = timing.into_inner();
+            rows[index].timing = Some(acc);
+        }
+        group.finish();
+        tables.push((n, rows));
+    }
+    criterion.final_summary();
+    print_tables(&tables);
+}
+
+fn ms_per_step(row: &Row) -> Option<f64> {
+    let t = row.timing?;
+    (t.steps > 0).then(|| t.total.as_secs_f64() * 1e3 / t.steps as f64)
+}
+
+fn print_tables(tables: &[(usize, Vec<Row>)]) {
+    println!("\n== standard workload: ms per step (criterion, steady state) and ratio to ours ==");
+    println!("ours = the tree's default configuration (the first row); ratio = theirs / ours");
+    for (n, rows) in tables {
+        let ours_ms = rows
+            .iter()
+            .find(|r| r.ours)
+            .and_then(ms_per_step)
+            .or_else(|| rows.iter().find(|r| r.ours).map(|r| r.check.mean_step_ms()));
+        println!("\nN = {n}");
+        println!(
+            "{:<34} {:>11} {:>8} {:>12} {:>10} {:>10} {:>12} {:>18}",
+            "implementation",
+            "ms/step",
+            "ratio",
+            "check ms/st",
+            "build ms",
+            "bytes/px",
+            "avg pairs",
+            "pair_hash"
+        );
+        for row in rows {
+            let ms = ms_per_step(row);
+            let ms_text = ms.map_or_else(|| "-".to_owned(), |v| format!("{v:.4}"));
+            let ratio = match (ms.or(Some(row.check.mean_step_ms())), ours_ms) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                _ => "-".to_owned(),
+            };
+            let bytes = row
+                .bytes_per_proxy
+                .map_or_else(|| "-".to_owned(), |b| format!("{b:.1}"));
+            println!(
+                "{:<34} {:>11} {:>8} {:>12.4} {:>10.3} {:>10} {:>12.3} {:>18}",
+                row.label,
+                ms_text,
+                ratio,
+                row.check.mean_step_ms(),
+                row.check.build_ms,
+                bytes,
+                row.check.avg_pairs(),
+                row.check.pair_hash_hex()
+            );
+        }
+    }
+}

@@ -4,8 +4,17 @@
 //! API CONTRACT (skeleton): `scene` and `app` build against these items; implementations may
 //! add items and files (`tree.rs`, `brute.rs`, `sap.rs`) but not rename or remove these.
 
-use crate::tree::{Aabb, TreeConfig, TreeEvent, TreeStats};
-use glam::Vec3;
+mod brute;
+mod sap;
+mod store;
+mod tree;
+
+pub use brute::BruteForce;
+pub use sap::SweepAndPrune;
+pub use tree::TreeBroadphase;
+
+use crate::tree::{Aabb, DynamicTree, TreeConfig, TreeError, TreeEvent, TreeStats, Vector};
+use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 /// One body as the broad phase sees it: 2D scenes use z = 0 and ignore it.
@@ -88,15 +97,142 @@ pub enum TreeView<'a> {
     D3(&'a crate::tree::DynamicTree<glam::Vec3, u32>),
 }
 
-/// Makes a broad phase of the given kind for a scene of `dimensions` (2 or 3).
+/// Makes a broad phase of the given kind for a scene of `dimensions` (2 or 3). An error when
+/// the margin or look-ahead is negative or not finite, or `dimensions` is neither 2 nor 3.
 pub fn make(
     kind: BroadphaseKind,
     dimensions: u8,
     config: TreeConfig,
 ) -> Result<Box<dyn Broadphase>, crate::tree::TreeError> {
-    let _ = (kind, dimensions, config);
-    #[allow(clippy::todo)]
-    {
-        todo!()
+    check_config(&config)?;
+    match (kind, dimensions) {
+        (BroadphaseKind::Tree, 2) => Ok(Box::new(TreeBroadphase::<Vec2>::new(config)?)),
+        (BroadphaseKind::Tree, 3) => Ok(Box::new(TreeBroadphase::<Vec3>::new(config)?)),
+        (BroadphaseKind::Brute, 2) => Ok(Box::new(BruteForce::<Vec2>::new(config))),
+        (BroadphaseKind::Brute, 3) => Ok(Box::new(BruteForce::<Vec3>::new(config))),
+        (BroadphaseKind::Sap, 2) => Ok(Box::new(SweepAndPrune::<Vec2>::new(config))),
+        (BroadphaseKind::Sap, 3) => Ok(Box::new(SweepAndPrune::<Vec3>::new(config))),
+        (_, other) => Err(TreeError::InvalidSetting {
+            name: "dimensions (2 or 3)",
+            value: f32::from(other),
+        }),
+    }
+}
+
+impl BroadphaseKind {
+    /// Every kind, in the order the UI and the CLI list them.
+    pub const ALL: [BroadphaseKind; 3] = [
+        BroadphaseKind::Tree,
+        BroadphaseKind::Brute,
+        BroadphaseKind::Sap,
+    ];
+
+    /// The name used on the command line and in reports: `tree`, `brute` or `sap`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            BroadphaseKind::Tree => "tree",
+            BroadphaseKind::Brute => "brute",
+            BroadphaseKind::Sap => "sap",
+        }
+    }
+}
+
+impl std::fmt::Display for BroadphaseKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The fat-box rule every broad phase shares with the tree: the tight box grown by `margin` on
+/// every side, then stretched along each axis by `velocity * lookahead_secs` on the side the
+/// body moves towards (Choi's `update_aabb(delta_t)`).
+#[must_use]
+pub fn fat_box<V: Vector>(
+    tight: &Aabb<V>,
+    velocity: V,
+    margin: f32,
+    lookahead_secs: f32,
+) -> Aabb<V> {
+    let mut fat = tight.grown(margin);
+    let reach = velocity * lookahead_secs;
+    for axis in 0..V::DIM {
+        let d = reach.axis(axis);
+        if d > 0.0 {
+            fat.max.set_axis(axis, fat.max.axis(axis) + d);
+        } else if d < 0.0 {
+            fat.min.set_axis(axis, fat.min.axis(axis) + d);
+        }
+    }
+    fat
+}
+
+/// Ok when the margin and look-ahead are finite and >= 0.
+pub(crate) fn check_config(config: &TreeConfig) -> Result<(), TreeError> {
+    for (name, value) in [
+        ("margin", config.margin),
+        ("velocity_lookahead", config.velocity_lookahead),
+    ] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(TreeError::InvalidSetting { name, value });
+        }
+    }
+    Ok(())
+}
+
+/// A 2D or 3D vector a broad phase can work in: converts from and to the scene's `Vec3`
+/// (2D drops z and gives z = 0 back) and wraps its tree in a [`TreeView`].
+pub trait SceneVector: Vector {
+    /// The first `DIM` components of `v`.
+    fn from_vec3(v: Vec3) -> Self;
+    /// As a `Vec3`, z = 0 in 2D.
+    fn to_vec3(self) -> Vec3;
+    /// The tree, for drawing.
+    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeView<'_>;
+}
+
+impl SceneVector for Vec2 {
+    fn from_vec3(v: Vec3) -> Self {
+        v.truncate()
+    }
+    fn to_vec3(self) -> Vec3 {
+        self.extend(0.0)
+    }
+    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeView<'_> {
+        TreeView::D2(tree)
+    }
+}
+
+impl SceneVector for Vec3 {
+    fn from_vec3(v: Vec3) -> Self {
+        v
+    }
+    fn to_vec3(self) -> Vec3 {
+        self
+    }
+    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeView<'_> {
+        TreeView::D3(tree)
+    }
+}
+
+/// A box in the scene's `Vec3` from a box in `V`.
+pub(crate) fn box_to_vec3<V: SceneVector>(b: &Aabb<V>) -> Aabb<Vec3> {
+    Aabb::new(b.min.to_vec3(), b.max.to_vec3())
+}
+
+/// A box in `V` from a box in the scene's `Vec3`.
+pub(crate) fn box_from_vec3<V: SceneVector>(b: &Aabb<Vec3>) -> Aabb<V> {
+    Aabb::new(V::from_vec3(b.min), V::from_vec3(b.max))
+}
+
+/// `bodies` when they are strictly sorted by id, else a sorted copy with the first of each id.
+pub(crate) fn sorted_bodies(bodies: &[Body]) -> std::borrow::Cow<'_, [Body]> {
+    if bodies.windows(2).all(|w| w[0].id < w[1].id) {
+        std::borrow::Cow::Borrowed(bodies)
+    } else {
+        let mut owned = bodies.to_vec();
+        owned.sort_by_key(|b| b.id);
+        owned.dedup_by_key(|b| b.id);
+        std::borrow::Cow::Owned(owned)
     }
 }

@@ -1,10 +1,291 @@
-//! The `bench` subcommand.
+//! The `bench` subcommand: the standard workload of DESIGN.md on our tree (or on brute force
+//! or sweep-and-prune), printing timings, pair counts, the pair hash and peak memory.
+
+use crate::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
+use crate::workload::{
+    self, BruteForce, RunReport, STANDARD_STEPS, SweepAndPrune, TreeBroadphase, WorkloadBroadphase,
+};
+use clap::ValueEnum;
+use std::fmt::Write as _;
+
+/// The most circles brute force accepts (it tests every pair each step).
+pub const MAX_BRUTE_CIRCLES: usize = 100_000;
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Number of circles (1 to 10,000,000).
+    #[arg(long, default_value_t = 10_000)]
+    pub n: usize,
+    /// Number of steps (1 to 1,000,000).
+    #[arg(long, default_value_t = STANDARD_STEPS)]
+    pub steps: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Which broad phase runs the workload.
+    #[arg(long, value_enum, default_value_t = BroadphaseArg::Tree)]
+    pub broadphase: BroadphaseArg,
+    /// The tree's insertion cost.
+    #[arg(long, value_enum, default_value_t = InsertionArg::from(InsertionCost::default()))]
+    pub insertion: InsertionArg,
+    /// The tree's balancing.
+    #[arg(long, value_enum, default_value_t = BalancingArg::from(Balancing::default()))]
+    pub balancing: BalancingArg,
+    /// The tree's pair method.
+    #[arg(long, value_enum, default_value_t = PairsArg::from(PairMethod::default()))]
+    pub pairs: PairsArg,
+    /// What the tree does with a proxy that left its fat box.
+    #[arg(long, value_enum, default_value_t = UpdateArg::from(UpdateMode::default()))]
+    pub update: UpdateArg,
+}
+
+/// `--broadphase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BroadphaseArg {
+    /// Our dynamic AABB tree.
+    Tree,
+    /// Every pair tested.
+    Brute,
+    /// Sweep-and-prune along x.
+    Sap,
+}
+
+/// `--insertion`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InsertionArg {
+    /// Least volume increase.
+    Volume,
+    /// Least perimeter, greedy descent.
+    Perimeter,
+    /// Branch-and-bound SAH (Box2D v3).
+    SurfaceArea,
+}
+
+/// `--balancing`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BalancingArg {
+    /// No rotations.
+    None,
+    /// AVL height rotations.
+    Avl,
+    /// Surface-area rotations (Box2D v3).
+    Rotations,
+}
+
+/// `--pairs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PairsArg {
+    /// The tree against itself.
+    SelfTraversal,
+    /// Query each moved proxy, persistent pair set.
+    MovedQueries,
+}
+
+/// `--update`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UpdateArg {
+    /// Remove and insert the leaf again.
+    Reinsert,
+    /// Enlarge in place, rebuild the enlarged part.
+    EnlargeAndRebuild,
+}
+
+impl From<InsertionCost> for InsertionArg {
+    fn from(v: InsertionCost) -> Self {
+        match v {
+            InsertionCost::Volume => Self::Volume,
+            InsertionCost::Perimeter => Self::Perimeter,
+            InsertionCost::SurfaceArea => Self::SurfaceArea,
+        }
+    }
+}
+
+impl From<InsertionArg> for InsertionCost {
+    fn from(v: InsertionArg) -> Self {
+        match v {
+            InsertionArg::Volume => Self::Volume,
+            InsertionArg::Perimeter => Self::Perimeter,
+            InsertionArg::SurfaceArea => Self::SurfaceArea,
+        }
+    }
+}
+
+impl From<Balancing> for BalancingArg {
+    fn from(v: Balancing) -> Self {
+        match v {
+            Balancing::None => Self::None,
+            Balancing::Avl => Self::Avl,
+            Balancing::Rotations => Self::Rotations,
+        }
+    }
+}
+
+impl From<BalancingArg> for Balancing {
+    fn from(v: BalancingArg) -> Self {
+        match v {
+            BalancingArg::None => Self::None,
+            BalancingArg::Avl => Self::Avl,
+            BalancingArg::Rotations => Self::Rotations,
+        }
+    }
+}
+
+impl From<PairMethod> for PairsArg {
+    fn from(v: PairMethod) -> Self {
+        match v {
+            PairMethod::SelfTraversal => Self::SelfTraversal,
+            PairMethod::MovedQueries => Self::MovedQueries,
+        }
+    }
+}
+
+impl From<PairsArg> for PairMethod {
+    fn from(v: PairsArg) -> Self {
+        match v {
+            PairsArg::SelfTraversal => Self::SelfTraversal,
+            PairsArg::MovedQueries => Self::MovedQueries,
+        }
+    }
+}
+
+impl From<UpdateMode> for UpdateArg {
+    fn from(v: UpdateMode) -> Self {
+        match v {
+            UpdateMode::Reinsert => Self::Reinsert,
+            UpdateMode::EnlargeAndRebuild => Self::EnlargeAndRebuild,
+        }
+    }
+}
+
+impl From<UpdateArg> for UpdateMode {
+    fn from(v: UpdateArg) -> Self {
+        match v {
+            UpdateArg::Reinsert => Self::Reinsert,
+            UpdateArg::EnlargeAndRebuild => Self::EnlargeAndRebuild,
+        }
+    }
+}
+
+/// The name clap shows for a value (`surface-area`, ...).
+fn value_name<E: ValueEnum>(v: &E) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+impl BenchArgs {
+    /// The tree configuration the options choose (margin and look-ahead are the workload's).
+    #[must_use]
+    pub fn tree_config(&self) -> TreeConfig {
+        TreeConfig {
+            margin: workload::MARGIN,
+            velocity_lookahead: 0.0,
+            insertion: self.insertion.into(),
+            balancing: self.balancing.into(),
+            pairs: self.pairs.into(),
+            update: self.update.into(),
+        }
+    }
+
+    /// Refuses counts the workload cannot run, with a message that says what is allowed.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.n == 0 || self.n > workload::MAX_CIRCLES {
+            anyhow::bail!(
+                "--n must be between 1 and {}, got {}",
+                workload::MAX_CIRCLES,
+                self.n
+            );
+        }
+        if self.steps == 0 || self.steps > workload::MAX_STEPS {
+            anyhow::bail!(
+                "--steps must be between 1 and {}, got {}",
+                workload::MAX_STEPS,
+                self.steps
+            );
+        }
+        if self.broadphase == BroadphaseArg::Brute && self.n > MAX_BRUTE_CIRCLES {
+            anyhow::bail!(
+                "--broadphase brute tests every pair each step; it accepts at most \
+                 {MAX_BRUTE_CIRCLES} circles, got {}",
+                self.n
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Runs the workload the arguments describe and returns its report.
+pub fn run_bench(args: &BenchArgs) -> anyhow::Result<RunReport> {
+    args.check()?;
+    let mut broadphase: Box<dyn WorkloadBroadphase> = match args.broadphase {
+        BroadphaseArg::Tree => Box::new(TreeBroadphase::new(args.tree_config())),
+        BroadphaseArg::Brute => Box::new(BruteForce::new()),
+        BroadphaseArg::Sap => Box::new(SweepAndPrune::new()),
+    };
+    Ok(workload::run(broadphase.as_mut(), args.n, args.steps)?)
+}
+
+/// The report as one JSON object: the keys of DESIGN.md plus the configuration
+/// (`broadphase`, and for the tree `insertion`, `balancing`, `pairs`, `update`; null otherwise).
+#[must_use]
+pub fn report_json(args: &BenchArgs, report: &RunReport, peak_rss_kb: Option<u64>) -> String {
+    let tree = args.broadphase == BroadphaseArg::Tree;
+    let opt = |s: String| {
+        if tree {
+            serde_json::Value::String(s)
+        } else {
+            serde_json::Value::Null
+        }
+    };
+    let value = serde_json::json!({
+        "n": report.n,
+        "steps": report.steps,
+        "build_ms": report.build_ms,
+        "ms_per_step": report.mean_step_ms(),
+        "median_step_ms": report.median_step_ms(),
+        "avg_pairs": report.avg_pairs(),
+        "reinserts_per_step": report.reinserts_per_step(),
+        "pair_hash": report.pair_hash_hex(),
+        "peak_rss_kb": peak_rss_kb,
+        "broadphase": value_name(&args.broadphase),
+        "insertion": opt(value_name(&args.insertion)),
+        "balancing": opt(value_name(&args.balancing)),
+        "pairs": opt(value_name(&args.pairs)),
+        "update": opt(value_name(&args.update)),
+    });
+    value.to_string()
+}
+
+/// The report as aligned text lines.
+#[must_use]
+pub fn report_text(report: &RunReport, peak_rss_kb: Option<u64>) -> String {
+    let mut s = String::new();
+    let rss = peak_rss_kb.map_or_else(|| "unknown".to_owned(), |kb| format!("{kb} kB"));
+    // Writing to a String cannot fail.
+    let _ = writeln!(
+        s,
+        "standard workload: {} circles, {} steps, {}",
+        report.n, report.steps, report.name
+    );
+    let _ = writeln!(s, "build              {:.3} ms", report.build_ms);
+    let _ = writeln!(s, "ms per step        {:.4} (mean)", report.mean_step_ms());
+    let _ = writeln!(s, "median ms per step {:.4}", report.median_step_ms());
+    let _ = writeln!(s, "pairs per step     {:.2}", report.avg_pairs());
+    let _ = writeln!(s, "reinserts per step {:.2}", report.reinserts_per_step());
+    let _ = writeln!(s, "pair_hash          {}", report.pair_hash_hex());
+    let _ = writeln!(s, "peak RSS           {rss}");
+    s
+}
 
 /// Runs `bench`; returns the exit code.
-pub fn main(_args: &BenchArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`bench` is not built yet")
+pub fn main(args: &BenchArgs) -> anyhow::Result<i32> {
+    let report = run_bench(args)?;
+    let rss = workload::peak_rss_kb();
+    if args.json {
+        println!("{}", report_json(args, &report, rss));
+    } else {
+        print!("{}", report_text(&report, rss));
+    }
+    Ok(0)
 }

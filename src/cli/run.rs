@@ -1,10 +1,229 @@
-//! The `run` subcommand.
+//! The `run` subcommand: steps a scene headless and prints a summary (or one JSON object).
+
+use crate::broadphase::BroadphaseKind;
+use crate::scene::{Scene, Simulation, StepReport};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// The broad phase named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BroadphaseArg {
+    /// The dynamic AABB tree.
+    Tree,
+    /// Every pair tested.
+    Brute,
+    /// Sweep-and-prune along x.
+    Sap,
+}
+
+impl From<BroadphaseArg> for BroadphaseKind {
+    fn from(arg: BroadphaseArg) -> Self {
+        match arg {
+            BroadphaseArg::Tree => BroadphaseKind::Tree,
+            BroadphaseArg::Brute => BroadphaseKind::Brute,
+            BroadphaseArg::Sap => BroadphaseKind::Sap,
+        }
+    }
+}
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// The scene file (RON, or JSON when it ends in `.json`).
+    pub scene: PathBuf,
+    /// How many steps to take.
+    #[arg(long, default_value_t = 100)]
+    pub steps: u64,
+    /// Which broad phase to drive.
+    #[arg(long, value_enum, default_value_t = BroadphaseArg::Tree)]
+    pub broadphase: BroadphaseArg,
+    /// Print one JSON object instead of a readable summary.
+    #[arg(long)]
+    pub json: bool,
+}
 
-/// Runs `run`; returns the exit code.
-pub fn main(_args: &RunArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`run` is not built yet")
+/// Tree stats as `run --json` prints them.
+#[derive(Debug, Serialize)]
+pub struct TreeSummary {
+    /// Height of the root.
+    pub height: u32,
+    /// The least height a tree of this many leaves can have.
+    pub min_height: u32,
+    /// Nodes in use.
+    pub nodes: usize,
+    /// Leaves (proxies).
+    pub leaves: usize,
+    /// The SAH cost: sum of node areas over the root's.
+    pub area_ratio: f32,
+}
+
+/// What `run` found: the object `--json` prints.
+#[derive(Debug, Serialize)]
+pub struct RunSummary {
+    /// The scene's name.
+    pub scene: String,
+    /// The file as given.
+    pub file: String,
+    /// 2 or 3.
+    pub dimensions: u8,
+    /// Spheres in the scene, listed and generated.
+    pub spheres: usize,
+    /// Steps taken.
+    pub steps: u64,
+    /// `tree`, `brute` or `sap`.
+    pub broadphase: String,
+    /// Fat boxes recomputed (leaves reinserted) over all steps, not counting first insertions.
+    pub reinserts_total: u64,
+    /// Steps whose pairs were recomputed (the rest reused the previous set).
+    pub pairs_recomputed_steps: u64,
+    /// Candidate pairs at the last step, `[a, b]` with `a < b`, sorted.
+    pub candidate_pairs: Vec<(u32, u32)>,
+    /// Contacts at the last step, sorted.
+    pub contacts: Vec<(u32, u32)>,
+    /// Tree stats at the last step; `null` for brute force and sweep-and-prune.
+    pub tree: Option<TreeSummary>,
+    /// Mean milliseconds per step (update plus pairs).
+    pub ms_per_step: f64,
+    /// Mean milliseconds per step moving bodies and updating the broad phase.
+    pub update_ms_per_step: f64,
+    /// Mean milliseconds per step finding pairs and contacts.
+    pub pairs_ms_per_step: f64,
+}
+
+/// Steps `scene` `steps` times on `kind` and sums up; `file` is echoed in the summary.
+pub fn summarize(
+    scene: &Scene,
+    file: &str,
+    steps: u64,
+    kind: BroadphaseKind,
+) -> Result<RunSummary, crate::scene::SceneError> {
+    let mut sim = Simulation::new(scene, kind)?;
+    let (mut reinserts, mut recomputed, mut update_secs, mut pairs_secs) = (0u64, 0u64, 0.0, 0.0);
+    for _ in 0..steps {
+        let r = sim.step();
+        reinserts += r.reinserted.len() as u64;
+        recomputed += u64::from(r.pairs_recomputed);
+        update_secs += r.update_secs;
+        pairs_secs += r.pairs_secs;
+    }
+    let last: &StepReport = sim.report();
+    let per_step_ms = |secs: f64| {
+        if steps == 0 {
+            0.0
+        } else {
+            secs * 1000.0 / steps as f64
+        }
+    };
+    Ok(RunSummary {
+        scene: scene.name.clone(),
+        file: file.to_owned(),
+        dimensions: scene.dimensions,
+        spheres: scene.sphere_count(),
+        steps,
+        broadphase: kind.name().to_owned(),
+        reinserts_total: reinserts,
+        pairs_recomputed_steps: recomputed,
+        candidate_pairs: last.candidate_pairs.clone(),
+        contacts: last.contacts.clone(),
+        tree: last.tree.map(|t| TreeSummary {
+            height: t.height,
+            min_height: t.min_height,
+            nodes: t.nodes,
+            leaves: t.leaves,
+            area_ratio: t.area_ratio,
+        }),
+        ms_per_step: per_step_ms(update_secs + pairs_secs),
+        update_ms_per_step: per_step_ms(update_secs),
+        pairs_ms_per_step: per_step_ms(pairs_secs),
+    })
+}
+
+/// Up to `max` pairs as `(a, b) (c, d) ...`, with how many more there are.
+fn pair_list(pairs: &[(u32, u32)], max: usize) -> String {
+    let mut text: Vec<String> = pairs
+        .iter()
+        .take(max)
+        .map(|(a, b)| format!("({a}, {b})"))
+        .collect();
+    if pairs.len() > max {
+        text.push(format!("... and {} more", pairs.len() - max));
+    }
+    text.join(" ")
+}
+
+/// The readable summary `run` prints without `--json`.
+#[must_use]
+pub fn readable(s: &RunSummary) -> String {
+    let mut out = String::new();
+    let mut line = |l: String| {
+        out.push_str(&l);
+        out.push('\n');
+    };
+    line(format!(
+        "scene: \"{}\" ({}), {}D, {} spheres",
+        s.scene, s.file, s.dimensions, s.spheres
+    ));
+    line(format!("broad phase: {}, {} steps", s.broadphase, s.steps));
+    let per_step = if s.steps == 0 {
+        0.0
+    } else {
+        s.reinserts_total as f64 / s.steps as f64
+    };
+    line(format!(
+        "reinserts: {} ({per_step:.2} per step); pairs recomputed on {} of {} steps",
+        s.reinserts_total, s.pairs_recomputed_steps, s.steps
+    ));
+    line(format!(
+        "candidate pairs at the last step: {}  {}",
+        s.candidate_pairs.len(),
+        pair_list(&s.candidate_pairs, 12)
+    ));
+    line(format!(
+        "contacts at the last step: {}  {}",
+        s.contacts.len(),
+        pair_list(&s.contacts, 12)
+    ));
+    if let Some(t) = &s.tree {
+        line(format!(
+            "tree: height {} (least possible {}), {} nodes, {} leaves, area ratio {:.3}",
+            t.height, t.min_height, t.nodes, t.leaves, t.area_ratio
+        ));
+    }
+    line(format!(
+        "time: {:.4} ms per step (update {:.4}, pairs {:.4})",
+        s.ms_per_step, s.update_ms_per_step, s.pairs_ms_per_step
+    ));
+    out
+}
+
+/// Runs `run`; returns the exit code (1 with the message on stderr when the scene is refused).
+pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
+    let file = args.scene.display().to_string();
+    let summary = Scene::load(&args.scene)
+        .and_then(|scene| summarize(&scene, &file, args.steps, args.broadphase.into()));
+    match summary {
+        Ok(s) => {
+            let text = if args.json {
+                serde_json::to_string(&s)? + "\n"
+            } else {
+                readable(&s)
+            };
+            print_out(&text)?;
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            Ok(1)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`run ... | head`) is not an error.
+pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }

@@ -5,7 +5,15 @@
 //! add items and files (`model.rs`, `format.rs`, `validate.rs`, `generate.rs`, `sim.rs`) but
 //! not rename or remove these. Field names follow ../DESIGN.md's "Scene files".
 
-use crate::broadphase::BroadphaseKind;
+mod format;
+mod generate;
+mod model;
+mod sim;
+mod validate;
+
+pub use format::is_json_path;
+pub use sim::Simulation;
+
 use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -89,7 +97,7 @@ pub struct Generate {
 
 /// Camera and visible layers, saved by the app; opaque to the simulation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, rename = "view", deny_unknown_fields)]
 pub struct ViewSettings {
     /// World point at the centre of the view.
     pub center: Option<(f32, f32)>,
@@ -135,45 +143,70 @@ pub enum SceneError {
     },
 }
 
-#[allow(unused_variables, clippy::todo, missing_docs)]
 impl Scene {
     /// Reads and validates a file: RON, or JSON when the path ends in `.json`.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        todo!()
+        format::load(path)
     }
+
     /// Parses and validates text; `file` names it in messages; `json` picks the format.
     pub fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneError> {
-        todo!()
+        format::parse(text, file, json)
     }
+
     /// Writes atomically (temporary file beside the target, flushed, renamed), RON or JSON by
-    /// extension.
+    /// extension. An invalid scene is refused and nothing is written.
     pub fn save(&self, path: &Path) -> Result<(), SceneError> {
-        todo!()
+        self.validate(&path.display().to_string())?;
+        let text = self.to_text(format::is_json_path(path))?;
+        format::write_atomic(path, &text)
     }
+
     /// The text `save` would write.
     pub fn to_text(&self, json: bool) -> Result<String, SceneError> {
-        todo!()
+        format::to_text(self, json)
     }
+
     /// Checks every rule; the message says which sphere and field.
     pub fn validate(&self, file: &str) -> Result<(), SceneError> {
-        todo!()
+        validate::validate(self, file)
     }
+
     /// The listed spheres followed by the generated ones, sorted by id.
+    #[must_use]
     pub fn all_spheres(&self) -> Vec<Sphere> {
-        todo!()
+        let mut all = self.spheres.clone();
+        all.extend(generate::generate(self));
+        all.sort_by_key(|s| s.id);
+        all
     }
-    /// The scene the binary opens when given no file.
+
+    /// How many spheres the scene holds, listed and generated.
+    #[must_use]
+    pub fn sphere_count(&self) -> usize {
+        self.spheres.len() + self.generate.map_or(0, |g| g.count as usize)
+    }
+
+    /// The scene the binary opens when given no file (`scenes/default.ron`, built in).
+    #[must_use]
     pub fn builtin_default() -> Scene {
-        todo!()
+        // The file is checked by a test; a broken built-in scene is a bug.
+        #[allow(clippy::expect_used)]
+        Scene::parse(BUILTIN_DEFAULT, "scenes/default.ron", false)
+            .expect("the built-in scenes/default.ron is valid")
     }
 }
+
+/// The text of `scenes/default.ron`, built into the binary.
+pub const BUILTIN_DEFAULT: &str = include_str!("../../scenes/default.ron");
 
 /// What one [`Simulation::step`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepReport {
     /// The step just completed (1 after the first step).
     pub step: u64,
-    /// Ids whose fat box was recomputed / leaf reinserted, sorted.
+    /// Ids whose fat box was recomputed / leaf reinserted because the sphere left it, sorted
+    /// (spheres new to the broad phase are in `appeared`, not here).
     pub reinserted: Vec<u32>,
     /// Ids that appeared this step, sorted.
     pub appeared: Vec<u32>,
@@ -202,67 +235,4 @@ pub struct Body {
     pub sphere: Sphere,
     /// True while it exists (between `appear_at` and `disappear_at`).
     pub alive: bool,
-}
-
-/// Steps a scene and drives a broad phase. Same scene, same results, every run.
-pub struct Simulation {
-    _todo: (),
-}
-
-#[allow(unused_variables, clippy::todo, missing_docs)]
-impl Simulation {
-    /// Starts a scene at step 0 (spheres that appear at 0 are inserted; pairs computed).
-    pub fn new(scene: &Scene, kind: BroadphaseKind) -> Result<Simulation, SceneError> {
-        todo!()
-    }
-    /// Advances one step of `scene.dt`.
-    pub fn step(&mut self) -> &StepReport {
-        todo!()
-    }
-    /// The last report (after `new`, the report of step 0).
-    pub fn report(&self) -> &StepReport {
-        todo!()
-    }
-    /// The current step.
-    pub fn step_index(&self) -> u64 {
-        todo!()
-    }
-    /// The scene as it is now (current positions), e.g. to save it.
-    pub fn scene(&self) -> Scene {
-        todo!()
-    }
-    /// Every sphere, alive or not, sorted by id.
-    pub fn bodies(&self) -> &[Body] {
-        todo!()
-    }
-    /// The broad phase (for drawing fat boxes and the tree).
-    pub fn broadphase(&self) -> &dyn crate::broadphase::Broadphase {
-        todo!()
-    }
-    /// Switches broad phase, keeping the spheres; pairs recomputed.
-    pub fn set_broadphase(&mut self, kind: BroadphaseKind) {
-        todo!()
-    }
-    /// Applies new tree settings at once (fat boxes recomputed, pairs recomputed). An error
-    /// names the bad value and changes nothing.
-    pub fn set_tree_settings(&mut self, settings: TreeSettings) -> Result<(), SceneError> {
-        todo!()
-    }
-    /// Moves a sphere to `center` now (the app's drag) and updates the broad phase and pairs;
-    /// the returned report says whether it was reinserted and whether pairs were recomputed.
-    pub fn move_sphere(&mut self, id: u32, center: Vec3) -> Result<&StepReport, SceneError> {
-        todo!()
-    }
-    /// Adds a sphere now; an error if the id is taken or a value is bad.
-    pub fn add_sphere(&mut self, sphere: Sphere) -> Result<&StepReport, SceneError> {
-        todo!()
-    }
-    /// Removes a sphere now; an error if there is no such id.
-    pub fn remove_sphere(&mut self, id: u32) -> Result<&StepReport, SceneError> {
-        todo!()
-    }
-    /// Full rebuild of the tree.
-    pub fn rebuild(&mut self) {
-        todo!()
-    }
 }

@@ -1,0 +1,90 @@
+//! Brute force: every pair of fat boxes tested, the reference the other broad phases must match.
+
+use super::{
+    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, TreeView, UpdateOutcome,
+    box_to_vec3, check_config, store::Store,
+};
+use crate::tree::{Aabb, TreeConfig, TreeError, TreeEvent, TreeStats, Vector};
+use glam::Vec3;
+
+/// Tests every pair of fat boxes (O(n²)) when something changed since the last search.
+#[derive(Clone, Debug)]
+pub struct BruteForce<V> {
+    store: Store<V>,
+}
+
+impl<V: SceneVector> BruteForce<V> {
+    /// An empty broad phase; the margin and look-ahead are assumed valid (see [`super::make`]).
+    #[must_use]
+    pub fn new(config: TreeConfig) -> Self {
+        Self {
+            store: Store::new(config),
+        }
+    }
+}
+
+/// True when the closed boxes share a point, axis by axis (the same test as the tree's).
+#[inline]
+pub(crate) fn overlaps<V: Vector>(a: &Aabb<V>, b: &Aabb<V>) -> bool {
+    a.overlaps(b)
+}
+
+impl<V: SceneVector> Broadphase for BruteForce<V> {
+    fn kind(&self) -> BroadphaseKind {
+        BroadphaseKind::Brute
+    }
+
+    fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
+        self.store.update(bodies)
+    }
+
+    fn find_pairs(&mut self) -> PairOutcome {
+        if !self.store.dirty {
+            return PairOutcome {
+                pairs: self.store.pairs.clone(),
+                recomputed: false,
+            };
+        }
+        let entries = &self.store.entries;
+        let mut pairs = Vec::new();
+        // Entries are sorted by id, so (a, b) with a before b already has a < b and the pairs
+        // come out sorted.
+        for (i, a) in entries.iter().enumerate() {
+            for b in &entries[i + 1..] {
+                if overlaps(&a.fat, &b.fat) {
+                    pairs.push((a.id, b.id));
+                }
+            }
+        }
+        self.store.pairs = pairs;
+        self.store.dirty = false;
+        PairOutcome {
+            pairs: self.store.pairs.clone(),
+            recomputed: true,
+        }
+    }
+
+    fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {
+        self.store.fat_aabb(id).map(|b| box_to_vec3(&b))
+    }
+
+    fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
+        check_config(&config)?;
+        self.store.set_config(config);
+        Ok(())
+    }
+
+    fn tree_stats(&self) -> Option<TreeStats> {
+        None
+    }
+
+    fn take_events(&mut self) -> Vec<TreeEvent> {
+        Vec::new()
+    }
+
+    fn tree_view(&self) -> Option<TreeView<'_>> {
+        None
+    }
+
+    fn rebuild(&mut self) {}
+}

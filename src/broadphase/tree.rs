@@ -1,0 +1,157 @@
+//! The dynamic AABB tree as a broad phase: one proxy per body, reinserted only when its tight
+//! box leaves its fat box; pairs from the tree's own pair finder.
+
+use super::{
+    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, TreeView, UpdateOutcome,
+    box_from_vec3, box_to_vec3, check_config, sorted_bodies,
+};
+use crate::tree::{Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats};
+use glam::Vec3;
+
+/// A [`DynamicTree`] keyed by sphere id, recording its events for the debugger.
+#[derive(Clone, Debug)]
+pub struct TreeBroadphase<V: SceneVector> {
+    tree: DynamicTree<V, u32>,
+    /// `(sphere id, proxy)`, sorted by id.
+    proxies: Vec<(u32, ProxyId)>,
+    /// The pairs of the last search as sphere ids, sorted.
+    pairs: Vec<(u32, u32)>,
+    /// True when proxies came or went since the last search (the tree says the rest).
+    changed: bool,
+}
+
+impl<V: SceneVector> TreeBroadphase<V> {
+    /// An empty tree broad phase; an error when the margin or look-ahead is bad.
+    pub fn new(config: TreeConfig) -> Result<Self, TreeError> {
+        let mut tree = DynamicTree::try_new(config)?;
+        tree.set_recording(true);
+        Ok(Self {
+            tree,
+            proxies: Vec::new(),
+            pairs: Vec::new(),
+            changed: true,
+        })
+    }
+
+    /// The tree itself.
+    #[must_use]
+    pub fn tree(&self) -> &DynamicTree<V, u32> {
+        &self.tree
+    }
+
+    fn proxy(&self, id: u32) -> Option<ProxyId> {
+        self.proxies
+            .binary_search_by_key(&id, |&(i, _)| i)
+            .ok()
+            .map(|k| self.proxies[k].1)
+    }
+}
+
+impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
+    fn kind(&self) -> BroadphaseKind {
+        BroadphaseKind::Tree
+    }
+
+    fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
+        let bodies = sorted_bodies(bodies);
+        let mut out = UpdateOutcome::default();
+        // Stage 1: remove the proxies of bodies that are gone, so their nodes can be reused.
+        let mut kept = Vec::with_capacity(self.proxies.len());
+        let mut next = bodies.iter().peekable();
+        for &(id, proxy) in &self.proxies {
+            while next.next_if(|b| b.id < id).is_some() {}
+            if next.peek().is_some_and(|b| b.id == id) {
+                kept.push((id, proxy));
+            } else {
+                // A proxy from `self.proxies` is live; an error would be a bug in the tree.
+                let _ = self.tree.destroy_proxy(proxy);
+                out.removed.push(id);
+            }
+        }
+        // Stage 2: move the bodies that stay and create the new ones, in id order.
+        let mut proxies = Vec::with_capacity(bodies.len());
+        let mut old = kept.into_iter().peekable();
+        for body in bodies.iter() {
+            let tight = box_from_vec3::<V>(&body.tight);
+            let velocity = V::from_vec3(body.velocity);
+            match old.next_if(|&(id, _)| id == body.id) {
+                Some((id, proxy)) => {
+                    if let Ok(true) = self.tree.move_proxy(proxy, tight, velocity) {
+                        out.reinserted.push(id);
+                    }
+                    proxies.push((id, proxy));
+                }
+                None => {
+                    // A body the tree refuses (non-finite, inverted) stays out of it.
+                    if let Ok(proxy) = self.tree.create_proxy(tight, velocity, body.id) {
+                        proxies.push((body.id, proxy));
+                        out.added.push(body.id);
+                        out.reinserted.push(body.id);
+                    }
+                }
+            }
+        }
+        if !(out.added.is_empty() && out.removed.is_empty()) {
+            self.changed = true;
+        }
+        self.proxies = proxies;
+        out
+    }
+
+    fn find_pairs(&mut self) -> PairOutcome {
+        let update = self.tree.update_pairs();
+        let recomputed = update.recomputed || self.changed;
+        if recomputed {
+            let tree = &self.tree;
+            let mut pairs: Vec<(u32, u32)> = tree
+                .pairs()
+                .iter()
+                .filter_map(|&(a, b)| {
+                    let (a, b) = (tree.user_data(a).ok()?, tree.user_data(b).ok()?);
+                    Some(if a < b { (a, b) } else { (b, a) })
+                })
+                .collect();
+            pairs.sort_unstable();
+            self.pairs = pairs;
+            self.changed = false;
+        }
+        PairOutcome {
+            pairs: self.pairs.clone(),
+            recomputed,
+        }
+    }
+
+    fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {
+        let proxy = self.proxy(id)?;
+        self.tree.fat_aabb(proxy).ok().map(|b| box_to_vec3(&b))
+    }
+
+    fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
+        check_config(&config)?;
+        self.tree.set_margin(config.margin)?;
+        self.tree
+            .set_velocity_lookahead(config.velocity_lookahead)?;
+        self.tree.set_insertion(config.insertion);
+        self.tree.set_balancing(config.balancing);
+        self.tree.set_pair_method(config.pairs);
+        self.tree.set_update_mode(config.update);
+        self.changed = true;
+        Ok(())
+    }
+
+    fn tree_stats(&self) -> Option<TreeStats> {
+        Some(self.tree.stats())
+    }
+
+    fn take_events(&mut self) -> Vec<TreeEvent> {
+        self.tree.take_events()
+    }
+
+    fn tree_view(&self) -> Option<TreeView<'_>> {
+        Some(V::tree_view(&self.tree))
+    }
+
+    fn rebuild(&mut self) {
+        self.tree.rebuild();
+    }
+}

@@ -1,0 +1,185 @@
+//! Reading and writing scene files: RON (or JSON by extension), syntax errors as
+//! `FILE:LINE:COL: message`, and atomic saves.
+
+use super::model::{SceneFile, VersionProbe, newer_message};
+use super::{FORMAT_VERSION, Scene, SceneError};
+use std::io::Write;
+use std::path::Path;
+
+/// True when `path` names a JSON file (extension `.json`, any case).
+#[must_use]
+pub fn is_json_path(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Reads a file, checks it is UTF-8 text, then parses and validates it.
+pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| SceneError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let (line, col) = line_col(&String::from_utf8_lossy(good));
+        SceneError::Syntax {
+            file: file.clone(),
+            line,
+            col,
+            message: format!(
+                "the file is not UTF-8 text (byte 0x{:02X} at offset {})",
+                bytes[e.valid_up_to()],
+                e.valid_up_to()
+            ),
+        }
+    })?;
+    parse(text, &file, is_json_path(path))
+}
+
+/// The 1-based line and column just after `prefix`.
+fn line_col(prefix: &str) -> (usize, usize) {
+    let line = 1 + prefix.matches('\n').count();
+    let col = 1 + prefix.chars().rev().take_while(|&c| c != '\n').count();
+    (line, col)
+}
+
+/// Parses and validates text; `file` names it in messages.
+pub(crate) fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err(SceneError::Syntax {
+            file: file.to_owned(),
+            line: 1,
+            col: 1,
+            message: format!(
+                "the file is empty; expected a scene ({})",
+                if json { "a JSON object" } else { "RON" }
+            ),
+        });
+    }
+    // A newer file may have fields this build does not know: read its version leniently
+    // first so it gets the right message instead of "unknown field".
+    let probe = if json {
+        serde_json::from_str::<VersionProbe>(text).ok()
+    } else {
+        ron::Options::default().from_str::<VersionProbe>(text).ok()
+    };
+    if let Some(p) = probe
+        && p.format_version > FORMAT_VERSION
+    {
+        return Err(SceneError::Invalid {
+            file: file.to_owned(),
+            message: newer_message(p.format_version),
+        });
+    }
+    let parsed: SceneFile = if json {
+        serde_json::from_str(text).map_err(|e| json_error(&e, file))?
+    } else {
+        ron::Options::default()
+            .from_str(text)
+            .map_err(|e| SceneError::Syntax {
+                file: file.to_owned(),
+                line: e.span.start.line.max(1),
+                col: e.span.start.col.max(1),
+                message: e.code.to_string(),
+            })?
+    };
+    let scene = parsed.into_scene(file)?;
+    scene.validate(file)?;
+    Ok(scene)
+}
+
+/// A serde_json error as `FILE:LINE:COL: message` (without serde_json's own position suffix).
+fn json_error(e: &serde_json::Error, file: &str) -> SceneError {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+    SceneError::Syntax {
+        file: file.to_owned(),
+        line: e.line().max(1),
+        col: e.column().max(1),
+        message,
+    }
+}
+
+/// The text a save writes: RON with one sphere per line, or JSON likewise.
+pub(crate) fn to_text(scene: &Scene, json: bool) -> Result<String, SceneError> {
+    let f = SceneFile::from_scene(scene);
+    let fail = |message: String| SceneError::Invalid {
+        file: "<text>".to_owned(),
+        message,
+    };
+    if json {
+        json_text(&f).map_err(|e| fail(e.to_string()))
+    } else {
+        let config = ron::ser::PrettyConfig::new()
+            .depth_limit(2)
+            .struct_names(false)
+            .separate_tuple_members(false);
+        let mut text = ron::ser::to_string_pretty(&f, config).map_err(|e| fail(e.to_string()))?;
+        text.push('\n');
+        Ok(text)
+    }
+}
+
+/// JSON with the top level and the sphere list one item per line, the rest compact.
+fn json_text(f: &SceneFile) -> Result<String, serde_json::Error> {
+    use serde_json::to_string as js;
+    let mut fields = vec![
+        format!("\"format_version\": {}", js(&f.format_version)?),
+        format!("\"name\": {}", js(&f.name)?),
+        format!("\"dimensions\": {}", js(&f.dimensions)?),
+        format!("\"world\": {}", js(&f.world)?),
+        format!("\"dt\": {}", js(&f.dt)?),
+        format!("\"tree\": {}", js(&f.tree)?),
+    ];
+    let spheres: Vec<String> = f
+        .spheres
+        .iter()
+        .map(|s| js(s).map(|t| format!("    {t}")))
+        .collect::<Result<_, _>>()?;
+    fields.push(if spheres.is_empty() {
+        "\"spheres\": []".to_owned()
+    } else {
+        format!("\"spheres\": [\n{}\n  ]", spheres.join(",\n"))
+    });
+    fields.push(format!("\"generate\": {}", js(&f.generate)?));
+    fields.push(format!("\"view\": {}", js(&f.view)?));
+    Ok(format!("{{\n  {}\n}}\n", fields.join(",\n  ")))
+}
+
+/// Writes `text` to `path` atomically: a temporary file beside it, flushed and synced, then
+/// renamed over the target. On failure the temporary file is removed and the target untouched.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), SceneError> {
+    let io = |source| SceneError::Io {
+        file: path.display().to_string(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| io(std::io::Error::other("the path names no file")))?;
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut out = std::fs::File::create(&tmp)?;
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        out.sync_all()?;
+        drop(out);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    // Make the rename itself durable where the platform allows syncing a directory.
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}

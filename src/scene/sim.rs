@@ -1,0 +1,410 @@
+//! The simulation: spheres move by `velocity * dt` and bounce off the walls (the standard
+//! workload's rule), appear and disappear at their steps, and drive a broad phase each step.
+
+use super::validate::{check_setting, check_sphere};
+use super::{
+    Body, FORMAT_VERSION, Scene, SceneError, Sphere, StepReport, TreeSettings, ViewSettings,
+};
+use crate::broadphase::{self, Broadphase, BroadphaseKind};
+use crate::tree::{Aabb, TreeConfig};
+use glam::Vec3;
+use std::time::Instant;
+
+/// The name errors of a running simulation give in place of a file.
+const SIM_FILE: &str = "<scene>";
+
+/// Steps a scene and drives a broad phase. Same scene, same results, every run.
+pub struct Simulation {
+    name: String,
+    dimensions: u8,
+    world: Aabb<Vec3>,
+    dt: f32,
+    settings: TreeSettings,
+    view: Option<ViewSettings>,
+    /// Every sphere, alive or not, sorted by id.
+    bodies: Vec<Body>,
+    broadphase: Box<dyn Broadphase>,
+    step: u64,
+    report: StepReport,
+}
+
+/// The tree configuration of the scene's settings (update mode: the library default).
+fn config_of(settings: &TreeSettings) -> TreeConfig {
+    TreeConfig {
+        margin: settings.margin,
+        velocity_lookahead: settings.velocity_lookahead,
+        insertion: settings.insertion,
+        balancing: settings.balancing,
+        pairs: settings.pairs,
+        ..TreeConfig::default()
+    }
+}
+
+fn invalid(message: String) -> SceneError {
+    SceneError::Invalid {
+        file: SIM_FILE.to_owned(),
+        message,
+    }
+}
+
+/// True while a sphere exists at `step`.
+fn alive_at(s: &Sphere, step: u64) -> bool {
+    s.appear_at <= step && s.disappear_at.is_none_or(|gone| step < gone)
+}
+
+/// The tight box of a sphere (z = 0..0 in 2D).
+fn tight_box(s: &Sphere, dims: u8) -> Aabb<Vec3> {
+    let half = if dims == 2 {
+        Vec3::new(s.radius, s.radius, 0.0)
+    } else {
+        Vec3::splat(s.radius)
+    };
+    Aabb::new(s.center - half, s.center + half)
+}
+
+/// True when two spheres overlap or touch.
+fn spheres_touch(a: &Sphere, b: &Sphere) -> bool {
+    let reach = a.radius + b.radius;
+    a.center.distance_squared(b.center) <= reach * reach
+}
+
+/// Ids in `all` (sorted) that are not in `minus` (sorted).
+fn sorted_difference(all: &[u32], minus: &[u32]) -> Vec<u32> {
+    all.iter()
+        .copied()
+        .filter(|id| minus.binary_search(id).is_err())
+        .collect()
+}
+
+impl Simulation {
+    /// Starts a scene at step 0 (spheres that appear at 0 are inserted; pairs computed). An
+    /// error when the scene breaks a rule (see [`Scene::validate`]).
+    pub fn new(scene: &Scene, kind: BroadphaseKind) -> Result<Simulation, SceneError> {
+        scene.validate(SIM_FILE)?;
+        let broadphase = broadphase::make(kind, scene.dimensions, config_of(&scene.tree))
+            .map_err(|e| invalid(e.to_string()))?;
+        let bodies: Vec<Body> = scene
+            .all_spheres()
+            .into_iter()
+            .map(|sphere| Body {
+                alive: alive_at(&sphere, 0),
+                sphere,
+            })
+            .collect();
+        let appeared = bodies
+            .iter()
+            .filter(|b| b.alive)
+            .map(|b| b.sphere.id)
+            .collect();
+        let mut sim = Simulation {
+            name: scene.name.clone(),
+            dimensions: scene.dimensions,
+            world: scene.world,
+            dt: scene.dt,
+            settings: scene.tree,
+            view: scene.view.clone(),
+            bodies,
+            broadphase,
+            step: 0,
+            report: StepReport::default(),
+        };
+        sim.refresh(appeared, Vec::new(), Instant::now());
+        Ok(sim)
+    }
+
+    /// Advances one step of `dt`: live spheres move and bounce, then spheres appear and
+    /// disappear, then the broad phase is updated and the pairs found.
+    pub fn step(&mut self) -> &StepReport {
+        let started = Instant::now();
+        self.step += 1;
+        let step = self.step;
+        let (dt, dims, world) = (self.dt, usize::from(self.dimensions), self.world);
+        let mut appeared = Vec::new();
+        let mut disappeared = Vec::new();
+        for body in &mut self.bodies {
+            let alive_now = alive_at(&body.sphere, step);
+            match (body.alive, alive_now) {
+                (true, true) => move_and_bounce(&mut body.sphere, dt, dims, &world),
+                (false, true) => appeared.push(body.sphere.id),
+                (true, false) => disappeared.push(body.sphere.id),
+                (false, false) => {}
+            }
+            body.alive = alive_now;
+        }
+        self.refresh(appeared, disappeared, started)
+    }
+
+    /// Brings the broad phase to the live bodies, finds pairs and contacts, and stores the
+    /// report of the current step.
+    fn refresh(
+        &mut self,
+        appeared: Vec<u32>,
+        disappeared: Vec<u32>,
+        started: Instant,
+    ) -> &StepReport {
+        let dims = self.dimensions;
+        let live: Vec<broadphase::Body> = self
+            .bodies
+            .iter()
+            .filter(|b| b.alive)
+            .map(|b| broadphase::Body {
+                id: b.sphere.id,
+                tight: tight_box(&b.sphere, dims),
+                velocity: b.sphere.velocity,
+            })
+            .collect();
+        let outcome = self.broadphase.update(&live);
+        let update_secs = started.elapsed().as_secs_f64();
+        let pairs_started = Instant::now();
+        let found = self.broadphase.find_pairs();
+        let contacts = self.contacts_of(&found.pairs);
+        let pairs_secs = pairs_started.elapsed().as_secs_f64();
+        self.report = StepReport {
+            step: self.step,
+            reinserted: sorted_difference(&outcome.reinserted, &outcome.added),
+            appeared,
+            disappeared,
+            candidate_pairs: found.pairs,
+            contacts,
+            pairs_recomputed: found.recomputed,
+            tree: self.broadphase.tree_stats(),
+            update_secs,
+            pairs_secs,
+            events: self.broadphase.take_events(),
+        };
+        &self.report
+    }
+
+    /// The candidate pairs whose spheres overlap or touch.
+    fn contacts_of(&self, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        pairs
+            .iter()
+            .copied()
+            .filter(|&(a, b)| match (self.body(a), self.body(b)) {
+                (Some(a), Some(b)) => spheres_touch(&a.sphere, &b.sphere),
+                _ => false,
+            })
+            .collect()
+    }
+
+    fn index_of(&self, id: u32) -> Option<usize> {
+        self.bodies.binary_search_by_key(&id, |b| b.sphere.id).ok()
+    }
+
+    /// The body with this id, alive or not.
+    #[must_use]
+    pub fn body(&self, id: u32) -> Option<&Body> {
+        self.index_of(id).map(|i| &self.bodies[i])
+    }
+
+    /// The last report (after `new`, the report of step 0).
+    #[must_use]
+    pub fn report(&self) -> &StepReport {
+        &self.report
+    }
+
+    /// The current step (0 before the first [`Simulation::step`]).
+    #[must_use]
+    pub fn step_index(&self) -> u64 {
+        self.step
+    }
+
+    /// 2 or 3.
+    #[must_use]
+    pub fn dimensions(&self) -> u8 {
+        self.dimensions
+    }
+
+    /// The walls.
+    #[must_use]
+    pub fn world(&self) -> Aabb<Vec3> {
+        self.world
+    }
+
+    /// Seconds per step.
+    #[must_use]
+    pub fn dt_secs(&self) -> f32 {
+        self.dt
+    }
+
+    /// The current tree settings.
+    #[must_use]
+    pub fn tree_settings(&self) -> TreeSettings {
+        self.settings
+    }
+
+    /// The scene's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The scene as it is now, to save it: current centres and velocities, spheres that have
+    /// disappeared left out, and `appear_at` / `disappear_at` counted from now, so that
+    /// running the saved scene carries on from here.
+    #[must_use]
+    pub fn scene(&self) -> Scene {
+        let step = self.step;
+        let spheres = self
+            .bodies
+            .iter()
+            .filter(|b| b.sphere.disappear_at.is_none_or(|gone| gone > step))
+            .map(|b| Sphere {
+                appear_at: b.sphere.appear_at.saturating_sub(step),
+                disappear_at: b.sphere.disappear_at.map(|gone| gone - step),
+                ..b.sphere.clone()
+            })
+            .collect();
+        Scene {
+            format_version: FORMAT_VERSION,
+            name: self.name.clone(),
+            dimensions: self.dimensions,
+            world: self.world,
+            dt: self.dt,
+            tree: self.settings,
+            spheres,
+            generate: None,
+            view: self.view.clone(),
+        }
+    }
+
+    /// Every sphere, alive or not, sorted by id.
+    #[must_use]
+    pub fn bodies(&self) -> &[Body] {
+        &self.bodies
+    }
+
+    /// The broad phase (for drawing fat boxes and the tree).
+    #[must_use]
+    pub fn broadphase(&self) -> &dyn Broadphase {
+        self.broadphase.as_ref()
+    }
+
+    /// Which broad phase runs.
+    #[must_use]
+    pub fn broadphase_kind(&self) -> BroadphaseKind {
+        self.broadphase.kind()
+    }
+
+    /// Switches broad phase, keeping the spheres; every fat box is made afresh and the pairs
+    /// recomputed.
+    pub fn set_broadphase(&mut self, kind: BroadphaseKind) {
+        // The settings were checked when they were set, so making one cannot fail.
+        if let Ok(b) = broadphase::make(kind, self.dimensions, config_of(&self.settings)) {
+            self.broadphase = b;
+            self.refresh(Vec::new(), Vec::new(), Instant::now());
+        }
+    }
+
+    /// Applies new tree settings at once (fat boxes recomputed, pairs recomputed). An error
+    /// names the bad value and changes nothing.
+    pub fn set_tree_settings(&mut self, settings: TreeSettings) -> Result<(), SceneError> {
+        check_setting("tree.margin", settings.margin).map_err(invalid)?;
+        check_setting("tree.velocity_lookahead", settings.velocity_lookahead).map_err(invalid)?;
+        self.broadphase
+            .set_config(config_of(&settings))
+            .map_err(|e| invalid(e.to_string()))?;
+        self.settings = settings;
+        self.refresh(Vec::new(), Vec::new(), Instant::now());
+        Ok(())
+    }
+
+    /// Moves a sphere to `center` now (the app's drag) and updates the broad phase and pairs;
+    /// the report says whether it was reinserted and whether pairs were recomputed. An error
+    /// when there is no such id or the sphere would reach outside the world (see
+    /// [`Simulation::clamp_center`]); nothing changes then.
+    pub fn move_sphere(&mut self, id: u32, center: Vec3) -> Result<&StepReport, SceneError> {
+        let i = self
+            .index_of(id)
+            .ok_or_else(|| invalid(format!("no sphere has id {id}")))?;
+        let mut moved = self.bodies[i].sphere.clone();
+        moved.center = center;
+        self.check_one(&moved)?;
+        self.bodies[i].sphere.center = center;
+        Ok(self.refresh(Vec::new(), Vec::new(), Instant::now()))
+    }
+
+    /// The nearest centre to `center` where a sphere of `radius` lies inside the world (z = 0
+    /// in 2D); for drags that go past a wall.
+    #[must_use]
+    pub fn clamp_center(&self, radius: f32, center: Vec3) -> Vec3 {
+        let mut c = center;
+        for a in 0..3 {
+            if a >= usize::from(self.dimensions) {
+                c[a] = 0.0;
+                continue;
+            }
+            let (lo, hi) = (self.world.min[a] + radius, self.world.max[a] - radius);
+            c[a] = if lo <= hi { c[a].max(lo).min(hi) } else { lo };
+        }
+        c
+    }
+
+    /// Adds a sphere now; it is live at once when its `appear_at` has passed. An error if the id
+    /// is taken or a value is bad; nothing changes then.
+    pub fn add_sphere(&mut self, sphere: Sphere) -> Result<&StepReport, SceneError> {
+        let at = match self
+            .bodies
+            .binary_search_by_key(&sphere.id, |b| b.sphere.id)
+        {
+            Ok(_) => return Err(invalid(format!("id {} is already taken", sphere.id))),
+            Err(at) => at,
+        };
+        self.check_one(&sphere)?;
+        let alive = alive_at(&sphere, self.step);
+        let appeared = if alive { vec![sphere.id] } else { Vec::new() };
+        self.bodies.insert(at, Body { sphere, alive });
+        Ok(self.refresh(appeared, Vec::new(), Instant::now()))
+    }
+
+    /// Removes a sphere now; an error if there is no such id.
+    pub fn remove_sphere(&mut self, id: u32) -> Result<&StepReport, SceneError> {
+        let i = self
+            .index_of(id)
+            .ok_or_else(|| invalid(format!("no sphere has id {id}")))?;
+        let body = self.bodies.remove(i);
+        let disappeared = if body.alive { vec![id] } else { Vec::new() };
+        Ok(self.refresh(Vec::new(), disappeared, Instant::now()))
+    }
+
+    /// Full rebuild of the tree (the other broad phases have none); the report is refreshed.
+    pub fn rebuild(&mut self) {
+        self.broadphase.rebuild();
+        self.refresh(Vec::new(), Vec::new(), Instant::now());
+    }
+
+    /// A sphere's own rules against this simulation's world.
+    fn check_one(&self, sphere: &Sphere) -> Result<(), SceneError> {
+        let probe = Scene {
+            format_version: FORMAT_VERSION,
+            name: String::new(),
+            dimensions: self.dimensions,
+            world: self.world,
+            dt: self.dt,
+            tree: self.settings,
+            spheres: Vec::new(),
+            generate: None,
+            view: None,
+        };
+        check_sphere(&probe, sphere).map_err(|e| invalid(format!("sphere (id {}): {e}", sphere.id)))
+    }
+}
+
+/// One step of the standard workload's rule on every axis in use: `x += v * dt`, then if past
+/// a wall, clamp to it and flip that velocity component.
+fn move_and_bounce(s: &mut Sphere, dt: f32, dims: usize, world: &Aabb<Vec3>) {
+    for a in 0..dims {
+        let mut x = s.center[a];
+        x += s.velocity[a] * dt;
+        let lo = world.min[a] + s.radius;
+        let hi = world.max[a] - s.radius;
+        if x < lo {
+            x = lo;
+            s.velocity[a] = -s.velocity[a];
+        } else if x > hi {
+            x = hi;
+            s.velocity[a] = -s.velocity[a];
+        }
+        s.center[a] = x;
+    }
+}

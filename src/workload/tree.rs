@@ -1,0 +1,121 @@
+//! Our dynamic tree driven by the workload: every circle's tight box goes to `move_proxy`
+//! each step (the tree decides what to reinsert), then the pairs come from `update_pairs`.
+
+use super::{MARGIN, PairTally, Workload, WorkloadBroadphase};
+use crate::tree::{
+    Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, UpdateMode,
+};
+use glam::Vec2;
+
+/// The workload on a [`DynamicTree`] with a given configuration (margin [`MARGIN`], no
+/// look-ahead, whatever the configuration says).
+#[derive(Clone, Debug)]
+pub struct TreeBroadphase {
+    config: TreeConfig,
+    tree: DynamicTree<Vec2, u32>,
+    /// Proxy of each circle.
+    proxies: Vec<ProxyId>,
+    /// Circle of each proxy slot (`ProxyId::index`).
+    circle_of_slot: Vec<u32>,
+}
+
+impl TreeBroadphase {
+    /// A tree broad phase; the margin is forced to [`MARGIN`] and the look-ahead to 0, as the
+    /// workload requires.
+    #[must_use]
+    pub fn new(config: TreeConfig) -> Self {
+        let config = TreeConfig {
+            margin: MARGIN,
+            velocity_lookahead: 0.0,
+            ..config
+        };
+        Self {
+            config,
+            tree: DynamicTree::new(config),
+            proxies: Vec::new(),
+            circle_of_slot: Vec::new(),
+        }
+    }
+
+    /// The configuration it runs.
+    #[must_use]
+    pub fn config(&self) -> &TreeConfig {
+        &self.config
+    }
+
+    /// The tree (for stats after a run).
+    #[must_use]
+    pub fn tree(&self) -> &DynamicTree<Vec2, u32> {
+        &self.tree
+    }
+}
+
+/// A short label of a configuration, e.g. `SA+rot, self, reinsert`.
+#[must_use]
+pub fn config_label(config: &TreeConfig) -> String {
+    let insertion = match config.insertion {
+        InsertionCost::Volume => "vol",
+        InsertionCost::Perimeter => "perim",
+        InsertionCost::SurfaceArea => "SA",
+    };
+    let balancing = match config.balancing {
+        Balancing::None => "none",
+        Balancing::Avl => "avl",
+        Balancing::Rotations => "rot",
+    };
+    let pairs = match config.pairs {
+        PairMethod::SelfTraversal => "self",
+        PairMethod::MovedQueries => "moved",
+    };
+    let update = match config.update {
+        UpdateMode::Reinsert => "reinsert",
+        UpdateMode::EnlargeAndRebuild => "enlarge",
+    };
+    format!("{insertion}+{balancing}, {pairs}, {update}")
+}
+
+impl WorkloadBroadphase for TreeBroadphase {
+    fn name(&self) -> String {
+        format!("tree {}", config_label(&self.config))
+    }
+
+    fn build(&mut self, workload: &Workload) {
+        self.tree = DynamicTree::new(self.config);
+        self.proxies.clear();
+        self.circle_of_slot.clear();
+        for (i, c) in workload.circles().iter().enumerate() {
+            let id = self
+                .tree
+                .create_proxy(c.tight(), c.velocity, i as u32)
+                .expect("workload circles are finite and fewer than MAX_CIRCLES");
+            let slot = id.index as usize;
+            if self.circle_of_slot.len() <= slot {
+                self.circle_of_slot.resize(slot + 1, u32::MAX);
+            }
+            self.circle_of_slot[slot] = i as u32;
+            self.proxies.push(id);
+        }
+    }
+
+    fn update(&mut self, workload: &Workload) -> usize {
+        let mut reinserted = 0;
+        for (c, &id) in workload.circles().iter().zip(&self.proxies) {
+            let moved = self
+                .tree
+                .move_proxy(id, c.tight(), c.velocity)
+                .expect("workload proxies are live and their boxes finite");
+            reinserted += usize::from(moved);
+        }
+        reinserted
+    }
+
+    fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
+        self.tree.update_pairs();
+        for &(a, b) in self.tree.pairs() {
+            tally.add(
+                self.circle_of_slot[a.index as usize],
+                self.circle_of_slot[b.index as usize],
+            );
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The `bench` command and the standard workload: our tree reports the same pairs, reinserts
+//! and pair hash as brute force, a tiny hand-checked case, and the command's checks and JSON.
+
+use aabb_debugger::cli::bench::{BenchArgs, report_json, run_bench};
+use aabb_debugger::cli::{Cli, Command};
+use aabb_debugger::workload::{
+    self, BruteForce, Circle, SweepAndPrune, TreeBroadphase, Workload, WorkloadBroadphase, mix64,
+    run_workload,
+};
+use clap::Parser;
+use glam::Vec2;
+
+fn bench_args(argv: &[&str]) -> BenchArgs {
+    let cli = Cli::try_parse_from(["aabb-debugger", "bench"].iter().chain(argv))
+        .expect("the arguments parse");
+    match cli.command {
+        Some(Command::Bench(args)) => args,
+        other => panic!("expected the bench command, got {other:?}"),
+    }
+}
+
+#[test]
+fn bench_n1000_matches_brute_force_over_600_steps() {
+    let args = bench_args(&["--n", "1000"]);
+    let ours = run_bench(&args).expect("bench runs");
+    let brute = workload::run(&mut BruteForce::new(), 1000, 600).expect("brute force runs");
+    assert_eq!(ours.steps, 600);
+    assert_eq!(ours.total_pairs, brute.total_pairs);
+    assert_eq!(ours.pair_hash, brute.pair_hash);
+    assert_eq!(ours.pair_hash_hex(), brute.pair_hash_hex());
+    assert_eq!(ours.total_reinserts, brute.total_moved);
+    // Pinned once brute force and sweep-and-prune agreed; any change to the workload's
+    // definition shows here.
+    assert_eq!(brute.pair_hash_hex(), "5c91ffee025ade12");
+    assert_eq!(brute.total_pairs, 368_254);
+    assert_eq!(brute.total_moved, 61_513);
+}
+
+#[test]
+fn every_tree_configuration_matches_sweep_and_prune() {
+    let sap = workload::run(&mut SweepAndPrune::new(), 300, 120).expect("sap runs");
+    for insertion in ["volume", "perimeter", "surface-area"] {
+        for balancing in ["none", "avl", "rotations"] {
+            for pairs in ["self-traversal", "moved-queries"] {
+                for update in ["reinsert", "enlarge-and-rebuild"] {
+                    let args = bench_args(&[
+                        "--n",
+                        "300",
+                        "--steps",
+                        "120",
+                        "--insertion",
+                        insertion,
+                        "--balancing",
+                        balancing,
+                        "--pairs",
+                        pairs,
+                        "--update",
+                        update,
+                    ]);
+                    let ours = run_bench(&args).expect("bench runs");
+                    let what = format!("{insertion} {balancing} {pairs} {update}");
+                    assert_eq!(ours.total_pairs, sap.total_pairs, "{what}");
+                    assert_eq!(ours.pair_hash, sap.pair_hash, "{what}");
+                    assert_eq!(ours.total_reinserts, sap.total_moved, "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// Three circles of radius 1 on the line y = 5 in a 10 x 10 world: A at x = 2 and B at x = 4
+/// stand still (fat boxes [0.9, 3.1] and [2.9, 5.1] overlap); C starts at x = 8 and moves
+/// left by 1 a step (60 units/s). C's fat box is recomputed every step: [5.9, 8.1], then
+/// [4.9, 7.1] and [3.9, 6.1], which meet B's from step 2 on and never A's.
+/// Pairs: step 1 {(0,1)}, steps 2 and 3 {(0,1), (1,2)}.
+fn tiny_case() -> Workload {
+    let circle = |x: f32, vx: f32| Circle {
+        center: Vec2::new(x, 5.0),
+        velocity: Vec2::new(vx, 0.0),
+        radius: 1.0,
+    };
+    Workload::from_circles(
+        10.0,
+        vec![circle(2.0, 0.0), circle(4.0, 0.0), circle(8.0, -60.0)],
+    )
+    .expect("the circles fit")
+}
+
+#[test]
+fn tiny_hand_checked_case_has_the_expected_hash() {
+    let expected = mix64(1)
+        .wrapping_mul(3)
+        .wrapping_add(mix64((1 << 32) | 2).wrapping_mul(2));
+    // The same number from an independent computation (Python).
+    assert_eq!(expected, 0xe943_66f4_2c1e_b62b);
+    let mut impls: Vec<Box<dyn WorkloadBroadphase>> = vec![
+        Box::new(BruteForce::new()),
+        Box::new(SweepAndPrune::new()),
+        Box::new(TreeBroadphase::new(Default::default())),
+    ];
+    for imp in &mut impls {
+        let report = run_workload(imp.as_mut(), tiny_case(), 3).expect("runs");
+        assert_eq!(report.total_pairs, 5, "{}", report.name);
+        assert_eq!(report.pair_hash, expected, "{}", report.name);
+        assert_eq!(
+            report.pair_hash_hex(),
+            "e94366f42c1eb62b",
+            "{}",
+            report.name
+        );
+        assert_eq!(report.total_moved, 3, "{}", report.name);
+        assert_eq!(report.total_reinserts, 3, "{}", report.name);
+    }
+}
+
+#[test]
+fn json_has_exactly_the_design_keys_and_the_configuration() {
+    let args = bench_args(&[
+        "--n",
+        "200",
+        "--steps",
+        "5",
+        "--broadphase",
+        "sap",
+        "--json",
+    ]);
+    let report = run_bench(&args).expect("bench runs");
+    let text = report_json(&args, &report, Some(1234));
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let object = value.as_object().expect("one object");
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "avg_pairs",
+            "balancing",
+            "broadphase",
+            "build_ms",
+            "insertion",
+            "median_step_ms",
+            "ms_per_step",
+            "n",
+            "pair_hash",
+            "pairs",
+            "peak_rss_kb",
+            "reinserts_per_step",
+            "steps",
+            "update",
+        ]
+    );
+    assert_eq!(object["n"], 200);
+    assert_eq!(object["steps"], 5);
+    assert_eq!(object["peak_rss_kb"], 1234);
+    assert_eq!(object["broadphase"], "sap");
+    assert_eq!(object["insertion"], serde_json::Value::Null);
+    let hash = object["pair_hash"].as_str().expect("a string");
+    assert_eq!(hash, report.pair_hash_hex());
+    assert_eq!(hash.len(), 16);
+    assert!(
+        hash.chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    );
+
+    let tree_args = bench_args(&[
+        "--n",
+        "10",
+        "--steps",
+        "1",
+        "--json",
+        "--pairs",
+        "moved-queries",
+    ]);
+    let tree_report = run_bench(&tree_args).expect("bench runs");
+    let tree_json: serde_json::Value =
+        serde_json::from_str(&report_json(&tree_args, &tree_report, None)).expect("valid JSON");
+    assert_eq!(tree_json["broadphase"], "tree");
+    assert_eq!(tree_json["insertion"], "surface-area");
+    assert_eq!(tree_json["pairs"], "moved-queries");
+    assert_eq!(tree_json["peak_rss_kb"], serde_json::Value::Null);
+}
+
+#[test]
+fn absurd_input_is_refused_with_a_clear_error() {
+    let cases = [
+        (
+            vec!["--n", "0"],
+            "--n must be between 1 and 10000000, got 0",
+        ),
+        (
+            vec!["--n", "10000001"],
+            "--n must be between 1 and 10000000, got 10000001",
+        ),
+        (
+            vec!["--steps", "0"],
+            "--steps must be between 1 and 1000000, got 0",
+        ),
+        (
+            vec!["--n", "100001", "--broadphase", "brute"],
+            "--broadphase brute tests every pair each step; it accepts at most 100000 circles, got 100001",
+        ),
+    ];
+    for (argv, message) in cases {
+        let err = run_bench(&bench_args(&argv)).expect_err("refused");
+        assert_eq!(err.to_string(), message);
+    }
+    assert!(Cli::try_parse_from(["aabb-debugger", "bench", "--n", "-5"]).is_err());
+}
+
+#[test]
+fn the_binary_exits_1_with_the_message() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
+        .args(["bench", "--steps", "0"])
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "error: --steps must be between 1 and 1000000, got 0"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn the_binary_prints_every_field() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
+        .args([
+            "bench",
+            "--n",
+            "100",
+            "--steps",
+            "3",
+            "--broadphase",
+            "brute",
+        ])
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for field in [
+        "build ",
+        "ms per step ",
+        "median ms per step ",
+        "pairs per step ",
+        "reinserts per step ",
+        "pair_hash ",
+        "peak RSS ",
+    ] {
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with(field)).count(),
+            1,
+            "{field:?} in {text}"
+        );
+    }
+}
