@@ -5,10 +5,10 @@
 #![cfg(feature = "app")]
 
 use aabb_debugger::app::prefs::ViewMode;
-use eframe::egui;
 use aabb_debugger::app::{AppOptions, Command, DebuggerApp, Pick};
 use aabb_debugger::broadphase::TreeView;
 use aabb_debugger::scene::Scene;
+use eframe::egui;
 use egui::accesskit::Role;
 use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
 use egui_kittest::Harness;
@@ -123,11 +123,18 @@ fn loads_a_scene_and_draws_every_sphere_inside_the_world_view() {
     assert!(!app.is_dirty());
     for id in [0, 1, 2, 3, 5] {
         let pos = app.sphere_screen_pos(id).expect("drawn");
-        assert!(pos.x > 0.0 && pos.x < 1400.0 && pos.y > 0.0 && pos.y < 900.0, "{id} at {pos:?}");
+        assert!(
+            pos.x > 0.0 && pos.x < 1400.0 && pos.y > 0.0 && pos.y < 900.0,
+            "{id} at {pos:?}"
+        );
     }
     // Contacts: only 2 and 5 touch.
     assert_eq!(app.sim().report().contacts, vec![(2, 5)]);
-    assert!(app.title().starts_with("UI test (not saved)"), "{}", app.title());
+    assert!(
+        app.title().starts_with("UI test (not saved)"),
+        "{}",
+        app.title()
+    );
 }
 
 #[test]
@@ -143,7 +150,11 @@ fn space_plays_and_pauses_and_n_and_right_step_once() {
     assert!(!h.state().is_playing());
     let paused_at = h.state().sim().step_index();
     h.run_steps(3);
-    assert_eq!(h.state().sim().step_index(), paused_at, "paused means no steps");
+    assert_eq!(
+        h.state().sim().step_index(),
+        paused_at,
+        "paused means no steps"
+    );
     h.key_press(Key::N);
     h.run_steps(1);
     assert_eq!(h.state().sim().step_index(), paused_at + 1);
@@ -194,10 +205,12 @@ fn margin_slider_changes_the_tree_margin_and_fat_boxes_at_once() {
 fn a_layer_checkbox_switches_the_layer() {
     let mut h = harness();
     assert!(h.state().prefs().layers.leaves);
-    h.get_by_role_and_label(Role::CheckBox, "Leaf boxes (blue)").click();
+    h.get_by_role_and_label(Role::CheckBox, "Leaf boxes (blue)")
+        .click();
     h.run_steps(2);
     assert!(!h.state().prefs().layers.leaves);
-    h.get_by_role_and_label(Role::CheckBox, "Candidate pairs").click();
+    h.get_by_role_and_label(Role::CheckBox, "Candidate pairs")
+        .click();
     h.run_steps(2);
     assert!(h.state().prefs().layers.pairs);
 }
@@ -231,8 +244,15 @@ fn dragging_within_the_margin_does_not_reinsert_and_out_of_it_reinserts_once() {
     assert!(d.moves >= 1);
     assert_eq!(d.reinserts, 0, "{}", h.state().status());
     let c = center_of(&h, 0);
-    assert!((c.x - 3.5).abs() < 0.05 && (c.y - 4.0).abs() < 0.05, "{c:?}");
-    assert!(h.state().status().contains("not reinserted"), "{}", h.state().status());
+    assert!(
+        (c.x - 3.5).abs() < 0.05 && (c.y - 4.0).abs() < 0.05,
+        "{c:?}"
+    );
+    assert!(
+        h.state().status().contains("not reinserted"),
+        "{}",
+        h.state().status()
+    );
     assert_eq!(h.state().selection(), Some(Pick::Sphere(0)));
 
     // Far out of its fat box in one move: exactly one reinsert.
@@ -244,7 +264,11 @@ fn dragging_within_the_margin_does_not_reinsert_and_out_of_it_reinserts_once() {
     drag(&mut h, from, far, 1);
     let d = h.state().drag().expect("a drag happened");
     assert_eq!(d.reinserts, 1, "{}", h.state().status());
-    assert!(h.state().status().contains("reinserted"), "{}", h.state().status());
+    assert!(
+        h.state().status().contains("reinserted"),
+        "{}",
+        h.state().status()
+    );
     let c = center_of(&h, 0);
     assert!((c.y - 9.0).abs() < 0.05, "{c:?}");
     assert!(h.state().is_dirty());
@@ -263,7 +287,10 @@ fn hovering_a_tree_node_lights_its_box_in_the_world() {
             .expect("a tree");
         (node.id, node.rect)
     };
-    let pos = h.state().tree_node_screen_pos(id).expect("drawn in the tree view");
+    let pos = h
+        .state()
+        .tree_node_screen_pos(id)
+        .expect("drawn in the tree view");
     h.hover_at(pos);
     h.run_steps(2);
     assert_eq!(h.state().hover(), Some(Pick::Node(id)));
@@ -282,7 +309,11 @@ fn hovering_a_tree_node_lights_its_box_in_the_world() {
 fn opening_a_bad_file_shows_its_error_and_keeps_the_scene() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.ron");
-    std::fs::write(&bad, "( format_version: 1, name: \"broken\", dimensions: 2, world: ").expect("write");
+    std::fs::write(
+        &bad,
+        "( format_version: 1, name: \"broken\", dimensions: 2, world: ",
+    )
+    .expect("write");
     let mut h = harness();
     let before = h.state().sim().scene();
     h.state_mut().push_command(Command::Open(bad.clone()));
@@ -313,11 +344,20 @@ fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
     h.state_mut().push_command(Command::SaveAs(path.clone()));
     h.run_steps(1);
     assert!(!h.state().is_dirty(), "{}", h.state().status());
-    assert!(h.state().title().starts_with("saved.ron"), "{}", h.state().title());
+    assert!(
+        h.state().title().starts_with("saved.ron"),
+        "{}",
+        h.state().title()
+    );
     h.state_mut().push_command(Command::Open(path.clone()));
     h.run_steps(1);
     let app = h.state();
-    assert_eq!(app.error(), None, "{}", std::fs::read_to_string(&path).unwrap_or_default());
+    assert_eq!(
+        app.error(),
+        None,
+        "{}",
+        std::fs::read_to_string(&path).unwrap_or_default()
+    );
     assert_eq!(app.path(), Some(path.as_path()));
     let mut after = app.sim().scene();
     let mut before = before;
@@ -358,9 +398,15 @@ fn keys_add_and_delete_spheres() {
     assert_eq!(app.sim().bodies().iter().filter(|b| b.alive).count(), 6);
     assert_eq!(app.selection(), Some(Pick::Sphere(6)));
     let c = center_of(&h, 6);
-    assert!((c.x - 17.0).abs() < 0.05 && (c.y - 9.0).abs() < 0.05, "{c:?}");
+    assert!(
+        (c.x - 17.0).abs() < 0.05 && (c.y - 9.0).abs() < 0.05,
+        "{c:?}"
+    );
     h.key_press(Key::Delete);
     h.run_steps(2);
-    assert_eq!(h.state().sim().bodies().iter().filter(|b| b.alive).count(), 5);
+    assert_eq!(
+        h.state().sim().bodies().iter().filter(|b| b.alive).count(),
+        5
+    );
     assert_eq!(h.state().selection(), None);
 }

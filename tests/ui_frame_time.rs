@@ -76,7 +76,9 @@ fn measure(count: u32, frames: usize) -> (f64, f64) {
 fn frame_time_with_every_layer_on() {
     for (count, frames) in frame_time_cases() {
         let (mean, median) = measure(count, frames);
-        println!("{count:>7} spheres: {mean:8.2} ms mean, {median:8.2} ms median per frame (step + UI + tessellation)");
+        println!(
+            "{count:>7} spheres: {mean:8.2} ms mean, {median:8.2} ms median per frame (step + UI + tessellation)"
+        );
     }
 }
 

@@ -5,9 +5,9 @@
 #![cfg(all(feature = "app", feature = "snapshots"))]
 
 use aabb_debugger::app::prefs::{ThemeChoice, ViewMode};
-use eframe::egui;
 use aabb_debugger::app::{AppOptions, DebuggerApp, Pick};
 use aabb_debugger::scene::Scene;
+use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;
 

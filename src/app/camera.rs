@@ -151,7 +151,10 @@ impl WorldCamera {
     pub fn transform(&self, viewport: Rect) -> ScreenFromWorld {
         let c = viewport.center();
         ScreenFromWorld {
-            origin: pos2(c.x - self.center.x * self.zoom, c.y + self.center.y * self.zoom),
+            origin: pos2(
+                c.x - self.center.x * self.zoom,
+                c.y + self.center.y * self.zoom,
+            ),
             scale: self.zoom,
         }
     }
@@ -287,7 +290,10 @@ impl TreeCamera {
         let sx = w / width.max(1.0);
         let sy = (h / levels.max(1.0)).min(70.0);
         self.scale = egui::vec2(sx.clamp(0.01, 80.0), sy.max(4.0));
-        let used = egui::vec2((width - 1.0).max(0.0) * self.scale.x, (levels - 1.0).max(0.0) * self.scale.y);
+        let used = egui::vec2(
+            (width - 1.0).max(0.0) * self.scale.x,
+            (levels - 1.0).max(0.0) * self.scale.y,
+        );
         self.offset = egui::vec2(
             (viewport.width() - used.x) * 0.5,
             border.min((viewport.height() - used.y) * 0.5).max(border),
@@ -317,7 +323,10 @@ mod tests {
         let t = cam.transform(viewport);
         assert_eq!(t.pos(Vec2::new(10.0, 5.0)), viewport.center());
         // One unit up in the world is four points up (smaller y) on screen.
-        assert_eq!(t.pos(Vec2::new(10.0, 6.0)), viewport.center() - egui::vec2(0.0, 4.0));
+        assert_eq!(
+            t.pos(Vec2::new(10.0, 6.0)),
+            viewport.center() - egui::vec2(0.0, 4.0)
+        );
         let p = pos2(123.0, 77.0);
         let back = t.pos(t.world_from_screen(p));
         assert!((back - p).length() < 1e-4);
@@ -339,7 +348,10 @@ mod tests {
     fn planes_project_and_lift() {
         let p = Vec3::new(1.0, 2.0, 3.0);
         assert_eq!(Plane::XZ.project(p), Vec2::new(1.0, 3.0));
-        assert_eq!(Plane::YZ.unproject(Vec2::new(7.0, 8.0), p), Vec3::new(1.0, 7.0, 8.0));
+        assert_eq!(
+            Plane::YZ.unproject(Vec2::new(7.0, 8.0), p),
+            Vec3::new(1.0, 7.0, 8.0)
+        );
         assert_eq!(Plane::from_name("xz"), Some(Plane::XZ));
     }
 

@@ -84,7 +84,10 @@ impl Command {
     /// True for commands that would lose unsaved changes.
     #[must_use]
     pub fn discards_changes(&self) -> bool {
-        matches!(self, Command::Open(_) | Command::OpenBuiltin | Command::Quit)
+        matches!(
+            self,
+            Command::Open(_) | Command::OpenBuiltin | Command::Quit
+        )
     }
 }
 
@@ -110,7 +113,12 @@ impl DebuggerApp {
             Command::SetPlaying(on) => self.model.playing = on,
             Command::TogglePlay => {
                 self.model.playing = !self.model.playing;
-                self.model.status = if self.model.playing { "Playing." } else { "Paused." }.into();
+                self.model.status = if self.model.playing {
+                    "Playing."
+                } else {
+                    "Paused."
+                }
+                .into();
             }
             Command::Step => {
                 self.model.playing = false;
@@ -120,7 +128,11 @@ impl DebuggerApp {
                     "Step {}: {} reinserted, pairs {}.",
                     r.step,
                     r.reinserted.len(),
-                    if r.pairs_recomputed { "recomputed" } else { "not recomputed" }
+                    if r.pairs_recomputed {
+                        "recomputed"
+                    } else {
+                        "not recomputed"
+                    }
                 );
             }
             Command::Reset => self.reset(),
@@ -169,7 +181,13 @@ impl DebuggerApp {
             }
             Command::Select(pick) => self.view.selection = pick,
             Command::BeginDrag { id, press } => {
-                let Some(body) = self.model.sim.bodies().iter().find(|b| b.sphere.id == id && b.alive) else {
+                let Some(body) = self
+                    .model
+                    .sim
+                    .bodies()
+                    .iter()
+                    .find(|b| b.sphere.id == id && b.alive)
+                else {
                     return;
                 };
                 self.view.selection = Some(Pick::Sphere(id));
@@ -201,7 +219,11 @@ impl DebuggerApp {
                     }
                     self.model.status = format!(
                         "Sphere {id} removed from the tree; pairs {}.",
-                        if recomputed { "recomputed" } else { "not recomputed" }
+                        if recomputed {
+                            "recomputed"
+                        } else {
+                            "not recomputed"
+                        }
                     );
                 }
                 Err(e) => self.model.status = format!("Could not remove sphere {id}: {e}"),
@@ -212,7 +234,10 @@ impl DebuggerApp {
                 self.replace_document(scene, None);
             }
             Command::OpenDialog => {
-                self.dialogs.file = Some(FileDialogState::new(FilePurpose::Open, self.model.path.as_deref()));
+                self.dialogs.file = Some(FileDialogState::new(
+                    FilePurpose::Open,
+                    self.model.path.as_deref(),
+                ));
             }
             Command::Save => match self.model.path.clone() {
                 Some(path) => self.save_to(&path),
@@ -222,7 +247,10 @@ impl DebuggerApp {
             },
             Command::SaveAs(path) => self.save_to(&with_extension(path)),
             Command::SaveAsDialog => {
-                self.dialogs.file = Some(FileDialogState::new(FilePurpose::SaveAs, self.model.path.as_deref()));
+                self.dialogs.file = Some(FileDialogState::new(
+                    FilePurpose::SaveAs,
+                    self.model.path.as_deref(),
+                ));
             }
             Command::Fit => {
                 self.view.fit_pending = true;
@@ -274,7 +302,11 @@ impl DebuggerApp {
                 continue;
             }
             let (lo, hi) = (w.min[axis] + radius, w.max[axis] - radius);
-            c[axis] = if lo <= hi { c[axis].clamp(lo, hi) } else { 0.5 * (w.min[axis] + w.max[axis]) };
+            c[axis] = if lo <= hi {
+                c[axis].clamp(lo, hi)
+            } else {
+                0.5 * (w.min[axis] + w.max[axis])
+            };
         }
         c
     }
@@ -312,7 +344,11 @@ impl DebuggerApp {
                 } else {
                     format!(
                         "Sphere {id} moved within its fat box: not reinserted, pairs {} ({} reinserts this drag).",
-                        if recomputed { "recomputed" } else { "not recomputed" },
+                        if recomputed {
+                            "recomputed"
+                        } else {
+                            "not recomputed"
+                        },
                         total.0
                     )
                 };
@@ -323,8 +359,16 @@ impl DebuggerApp {
 
     fn add_sphere(&mut self, center: Vec3) {
         let bodies = self.model.sim.bodies();
-        let id = bodies.iter().map(|b| b.sphere.id).max().map_or(0, |m| m.saturating_add(1));
-        let mut radii: Vec<f32> = bodies.iter().filter(|b| b.alive).map(|b| b.sphere.radius).collect();
+        let id = bodies
+            .iter()
+            .map(|b| b.sphere.id)
+            .max()
+            .map_or(0, |m| m.saturating_add(1));
+        let mut radii: Vec<f32> = bodies
+            .iter()
+            .filter(|b| b.alive)
+            .map(|b| b.sphere.radius)
+            .collect();
         radii.sort_by(f32::total_cmp);
         let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
         let center = self.clamp_to_walls(radius, center);
@@ -346,7 +390,11 @@ impl DebuggerApp {
                 self.view.selection = Some(Pick::Sphere(id));
                 self.model.status = format!(
                     "Sphere {id} added and inserted into the tree; pairs {}.",
-                    if recomputed { "recomputed" } else { "not recomputed" }
+                    if recomputed {
+                        "recomputed"
+                    } else {
+                        "not recomputed"
+                    }
                 );
             }
             Err(e) => self.model.status = format!("Could not add a sphere: {e}"),
@@ -358,7 +406,10 @@ impl DebuggerApp {
             Ok(scene) => self.replace_document(scene, Some(path.to_path_buf())),
             Err(e) => {
                 let message = e.to_string();
-                self.model.status = format!("Could not open {}; the open scene is unchanged.", path.display());
+                self.model.status = format!(
+                    "Could not open {}; the open scene is unchanged.",
+                    path.display()
+                );
                 self.model.error = Some(message);
             }
         }
@@ -385,7 +436,8 @@ impl DebuggerApp {
                 );
             }
             Err(e) => {
-                self.model.status = "Could not start the scene; the open scene is unchanged.".into();
+                self.model.status =
+                    "Could not start the scene; the open scene is unchanged.".into();
                 self.model.error = Some(e.to_string());
             }
         }
@@ -422,16 +474,25 @@ pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
 
 fn describe_settings_change(old: &TreeSettings, new: &TreeSettings) -> String {
     if old.margin != new.margin {
-        format!("Margin {:.3}: every fat box recomputed, pairs recomputed.", new.margin)
+        format!(
+            "Margin {:.3}: every fat box recomputed, pairs recomputed.",
+            new.margin
+        )
     } else if old.velocity_lookahead != new.velocity_lookahead {
         format!(
             "Look-ahead {:.3} s: every fat box recomputed, pairs recomputed.",
             new.velocity_lookahead
         )
     } else if old.insertion != new.insertion {
-        format!("Insertion cost {:?}: used from the next insertion on.", new.insertion)
+        format!(
+            "Insertion cost {:?}: used from the next insertion on.",
+            new.insertion
+        )
     } else if old.balancing != new.balancing {
-        format!("Balancing {:?}: used from the next insertion on.", new.balancing)
+        format!(
+            "Balancing {:?}: used from the next insertion on.",
+            new.balancing
+        )
     } else if old.pairs != new.pairs {
         format!("Pair method {:?}.", new.pairs)
     } else {

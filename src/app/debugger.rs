@@ -272,7 +272,13 @@ impl DebuggerApp {
             self.step_once();
         }
         if let Some(id) = plan.select {
-            if !self.model.sim.bodies().iter().any(|b| b.sphere.id == id && b.alive) {
+            if !self
+                .model
+                .sim
+                .bodies()
+                .iter()
+                .any(|b| b.sphere.id == id && b.alive)
+            {
                 return Err(SceneError::Invalid {
                     file: self.document_name(),
                     message: format!(
@@ -454,9 +460,10 @@ impl DebuggerApp {
     #[must_use]
     pub fn document_name(&self) -> String {
         match &self.model.path {
-            Some(p) => p
-                .file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            Some(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
             None => format!("{} (not saved)", self.model.doc.name),
         }
     }
@@ -576,7 +583,10 @@ impl DebuggerApp {
             }
         });
         // Single keys only when no text field wants them and no dialog is up.
-        if ctx.egui_wants_keyboard_input() || self.dialogs.file.is_some() || self.dialogs.confirm.is_some() {
+        if ctx.egui_wants_keyboard_input()
+            || self.dialogs.file.is_some()
+            || self.dialogs.confirm.is_some()
+        {
             self.commands.extend(cmds);
             return;
         }
@@ -584,7 +594,9 @@ impl DebuggerApp {
             if i.consume_key(Modifiers::NONE, Key::Space) {
                 cmds.push(Command::TogglePlay);
             }
-            if i.consume_key(Modifiers::NONE, Key::ArrowRight) || i.consume_key(Modifiers::NONE, Key::N) {
+            if i.consume_key(Modifiers::NONE, Key::ArrowRight)
+                || i.consume_key(Modifiers::NONE, Key::N)
+            {
                 cmds.push(Command::Step);
             }
             if i.consume_key(Modifiers::NONE, Key::R) {
@@ -600,7 +612,9 @@ impl DebuggerApp {
         let hover = self.view.hover;
         let selection = self.view.selection;
         ctx.input_mut(|i| {
-            if i.consume_key(Modifiers::NONE, Key::Delete) || i.consume_key(Modifiers::NONE, Key::Backspace) {
+            if i.consume_key(Modifiers::NONE, Key::Delete)
+                || i.consume_key(Modifiers::NONE, Key::Backspace)
+            {
                 if let Some(Pick::Sphere(id)) = selection.or(hover) {
                     cmds.push(Command::DeleteSphere(id));
                 }
@@ -651,7 +665,14 @@ impl DebuggerApp {
     }
 
     fn handle_dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
         if let Some(path) = dropped.into_iter().next() {
             self.commands.push(Command::Open(path));
         }

@@ -57,7 +57,10 @@ impl MeshBuilder {
         let (half, color) = if width >= 2.0 * FEATHER {
             (0.5 * width - FEATHER, color)
         } else {
-            (0.0, color.gamma_multiply((width / (2.0 * FEATHER)).max(0.0)))
+            (
+                0.0,
+                color.gamma_multiply((width / (2.0 * FEATHER)).max(0.0)),
+            )
         };
         (
             [-half - FEATHER, -half, half, half + FEATHER],
@@ -169,7 +172,12 @@ impl MeshBuilder {
             self.vertex(b + n * offsets[j], colors[j]);
         }
         for j in 0..3u32 {
-            let (a0, b0, a1, b1) = (base + 2 * j, base + 2 * j + 1, base + 2 * j + 2, base + 2 * j + 3);
+            let (a0, b0, a1, b1) = (
+                base + 2 * j,
+                base + 2 * j + 1,
+                base + 2 * j + 2,
+                base + 2 * j + 3,
+            );
             self.quad(a0, b0, b1, a1);
         }
     }
@@ -197,7 +205,11 @@ mod tests {
     #[test]
     fn shapes_have_valid_indices() {
         let mut m = MeshBuilder::new();
-        m.rect_outline(Rect::from_min_size(pos2(1.0, 1.0), vec2(10.0, 5.0)), 1.5, Color32::RED);
+        m.rect_outline(
+            Rect::from_min_size(pos2(1.0, 1.0), vec2(10.0, 5.0)),
+            1.5,
+            Color32::RED,
+        );
         m.circle_outline(pos2(20.0, 20.0), 7.0, 1.0, Color32::WHITE);
         m.circle_filled(pos2(20.0, 20.0), 3.0, Color32::WHITE);
         m.line(pos2(0.0, 0.0), pos2(5.0, 5.0), 0.5, Color32::YELLOW);
@@ -217,7 +229,11 @@ mod tests {
     #[test]
     fn rect_outline_is_sixteen_vertices() {
         let mut m = MeshBuilder::new();
-        m.rect_outline(Rect::from_min_size(Pos2::ZERO, vec2(4.0, 4.0)), 2.0, Color32::RED);
+        m.rect_outline(
+            Rect::from_min_size(Pos2::ZERO, vec2(4.0, 4.0)),
+            2.0,
+            Color32::RED,
+        );
         assert_eq!(m.vertex_count(), 16);
     }
 }

@@ -74,12 +74,17 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
 /// Opens the real window on `scene_path`, renders it as `plan` says, writes the PNG and closes.
 /// Returns 0 on success; an error (exit 1) for a bad scene or a failed render; exits the
 /// process with status 3 when nothing was saved within `timeout`.
-pub fn run_screenshot(scene_path: &Path, plan: ScreenshotPlan, timeout: Duration) -> anyhow::Result<i32> {
+pub fn run_screenshot(
+    scene_path: &Path,
+    plan: ScreenshotPlan,
+    timeout: Duration,
+) -> anyhow::Result<i32> {
     let scene = Scene::load(scene_path)?;
     let out = plan.out.clone();
     let size = plan.size;
     // A private storage folder: no remembered panel sizes or prefs change the picture.
-    let storage_dir = std::env::temp_dir().join(format!("aabb-debugger-screenshot-{}", std::process::id()));
+    let storage_dir =
+        std::env::temp_dir().join(format!("aabb-debugger-screenshot-{}", std::process::id()));
     let done = Arc::new(AtomicBool::new(false));
     {
         let done = Arc::clone(&done);
@@ -107,8 +112,9 @@ pub fn run_screenshot(scene_path: &Path, plan: ScreenshotPlan, timeout: Duration
         system_font_fallback: false,
         ..Default::default()
     };
-    let result_slot: Arc<std::sync::Mutex<Option<Arc<std::sync::Mutex<Option<Result<(), String>>>>>>> =
-        Arc::default();
+    let result_slot: Arc<
+        std::sync::Mutex<Option<Arc<std::sync::Mutex<Option<Result<(), String>>>>>>,
+    > = Arc::default();
     let slot = Arc::clone(&result_slot);
     let path = scene_path.to_path_buf();
     let run = eframe::run_native(
@@ -156,7 +162,10 @@ pub fn run_screenshot(scene_path: &Path, plan: ScreenshotPlan, timeout: Duration
                 colours.len()
             );
             if colours.len() < 2 {
-                anyhow::bail!("screenshot: {} is one flat colour; nothing was drawn", out.display());
+                anyhow::bail!(
+                    "screenshot: {} is one flat colour; nothing was drawn",
+                    out.display()
+                );
             }
             Ok(0)
         }

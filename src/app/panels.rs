@@ -22,9 +22,15 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Wheel", "zoom around the cursor"),
     ("Right or middle drag", "pan (left drag on empty space too)"),
     ("Click", "select a sphere, box or tree node"),
-    ("Drag a sphere", "move it (the status line says what the tree did)"),
+    (
+        "Drag a sphere",
+        "move it (the status line says what the tree did)",
+    ),
     ("A", "add a sphere under the cursor"),
-    ("Delete / Backspace", "delete the selected (or hovered) sphere"),
+    (
+        "Delete / Backspace",
+        "delete the selected (or hovered) sphere",
+    ),
     ("Right-click", "add / delete / select menu"),
     ("Esc", "clear the selection"),
     ("Ctrl+O", "open a scene"),
@@ -102,13 +108,22 @@ impl DebuggerApp {
     fn menu_bar_ui(&mut self, ui: &mut egui::Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
-                if ui.add(egui::Button::new("Open…").shortcut_text("Ctrl+O")).clicked() {
+                if ui
+                    .add(egui::Button::new("Open…").shortcut_text("Ctrl+O"))
+                    .clicked()
+                {
                     self.commands.push(Command::OpenDialog);
                 }
-                if ui.add(egui::Button::new("Save").shortcut_text("Ctrl+S")).clicked() {
+                if ui
+                    .add(egui::Button::new("Save").shortcut_text("Ctrl+S"))
+                    .clicked()
+                {
                     self.commands.push(Command::Save);
                 }
-                if ui.add(egui::Button::new("Save As…").shortcut_text("Ctrl+Shift+S")).clicked() {
+                if ui
+                    .add(egui::Button::new("Save As…").shortcut_text("Ctrl+Shift+S"))
+                    .clicked()
+                {
                     self.commands.push(Command::SaveAsDialog);
                 }
                 ui.separator();
@@ -126,8 +141,14 @@ impl DebuggerApp {
                     ui.weak("No scenes/ directory found");
                 }
                 for f in files {
-                    let name = f.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-                    if ui.button(name).on_hover_text(f.display().to_string()).clicked() {
+                    let name = f
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                    if ui
+                        .button(name)
+                        .on_hover_text(f.display().to_string())
+                        .clicked()
+                    {
                         self.commands.push(Command::Open(f.clone()));
                     }
                 }
@@ -154,12 +175,18 @@ impl DebuggerApp {
                 ui.radio_value(&mut self.prefs.theme, ThemeChoice::Dark, "Dark theme");
                 ui.radio_value(&mut self.prefs.theme, ThemeChoice::Light, "Light theme");
                 ui.separator();
-                if ui.add(egui::Button::new("Fit").shortcut_text("F")).clicked() {
+                if ui
+                    .add(egui::Button::new("Fit").shortcut_text("F"))
+                    .clicked()
+                {
                     self.commands.push(Command::Fit);
                 }
             });
             ui.menu_button("Help", |ui| {
-                if ui.add(egui::Button::new("Keyboard and mouse").shortcut_text("F1")).clicked() {
+                if ui
+                    .add(egui::Button::new("Keyboard and mouse").shortcut_text("F1"))
+                    .clicked()
+                {
                     self.commands.push(Command::ToggleHelp);
                 }
                 if ui.button("About").clicked() {
@@ -171,7 +198,11 @@ impl DebuggerApp {
 
     fn status_bar_ui(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
-            let (icon, tip) = if self.model.playing { ("Pause", "Pause (Space)") } else { ("Play", "Play (Space)") };
+            let (icon, tip) = if self.model.playing {
+                ("Pause", "Pause (Space)")
+            } else {
+                ("Play", "Play (Space)")
+            };
             if ui.button(icon).on_hover_text(tip).clicked() {
                 self.commands.push(Command::TogglePlay);
             }
@@ -188,10 +219,18 @@ impl DebuggerApp {
             if ui.button(label).on_hover_text("Space").clicked() {
                 self.commands.push(Command::TogglePlay);
             }
-            if ui.button("Step").on_hover_text("Right arrow or N").clicked() {
+            if ui
+                .button("Step")
+                .on_hover_text("Right arrow or N")
+                .clicked()
+            {
                 self.commands.push(Command::Step);
             }
-            if ui.button("Reset").on_hover_text("R: back to step 0").clicked() {
+            if ui
+                .button("Reset")
+                .on_hover_text("R: back to step 0")
+                .clicked()
+            {
                 self.commands.push(Command::Reset);
             }
         });
@@ -226,36 +265,58 @@ impl DebuggerApp {
         egui::ComboBox::from_label("Insertion")
             .selected_text(insertion_name(s.insertion))
             .show_ui(ui, |ui| {
-                for c in [InsertionCost::Volume, InsertionCost::Perimeter, InsertionCost::SurfaceArea] {
-                    changed |= ui.selectable_value(&mut s.insertion, c, insertion_name(c)).changed();
+                for c in [
+                    InsertionCost::Volume,
+                    InsertionCost::Perimeter,
+                    InsertionCost::SurfaceArea,
+                ] {
+                    changed |= ui
+                        .selectable_value(&mut s.insertion, c, insertion_name(c))
+                        .changed();
                 }
             });
         egui::ComboBox::from_label("Balancing")
             .selected_text(balancing_name(s.balancing))
             .show_ui(ui, |ui| {
                 for b in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
-                    changed |= ui.selectable_value(&mut s.balancing, b, balancing_name(b)).changed();
+                    changed |= ui
+                        .selectable_value(&mut s.balancing, b, balancing_name(b))
+                        .changed();
                 }
             });
         egui::ComboBox::from_label("Pairs")
             .selected_text(pairs_name(s.pairs))
             .show_ui(ui, |ui| {
                 for p in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
-                    changed |= ui.selectable_value(&mut s.pairs, p, pairs_name(p)).changed();
+                    changed |= ui
+                        .selectable_value(&mut s.pairs, p, pairs_name(p))
+                        .changed();
                 }
             });
         if changed {
             self.commands.push(Command::SetTreeSettings(s));
         }
-        if ui.button("Rebuild the tree").on_hover_text("Full rebuild with binned SAH.").clicked() {
+        if ui
+            .button("Rebuild the tree")
+            .on_hover_text("Full rebuild with binned SAH.")
+            .clicked()
+        {
             self.commands.push(Command::Rebuild);
         }
 
         ui.separator();
         ui.heading("Broad phase");
         ui.horizontal_wrapped(|ui| {
-            for kind in [BroadphaseKind::Tree, BroadphaseKind::Brute, BroadphaseKind::Sap] {
-                if ui.radio(self.model.kind == kind, broadphase_name(kind)).clicked() && self.model.kind != kind {
+            for kind in [
+                BroadphaseKind::Tree,
+                BroadphaseKind::Brute,
+                BroadphaseKind::Sap,
+            ] {
+                if ui
+                    .radio(self.model.kind == kind, broadphase_name(kind))
+                    .clicked()
+                    && self.model.kind != kind
+                {
                     self.commands.push(Command::SetBroadphase(kind));
                 }
             }
@@ -286,7 +347,10 @@ impl DebuggerApp {
             ui.horizontal(|ui| {
                 ui.label("Projection plane");
                 for plane in Plane::ALL {
-                    if ui.selectable_label(self.view.plane == plane, plane.name()).clicked() {
+                    if ui
+                        .selectable_label(self.view.plane == plane, plane.name())
+                        .clicked()
+                    {
                         self.commands.push(Command::SetPlane(plane));
                     }
                 }
@@ -337,11 +401,23 @@ impl DebuggerApp {
             .filter(|e| e.base == current)
             .map_or_else(|| current.unwrap_or(DEFAULT_GENERATE), |e| e.edit);
         let mut apply = false;
-        ui.add(egui::Slider::new(&mut g.count, 1..=200_000).logarithmic(true).text("Count"));
+        ui.add(
+            egui::Slider::new(&mut g.count, 1..=200_000)
+                .logarithmic(true)
+                .text("Count"),
+        );
         ui.horizontal(|ui| {
             ui.add(egui::DragValue::new(&mut g.seed).prefix("seed "));
-            if ui.button("New seed").on_hover_text("Another seed").clicked() {
-                g.seed = g.seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) >> 1;
+            if ui
+                .button("New seed")
+                .on_hover_text("Another seed")
+                .clicked()
+            {
+                g.seed = g
+                    .seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407)
+                    >> 1;
             }
         });
         let mut max_speed = g.speed.1;
@@ -352,7 +428,11 @@ impl DebuggerApp {
             g.speed = (g.speed.0.min(max_speed), max_speed);
         }
         ui.horizontal(|ui| {
-            let label = if current.is_some() { "Apply (restarts)" } else { "Add generated spheres" };
+            let label = if current.is_some() {
+                "Apply (restarts)"
+            } else {
+                "Add generated spheres"
+            };
             apply = ui.button(label).clicked();
             if current.is_some() && ui.button("Remove").clicked() {
                 self.commands.push(Command::SetGenerator(None));
@@ -362,7 +442,15 @@ impl DebuggerApp {
             self.commands.push(Command::SetGenerator(Some(g)));
             ui.data_mut(|d| d.remove::<GenerateEdit>(id));
         } else {
-            ui.data_mut(|d| d.insert_temp(id, GenerateEdit { base: current, edit: g }));
+            ui.data_mut(|d| {
+                d.insert_temp(
+                    id,
+                    GenerateEdit {
+                        base: current,
+                        edit: g,
+                    },
+                )
+            });
         }
     }
 
@@ -430,7 +518,10 @@ impl DebuggerApp {
             };
             let modal = egui::Modal::new(egui::Id::unique("confirm_discard")).show(ctx, |ui| {
                 ui.heading("Unsaved changes");
-                ui.label(format!("{} has unsaved changes. Discard them before {what}?", self.document_name()));
+                ui.label(format!(
+                    "{} has unsaved changes. Discard them before {what}?",
+                    self.document_name()
+                ));
                 ui.horizontal(|ui| {
                     if self.model.path.is_some() && ui.button("Save, then continue").clicked() {
                         self.commands.push(Command::Save);

@@ -121,15 +121,31 @@ impl DebuggerApp {
                 row(ui, "Spheres", alive.to_string());
                 match report.tree {
                     Some(t) => {
-                        row(ui, "Tree height", format!("{} (least possible {})", t.height, t.min_height));
+                        row(
+                            ui,
+                            "Tree height",
+                            format!("{} (least possible {})", t.height, t.min_height),
+                        );
                         row(ui, "Area ratio (SAH)", format!("{:.3}", t.area_ratio));
                         row(ui, "Nodes", format!("{} ({} leaves)", t.nodes, t.leaves));
-                        row(ui, "Tree memory", format!("{:.1} KiB", t.bytes as f64 / 1024.0));
+                        row(
+                            ui,
+                            "Tree memory",
+                            format!("{:.1} KiB", t.bytes as f64 / 1024.0),
+                        );
                     }
                     None => row(ui, "Tree", "— (not the tree broad phase)"),
                 }
-                row(ui, "Reinserts this step", report.reinserted.len().to_string());
-                row(ui, "Candidate pairs", report.candidate_pairs.len().to_string());
+                row(
+                    ui,
+                    "Reinserts this step",
+                    report.reinserted.len().to_string(),
+                );
+                row(
+                    ui,
+                    "Candidate pairs",
+                    report.candidate_pairs.len().to_string(),
+                );
                 row(ui, "Contacts", report.contacts.len().to_string());
                 let c = report.candidate_pairs.len();
                 let wasted = if c == 0 {
@@ -158,10 +174,18 @@ impl DebuggerApp {
             .show(ui, |ui| {
                 let update = report.update_secs * 1e3;
                 let pairs = report.pairs_secs * 1e3;
-                row(ui, "Update (move, refit, reinsert)", format!("{update:.3} ms"));
+                row(
+                    ui,
+                    "Update (move, refit, reinsert)",
+                    format!("{update:.3} ms"),
+                );
                 row(ui, "Pairs (find, contacts)", format!("{pairs:.3} ms"));
                 row(ui, "Step total", format!("{:.3} ms", update + pairs));
-                row(ui, "Drawing (build meshes)", format!("{:.3} ms", self.view.last_draw_ms));
+                row(
+                    ui,
+                    "Drawing (build meshes)",
+                    format!("{:.3} ms", self.view.last_draw_ms),
+                );
                 let h = &self.model.history;
                 if !h.is_empty() {
                     row(
@@ -253,7 +277,10 @@ impl DebuggerApp {
             ui,
             "chart_area",
             "Area ratio (SAH cost)",
-            vec![Line::new("area ratio", h.series(|s| f64::from(s.area_ratio))).color(palette.branch_deep)],
+            vec![
+                Line::new("area ratio", h.series(|s| f64::from(s.area_ratio)))
+                    .color(palette.branch_deep),
+            ],
         );
     }
 }

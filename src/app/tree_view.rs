@@ -191,31 +191,36 @@ impl DebuggerApp {
             ui.strong(format!("Tree events of the last step: {}", events.len()));
             let r = self.model.sim.report();
             if !r.appeared.is_empty() || !r.disappeared.is_empty() {
-                ui.weak(format!("(appeared {:?}, disappeared {:?})", r.appeared, r.disappeared));
+                ui.weak(format!(
+                    "(appeared {:?}, disappeared {:?})",
+                    r.appeared, r.disappeared
+                ));
             }
         });
         let mut select = None;
         let mut hover = None;
-        egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
-            for event in events.iter().take(EVENT_LIST_LIMIT) {
-                let node = event_node(&self.snapshot, event);
-                let pick = node.map(|i| {
-                    let n = &self.snapshot.nodes[i];
-                    n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
-                });
-                let selected = pick.is_some() && pick == self.view.selection;
-                let r = ui.selectable_label(selected, describe_event(&self.snapshot, event));
-                if r.clicked() {
-                    select = Some(pick);
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for event in events.iter().take(EVENT_LIST_LIMIT) {
+                    let node = event_node(&self.snapshot, event);
+                    let pick = node.map(|i| {
+                        let n = &self.snapshot.nodes[i];
+                        n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
+                    });
+                    let selected = pick.is_some() && pick == self.view.selection;
+                    let r = ui.selectable_label(selected, describe_event(&self.snapshot, event));
+                    if r.clicked() {
+                        select = Some(pick);
+                    }
+                    if r.hovered() && pick.is_some() {
+                        hover = pick;
+                    }
                 }
-                if r.hovered() && pick.is_some() {
-                    hover = pick;
+                if events.len() > EVENT_LIST_LIMIT {
+                    ui.weak(format!("… and {} more", events.len() - EVENT_LIST_LIMIT));
                 }
-            }
-            if events.len() > EVENT_LIST_LIMIT {
-                ui.weak(format!("… and {} more", events.len() - EVENT_LIST_LIMIT));
-            }
-        });
+            });
         if let Some(pick) = select {
             self.commands.push(Command::Select(pick));
         }
@@ -237,7 +242,9 @@ impl DebuggerApp {
         }
         let layout = &self.view.tree_layout;
         if self.view.tree_fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
-            self.view.tree_camera.fit(viewport, layout.width, layout.levels as f32);
+            self.view
+                .tree_camera
+                .fit(viewport, layout.width, layout.levels as f32);
             self.view.tree_fit_pending = false;
         }
 
@@ -263,7 +270,9 @@ impl DebuggerApp {
         let cam = self.view.tree_camera;
         let layout = &self.view.tree_layout;
         let snap = &self.snapshot;
-        let radius = (cam.scale.x * 0.38).min(cam.scale.y * 0.28).clamp(1.5, 13.0);
+        let radius = (cam.scale.x * 0.38)
+            .min(cam.scale.y * 0.28)
+            .clamp(1.5, 13.0);
 
         // Picking: the nearest drawn node within reach.
         let pick_at = |p: Pos2| -> Option<Pick> {
@@ -367,7 +376,13 @@ impl DebuggerApp {
             egui::Color32::BLACK
         };
         for (p, text, size) in texts {
-            painter.text(p, Align2::CENTER_CENTER, text, FontId::proportional(size), text_color);
+            painter.text(
+                p,
+                Align2::CENTER_CENTER,
+                text,
+                FontId::proportional(size),
+                text_color,
+            );
         }
         painter.text(
             viewport.left_top() + vec2(6.0, 4.0),

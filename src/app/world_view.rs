@@ -112,10 +112,7 @@ impl DebuggerApp {
         let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
         let viewport = response.rect;
         self.view.world_rect = Some(viewport);
-        if self.view.fit_pending
-            && viewport.width() > 10.0
-            && viewport.height() > 10.0
-        {
+        if self.view.fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
             if let Some(bounds) = self.snapshot.bounds() {
                 self.view.camera.fit(viewport, bounds);
             }
@@ -165,7 +162,9 @@ impl DebuggerApp {
             && let Some(pick) = self.view.hover_next
             && self.view.drag.is_none_or(|d| !d.active)
         {
-            response.clone().on_hover_ui_at_pointer(|ui| self.pick_tooltip(ui, pick));
+            response
+                .clone()
+                .on_hover_ui_at_pointer(|ui| self.pick_tooltip(ui, pick));
         }
         let context_point = self.view.context_point;
         response.context_menu(|ui| {
@@ -213,7 +212,9 @@ impl DebuggerApp {
         let t = self.view.camera.transform(viewport);
 
         // Pan with the right or middle button.
-        if response.dragged_by(PointerButton::Secondary) || response.dragged_by(PointerButton::Middle) {
+        if response.dragged_by(PointerButton::Secondary)
+            || response.dragged_by(PointerButton::Middle)
+        {
             self.view.camera.pan(response.drag_delta());
         }
 
@@ -223,7 +224,10 @@ impl DebuggerApp {
             let press_world = t.world_from_screen(press);
             match self.pick_world(press_world, 0.0) {
                 Some(Pick::Sphere(id)) => {
-                    self.commands.push(Command::BeginDrag { id, press: press_world });
+                    self.commands.push(Command::BeginDrag {
+                        id,
+                        press: press_world,
+                    });
                     self.drag_to_pointer(ui, &t, id, press_world, None);
                 }
                 _ => self.view.panning = true,
@@ -231,7 +235,13 @@ impl DebuggerApp {
         } else if response.dragged_by(PointerButton::Primary) {
             if let Some(drag) = self.view.drag.filter(|d| d.active) {
                 if response.drag_delta() != egui::Vec2::ZERO {
-                    self.drag_to_pointer(ui, &t, drag.id, drag.press_in_world, Some(drag.start_center_world));
+                    self.drag_to_pointer(
+                        ui,
+                        &t,
+                        drag.id,
+                        drag.press_in_world,
+                        Some(drag.start_center_world),
+                    );
                 }
             } else if self.view.panning {
                 self.view.camera.pan(response.drag_delta());
@@ -248,11 +258,17 @@ impl DebuggerApp {
                 .and_then(|p| self.pick_world(t.world_from_screen(p), tolerance));
             self.commands.push(Command::Select(pick));
         }
-        if response.double_clicked() && response.interact_pointer_pos().is_some_and(|p| self.pick_world(t.world_from_screen(p), 0.0).is_none()) {
+        if response.double_clicked()
+            && response
+                .interact_pointer_pos()
+                .is_some_and(|p| self.pick_world(t.world_from_screen(p), 0.0).is_none())
+        {
             self.commands.push(Command::Fit);
         }
         if response.secondary_clicked() {
-            self.view.context_point = response.interact_pointer_pos().map(|p| t.world_from_screen(p));
+            self.view.context_point = response
+                .interact_pointer_pos()
+                .map(|p| t.world_from_screen(p));
         }
         if let Some(pos) = response.hover_pos()
             && !response.context_menu_opened()
@@ -324,12 +340,18 @@ impl DebuggerApp {
                     ui.label(fmt_rect(&s.tight));
                     ui.end_row();
                     ui.label("fat box");
-                    ui.label(s.fat_world.map_or("—".to_owned(), |f| format!("{} – {}", fmt3(f.min), fmt3(f.max))));
+                    ui.label(s.fat_world.map_or("—".to_owned(), |f| {
+                        format!("{} – {}", fmt3(f.min), fmt3(f.max))
+                    }));
                     ui.end_row();
                     if let Some(i) = s.node {
                         let n = &self.snapshot.nodes[i];
                         ui.label("tree node");
-                        ui.label(format!("leaf #{} (proxy {:?})", n.id.0, n.proxy.map(|p| p.index)));
+                        ui.label(format!(
+                            "leaf #{} (proxy {:?})",
+                            n.id.0,
+                            n.proxy.map(|p| p.index)
+                        ));
                         ui.end_row();
                         ui.label("depth");
                         ui.label(n.depth.to_string());
@@ -392,7 +414,11 @@ impl DebuggerApp {
                     info.branch_depth_drawn = Some(hi);
                     let height = snap.max_depth.max(1);
                     for n in &snap.nodes {
-                        if n.children.is_none() || n.depth < lo || n.depth > hi || !n.rect.overlaps(&visible) {
+                        if n.children.is_none()
+                            || n.depth < lo
+                            || n.depth > hi
+                            || !n.rect.overlaps(&visible)
+                        {
                             continue;
                         }
                         let r = t.rect(&n.rect);
@@ -518,7 +544,13 @@ impl DebuggerApp {
             painter.add(shape);
         }
         for (pos, text, size) in labels {
-            painter.text(pos, Align2::CENTER_CENTER, text, FontId::proportional(size), pal.sphere);
+            painter.text(
+                pos,
+                Align2::CENTER_CENTER,
+                text,
+                FontId::proportional(size),
+                pal.sphere,
+            );
         }
         info
     }

@@ -43,7 +43,10 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("expected WIDTHxHEIGHT, got `{s}`"))?;
     let parse = |v: &str| -> Result<u32, String> {
-        let n: u32 = v.trim().parse().map_err(|_| format!("`{v}` is not a whole number"))?;
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{v}` is not a whole number"))?;
         if (64..=8192).contains(&n) {
             Ok(n)
         } else {
@@ -68,7 +71,9 @@ fn parse_theme(s: &str) -> Result<ThemeChoice, String> {
 /// Runs `screenshot`; returns the exit code.
 pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
     let layers = match &args.layers {
-        Some(names) => Some(Layers::from_names(names).map_err(|e| anyhow::anyhow!("--layers: {e}"))?),
+        Some(names) => {
+            Some(Layers::from_names(names).map_err(|e| anyhow::anyhow!("--layers: {e}"))?)
+        }
         None => None,
     };
     let plan = ScreenshotPlan {
@@ -80,7 +85,11 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         view: args.view,
         theme: args.theme,
     };
-    run_screenshot(&args.scene, plan, Duration::from_secs(args.timeout_secs.max(1)))
+    run_screenshot(
+        &args.scene,
+        plan,
+        Duration::from_secs(args.timeout_secs.max(1)),
+    )
 }
 
 #[cfg(test)]
