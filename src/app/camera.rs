@@ -284,20 +284,15 @@ impl TreeCamera {
 
     /// Frames a layout of `width` slots and `levels` depth levels.
     pub fn fit(&mut self, viewport: Rect, width: f32, levels: f32) {
-        let border = 24.0;
-        let w = (viewport.width() - 2.0 * border).max(10.0);
-        let h = (viewport.height() - 2.0 * border).max(10.0);
+        // Room at the top for the view's caption line.
+        let (side, top, bottom) = (24.0, 40.0, 24.0);
+        let w = (viewport.width() - 2.0 * side).max(10.0);
+        let h = (viewport.height() - top - bottom).max(10.0);
         let sx = w / width.max(1.0);
-        let sy = (h / levels.max(1.0)).min(70.0);
+        let sy = (h / (levels - 1.0).max(1.0)).min(70.0);
         self.scale = egui::vec2(sx.clamp(0.01, 80.0), sy.max(4.0));
-        let used = egui::vec2(
-            (width - 1.0).max(0.0) * self.scale.x,
-            (levels - 1.0).max(0.0) * self.scale.y,
-        );
-        self.offset = egui::vec2(
-            (viewport.width() - used.x) * 0.5,
-            border.min((viewport.height() - used.y) * 0.5).max(border),
-        );
+        let used_x = (width - 1.0).max(0.0) * self.scale.x;
+        self.offset = egui::vec2((viewport.width() - used_x) * 0.5, top);
     }
 
     /// Zooms by `factor` around a screen point.

@@ -612,12 +612,10 @@ impl DebuggerApp {
         let hover = self.view.hover;
         let selection = self.view.selection;
         ctx.input_mut(|i| {
-            if i.consume_key(Modifiers::NONE, Key::Delete)
-                || i.consume_key(Modifiers::NONE, Key::Backspace)
-            {
-                if let Some(Pick::Sphere(id)) = selection.or(hover) {
-                    cmds.push(Command::DeleteSphere(id));
-                }
+            let delete = i.consume_key(Modifiers::NONE, Key::Delete)
+                || i.consume_key(Modifiers::NONE, Key::Backspace);
+            if delete && let Some(Pick::Sphere(id)) = selection.or(hover) {
+                cmds.push(Command::DeleteSphere(id));
             }
         });
         if let Some(pos) = self.pointer_in_world(ctx)

@@ -79,8 +79,8 @@ impl MeshBuilder {
         self.mesh.vertices.reserve(4 * n);
         self.mesh.indices.reserve(18 * n);
         for k in 0..n {
-            for j in 0..4 {
-                self.vertex(point(k, offsets[j]), colors[j]);
+            for (offset, color) in offsets.iter().zip(colors) {
+                self.vertex(point(k, *offset), color);
             }
         }
         for k in 0..n {
@@ -161,15 +161,15 @@ impl MeshBuilder {
     pub fn line(&mut self, a: Pos2, b: Pos2, width: f32, color: Color32) {
         let dir = b - a;
         let len = dir.length();
-        if !(len > 1e-6) {
+        if len.is_nan() || len <= 1e-6 {
             return;
         }
         let n = vec2(-dir.y, dir.x) / len;
         let (offsets, colors) = Self::profile(width, color);
         let base = self.mesh.vertices.len() as u32;
-        for j in 0..4 {
-            self.vertex(a + n * offsets[j], colors[j]);
-            self.vertex(b + n * offsets[j], colors[j]);
+        for (offset, color) in offsets.iter().zip(colors) {
+            self.vertex(a + n * *offset, color);
+            self.vertex(b + n * *offset, color);
         }
         for j in 0..3u32 {
             let (a0, b0, a1, b1) = (
@@ -186,7 +186,7 @@ impl MeshBuilder {
     pub fn arrow(&mut self, a: Pos2, b: Pos2, width: f32, head: f32, color: Color32) {
         let dir = b - a;
         let len = dir.length();
-        if !(len > 1e-6) {
+        if len.is_nan() || len <= 1e-6 {
             return;
         }
         let u = dir / len;

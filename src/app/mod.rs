@@ -31,6 +31,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// Where a screenshot run leaves its outcome.
+type ResultSlot = Arc<std::sync::Mutex<Option<Result<(), String>>>>;
+
 /// The window's initial size, points.
 const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
 
@@ -112,9 +115,7 @@ pub fn run_screenshot(
         system_font_fallback: false,
         ..Default::default()
     };
-    let result_slot: Arc<
-        std::sync::Mutex<Option<Arc<std::sync::Mutex<Option<Result<(), String>>>>>>,
-    > = Arc::default();
+    let result_slot: Arc<std::sync::Mutex<Option<ResultSlot>>> = Arc::default();
     let slot = Arc::clone(&result_slot);
     let path = scene_path.to_path_buf();
     let run = eframe::run_native(

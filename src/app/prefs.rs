@@ -336,7 +336,7 @@ mod tests {
 
     #[test]
     fn unknown_layer_is_an_error_naming_it() {
-        let err = Layers::from_names(&["spheres", "bogus"]).unwrap_err();
+        let err = Layers::from_names(&["spheres", "bogus"]).expect_err("bogus is unknown");
         assert!(err.starts_with("unknown layer `bogus`"), "{err}");
     }
 
