@@ -1,10 +1,113 @@
-//! The `screenshot` subcommand: opens the real window, renders, saves a PNG, exits.
+//! The `screenshot` subcommand: opens the real window on a scene, renders it (after `--steps`),
+//! saves a PNG and exits by itself; see `app::run_screenshot`.
+
+use crate::app::prefs::{Layers, ThemeChoice, ViewMode};
+use crate::app::{ScreenshotPlan, run_screenshot};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Arguments of `screenshot`.
 #[derive(Debug, clap::Args)]
-pub struct ScreenshotArgs {}
+pub struct ScreenshotArgs {
+    /// The scene file to render.
+    pub scene: PathBuf,
+    /// Where to write the PNG.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Steps to run before the shot.
+    #[arg(long, default_value_t = 0)]
+    pub steps: u64,
+    /// Window size in pixels, `WIDTHxHEIGHT`.
+    #[arg(long, default_value = "1280x800", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// A sphere id to select (drawn orange in both views).
+    #[arg(long)]
+    pub select: Option<u32>,
+    /// Visible layers, comma-separated: walls, branches, leaves, tight, contacts, pairs,
+    /// spheres, velocity, labels, or `all` (default: the scene's saved view, else the defaults).
+    #[arg(long, value_delimiter = ',')]
+    pub layers: Option<Vec<String>>,
+    /// Which views: world, tree or both.
+    #[arg(long, value_parser = parse_view)]
+    pub view: Option<ViewMode>,
+    /// Colour theme: dark or light.
+    #[arg(long, value_parser = parse_theme)]
+    pub theme: Option<ThemeChoice>,
+    /// Give up (exit status 3) when nothing was saved after this many seconds.
+    #[arg(long, default_value_t = 60)]
+    pub timeout_secs: u64,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT, got `{s}`"))?;
+    let parse = |v: &str| -> Result<u32, String> {
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{v}` is not a whole number"))?;
+        if (64..=8192).contains(&n) {
+            Ok(n)
+        } else {
+            Err(format!("{n} is outside 64..=8192"))
+        }
+    };
+    Ok((parse(w)?, parse(h)?))
+}
+
+fn parse_view(s: &str) -> Result<ViewMode, String> {
+    ViewMode::from_name(s).ok_or_else(|| format!("expected world, tree or both, got `{s}`"))
+}
+
+fn parse_theme(s: &str) -> Result<ThemeChoice, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "dark" => Ok(ThemeChoice::Dark),
+        "light" => Ok(ThemeChoice::Light),
+        _ => Err(format!("expected dark or light, got `{s}`")),
+    }
+}
 
 /// Runs `screenshot`; returns the exit code.
-pub fn main(_args: &ScreenshotArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`screenshot` is not built yet")
+pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
+    let layers = match &args.layers {
+        Some(names) => {
+            Some(Layers::from_names(names).map_err(|e| anyhow::anyhow!("--layers: {e}"))?)
+        }
+        None => None,
+    };
+    let plan = ScreenshotPlan {
+        out: args.out.clone(),
+        steps: args.steps,
+        size: [args.size.0, args.size.1],
+        select: args.select,
+        layers,
+        view: args.view,
+        theme: args.theme,
+    };
+    run_screenshot(
+        &args.scene,
+        plan,
+        Duration::from_secs(args.timeout_secs.max(1)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_refuse() {
+        assert_eq!(parse_size("800x600"), Ok((800, 600)));
+        assert!(parse_size("800").is_err());
+        assert!(parse_size("10x600").is_err());
+        assert!(parse_size("axb").is_err());
+    }
+
+    #[test]
+    fn views_and_themes_parse() {
+        assert_eq!(parse_view("Tree"), Ok(ViewMode::Tree));
+        assert!(parse_view("side").is_err());
+        assert_eq!(parse_theme("light"), Ok(ThemeChoice::Light));
+    }
 }

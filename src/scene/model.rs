@@ -71,6 +71,14 @@ fn velocity_de<'de, D: Deserializer<'de>>(d: D) -> Result<Option<FileVec>, D::Er
     FileVec::deserialize(d).map(Some)
 }
 
+/// Writes `velocity` the way [`velocity_de`] reads it: the bare vector, not `Some(..)`.
+fn velocity_ser<S: Serializer>(v: &Option<FileVec>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => v.serialize(s),
+        None => s.serialize_none(),
+    }
+}
+
 /// `disappear_at`: accepts `None`, `Some(30)` or a bare `30` (and JSON `null` or `30`).
 fn optional_step_de<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     struct V;
@@ -187,6 +195,7 @@ pub(crate) struct SphereFile {
     #[serde(
         default,
         deserialize_with = "velocity_de",
+        serialize_with = "velocity_ser",
         skip_serializing_if = "Option::is_none"
     )]
     pub velocity: Option<FileVec>,

@@ -1,0 +1,501 @@
+//! What the UI asks for. Panels never change the simulation or the document while they draw;
+//! they return [`Command`]s, applied by [`DebuggerApp::apply`] after the panels are drawn.
+
+use eframe::egui;
+
+use super::camera::Plane;
+use super::debugger::{DebuggerApp, Pick, SphereDrag};
+use super::files::{FileDialogState, FilePurpose};
+use crate::broadphase::BroadphaseKind;
+use crate::scene::{Generate, Scene, Simulation, Sphere, TreeSettings};
+use glam::{Vec2, Vec3};
+use std::path::{Path, PathBuf};
+
+/// One thing the user asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Play or pause.
+    SetPlaying(bool),
+    /// Toggle play/pause (Space).
+    TogglePlay,
+    /// Pause and advance one step (Right arrow, N).
+    Step,
+    /// Restart from the document (R).
+    Reset,
+    /// New tree settings (margin, look-ahead, insertion, balancing, pairs), applied at once.
+    SetTreeSettings(TreeSettings),
+    /// Another broad phase (tree, brute force, sweep-and-prune).
+    SetBroadphase(BroadphaseKind),
+    /// Rebuild the tree from scratch.
+    Rebuild,
+    /// New generator settings; the simulation restarts.
+    SetGenerator(Option<Generate>),
+    /// Select something, or clear the selection.
+    Select(Option<Pick>),
+    /// Begin dragging a sphere whose centre was at `start` when the pointer went down at
+    /// `press` (plane coordinates).
+    BeginDrag {
+        /// The sphere.
+        id: u32,
+        /// The plane point under the pointer at the press.
+        press: Vec2,
+    },
+    /// The drag ended (button released).
+    EndDrag,
+    /// Move a sphere's centre now (a drag).
+    MoveSphere {
+        /// The sphere.
+        id: u32,
+        /// The new centre.
+        center: Vec3,
+    },
+    /// Add a sphere at a point.
+    AddSphere {
+        /// Its centre.
+        center: Vec3,
+    },
+    /// Remove a sphere.
+    DeleteSphere(u32),
+    /// Open a scene file (asks first when there are unsaved changes).
+    Open(PathBuf),
+    /// Open the built-in scene (asks first when there are unsaved changes).
+    OpenBuiltin,
+    /// Show the Open dialog (Ctrl+O).
+    OpenDialog,
+    /// Save to the open file, or ask where (Ctrl+S).
+    Save,
+    /// Save to this file.
+    SaveAs(PathBuf),
+    /// Show the Save As dialog (Ctrl+Shift+S).
+    SaveAsDialog,
+    /// Fit the world and the tree into their views (F, double-click).
+    Fit,
+    /// Project 3D scenes onto another plane.
+    SetPlane(Plane),
+    /// Show or hide the help window (F1).
+    ToggleHelp,
+    /// Close the window (asks first when there are unsaved changes).
+    Quit,
+    /// Dismiss the error window.
+    DismissError,
+}
+
+impl Command {
+    /// True for commands that would lose unsaved changes.
+    #[must_use]
+    pub fn discards_changes(&self) -> bool {
+        matches!(
+            self,
+            Command::Open(_) | Command::OpenBuiltin | Command::Quit
+        )
+    }
+}
+
+fn with_extension(path: PathBuf) -> PathBuf {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("ron" | "json") => path,
+        _ => {
+            let mut s = path.into_os_string();
+            s.push(".ron");
+            PathBuf::from(s)
+        }
+    }
+}
+
+impl DebuggerApp {
+    /// Applies one command. `confirmed` is true once the user agreed to lose unsaved changes.
+    pub fn apply(&mut self, command: Command, confirmed: bool) {
+        if command.discards_changes() && self.model.dirty && !confirmed {
+            self.dialogs.confirm = Some(command);
+            return;
+        }
+        match command {
+            Command::SetPlaying(on) => self.model.playing = on,
+            Command::TogglePlay => {
+                self.model.playing = !self.model.playing;
+                self.model.status = if self.model.playing {
+                    "Playing."
+                } else {
+                    "Paused."
+                }
+                .into();
+            }
+            Command::Step => {
+                self.model.playing = false;
+                self.step_once();
+                let r = self.model.sim.report();
+                self.model.status = format!(
+                    "Step {}: {} reinserted, pairs {}.",
+                    r.step,
+                    r.reinserted.len(),
+                    if r.pairs_recomputed {
+                        "recomputed"
+                    } else {
+                        "not recomputed"
+                    }
+                );
+            }
+            Command::Reset => self.reset(),
+            Command::SetTreeSettings(settings) => {
+                match self.model.sim.set_tree_settings(settings) {
+                    Ok(()) => {
+                        let old = self.model.doc.tree;
+                        self.model.doc.tree = settings;
+                        self.model.dirty = true;
+                        self.model.rev += 1;
+                        self.record_step();
+                        self.model.status = describe_settings_change(&old, &settings);
+                    }
+                    Err(e) => self.model.status = format!("Setting refused: {e}"),
+                }
+            }
+            Command::SetBroadphase(kind) => {
+                self.model.sim.set_broadphase(kind);
+                self.model.kind = kind;
+                self.model.rev += 1;
+                self.record_step();
+                self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
+            }
+            Command::Rebuild => {
+                self.model.sim.rebuild();
+                self.model.rev += 1;
+                self.record_step();
+                self.model.status = "Tree rebuilt from scratch (binned SAH).".into();
+            }
+            Command::SetGenerator(generate) => {
+                let mut doc = self.model.doc.clone();
+                doc.generate = generate;
+                match doc
+                    .validate(&self.document_name())
+                    .and_then(|()| Simulation::new(&doc, self.model.kind))
+                {
+                    Ok(sim) => {
+                        self.model.doc = doc;
+                        self.model.sim = sim;
+                        self.model.dirty = true;
+                        self.after_restart();
+                        self.model.status = "Generator applied; the scene restarted.".into();
+                    }
+                    Err(e) => self.model.status = format!("Generator refused: {e}"),
+                }
+            }
+            Command::Select(pick) => self.view.selection = pick,
+            Command::BeginDrag { id, press } => {
+                let Some(body) = self
+                    .model
+                    .sim
+                    .bodies()
+                    .iter()
+                    .find(|b| b.sphere.id == id && b.alive)
+                else {
+                    return;
+                };
+                self.view.selection = Some(Pick::Sphere(id));
+                self.view.drag = Some(SphereDrag {
+                    id,
+                    start_center_world: body.sphere.center,
+                    press_in_world: press,
+                    moves: 0,
+                    reinserts: 0,
+                    recomputations: 0,
+                    active: true,
+                });
+            }
+            Command::MoveSphere { id, center } => self.move_sphere(id, center),
+            Command::EndDrag => {
+                if let Some(drag) = &mut self.view.drag {
+                    drag.active = false;
+                }
+            }
+            Command::AddSphere { center } => self.add_sphere(center),
+            Command::DeleteSphere(id) => match self.model.sim.remove_sphere(id) {
+                Ok(report) => {
+                    let recomputed = report.pairs_recomputed;
+                    self.model.dirty = true;
+                    self.model.rev += 1;
+                    self.record_step();
+                    if self.view.selection == Some(Pick::Sphere(id)) {
+                        self.view.selection = None;
+                    }
+                    self.model.status = format!(
+                        "Sphere {id} removed from the tree; pairs {}.",
+                        if recomputed {
+                            "recomputed"
+                        } else {
+                            "not recomputed"
+                        }
+                    );
+                }
+                Err(e) => self.model.status = format!("Could not remove sphere {id}: {e}"),
+            },
+            Command::Open(path) => self.open(&path),
+            Command::OpenBuiltin => {
+                let scene = Scene::builtin_default();
+                self.replace_document(scene, None);
+            }
+            Command::OpenDialog => {
+                self.dialogs.file = Some(FileDialogState::new(
+                    FilePurpose::Open,
+                    self.model.path.as_deref(),
+                ));
+            }
+            Command::Save => match self.model.path.clone() {
+                Some(path) => self.save_to(&path),
+                None => {
+                    self.dialogs.file = Some(FileDialogState::new(FilePurpose::SaveAs, None));
+                }
+            },
+            Command::SaveAs(path) => self.save_to(&with_extension(path)),
+            Command::SaveAsDialog => {
+                self.dialogs.file = Some(FileDialogState::new(
+                    FilePurpose::SaveAs,
+                    self.model.path.as_deref(),
+                ));
+            }
+            Command::Fit => {
+                self.view.fit_pending = true;
+                self.view.tree_fit_pending = true;
+            }
+            Command::SetPlane(plane) => {
+                if self.model.doc.dimensions == 3 && self.view.plane != plane {
+                    self.view.plane = plane;
+                    self.view.fit_pending = true;
+                }
+            }
+            Command::ToggleHelp => self.dialogs.help = !self.dialogs.help,
+            Command::Quit => {
+                self.allow_close_now();
+                self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+            Command::DismissError => self.model.error = None,
+        }
+    }
+
+    fn reset(&mut self) {
+        match Simulation::new(&self.model.doc, self.model.kind) {
+            Ok(sim) => {
+                self.model.sim = sim;
+                self.after_restart();
+                self.model.status = "Reset to step 0 of the scene as last opened or saved.".into();
+            }
+            Err(e) => self.model.status = format!("Reset failed: {e}"),
+        }
+    }
+
+    fn after_restart(&mut self) {
+        self.model.rev += 1;
+        self.model.history.clear();
+        self.view.drag = None;
+        self.view.hover = None;
+        self.view.tree_fit_pending = true;
+        self.record_step();
+    }
+
+    /// The nearest centre to `center` where a sphere of `radius` lies inside the walls (z = 0
+    /// in 2D), so a drag past a wall stops at the wall instead of failing.
+    fn clamp_to_walls(&self, radius: f32, center: Vec3) -> Vec3 {
+        let w = &self.model.doc.world;
+        let mut c = center;
+        for axis in 0..3 {
+            if axis >= usize::from(self.model.doc.dimensions) {
+                c[axis] = 0.0;
+                continue;
+            }
+            let (lo, hi) = (w.min[axis] + radius, w.max[axis] - radius);
+            c[axis] = if lo <= hi {
+                c[axis].clamp(lo, hi)
+            } else {
+                0.5 * (w.min[axis] + w.max[axis])
+            };
+        }
+        c
+    }
+
+    fn move_sphere(&mut self, id: u32, center: Vec3) {
+        let radius = self
+            .model
+            .sim
+            .bodies()
+            .iter()
+            .find(|b| b.sphere.id == id)
+            .map_or(0.0, |b| b.sphere.radius);
+        let center = self.clamp_to_walls(radius, center);
+        match self.model.sim.move_sphere(id, center) {
+            Ok(report) => {
+                let reinserted = report.reinserted.contains(&id);
+                let recomputed = report.pairs_recomputed;
+                self.model.dirty = true;
+                self.model.rev += 1;
+                self.record_step();
+                let mut total = (u32::from(reinserted), u32::from(recomputed));
+                if let Some(drag) = &mut self.view.drag
+                    && drag.id == id
+                {
+                    drag.moves += 1;
+                    drag.reinserts += u32::from(reinserted);
+                    drag.recomputations += u32::from(recomputed);
+                    total = (drag.reinserts, drag.recomputations);
+                }
+                self.model.status = if reinserted {
+                    format!(
+                        "Sphere {id} left its fat box: reinserted into the tree, pairs recomputed ({} reinserts this drag).",
+                        total.0
+                    )
+                } else {
+                    format!(
+                        "Sphere {id} moved within its fat box: not reinserted, pairs {} ({} reinserts this drag).",
+                        if recomputed {
+                            "recomputed"
+                        } else {
+                            "not recomputed"
+                        },
+                        total.0
+                    )
+                };
+            }
+            Err(e) => self.model.status = format!("Could not move sphere {id}: {e}"),
+        }
+    }
+
+    fn add_sphere(&mut self, center: Vec3) {
+        let bodies = self.model.sim.bodies();
+        let id = bodies
+            .iter()
+            .map(|b| b.sphere.id)
+            .max()
+            .map_or(0, |m| m.saturating_add(1));
+        let mut radii: Vec<f32> = bodies
+            .iter()
+            .filter(|b| b.alive)
+            .map(|b| b.sphere.radius)
+            .collect();
+        radii.sort_by(f32::total_cmp);
+        let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
+        let center = self.clamp_to_walls(radius, center);
+        let sphere = Sphere {
+            id,
+            label: None,
+            center,
+            radius,
+            velocity: Vec3::ZERO,
+            appear_at: self.model.sim.step_index(),
+            disappear_at: None,
+        };
+        match self.model.sim.add_sphere(sphere) {
+            Ok(report) => {
+                let recomputed = report.pairs_recomputed;
+                self.model.dirty = true;
+                self.model.rev += 1;
+                self.record_step();
+                self.view.selection = Some(Pick::Sphere(id));
+                self.model.status = format!(
+                    "Sphere {id} added and inserted into the tree; pairs {}.",
+                    if recomputed {
+                        "recomputed"
+                    } else {
+                        "not recomputed"
+                    }
+                );
+            }
+            Err(e) => self.model.status = format!("Could not add a sphere: {e}"),
+        }
+    }
+
+    fn open(&mut self, path: &Path) {
+        match Scene::load(path) {
+            Ok(scene) => self.replace_document(scene, Some(path.to_path_buf())),
+            Err(e) => {
+                let message = e.to_string();
+                self.model.status = format!(
+                    "Could not open {}; the open scene is unchanged.",
+                    path.display()
+                );
+                self.model.error = Some(message);
+            }
+        }
+    }
+
+    fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
+        match Simulation::new(&scene, self.model.kind) {
+            Ok(sim) => {
+                self.model.sim = sim;
+                self.model.doc = scene;
+                self.model.path = path.clone();
+                self.model.dirty = false;
+                self.model.error = None;
+                self.view.selection = None;
+                self.after_restart();
+                self.apply_scene_view();
+                if let Some(p) = path {
+                    self.prefs.push_recent(p);
+                }
+                self.model.status = format!(
+                    "Opened {} ({} spheres).",
+                    self.document_name(),
+                    self.model.sim.bodies().iter().filter(|b| b.alive).count()
+                );
+            }
+            Err(e) => {
+                self.model.status =
+                    "Could not start the scene; the open scene is unchanged.".into();
+                self.model.error = Some(e.to_string());
+            }
+        }
+    }
+
+    fn save_to(&mut self, path: &Path) {
+        let mut scene = self.model.sim.scene();
+        scene.view = Some(self.view_settings());
+        match scene.save(path) {
+            Ok(()) => {
+                self.model.doc = scene;
+                self.model.path = Some(path.to_path_buf());
+                self.model.dirty = false;
+                self.prefs.push_recent(path.to_path_buf());
+                self.model.status = format!("Saved {}.", path.display());
+            }
+            Err(e) => {
+                self.model.status = format!("Could not save {}.", path.display());
+                self.model.error = Some(e.to_string());
+            }
+        }
+    }
+}
+
+/// The name of a broad phase in the UI.
+#[must_use]
+pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
+    match kind {
+        BroadphaseKind::Tree => "dynamic AABB tree",
+        BroadphaseKind::Brute => "brute force",
+        BroadphaseKind::Sap => "sweep-and-prune",
+    }
+}
+
+fn describe_settings_change(old: &TreeSettings, new: &TreeSettings) -> String {
+    if old.margin != new.margin {
+        format!(
+            "Margin {:.3}: every fat box recomputed, pairs recomputed.",
+            new.margin
+        )
+    } else if old.velocity_lookahead != new.velocity_lookahead {
+        format!(
+            "Look-ahead {:.3} s: every fat box recomputed, pairs recomputed.",
+            new.velocity_lookahead
+        )
+    } else if old.insertion != new.insertion {
+        format!(
+            "Insertion cost {:?}: used from the next insertion on.",
+            new.insertion
+        )
+    } else if old.balancing != new.balancing {
+        format!(
+            "Balancing {:?}: used from the next insertion on.",
+            new.balancing
+        )
+    } else if old.pairs != new.pairs {
+        format!("Pair method {:?}.", new.pairs)
+    } else {
+        "Tree settings unchanged.".into()
+    }
+}

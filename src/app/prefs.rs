@@ -1,0 +1,368 @@
+//! UI preferences that persist between launches (eframe storage), kept apart from the runtime
+//! state: visible layers, theme, panels, tree-view depth, recent files.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The key under which [`Prefs`] are stored in eframe's storage.
+pub const STORAGE_KEY: &str = "aabb-debugger/prefs";
+/// How many recent files the Scenes menu remembers.
+pub const MAX_RECENT: usize = 10;
+
+/// One switchable layer of the world view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Layer {
+    /// Sphere outlines.
+    Spheres,
+    /// Id labels.
+    Labels,
+    /// Velocity arrows (yellow).
+    Velocity,
+    /// Tight boxes of spheres that collide with nothing (grey).
+    Tight,
+    /// Tight boxes of colliding spheres (red).
+    Contacts,
+    /// Leaf (fat) boxes (blue).
+    Leaves,
+    /// Branch boxes (green, darker with depth).
+    Branches,
+    /// Candidate-pair lines between centres.
+    Pairs,
+    /// The walls of the world.
+    Walls,
+}
+
+impl Layer {
+    /// Every layer, in drawing order (back to front).
+    pub const ALL: [Layer; 9] = [
+        Layer::Walls,
+        Layer::Branches,
+        Layer::Leaves,
+        Layer::Tight,
+        Layer::Contacts,
+        Layer::Pairs,
+        Layer::Spheres,
+        Layer::Velocity,
+        Layer::Labels,
+    ];
+
+    /// The name used in scene files and on the command line (`--layers`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Spheres => "spheres",
+            Layer::Labels => "labels",
+            Layer::Velocity => "velocity",
+            Layer::Tight => "tight",
+            Layer::Contacts => "contacts",
+            Layer::Leaves => "leaves",
+            Layer::Branches => "branches",
+            Layer::Pairs => "pairs",
+            Layer::Walls => "walls",
+        }
+    }
+
+    /// The label in the UI.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Layer::Spheres => "Spheres",
+            Layer::Labels => "Id labels",
+            Layer::Velocity => "Velocity arrows",
+            Layer::Tight => "Tight boxes (grey)",
+            Layer::Contacts => "Colliding boxes (red)",
+            Layer::Leaves => "Leaf boxes (blue)",
+            Layer::Branches => "Branch boxes (green)",
+            Layer::Pairs => "Candidate pairs",
+            Layer::Walls => "Walls",
+        }
+    }
+
+    /// Parses a name (also accepts `fat` for leaves and `tree` for branches).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Layer> {
+        let name = name.trim().to_ascii_lowercase();
+        match name.as_str() {
+            "fat" | "leaf" => return Some(Layer::Leaves),
+            "tree" | "branch" => return Some(Layer::Branches),
+            "velocities" | "arrows" => return Some(Layer::Velocity),
+            "ids" | "label" => return Some(Layer::Labels),
+            _ => {}
+        }
+        Layer::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// Which layers are visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Layers {
+    /// Sphere outlines.
+    pub spheres: bool,
+    /// Id labels.
+    pub labels: bool,
+    /// Velocity arrows.
+    pub velocity: bool,
+    /// Grey tight boxes of non-colliding spheres (off by default).
+    pub tight: bool,
+    /// Red tight boxes of colliding spheres.
+    pub contacts: bool,
+    /// Blue leaf boxes.
+    pub leaves: bool,
+    /// Green branch boxes.
+    pub branches: bool,
+    /// Candidate-pair lines (off by default).
+    pub pairs: bool,
+    /// World walls.
+    pub walls: bool,
+}
+
+impl Default for Layers {
+    fn default() -> Self {
+        Self {
+            spheres: true,
+            labels: true,
+            velocity: true,
+            tight: false,
+            contacts: true,
+            leaves: true,
+            branches: true,
+            pairs: false,
+            walls: true,
+        }
+    }
+}
+
+impl Layers {
+    /// No layer visible.
+    pub const NONE: Layers = Layers {
+        spheres: false,
+        labels: false,
+        velocity: false,
+        tight: false,
+        contacts: false,
+        leaves: false,
+        branches: false,
+        pairs: false,
+        walls: false,
+    };
+
+    /// Whether a layer is on.
+    #[must_use]
+    pub fn get(&self, layer: Layer) -> bool {
+        *self.field(layer)
+    }
+
+    /// A mutable flag for a layer.
+    pub fn get_mut(&mut self, layer: Layer) -> &mut bool {
+        match layer {
+            Layer::Spheres => &mut self.spheres,
+            Layer::Labels => &mut self.labels,
+            Layer::Velocity => &mut self.velocity,
+            Layer::Tight => &mut self.tight,
+            Layer::Contacts => &mut self.contacts,
+            Layer::Leaves => &mut self.leaves,
+            Layer::Branches => &mut self.branches,
+            Layer::Pairs => &mut self.pairs,
+            Layer::Walls => &mut self.walls,
+        }
+    }
+
+    fn field(&self, layer: Layer) -> &bool {
+        match layer {
+            Layer::Spheres => &self.spheres,
+            Layer::Labels => &self.labels,
+            Layer::Velocity => &self.velocity,
+            Layer::Tight => &self.tight,
+            Layer::Contacts => &self.contacts,
+            Layer::Leaves => &self.leaves,
+            Layer::Branches => &self.branches,
+            Layer::Pairs => &self.pairs,
+            Layer::Walls => &self.walls,
+        }
+    }
+
+    /// The names of the visible layers, in drawing order.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        Layer::ALL
+            .into_iter()
+            .filter(|l| self.get(*l))
+            .map(|l| l.name().to_owned())
+            .collect()
+    }
+
+    /// Layers from a list of names; an error names the first unknown one.
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Layers, String> {
+        let mut layers = Layers::NONE;
+        for name in names {
+            let name = name.as_ref();
+            if name.trim().is_empty() {
+                continue;
+            }
+            if name.trim() == "all" {
+                for l in Layer::ALL {
+                    *layers.get_mut(l) = true;
+                }
+                continue;
+            }
+            let layer = Layer::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
+                format!(
+                    "unknown layer `{name}`; expected one of {} or `all`",
+                    known.join(", ")
+                )
+            })?;
+            *layers.get_mut(layer) = true;
+        }
+        Ok(layers)
+    }
+}
+
+/// Which views the central area shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ViewMode {
+    /// The world only.
+    World,
+    /// The tree diagram only.
+    Tree,
+    /// World and tree side by side.
+    #[default]
+    Both,
+}
+
+impl ViewMode {
+    /// Parses `world`, `tree` or `both`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<ViewMode> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "world" => Some(ViewMode::World),
+            "tree" => Some(ViewMode::Tree),
+            "both" => Some(ViewMode::Both),
+            _ => None,
+        }
+    }
+}
+
+/// The colour theme.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThemeChoice {
+    /// Dark background.
+    #[default]
+    Dark,
+    /// Light background.
+    Light,
+}
+
+/// Preferences that persist between launches. Unknown or missing fields take defaults, so an
+/// old or damaged entry never stops the app from starting.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Prefs {
+    /// Visible world layers (a scene's saved view overrides them while it is open).
+    pub layers: Layers,
+    /// Colour theme.
+    pub theme: ThemeChoice,
+    /// Which views are shown.
+    pub view_mode: ViewMode,
+    /// Show the controls panel (left).
+    pub show_controls: bool,
+    /// Show the statistics panel (right).
+    pub show_stats: bool,
+    /// Show the charts in the statistics panel.
+    pub show_charts: bool,
+    /// Show the tree's event list under the tree view.
+    pub show_events: bool,
+    /// Branch boxes drawn from this depth...
+    pub branch_depth_min: u32,
+    /// ...down to this depth (inclusive).
+    pub branch_depth_max: u32,
+    /// The tree view collapses nodes below this depth.
+    pub tree_collapse_depth: u32,
+    /// Simulation speed: steps per displayed 1/60 s.
+    pub speed: f32,
+    /// Validate the tree after every step.
+    pub validate_every_step: bool,
+    /// Recently opened or saved files, newest first.
+    pub recent_files: Vec<PathBuf>,
+}
+
+impl Default for Prefs {
+    fn default() -> Self {
+        Self {
+            layers: Layers::default(),
+            theme: ThemeChoice::Dark,
+            view_mode: ViewMode::Both,
+            show_controls: true,
+            show_stats: true,
+            show_charts: true,
+            show_events: true,
+            branch_depth_min: 0,
+            branch_depth_max: 64,
+            tree_collapse_depth: 12,
+            speed: 1.0,
+            validate_every_step: false,
+            recent_files: Vec::new(),
+        }
+    }
+}
+
+impl Prefs {
+    /// Puts `path` first in the recent files, without duplicates, keeping [`MAX_RECENT`].
+    pub fn push_recent(&mut self, path: PathBuf) {
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        self.recent_files.retain(|p| p != &path);
+        self.recent_files.insert(0, path);
+        self.recent_files.truncate(MAX_RECENT);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layer_names_round_trip() {
+        let layers = Layers::default();
+        let names = layers.names();
+        assert_eq!(Layers::from_names(&names), Ok(layers));
+        assert_eq!(
+            names,
+            vec![
+                "walls", "branches", "leaves", "contacts", "spheres", "velocity", "labels"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_layer_is_an_error_naming_it() {
+        let err = Layers::from_names(&["spheres", "bogus"]).expect_err("bogus is unknown");
+        assert!(err.starts_with("unknown layer `bogus`"), "{err}");
+    }
+
+    #[test]
+    fn prefs_fill_missing_fields_with_defaults() {
+        let prefs: Prefs = ron::from_str("(speed: 2.0)").expect("parses");
+        assert_eq!(prefs.speed, 2.0);
+        assert_eq!(prefs.layers, Layers::default());
+    }
+
+    #[test]
+    fn recent_files_are_unique_and_bounded() {
+        let mut prefs = Prefs::default();
+        for i in 0..15 {
+            prefs.push_recent(PathBuf::from(format!("/nonexistent/{i}.ron")));
+        }
+        prefs.push_recent(PathBuf::from("/nonexistent/3.ron"));
+        assert_eq!(prefs.recent_files.len(), MAX_RECENT);
+        assert_eq!(prefs.recent_files[0], PathBuf::from("/nonexistent/3.ron"));
+        assert_eq!(
+            prefs
+                .recent_files
+                .iter()
+                .filter(|p| **p == PathBuf::from("/nonexistent/3.ron"))
+                .count(),
+            1
+        );
+    }
+}

@@ -1,0 +1,461 @@
+//! The tree view: the current tree as a node-link diagram (root at the top, branches green,
+//! leaves blue with the sphere id), collapsed below a chosen depth, with pan and zoom, hover
+//! and selection shared with the world view, and the tree's events of the last step.
+
+use eframe::egui;
+
+use super::commands::Command;
+use super::debugger::{DebuggerApp, Pick};
+use super::mesh::MeshBuilder;
+use super::palette::Palette;
+use super::snapshot::Snapshot;
+use crate::tree::TreeEvent;
+use egui::{Align2, FontId, PointerButton, Pos2, Rect, Sense, vec2};
+use std::time::Instant;
+
+/// One drawn node of the diagram.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayoutItem {
+    /// Index in [`Snapshot::nodes`].
+    pub node: usize,
+    /// Position in layout space: x in leaf slots, y in depth levels.
+    pub pos: egui::Vec2,
+    /// Layout index of the parent.
+    pub parent: Option<usize>,
+    /// For a branch collapsed at the depth limit: how many leaves it hides (else 0).
+    pub hidden_leaves: u32,
+}
+
+/// The diagram's layout for one state of the tree and one collapse depth.
+#[derive(Clone, Debug, Default)]
+pub struct TreeLayout {
+    /// Drawn nodes, children before parents.
+    pub items: Vec<LayoutItem>,
+    /// Leaf slots used (the layout's width).
+    pub width: f32,
+    /// Depth levels shown.
+    pub levels: u32,
+    item_of_node: Vec<u32>,
+    leaves_below: Vec<u32>,
+}
+
+impl TreeLayout {
+    /// Lays out `snap`'s tree, collapsing branches at depth `collapse`. Leaves (and collapsed
+    /// branches) take one slot each, left to right in depth-first order; a branch sits above
+    /// the middle of its children.
+    pub fn compute(snap: &Snapshot, collapse: u32) -> TreeLayout {
+        let n = snap.nodes.len();
+        let mut out = TreeLayout {
+            item_of_node: vec![u32::MAX; n],
+            leaves_below: vec![0; n],
+            ..TreeLayout::default()
+        };
+        for i in (0..n).rev() {
+            let node = &snap.nodes[i];
+            if node.children.is_none() {
+                out.leaves_below[i] = 1;
+            }
+            if let Some(p) = node.parent {
+                out.leaves_below[p] += out.leaves_below[i];
+            }
+        }
+        if n == 0 {
+            return out;
+        }
+        let mut x_of = vec![0.0f32; n];
+        let mut slot = 0.0f32;
+        let mut levels = 0;
+        let mut stack = vec![(0usize, false)];
+        while let Some((i, visited)) = stack.pop() {
+            let node = &snap.nodes[i];
+            let collapsed = node.children.is_some() && node.depth >= collapse;
+            let hidden_leaves;
+            match node.children {
+                Some([a, b]) if !collapsed => {
+                    if !visited {
+                        stack.push((i, true));
+                        stack.push((b, false));
+                        stack.push((a, false));
+                        continue;
+                    }
+                    x_of[i] = 0.5 * (x_of[a] + x_of[b]);
+                    hidden_leaves = 0;
+                }
+                _ => {
+                    x_of[i] = slot;
+                    slot += 1.0;
+                    hidden_leaves = if collapsed { out.leaves_below[i] } else { 0 };
+                }
+            }
+            levels = levels.max(node.depth + 1);
+            out.item_of_node[i] = out.items.len() as u32;
+            out.items.push(LayoutItem {
+                node: i,
+                pos: vec2(x_of[i], node.depth as f32),
+                parent: None,
+                hidden_leaves,
+            });
+        }
+        for k in 0..out.items.len() {
+            let node = out.items[k].node;
+            out.items[k].parent = snap.nodes[node]
+                .parent
+                .map(|p| out.item_of_node[p])
+                .filter(|&p| p != u32::MAX)
+                .map(|p| p as usize);
+        }
+        out.width = slot;
+        out.levels = levels;
+        out
+    }
+
+    /// The layout position of a snapshot node, when it is drawn.
+    #[must_use]
+    pub fn position_of(&self, node: usize) -> Option<egui::Vec2> {
+        let k = *self.item_of_node.get(node)?;
+        (k != u32::MAX).then(|| self.items[k as usize].pos)
+    }
+
+    /// How many leaves lie below a snapshot node.
+    #[must_use]
+    pub fn leaves_below(&self, node: usize) -> u32 {
+        self.leaves_below.get(node).copied().unwrap_or(0)
+    }
+
+    /// The drawn item that stands for a node: itself, or the collapsed ancestor hiding it.
+    #[must_use]
+    pub fn item_for(&self, snap: &Snapshot, mut node: usize) -> Option<usize> {
+        loop {
+            let k = *self.item_of_node.get(node)?;
+            if k != u32::MAX {
+                return Some(k as usize);
+            }
+            node = snap.nodes.get(node)?.parent?;
+        }
+    }
+}
+
+/// One line of the event list.
+fn describe_event(snap: &Snapshot, event: &TreeEvent) -> String {
+    let sphere = |p| match snap.proxy_sphere.get(p) {
+        Some(id) => format!("sphere {id}"),
+        None => format!("proxy {}", p.index),
+    };
+    match event {
+        TreeEvent::Insert(p) => format!("inserted {}", sphere(p)),
+        TreeEvent::Remove(p) => format!("removed {}", sphere(p)),
+        TreeEvent::Reinsert(p) => format!("reinserted {}", sphere(p)),
+        TreeEvent::Rotate { node } => format!("rotated below node #{}", node.0),
+        TreeEvent::Rebuild { partial: true } => "rebuilt the enlarged part".to_owned(),
+        TreeEvent::Rebuild { partial: false } => "rebuilt the whole tree".to_owned(),
+    }
+}
+
+/// The snapshot node an event points at, if it is still in the tree.
+fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
+    match event {
+        TreeEvent::Insert(p) | TreeEvent::Reinsert(p) => snap.proxy_node.get(p).copied(),
+        TreeEvent::Rotate { node } => snap.node_index(*node),
+        TreeEvent::Remove(_) | TreeEvent::Rebuild { .. } => None,
+    }
+}
+
+/// At most this many events are listed.
+const EVENT_LIST_LIMIT: usize = 500;
+
+impl DebuggerApp {
+    /// The tree view with its event list, filling `ui`.
+    pub(super) fn tree_view_ui(&mut self, ui: &mut egui::Ui) {
+        if self.snapshot.nodes.is_empty() {
+            ui.centered_and_justified(|ui| {
+                ui.weak(format!(
+                    "No tree: the broad phase is {}. Pick the tree under Broad phase.",
+                    super::commands::broadphase_name(self.model.kind)
+                ));
+            });
+            self.view.tree_rect = None;
+            return;
+        }
+        if self.prefs.show_events {
+            egui::Panel::bottom("tree_events")
+                .resizable(true)
+                .default_size(110.0)
+                .show(ui, |ui| self.events_ui(ui));
+        }
+        egui::CentralPanel::no_frame().show(ui, |ui| self.tree_diagram_ui(ui));
+    }
+
+    fn events_ui(&mut self, ui: &mut egui::Ui) {
+        let events = &self.model.sim.report().events;
+        ui.horizontal(|ui| {
+            ui.strong(format!("Tree events of the last step: {}", events.len()));
+            let r = self.model.sim.report();
+            if !r.appeared.is_empty() || !r.disappeared.is_empty() {
+                ui.weak(format!(
+                    "(appeared {:?}, disappeared {:?})",
+                    r.appeared, r.disappeared
+                ));
+            }
+        });
+        let mut select = None;
+        let mut hover = None;
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for event in events.iter().take(EVENT_LIST_LIMIT) {
+                    let node = event_node(&self.snapshot, event);
+                    let pick = node.map(|i| {
+                        let n = &self.snapshot.nodes[i];
+                        n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
+                    });
+                    let selected = pick.is_some() && pick == self.view.selection;
+                    let r = ui.selectable_label(selected, describe_event(&self.snapshot, event));
+                    if r.clicked() {
+                        select = Some(pick);
+                    }
+                    if r.hovered() && pick.is_some() {
+                        hover = pick;
+                    }
+                }
+                if events.len() > EVENT_LIST_LIMIT {
+                    ui.weak(format!("… and {} more", events.len() - EVENT_LIST_LIMIT));
+                }
+            });
+        if let Some(pick) = select {
+            self.commands.push(Command::Select(pick));
+        }
+        if hover.is_some() {
+            self.view.hover_next = hover;
+        }
+    }
+
+    fn tree_diagram_ui(&mut self, ui: &mut egui::Ui) {
+        let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
+        let viewport = response.rect;
+        self.view.tree_rect = Some(viewport);
+        let collapse = self.prefs.tree_collapse_depth.max(1);
+        let key = (self.model.rev, collapse);
+        let started = Instant::now();
+        if self.view.tree_layout_key != Some(key) {
+            self.view.tree_layout = TreeLayout::compute(&self.snapshot, collapse);
+            self.view.tree_layout_key = Some(key);
+        }
+        let layout = &self.view.tree_layout;
+        if self.view.tree_fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
+            self.view
+                .tree_camera
+                .fit(viewport, layout.width, layout.levels as f32);
+            self.view.tree_fit_pending = false;
+        }
+
+        if self.view.interactive {
+            if let Some(pos) = response.hover_pos() {
+                let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+                let factor = zoom * (scroll * 0.0025).exp();
+                if (factor - 1.0).abs() > 1e-4 {
+                    self.view.tree_camera.zoom_around(viewport, pos, factor);
+                }
+            }
+            if response.dragged_by(PointerButton::Primary)
+                || response.dragged_by(PointerButton::Secondary)
+                || response.dragged_by(PointerButton::Middle)
+            {
+                self.view.tree_camera.offset += response.drag_delta();
+            }
+            if response.double_clicked() {
+                self.commands.push(Command::Fit);
+            }
+        }
+
+        let cam = self.view.tree_camera;
+        let layout = &self.view.tree_layout;
+        let snap = &self.snapshot;
+        let radius = (cam.scale.x * 0.38)
+            .min(cam.scale.y * 0.28)
+            .clamp(1.5, 13.0);
+
+        // Picking: the nearest drawn node within reach.
+        let pick_at = |p: Pos2| -> Option<Pick> {
+            let mut best: Option<(f32, usize)> = None;
+            for item in &layout.items {
+                let d = (cam.screen_from_layout(viewport, item.pos) - p).length();
+                if d <= radius + 4.0 && best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, item.node));
+                }
+            }
+            best.map(|(_, i)| {
+                let n = &snap.nodes[i];
+                n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
+            })
+        };
+        if self.view.interactive {
+            if let Some(pos) = response.hover_pos() {
+                self.view.hover_next = pick_at(pos);
+            }
+            if response.clicked() {
+                let pick = response.interact_pointer_pos().and_then(pick_at);
+                self.commands.push(Command::Select(pick));
+            }
+        }
+
+        // Drawing.
+        let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
+        painter.rect_filled(viewport, 0.0, pal.background);
+        let visible = viewport.expand(radius + 2.0);
+        let height = snap.max_depth.max(1);
+        let mut links = MeshBuilder::new();
+        let mut nodes = MeshBuilder::new();
+        let mut marks = MeshBuilder::new();
+        let mut texts: Vec<(Pos2, String, f32)> = Vec::new();
+        for item in &layout.items {
+            let p = cam.screen_from_layout(viewport, item.pos);
+            if let Some(parent) = item.parent {
+                let q = cam.screen_from_layout(viewport, layout.items[parent].pos);
+                if visible.intersects(Rect::from_two_pos(p, q)) {
+                    links.line(q, p, 1.0, pal.link);
+                }
+            }
+            if !visible.contains(p) {
+                continue;
+            }
+            let node = &snap.nodes[item.node];
+            if let Some(id) = node.sphere {
+                nodes.circle_filled(p, radius, pal.leaf);
+                if radius >= 7.0 {
+                    texts.push((p, id.to_string(), (radius * 0.95).clamp(8.0, 13.0)));
+                }
+            } else if item.hidden_leaves > 0 {
+                nodes.circle_outline(p, radius, 2.0, pal.branch(node.depth, height));
+                if cam.scale.x >= 22.0 {
+                    texts.push((
+                        p + vec2(0.0, radius + 7.0),
+                        format!("+{}", item.hidden_leaves),
+                        10.0,
+                    ));
+                }
+            } else {
+                nodes.circle_filled(p, radius, pal.branch(node.depth, height));
+            }
+        }
+
+        // Last step's events, then hover and selection with the path up to the root.
+        for event in self.model.sim.report().events.iter().take(20_000) {
+            if let Some(k) = event_node(snap, event).and_then(|i| layout.item_for(snap, i)) {
+                let p = cam.screen_from_layout(viewport, layout.items[k].pos);
+                if visible.contains(p) {
+                    marks.circle_outline(p, radius + 3.0, 1.75, pal.event);
+                }
+            }
+        }
+        for pick in [self.view.selection, self.view.hover] {
+            let node = match pick {
+                Some(Pick::Sphere(id)) => snap.sphere(id).and_then(|s| s.node),
+                Some(Pick::Node(n)) => snap.node_index(n),
+                None => None,
+            };
+            let Some(mut k) = node.and_then(|i| layout.item_for(snap, i)) else {
+                continue;
+            };
+            let p = cam.screen_from_layout(viewport, layout.items[k].pos);
+            marks.circle_outline(p, radius + 2.5, 2.5, pal.highlight);
+            while let Some(parent) = layout.items[k].parent {
+                let a = cam.screen_from_layout(viewport, layout.items[k].pos);
+                let b = cam.screen_from_layout(viewport, layout.items[parent].pos);
+                marks.line(a, b, 2.5, pal.highlight);
+                k = parent;
+            }
+        }
+        for m in [links, nodes, marks] {
+            if let Some(shape) = m.into_shape() {
+                painter.add(shape);
+            }
+        }
+        let text_color = if ui.visuals().dark_mode {
+            egui::Color32::WHITE
+        } else {
+            egui::Color32::BLACK
+        };
+        for (p, text, size) in texts {
+            painter.text(
+                p,
+                Align2::CENTER_CENTER,
+                text,
+                FontId::proportional(size),
+                text_color,
+            );
+        }
+        painter.text(
+            viewport.left_top() + vec2(6.0, 4.0),
+            Align2::LEFT_TOP,
+            format!(
+                "{} nodes · {} drawn · collapsed below depth {collapse}",
+                snap.nodes.len(),
+                layout.items.len()
+            ),
+            FontId::proportional(11.0),
+            ui.visuals().weak_text_color(),
+        );
+        self.view.draw_ms += started.elapsed().as_secs_f32() * 1e3;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::camera::WorldRect;
+    use crate::app::snapshot::NodeItem;
+    use crate::tree::NodeId;
+    use glam::Vec2;
+
+    fn node(id: u32, depth: u32, parent: Option<usize>, children: Option<[usize; 2]>) -> NodeItem {
+        NodeItem {
+            id: NodeId(id),
+            rect: WorldRect::new(Vec2::ZERO, Vec2::ONE),
+            depth,
+            height: 0,
+            parent,
+            children,
+            sphere: children.is_none().then_some(id),
+            proxy: None,
+        }
+    }
+
+    /// root(0) -> [a(1) -> [l2, l3], l4]
+    fn small() -> Snapshot {
+        Snapshot {
+            nodes: vec![
+                node(0, 0, None, Some([1, 4])),
+                node(1, 1, Some(0), Some([2, 3])),
+                node(2, 2, Some(1), None),
+                node(3, 2, Some(1), None),
+                node(4, 1, Some(0), None),
+            ],
+            max_depth: 2,
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn leaves_take_slots_and_parents_sit_between_children() {
+        let layout = TreeLayout::compute(&small(), 10);
+        assert_eq!(layout.width, 3.0);
+        assert_eq!(layout.levels, 3);
+        assert_eq!(layout.position_of(2), Some(vec2(0.0, 2.0)));
+        assert_eq!(layout.position_of(3), Some(vec2(1.0, 2.0)));
+        assert_eq!(layout.position_of(1), Some(vec2(0.5, 1.0)));
+        assert_eq!(layout.position_of(4), Some(vec2(2.0, 1.0)));
+        assert_eq!(layout.position_of(0), Some(vec2(1.25, 0.0)));
+        assert_eq!(layout.leaves_below(0), 3);
+    }
+
+    #[test]
+    fn collapsing_hides_deeper_nodes_and_counts_them() {
+        let snap = small();
+        let layout = TreeLayout::compute(&snap, 1);
+        assert_eq!(layout.items.len(), 3);
+        assert_eq!(layout.position_of(2), None);
+        let k = layout.item_for(&snap, 2).expect("collapsed ancestor");
+        assert_eq!(layout.items[k].node, 1);
+        assert_eq!(layout.items[k].hidden_leaves, 2);
+    }
+}

@@ -1,0 +1,412 @@
+//! UI tests: drive the real debugger app headless with egui_kittest (no display needed): load,
+//! play and step, the margin slider, layers, selecting and dragging a sphere, shared hover
+//! between the tree and the world, a bad file, and save-then-reopen.
+
+#![cfg(feature = "app")]
+
+use aabb_debugger::app::prefs::ViewMode;
+use aabb_debugger::app::{AppOptions, Command, DebuggerApp, Pick};
+use aabb_debugger::broadphase::TreeView;
+use aabb_debugger::scene::Scene;
+use eframe::egui;
+use egui::accesskit::Role;
+use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+/// Five spheres in a 20 x 12 box, margin 1: 2 and 5 touch, 3 moves.
+const SCENE: &str = r#"(
+    format_version: 1,
+    name: "UI test",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: (20.0, 12.0)),
+    dt: 0.016666668,
+    tree: (margin: 1.0, velocity_lookahead: 0.0, insertion: SurfaceArea, balancing: Rotations, pairs: SelfTraversal),
+    spheres: [
+        (id: 0, center: (3.0, 4.0), radius: 1.0, velocity: (0.0, 0.0)),
+        (id: 1, center: (7.0, 4.0), radius: 1.0, velocity: (0.0, 0.0)),
+        (id: 2, center: (12.0, 9.0), radius: 1.5, velocity: (0.0, 0.0)),
+        (id: 3, center: (16.0, 3.0), radius: 1.0, velocity: (1.0, 0.5)),
+        (id: 5, center: (12.0, 6.0), radius: 2.0, velocity: (0.0, 0.0)),
+    ],
+    generate: None,
+    view: None,
+)"#;
+
+fn scene() -> Scene {
+    Scene::parse(SCENE, "ui-test.ron", false).expect("the test scene is valid")
+}
+
+fn harness_with(scene: Scene) -> Harness<'static, DebuggerApp> {
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(1400.0, 900.0))
+        .build_eframe(move |cc| {
+            DebuggerApp::new(
+                &cc.egui_ctx,
+                None,
+                scene,
+                None,
+                AppOptions {
+                    playing: false,
+                    ephemeral: true,
+                    ..AppOptions::default()
+                },
+            )
+            .expect("the app starts")
+        });
+    harness.state_mut().prefs_mut().view_mode = ViewMode::Both;
+    harness.run_steps(3);
+    harness
+}
+
+fn harness() -> Harness<'static, DebuggerApp> {
+    harness_with(scene())
+}
+
+fn center_of(h: &Harness<'_, DebuggerApp>, id: u32) -> glam::Vec3 {
+    h.state()
+        .sim()
+        .bodies()
+        .iter()
+        .find(|b| b.sphere.id == id)
+        .expect("sphere exists")
+        .sphere
+        .center
+}
+
+fn click_at(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
+    h.event(Event::PointerMoved(pos));
+    h.event(Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.event(Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+}
+
+/// Presses at `from`, moves to `to` in `steps` moves, releases.
+fn drag(h: &mut Harness<'_, DebuggerApp>, from: Pos2, to: Pos2, steps: u32) {
+    h.event(Event::PointerMoved(from));
+    h.event(Event::PointerButton {
+        pos: from,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    for k in 1..=steps {
+        let t = k as f32 / steps as f32;
+        h.event(Event::PointerMoved(from + (to - from) * t));
+    }
+    h.event(Event::PointerButton {
+        pos: to,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+}
+
+#[test]
+fn loads_a_scene_and_draws_every_sphere_inside_the_world_view() {
+    let h = harness();
+    let app = h.state();
+    assert_eq!(app.sim().bodies().len(), 5);
+    assert_eq!(app.snapshot().spheres.len(), 5);
+    assert_eq!(app.sim().step_index(), 0);
+    assert!(!app.is_dirty());
+    for id in [0, 1, 2, 3, 5] {
+        let pos = app.sphere_screen_pos(id).expect("drawn");
+        assert!(
+            pos.x > 0.0 && pos.x < 1400.0 && pos.y > 0.0 && pos.y < 900.0,
+            "{id} at {pos:?}"
+        );
+    }
+    // Contacts: only 2 and 5 touch.
+    assert_eq!(app.sim().report().contacts, vec![(2, 5)]);
+    assert!(
+        app.title().starts_with("UI test (not saved)"),
+        "{}",
+        app.title()
+    );
+}
+
+#[test]
+fn space_plays_and_pauses_and_n_and_right_step_once() {
+    let mut h = harness();
+    h.key_press(Key::Space);
+    h.run_steps(5);
+    assert!(h.state().is_playing());
+    let played = h.state().sim().step_index();
+    assert!(played >= 3, "played {played} steps");
+    h.key_press(Key::Space);
+    h.run_steps(2);
+    assert!(!h.state().is_playing());
+    let paused_at = h.state().sim().step_index();
+    h.run_steps(3);
+    assert_eq!(
+        h.state().sim().step_index(),
+        paused_at,
+        "paused means no steps"
+    );
+    h.key_press(Key::N);
+    h.run_steps(1);
+    assert_eq!(h.state().sim().step_index(), paused_at + 1);
+    h.key_press(Key::ArrowRight);
+    h.run_steps(1);
+    assert_eq!(h.state().sim().step_index(), paused_at + 2);
+    // Sphere 3 moved at 1 unit/s along x for those steps.
+    let dt = 1.0 / 60.0f32;
+    let x = center_of(&h, 3).x;
+    let expected = 16.0 + (paused_at + 2) as f32 * dt;
+    assert!((x - expected).abs() < 1e-3, "x = {x}, expected {expected}");
+    // R resets to step 0.
+    h.key_press(Key::R);
+    h.run_steps(1);
+    assert_eq!(h.state().sim().step_index(), 0);
+    assert_eq!(center_of(&h, 3).x, 16.0);
+}
+
+fn tree_margin(app: &DebuggerApp) -> f32 {
+    match app.sim().broadphase().tree_view() {
+        Some(TreeView::D2(t)) => t.config().margin,
+        Some(TreeView::D3(t)) => t.config().margin,
+        None => panic!("tree broad phase expected"),
+    }
+}
+
+#[test]
+fn margin_slider_changes_the_tree_margin_and_fat_boxes_at_once() {
+    let mut h = harness();
+    let before = h.state().fat_box(0).expect("fat box");
+    assert_eq!(before.min.x, 1.0); // 3 - 1 - margin 1
+    h.get_by_role_and_label(Role::Slider, "Margin")
+        .set_value_accesskit(2.0);
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.document().tree.margin, 2.0);
+    assert_eq!(tree_margin(app), 2.0);
+    let after = app.fat_box(0).expect("fat box");
+    assert_eq!(after.min.x, 0.0);
+    assert_eq!(after.max.x, 6.0);
+    assert!(app.is_dirty());
+    // With margin 2 the fat boxes of 0 (x 0..6) and 1 (x 4..10) overlap: a candidate pair.
+    assert!(app.sim().report().candidate_pairs.contains(&(0, 1)));
+    assert!(!app.sim().report().contacts.contains(&(0, 1)));
+}
+
+#[test]
+fn a_layer_checkbox_switches_the_layer() {
+    let mut h = harness();
+    assert!(h.state().prefs().layers.leaves);
+    h.get_by_role_and_label(Role::CheckBox, "Leaf boxes (blue)")
+        .click();
+    h.run_steps(2);
+    assert!(!h.state().prefs().layers.leaves);
+    h.get_by_role_and_label(Role::CheckBox, "Candidate pairs")
+        .click();
+    h.run_steps(2);
+    assert!(h.state().prefs().layers.pairs);
+}
+
+#[test]
+fn clicking_where_a_sphere_is_drawn_selects_it() {
+    let mut h = harness();
+    let pos = h.state().sphere_screen_pos(5).expect("drawn");
+    click_at(&mut h, pos);
+    assert_eq!(h.state().selection(), Some(Pick::Sphere(5)));
+    // Clicking empty space (inside the walls, away from everything) clears it.
+    let empty = h
+        .state()
+        .screen_pos_of_world(glam::Vec2::new(18.5, 10.5))
+        .expect("world view drawn");
+    click_at(&mut h, empty);
+    assert_eq!(h.state().selection(), None);
+}
+
+#[test]
+fn dragging_within_the_margin_does_not_reinsert_and_out_of_it_reinserts_once() {
+    let mut h = harness();
+    let app = h.state();
+    let from = app.sphere_screen_pos(0).expect("drawn");
+    let inside = app
+        .screen_pos_of_world(glam::Vec2::new(3.5, 4.0))
+        .expect("drawn");
+    drag(&mut h, from, inside, 4);
+    let d = h.state().drag().expect("a drag happened");
+    assert_eq!(d.id, 0);
+    assert!(d.moves >= 1);
+    assert_eq!(d.reinserts, 0, "{}", h.state().status());
+    let c = center_of(&h, 0);
+    assert!(
+        (c.x - 3.5).abs() < 0.05 && (c.y - 4.0).abs() < 0.05,
+        "{c:?}"
+    );
+    assert!(
+        h.state().status().contains("not reinserted"),
+        "{}",
+        h.state().status()
+    );
+    assert_eq!(h.state().selection(), Some(Pick::Sphere(0)));
+
+    // Far out of its fat box in one move: exactly one reinsert.
+    let from = h.state().sphere_screen_pos(0).expect("drawn");
+    let far = h
+        .state()
+        .screen_pos_of_world(glam::Vec2::new(3.5, 9.0))
+        .expect("drawn");
+    drag(&mut h, from, far, 1);
+    let d = h.state().drag().expect("a drag happened");
+    assert_eq!(d.reinserts, 1, "{}", h.state().status());
+    assert!(
+        h.state().status().contains("reinserted"),
+        "{}",
+        h.state().status()
+    );
+    let c = center_of(&h, 0);
+    assert!((c.y - 9.0).abs() < 0.05, "{c:?}");
+    assert!(h.state().is_dirty());
+}
+
+#[test]
+fn hovering_a_tree_node_lights_its_box_in_the_world() {
+    let mut h = harness();
+    let (id, rect) = {
+        let snap = h.state().snapshot();
+        let node = snap
+            .nodes
+            .iter()
+            .find(|n| n.children.is_some() && n.depth == 1)
+            .or_else(|| snap.nodes.first())
+            .expect("a tree");
+        (node.id, node.rect)
+    };
+    let pos = h
+        .state()
+        .tree_node_screen_pos(id)
+        .expect("drawn in the tree view");
+    h.hover_at(pos);
+    h.run_steps(2);
+    assert_eq!(h.state().hover(), Some(Pick::Node(id)));
+    assert_eq!(h.state().world_highlight(), Some(rect));
+
+    // And the reverse: hovering a sphere in the world marks its leaf.
+    let pos = h.state().sphere_screen_pos(2).expect("drawn");
+    h.hover_at(pos);
+    h.run_steps(2);
+    assert_eq!(h.state().hover(), Some(Pick::Sphere(2)));
+    let fat = h.state().snapshot().sphere(2).and_then(|s| s.fat);
+    assert_eq!(h.state().world_highlight(), fat);
+}
+
+#[test]
+fn opening_a_bad_file_shows_its_error_and_keeps_the_scene() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(
+        &bad,
+        "( format_version: 1, name: \"broken\", dimensions: 2, world: ",
+    )
+    .expect("write");
+    let mut h = harness();
+    let before = h.state().sim().scene();
+    h.state_mut().push_command(Command::Open(bad.clone()));
+    h.run_steps(2);
+    let app = h.state();
+    let error = app.error().expect("an error is shown");
+    assert!(error.contains("bad.ron"), "{error}");
+    let expected = Scene::load(&bad).expect_err("bad file").to_string();
+    assert_eq!(error, expected, "the same message as `check`");
+    assert_eq!(app.sim().scene(), before);
+    assert_eq!(app.path(), None);
+    assert!(app.status().contains("unchanged"), "{}", app.status());
+}
+
+#[test]
+fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("saved.ron");
+    let mut h = harness();
+    // Change something first so the save has to carry it.
+    h.state_mut().push_command(Command::MoveSphere {
+        id: 1,
+        center: glam::Vec3::new(8.0, 5.0, 0.0),
+    });
+    h.run_steps(1);
+    assert!(h.state().is_dirty());
+    let before = h.state().sim().scene();
+    h.state_mut().push_command(Command::SaveAs(path.clone()));
+    h.run_steps(1);
+    assert!(!h.state().is_dirty(), "{}", h.state().status());
+    assert!(
+        h.state().title().starts_with("saved.ron"),
+        "{}",
+        h.state().title()
+    );
+    h.state_mut().push_command(Command::Open(path.clone()));
+    h.run_steps(1);
+    let app = h.state();
+    assert_eq!(
+        app.error(),
+        None,
+        "{}",
+        std::fs::read_to_string(&path).unwrap_or_default()
+    );
+    assert_eq!(app.path(), Some(path.as_path()));
+    let mut after = app.sim().scene();
+    let mut before = before;
+    assert!(after.view.is_some(), "the save includes the view");
+    after.view = None;
+    before.view = None;
+    assert_eq!(after, before);
+}
+
+#[test]
+fn opening_with_unsaved_changes_asks_first() {
+    let mut h = harness();
+    h.state_mut().push_command(Command::DeleteSphere(3));
+    h.run_steps(1);
+    assert!(h.state().is_dirty());
+    h.state_mut().push_command(Command::OpenBuiltin);
+    h.run_steps(2);
+    // Still the same document, and a question on screen.
+    assert_eq!(h.state().document().name, "UI test");
+    h.get_by_label("Discard changes").click();
+    h.run_steps(2);
+    assert_ne!(h.state().document().name, "UI test");
+    assert!(!h.state().is_dirty());
+}
+
+#[test]
+fn keys_add_and_delete_spheres() {
+    let mut h = harness();
+    let pos = h
+        .state()
+        .screen_pos_of_world(glam::Vec2::new(17.0, 9.0))
+        .expect("drawn");
+    h.hover_at(pos);
+    h.run_steps(1);
+    h.key_press(Key::A);
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.sim().bodies().iter().filter(|b| b.alive).count(), 6);
+    assert_eq!(app.selection(), Some(Pick::Sphere(6)));
+    let c = center_of(&h, 6);
+    assert!(
+        (c.x - 17.0).abs() < 0.05 && (c.y - 9.0).abs() < 0.05,
+        "{c:?}"
+    );
+    h.key_press(Key::Delete);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().sim().bodies().iter().filter(|b| b.alive).count(),
+        5
+    );
+    assert_eq!(h.state().selection(), None);
+}
