@@ -22,6 +22,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             Balancing::None
         };
         let mut index = start;
+        // Consecutive nodes on the way up that neither changed nor rotated (`Rotations`).
+        let mut quiet = 0u32;
         while index != NULL {
             let before = self.nodes[index as usize];
             self.refit_node(index);
@@ -37,7 +39,25 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     }
                 }
                 Balancing::Avl => index = self.avl_fix(index, 0),
-                Balancing::Rotations => self.rotate_nodes(index),
+                Balancing::Rotations => {
+                    let rotated = self.rotate_nodes(index);
+                    let after = &self.nodes[index as usize];
+                    if index != start
+                        && !rotated
+                        && after.aabb == before.aabb
+                        && after.height() == before.height()
+                    {
+                        // A node that kept its box and children leaves its parent's rotation
+                        // inputs unchanged but for its children's boxes; once the parent is
+                        // unchanged too, nothing above sees a difference: stop there.
+                        quiet += 1;
+                        if quiet == 2 {
+                            break;
+                        }
+                    } else {
+                        quiet = 0;
+                    }
+                }
             }
             index = self.nodes[index as usize].parent;
         }
@@ -128,10 +148,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     ///
     /// the swap taken is the one of least resulting area, and only if it is smaller than the
     /// area of the child it changes.
-    pub(crate) fn rotate_nodes(&mut self, a: u32) {
+    /// Returns true when it rotated.
+    pub(crate) fn rotate_nodes(&mut self, a: u32) -> bool {
         let na = self.nodes[a as usize];
         if na.is_leaf() || na.height() < 2 {
-            return;
+            return false;
         }
         let (b, c) = (na.child1, na.child2);
         let nb = self.nodes[b as usize];
@@ -158,7 +179,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             consider(area_b - nc.aabb.union(d).half_area(), c, nb.child2, b);
         }
         let Some((_, down, up, under)) = best else {
-            return;
+            return false;
         };
         // Swap `down` (a child of a) with `up` (a child of `under`, a's other child).
         {
@@ -182,5 +203,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.refit_node(under);
         self.refit_node(a);
         self.record(TreeEvent::Rotate { node: NodeId(a) });
+        true
     }
 }
