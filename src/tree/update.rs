@@ -118,15 +118,21 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         velocity: V,
     ) -> Result<bool, TreeError> {
         let leaf = self.slot(id)?.leaf;
-        tight.check()?;
-        if !velocity.all_finite() {
-            return Err(TreeError::NonFinite);
-        }
-        if self.nodes[leaf as usize].aabb.contains(&tight) {
+        // Fast path: a box inside the (always finite) fat box is finite, so only its
+        // orientation and the velocity are left to check; anything else takes the full checks
+        // below, which report the same errors in the same order.
+        if self.nodes[leaf as usize].aabb.contains(&tight)
+            && tight.min.all_le(tight.max)
+            && velocity.all_finite()
+        {
             let slot = &mut self.proxies[id.index as usize];
             slot.tight = tight;
             slot.velocity = velocity;
             return Ok(false);
+        }
+        tight.check()?;
+        if !velocity.all_finite() {
+            return Err(TreeError::NonFinite);
         }
         let fat = self.checked_fat(&tight, velocity)?;
         let slot = &mut self.proxies[id.index as usize];
