@@ -1189,8 +1189,6 @@ fn create_destroy_cycles_reuse_the_free_list() {
 }
 
 #[test]
-#[ignore = "tree bug: create_proxy pushes to the move buffer and destroy_proxy never takes it \
-            out, so without update_pairs it grows by one entry per cycle (2,032 -> 526,256 bytes)"]
 fn create_destroy_cycles_do_not_grow_the_storage() {
     let (first, last) = create_destroy_cycles();
     assert_eq!(last, first, "bytes after the first cycle and after 100,000");
