@@ -1191,7 +1191,10 @@ fn create_destroy_cycles_reuse_the_free_list() {
 #[test]
 fn create_destroy_cycles_do_not_grow_the_storage() {
     let (first, last) = create_destroy_cycles();
-    assert_eq!(last, first, "bytes after the first cycle and after 100,000");
+    assert!(
+        last <= first,
+        "bytes grew from {first} after the first cycle to {last} after 100,000"
+    );
 }
 
 #[test]
