@@ -32,8 +32,11 @@ fn load(name: &str) -> Scene {
     Scene::load(&scenes_dir().join(name)).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Sorted `(a, b)` id pairs.
+type IdPairs = Vec<(u32, u32)>;
+
 /// Pairs and contacts of a report, the part all broad phases must agree on.
-fn pairs_of(r: &StepReport) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+fn pairs_of(r: &StepReport) -> (IdPairs, IdPairs) {
     (r.candidate_pairs.clone(), r.contacts.clone())
 }
 
