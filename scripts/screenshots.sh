@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 # figure name | scene file | extra arguments
 FIGURES=(
   "choi-results|scenes/choi-results.ron|--view both"
-  "choi-move-within-margin|scenes/choi-move-within-margin.ron|--view both --select 5"
-  "choi-move-out-of-margin|scenes/choi-move-out-of-margin.ron|--view both --steps 1"
-  "choi-appear-disappear|scenes/choi-appear-disappear.ron|--view both --steps 1"
+  "choi-move-within-margin|scenes/choi-move-within-margin.ron|--view both --steps 20 --select 5"
+  "choi-move-out-of-margin|scenes/choi-move-out-of-margin.ron|--view both --steps 4 --select 5"
+  "choi-appear-disappear|scenes/choi-appear-disappear.ron|--view both --steps 20"
   "choi-velocity-fattening|scenes/choi-velocity-fattening.ron|--view world --layers walls,leaves,spheres,velocity,labels"
   "randall-simple-aabbs|scenes/randall-simple-aabbs.ron|--view world --layers walls,tight,contacts,spheres,labels"
   "randall-intersecting-aabbs|scenes/randall-intersecting-aabbs.ron|--view world --layers walls,tight,contacts,spheres,labels"

@@ -354,9 +354,9 @@ impl<V: Vector> Harness<V> {
                     MoveTo::Jitter { shift, grow } => {
                         let mut min = old.tight.min;
                         let mut max = old.tight.max;
-                        for axis in 0..V::DIM {
-                            let lo = min.axis(axis) + quarter(shift[axis]);
-                            let hi = (max.axis(axis) + quarter(shift[axis] + grow)).max(lo);
+                        for (axis, &step) in shift.iter().enumerate().take(V::DIM) {
+                            let lo = min.axis(axis) + quarter(step);
+                            let hi = (max.axis(axis) + quarter(step + grow)).max(lo);
                             min.set_axis(axis, lo);
                             max.set_axis(axis, hi);
                         }

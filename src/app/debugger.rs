@@ -157,12 +157,15 @@ pub struct Dialogs {
     pub about: bool,
 }
 
+/// Where a screenshot run leaves its outcome (`Ok` once the PNG is written).
+pub(super) type ResultSlot = Arc<Mutex<Option<Result<(), String>>>>;
+
 struct ScreenshotRun {
     plan: ScreenshotPlan,
     frames: u32,
     requested: bool,
     image: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
-    result: Arc<Mutex<Option<Result<(), String>>>>,
+    result: ResultSlot,
 }
 
 /// The debugger window's app. Build it with [`DebuggerApp::new`]; drive it with eframe or
@@ -310,7 +313,7 @@ impl DebuggerApp {
     }
 
     /// The slot the screenshot run writes its outcome to (for `run_screenshot`).
-    pub(super) fn screenshot_result(&self) -> Option<Arc<Mutex<Option<Result<(), String>>>>> {
+    pub(super) fn screenshot_result(&self) -> Option<ResultSlot> {
         self.screenshot.as_ref().map(|s| Arc::clone(&s.result))
     }
 

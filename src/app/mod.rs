@@ -21,6 +21,7 @@ pub mod tree_view;
 mod world_view;
 
 pub use commands::Command;
+use debugger::ResultSlot;
 pub use debugger::{AppOptions, DebuggerApp, Pick, ScreenshotPlan, SphereDrag};
 pub use panels::SHORTCUTS;
 
@@ -30,9 +31,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// Where a screenshot run leaves its outcome.
-type ResultSlot = Arc<std::sync::Mutex<Option<Result<(), String>>>>;
 
 /// The window's initial size, points.
 const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];

@@ -360,7 +360,7 @@ mod tests {
             prefs
                 .recent_files
                 .iter()
-                .filter(|p| **p == PathBuf::from("/nonexistent/3.ron"))
+                .filter(|p| p.as_path() == std::path::Path::new("/nonexistent/3.ron"))
                 .count(),
             1
         );

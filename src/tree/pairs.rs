@@ -159,8 +159,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         moved.sort_unstable();
         moved.dedup();
         moved.retain(|&i| {
-            let s = &proxies[i as usize];
-            s.is_alive() && s.is_moved()
+            let s = &mut proxies[i as usize];
+            if !s.is_alive() {
+                // A destroyed slot keeps `MOVED` while its index is in the buffer; clear it
+                // here, as the loop after the search clears it for the kept ones.
+                s.state &= !MOVED;
+                return false;
+            }
+            s.is_moved()
         });
         // Stage 2.
         let keep = |id: ProxyId| {

@@ -67,7 +67,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             slot.velocity = velocity;
             slot.user = user;
             slot.leaf = leaf;
-            slot.state = (slot.state & GENERATION_MASK) | ALIVE;
+            slot.state = (slot.state & (GENERATION_MASK | MOVED)) | ALIVE;
             index
         } else {
             let index = self.proxies.len() as u32;
@@ -98,8 +98,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.free_node(slot.leaf);
         let free_proxy = self.free_proxy;
         let s = &mut self.proxies[id.index as usize];
-        // A new generation (wrapping within its bits), not alive, not moved.
-        s.state = (s.state & GENERATION_MASK).wrapping_add(1) & GENERATION_MASK;
+        // A new generation (wrapping within its bits), not alive. `MOVED` stays as it was: it
+        // says the slot index is already in the move buffer, so a create/destroy cycle between
+        // two `update_pairs` does not push it again (the buffer would grow without bound).
+        s.state =
+            ((s.state & GENERATION_MASK).wrapping_add(1) & GENERATION_MASK) | (s.state & MOVED);
         s.leaf = free_proxy;
         self.free_proxy = id.index;
         self.live -= 1;
