@@ -1,10 +1,10 @@
 //! Brute force: every pair of fat boxes tested, the reference the other broad phases must match.
 
 use super::{
-    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, TreeView, UpdateOutcome,
-    box_to_vec3, check_config, store::Store,
+    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome, box_to_vec3,
+    check_config, store::Store,
 };
-use crate::tree::{Aabb, TreeConfig, TreeError, TreeEvent, TreeStats, Vector};
+use crate::tree::{Aabb, TreeConfig, TreeError, Vector};
 use glam::Vec3;
 
 /// Tests every pair of fat boxes (O(n²)) when something changed since the last search.
@@ -73,18 +73,4 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
         self.store.set_config(config);
         Ok(())
     }
-
-    fn tree_stats(&self) -> Option<TreeStats> {
-        None
-    }
-
-    fn take_events(&mut self) -> Vec<TreeEvent> {
-        Vec::new()
-    }
-
-    fn tree_view(&self) -> Option<TreeView<'_>> {
-        None
-    }
-
-    fn rebuild(&mut self) {}
 }

@@ -80,13 +80,19 @@ pub trait Broadphase {
     /// recomputed at once. An error names the bad setting.
     fn set_config(&mut self, config: TreeConfig) -> Result<(), crate::tree::TreeError>;
     /// Tree stats, for the tree; `None` for the others.
-    fn tree_stats(&self) -> Option<TreeStats>;
+    fn tree_stats(&self) -> Option<TreeStats> {
+        None
+    }
     /// Events since the last call (the tree's; empty for the others).
-    fn take_events(&mut self) -> Vec<TreeEvent>;
+    fn take_events(&mut self) -> Vec<TreeEvent> {
+        Vec::new()
+    }
     /// The tree for drawing, when this is the tree broad phase.
-    fn tree_view(&self) -> Option<TreeView<'_>>;
-    /// Full rebuild (the tree only; others do nothing).
-    fn rebuild(&mut self);
+    fn tree_view(&self) -> Option<TreeView<'_>> {
+        None
+    }
+    /// Full rebuild (the tree only; the others have nothing to rebuild).
+    fn rebuild(&mut self) {}
 }
 
 /// The tree behind a tree broad phase, in the dimension of the scene, for drawing.
@@ -144,28 +150,9 @@ impl std::fmt::Display for BroadphaseKind {
     }
 }
 
-/// The fat-box rule every broad phase shares with the tree: the tight box grown by `margin` on
-/// every side, then stretched by `velocity * lookahead_secs` on the side the body moves
-/// towards (Choi's `update_aabb(delta_t)`). The same operations as the tree's, so the boxes
-/// agree to the bit.
-#[must_use]
-pub fn fat_box<V: Vector>(
-    tight: &Aabb<V>,
-    velocity: V,
-    margin: f32,
-    lookahead_secs: f32,
-) -> Aabb<V> {
-    let grown = tight.grown(margin);
-    if lookahead_secs == 0.0 {
-        return grown;
-    }
-    let reach = velocity * lookahead_secs;
-    let zero = V::splat(0.0);
-    Aabb::new(
-        grown.min + reach.min_by_component(zero),
-        grown.max + reach.max_by_component(zero),
-    )
-}
+/// The fat-box rule every broad phase shares with the tree (the tree's own function, so the
+/// boxes agree to the bit).
+pub use crate::tree::fat_box;
 
 /// Ok when the margin and look-ahead are finite and >= 0.
 pub(crate) fn check_config(config: &TreeConfig) -> Result<(), TreeError> {

@@ -2,10 +2,10 @@
 //! boxes that start before it ends.
 
 use super::{
-    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, TreeView, UpdateOutcome,
-    box_to_vec3, brute::overlaps, check_config, store::Store,
+    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome, box_to_vec3,
+    brute::overlaps, check_config, store::Store,
 };
-use crate::tree::{Aabb, TreeConfig, TreeError, TreeEvent, TreeStats};
+use crate::tree::{Aabb, TreeConfig, TreeError};
 use glam::Vec3;
 
 /// Sorts fat boxes along x and sweeps; the sort order is kept between searches, so a
@@ -99,18 +99,4 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
         self.store.set_config(config);
         Ok(())
     }
-
-    fn tree_stats(&self) -> Option<TreeStats> {
-        None
-    }
-
-    fn take_events(&mut self) -> Vec<TreeEvent> {
-        Vec::new()
-    }
-
-    fn tree_view(&self) -> Option<TreeView<'_>> {
-        None
-    }
-
-    fn rebuild(&mut self) {}
 }

@@ -32,6 +32,7 @@ mod vector;
 mod tests;
 
 pub use aabb::Aabb;
+pub use update::fat_box;
 pub use vector::Vector;
 
 use node::{NULL, Node, ProxySlot};

@@ -8,9 +8,11 @@ use super::{
 };
 
 /// The fat box of a proxy: `tight` grown by `margin` on every side, then stretched by
-/// `velocity * lookahead_secs` along the motion (Choi's `update_aabb(delta_t)`).
+/// `velocity * lookahead_secs` on the side it moves towards (Choi's `update_aabb(delta_t)`).
+/// Other broad phases call this too, so their fat boxes equal the tree's to the bit.
+#[must_use]
 #[inline]
-pub(crate) fn fat_box<V: Vector>(
+pub fn fat_box<V: Vector>(
     tight: &Aabb<V>,
     velocity: V,
     margin: f32,
