@@ -39,29 +39,19 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
     }
 
     fn find_pairs(&mut self) -> PairOutcome {
-        if !self.store.dirty {
-            return PairOutcome {
-                pairs: self.store.pairs.clone(),
-                recomputed: false,
-            };
-        }
-        let entries = &self.store.entries;
-        let mut pairs = Vec::new();
-        // Entries are sorted by id, so (a, b) with a before b already has a < b and the pairs
-        // come out sorted.
-        for (i, a) in entries.iter().enumerate() {
-            for b in &entries[i + 1..] {
-                if overlaps(&a.fat, &b.fat) {
-                    pairs.push((a.id, b.id));
+        self.store.find_pairs(|entries| {
+            let mut pairs = Vec::new();
+            // Entries are sorted by id, so (a, b) with a before b already has a < b and the
+            // pairs come out sorted.
+            for (i, a) in entries.iter().enumerate() {
+                for b in &entries[i + 1..] {
+                    if overlaps(&a.fat, &b.fat) {
+                        pairs.push((a.id, b.id));
+                    }
                 }
             }
-        }
-        self.store.pairs = pairs;
-        self.store.dirty = false;
-        PairOutcome {
-            pairs: self.store.pairs.clone(),
-            recomputed: true,
-        }
+            pairs
+        })
     }
 
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {

@@ -42,52 +42,43 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
     }
 
     fn find_pairs(&mut self) -> PairOutcome {
-        if !self.store.dirty {
-            return PairOutcome {
-                pairs: self.store.pairs.clone(),
-                recomputed: false,
-            };
-        }
-        let entries = &self.store.entries;
-        if self.order.len() != entries.len() {
-            self.order = (0..entries.len() as u32).collect();
-        }
-        // Stable sort on the kept order: adaptive on nearly sorted input. Ties on least x are
-        // broken by index (that is, by id) so the order never depends on history.
-        self.order.sort_by(|&a, &b| {
-            let (ea, eb) = (&entries[a as usize], &entries[b as usize]);
-            ea.fat
-                .min
-                .axis(0)
-                .total_cmp(&eb.fat.min.axis(0))
-                .then(a.cmp(&b))
-        });
-        let mut pairs = Vec::new();
-        for (k, &i) in self.order.iter().enumerate() {
-            let a = &entries[i as usize];
-            let end_x = a.fat.max.axis(0);
-            for &j in &self.order[k + 1..] {
-                let b = &entries[j as usize];
-                // Sorted by least x: once one starts after `a` ends, all later ones do.
-                if b.fat.min.axis(0) > end_x {
-                    break;
-                }
-                if overlaps(&a.fat, &b.fat) {
-                    pairs.push(if a.id < b.id {
-                        (a.id, b.id)
-                    } else {
-                        (b.id, a.id)
-                    });
+        let order = &mut self.order;
+        self.store.find_pairs(|entries| {
+            if order.len() != entries.len() {
+                *order = (0..entries.len() as u32).collect();
+            }
+            // Stable sort on the kept order: adaptive on nearly sorted input. Ties on least x are
+            // broken by index (that is, by id) so the order never depends on history.
+            order.sort_by(|&a, &b| {
+                let (ea, eb) = (&entries[a as usize], &entries[b as usize]);
+                ea.fat
+                    .min
+                    .axis(0)
+                    .total_cmp(&eb.fat.min.axis(0))
+                    .then(a.cmp(&b))
+            });
+            let mut pairs = Vec::new();
+            for (k, &i) in order.iter().enumerate() {
+                let a = &entries[i as usize];
+                let end_x = a.fat.max.axis(0);
+                for &j in &order[k + 1..] {
+                    let b = &entries[j as usize];
+                    // Sorted by least x: once one starts after `a` ends, all later ones do.
+                    if b.fat.min.axis(0) > end_x {
+                        break;
+                    }
+                    if overlaps(&a.fat, &b.fat) {
+                        pairs.push(if a.id < b.id {
+                            (a.id, b.id)
+                        } else {
+                            (b.id, a.id)
+                        });
+                    }
                 }
             }
-        }
-        pairs.sort_unstable();
-        self.store.pairs = pairs;
-        self.store.dirty = false;
-        PairOutcome {
-            pairs: self.store.pairs.clone(),
-            recomputed: true,
-        }
+            pairs.sort_unstable();
+            pairs
+        })
     }
 
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {

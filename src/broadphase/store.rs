@@ -1,7 +1,7 @@
 //! The body store brute force and sweep-and-prune share: tight box, velocity and fat box per
 //! id, kept with the tree's fat-box rule, and the dirty flag behind `recomputed`.
 
-use super::{Body, SceneVector, UpdateOutcome, box_from_vec3, fat_box, sorted_bodies};
+use super::{Body, PairOutcome, SceneVector, UpdateOutcome, box_from_vec3, fat_box, sorted_bodies};
 use crate::tree::{Aabb, TreeConfig};
 
 /// One body as brute force and sweep-and-prune keep it.
@@ -112,6 +112,27 @@ impl<V: SceneVector> Store<V> {
         for i in 0..self.entries.len() {
             let e = self.entries[i];
             self.entries[i].fat = self.fat(&e.tight, e.velocity);
+        }
+    }
+
+    /// Finds pairs with `search` (given the entries, sorted by id; it returns sorted
+    /// `(a, b)` with `a < b`) only when something changed since the last search; otherwise the
+    /// previous pairs, with `recomputed: false` (Choi's `tree_updated`).
+    pub fn find_pairs(
+        &mut self,
+        search: impl FnOnce(&[Entry<V>]) -> Vec<(u32, u32)>,
+    ) -> PairOutcome {
+        if self.dirty {
+            self.pairs = search(&self.entries);
+            self.dirty = false;
+            return PairOutcome {
+                pairs: self.pairs.clone(),
+                recomputed: true,
+            };
+        }
+        PairOutcome {
+            pairs: self.pairs.clone(),
+            recomputed: false,
         }
     }
 
