@@ -8,7 +8,10 @@
 //! that brute force and the slow peers finish), `AABB_BENCH_CONFIGS=all` (every tree
 //! configuration in the checking run, not only the ones criterion times),
 //! `AABB_BENCH_SECS` (criterion measurement seconds per implementation, default 1),
-//! `AABB_BENCH_SLOW_PEERS=1` (also `bvh` with `update_shapes` and `rstar` with remove+insert).
+//! `AABB_BENCH_SLOW_PEERS=1` (also `bvh` with `update_shapes` and `rstar` with remove+insert),
+//! `AABB_BENCH_ONLY` (comma list of label fragments, case-insensitive: run only the
+//! implementations whose label holds one of them; the default tree always runs, as the
+//! reference of the ratios).
 
 mod peers;
 
@@ -70,20 +73,39 @@ fn timed_tree_configs(n: usize) -> Vec<TreeConfig> {
     );
     let mut list = vec![default];
     for c in [
-        tree_config(I::SurfaceArea, B::Rotations, P::SelfTraversal, U::Reinsert),
+        tree_config(
+            I::SurfaceArea,
+            B::Rotations,
+            P::MovedTraversal,
+            U::LocalReinsert,
+        ),
+        tree_config(I::SurfaceArea, B::Rotations, P::MovedTraversal, U::Reinsert),
+        tree_config(
+            I::SurfaceArea,
+            B::Rotations,
+            P::MovedQueries,
+            U::LocalReinsert,
+        ),
         tree_config(I::SurfaceArea, B::Rotations, P::MovedQueries, U::Reinsert),
+        tree_config(
+            I::SurfaceArea,
+            B::Rotations,
+            P::SelfTraversal,
+            U::LocalReinsert,
+        ),
+        tree_config(
+            I::SurfaceArea,
+            B::Rotations,
+            P::MovedTraversal,
+            U::EnlargeAndRebuild,
+        ),
         tree_config(
             I::SurfaceArea,
             B::Rotations,
             P::SelfTraversal,
             U::EnlargeAndRebuild,
         ),
-        tree_config(
-            I::SurfaceArea,
-            B::Rotations,
-            P::MovedQueries,
-            U::EnlargeAndRebuild,
-        ),
+        tree_config(I::SurfaceArea, B::Avl, P::MovedTraversal, U::LocalReinsert),
         tree_config(I::Perimeter, B::Avl, P::SelfTraversal, U::Reinsert),
     ] {
         if c.insertion == I::Perimeter && n > 1_000 {
@@ -105,8 +127,16 @@ fn all_tree_configs() -> Vec<TreeConfig> {
         InsertionCost::SurfaceArea,
     ] {
         for balancing in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
-            for pairs in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
-                for update in [UpdateMode::Reinsert, UpdateMode::EnlargeAndRebuild] {
+            for pairs in [
+                PairMethod::SelfTraversal,
+                PairMethod::MovedQueries,
+                PairMethod::MovedTraversal,
+            ] {
+                for update in [
+                    UpdateMode::Reinsert,
+                    UpdateMode::LocalReinsert,
+                    UpdateMode::EnlargeAndRebuild,
+                ] {
                     list.push(tree_config(insertion, balancing, pairs, update));
                 }
             }
@@ -165,6 +195,12 @@ fn peer_entries(n: usize) -> Vec<Entry> {
     list
 }
 
+/// Whether `label` is selected by the `AABB_BENCH_ONLY` fragments (all are, with none).
+fn selected(only: &[String], label: &str) -> bool {
+    let label = label.to_lowercase();
+    only.is_empty() || only.iter().any(|t| label.contains(t.as_str()))
+}
+
 fn env_usize_list(name: &str, default: &[usize]) -> Vec<usize> {
     match std::env::var(name) {
         Ok(s) => s
@@ -202,6 +238,14 @@ fn main() {
     let sizes = env_usize_list("AABB_BENCH_N", &[1_000, 10_000, 100_000]);
     let steps_override = env_usize_list("AABB_BENCH_STEPS", &[]).first().copied();
     let all_configs = std::env::var("AABB_BENCH_CONFIGS").is_ok_and(|v| v == "all");
+    let only: Vec<String> = std::env::var("AABB_BENCH_ONLY")
+        .map(|s| {
+            s.split(',')
+                .map(|t| t.trim().to_lowercase())
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     let secs = env_usize_list("AABB_BENCH_SECS", &[2])
         .first()
         .copied()
@@ -225,6 +269,9 @@ fn main() {
             .into_iter()
             .map(tree_entry)
             .chain(peer_entries(n))
+            .enumerate()
+            .filter(|(i, e)| *i == 0 || selected(&only, &e.label))
+            .map(|(_, e)| e)
             .collect();
         let extra: Vec<Entry> = if all_configs {
             let timed_configs = timed_tree_configs(n);
@@ -232,6 +279,7 @@ fn main() {
                 .into_iter()
                 .filter(|c| !timed_configs.contains(c))
                 .map(tree_entry)
+                .filter(|e| selected(&only, &e.label))
                 .collect()
         } else {
             Vec::new()

@@ -29,6 +29,8 @@ fn awkward_scene(dimensions: u8) -> Scene {
     }
     scene.dt = 1.0 / 120.0;
     scene.tree.velocity_lookahead = 0.123_456_79;
+    scene.tree.update = aabb_debugger::tree::UpdateMode::EnlargeAndRebuild;
+    scene.tree.pairs = aabb_debugger::tree::PairMethod::MovedQueries;
     scene.view = Some(aabb_debugger::scene::ViewSettings {
         center: Some((1.5, -2.25)),
         zoom: Some(17.0),
@@ -246,4 +248,29 @@ fn optional_fields_take_their_defaults() {
         (s.label.as_deref(), s.velocity, s.appear_at, s.disappear_at),
         (None, Vec3::ZERO, 0, Some(9))
     );
+}
+
+#[test]
+fn the_update_mode_is_optional_and_written_only_when_not_the_default() {
+    use aabb_debugger::tree::UpdateMode;
+    let text = "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (9.0, 9.0)),
+          tree: (update: Reinsert), spheres: [])";
+    let mut scene = Scene::parse(text, "update.ron", false).expect("valid");
+    assert_eq!(scene.tree.update, UpdateMode::Reinsert);
+    let ron = scene.to_text(false).expect("text");
+    assert!(ron.contains("update: Reinsert"), "{ron}");
+    scene.tree.update = UpdateMode::default();
+    for json in [false, true] {
+        let text = scene.to_text(json).expect("text");
+        assert!(!text.contains("update"), "{text}");
+        assert_eq!(Scene::parse(&text, "copy", json).expect("valid"), scene);
+    }
+    let err = Scene::parse(
+        "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (9.0, 9.0)),
+          tree: (update: Sometimes), spheres: [])",
+        "bad.ron",
+        false,
+    )
+    .expect_err("unknown mode");
+    assert!(err.to_string().starts_with("bad.ron:2:"), "{err}");
 }

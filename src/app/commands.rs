@@ -22,7 +22,8 @@ pub enum Command {
     Step,
     /// Restart from the document (R).
     Reset,
-    /// New tree settings (margin, look-ahead, insertion, balancing, pairs), applied at once.
+    /// New tree settings (margin, look-ahead, insertion, balancing, pairs, update), applied at
+    /// once.
     SetTreeSettings(TreeSettings),
     /// Another broad phase (tree, brute force, sweep-and-prune).
     SetBroadphase(BroadphaseKind),
@@ -495,6 +496,11 @@ fn describe_settings_change(old: &TreeSettings, new: &TreeSettings) -> String {
         )
     } else if old.pairs != new.pairs {
         format!("Pair method {:?}.", new.pairs)
+    } else if old.update != new.update {
+        format!(
+            "Update mode {:?}: used from the next move out of a fat box on.",
+            new.update
+        )
     } else {
         "Tree settings unchanged.".into()
     }

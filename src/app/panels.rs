@@ -10,7 +10,7 @@ use super::files::{list_scenes, scenes_dir};
 use super::prefs::{Layer, ThemeChoice, ViewMode};
 use crate::broadphase::BroadphaseKind;
 use crate::scene::Generate;
-use crate::tree::{Balancing, InsertionCost, PairMethod};
+use crate::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
 use egui::{Key, RichText};
 
 /// The keyboard shortcuts, as listed in the help window.
@@ -58,7 +58,16 @@ fn balancing_name(b: Balancing) -> &'static str {
 fn pairs_name(p: PairMethod) -> &'static str {
     match p {
         PairMethod::SelfTraversal => "Self traversal",
-        PairMethod::MovedQueries => "Moved queries + pair set",
+        PairMethod::MovedQueries => "Moved queries + pair set (Box2D)",
+        PairMethod::MovedTraversal => "Moved traversal + pair set",
+    }
+}
+
+fn update_name(u: UpdateMode) -> &'static str {
+    match u {
+        UpdateMode::Reinsert => "Reinsert from the root (Box2D)",
+        UpdateMode::LocalReinsert => "Reinsert nearby (Bullet)",
+        UpdateMode::EnlargeAndRebuild => "Enlarge + partial rebuild (Box2D v3)",
     }
 }
 
@@ -287,12 +296,31 @@ impl DebuggerApp {
         egui::ComboBox::from_label("Pairs")
             .selected_text(pairs_name(s.pairs))
             .show_ui(ui, |ui| {
-                for p in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
+                for p in [
+                    PairMethod::SelfTraversal,
+                    PairMethod::MovedQueries,
+                    PairMethod::MovedTraversal,
+                ] {
                     changed |= ui
                         .selectable_value(&mut s.pairs, p, pairs_name(p))
                         .changed();
                 }
             });
+        egui::ComboBox::from_label("Update")
+            .selected_text(update_name(s.update))
+            .show_ui(ui, |ui| {
+                for u in [
+                    UpdateMode::Reinsert,
+                    UpdateMode::LocalReinsert,
+                    UpdateMode::EnlargeAndRebuild,
+                ] {
+                    changed |= ui
+                        .selectable_value(&mut s.update, u, update_name(u))
+                        .changed();
+                }
+            })
+            .response
+            .on_hover_text("What a move out of the fat box does.");
         if changed {
             self.commands.push(Command::SetTreeSettings(s));
         }

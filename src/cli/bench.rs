@@ -78,15 +78,19 @@ pub enum BalancingArg {
 pub enum PairsArg {
     /// The tree against itself.
     SelfTraversal,
-    /// Query each moved proxy, persistent pair set.
+    /// Query each moved proxy, persistent pair set (Box2D).
     MovedQueries,
+    /// The tree against itself where something moved, persistent pair set.
+    MovedTraversal,
 }
 
 /// `--update`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum UpdateArg {
-    /// Remove and insert the leaf again.
+    /// Remove the leaf and insert it again from the root.
     Reinsert,
+    /// Remove the leaf and insert it again from the lowest ancestor holding its new box.
+    LocalReinsert,
     /// Enlarge in place, rebuild the enlarged part.
     EnlargeAndRebuild,
 }
@@ -136,6 +140,7 @@ impl From<PairMethod> for PairsArg {
         match v {
             PairMethod::SelfTraversal => Self::SelfTraversal,
             PairMethod::MovedQueries => Self::MovedQueries,
+            PairMethod::MovedTraversal => Self::MovedTraversal,
         }
     }
 }
@@ -145,6 +150,7 @@ impl From<PairsArg> for PairMethod {
         match v {
             PairsArg::SelfTraversal => Self::SelfTraversal,
             PairsArg::MovedQueries => Self::MovedQueries,
+            PairsArg::MovedTraversal => Self::MovedTraversal,
         }
     }
 }
@@ -153,6 +159,7 @@ impl From<UpdateMode> for UpdateArg {
     fn from(v: UpdateMode) -> Self {
         match v {
             UpdateMode::Reinsert => Self::Reinsert,
+            UpdateMode::LocalReinsert => Self::LocalReinsert,
             UpdateMode::EnlargeAndRebuild => Self::EnlargeAndRebuild,
         }
     }
@@ -162,6 +169,7 @@ impl From<UpdateArg> for UpdateMode {
     fn from(v: UpdateArg) -> Self {
         match v {
             UpdateArg::Reinsert => Self::Reinsert,
+            UpdateArg::LocalReinsert => Self::LocalReinsert,
             UpdateArg::EnlargeAndRebuild => Self::EnlargeAndRebuild,
         }
     }

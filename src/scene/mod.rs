@@ -14,7 +14,7 @@ mod validate;
 pub use format::is_json_path;
 pub use sim::Simulation;
 
-use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats};
+use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats, UpdateMode};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -61,6 +61,8 @@ pub struct TreeSettings {
     pub balancing: Balancing,
     /// Pair method.
     pub pairs: PairMethod,
+    /// What a move out of the fat box does (optional in files; the library default).
+    pub update: UpdateMode,
 }
 
 /// One sphere.

@@ -2,7 +2,7 @@
 //! unknown fields refused, vectors of 2 or 3 numbers, and the conversion to and from [`Scene`].
 
 use super::{FORMAT_VERSION, Generate, Scene, SceneError, Sphere, TreeSettings, ViewSettings};
-use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeConfig};
+use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
 use glam::Vec3;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeTuple, Serializer};
@@ -159,6 +159,12 @@ pub(crate) struct TreeFile {
     pub balancing: Balancing,
     #[serde(default)]
     pub pairs: PairMethod,
+    #[serde(default, skip_serializing_if = "is_default_update")]
+    pub update: UpdateMode,
+}
+
+fn is_default_update(update: &UpdateMode) -> bool {
+    *update == UpdateMode::default()
 }
 
 fn default_margin() -> f32 {
@@ -174,6 +180,7 @@ impl Default for TreeFile {
             insertion: c.insertion,
             balancing: c.balancing,
             pairs: c.pairs,
+            update: c.update,
         }
     }
 }
@@ -295,6 +302,7 @@ impl SceneFile {
                 insertion: self.tree.insertion,
                 balancing: self.tree.balancing,
                 pairs: self.tree.pairs,
+                update: self.tree.update,
             },
             spheres,
             generate: self.generate.map(|g| Generate {
@@ -325,6 +333,7 @@ impl SceneFile {
                 insertion: scene.tree.insertion,
                 balancing: scene.tree.balancing,
                 pairs: scene.tree.pairs,
+                update: scene.tree.update,
             },
             spheres: scene
                 .spheres

@@ -28,7 +28,7 @@ pub struct Simulation {
     report: StepReport,
 }
 
-/// The tree configuration of the scene's settings (update mode: the library default).
+/// The tree configuration of the scene's settings.
 fn config_of(settings: &TreeSettings) -> TreeConfig {
     TreeConfig {
         margin: settings.margin,
@@ -36,7 +36,7 @@ fn config_of(settings: &TreeSettings) -> TreeConfig {
         insertion: settings.insertion,
         balancing: settings.balancing,
         pairs: settings.pairs,
-        ..TreeConfig::default()
+        update: settings.update,
     }
 }
 

@@ -7,6 +7,31 @@ use super::{Aabb, DynamicTree, InsertionCost, TreeError, Vector};
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Links the detached leaf `leaf` (its box already set) into the tree.
     pub(crate) fn insert_leaf(&mut self, leaf: u32) -> Result<(), TreeError> {
+        self.insert_leaf_under(leaf, self.root)
+    }
+
+    /// The lowest node above `leaf`'s parent whose box holds `fat` (the root when none does,
+    /// `NULL` when the leaf's parent is the root or the leaf is the root): where a reinsertion
+    /// of the leaf with box `fat` may start its search without leaving the tree worse above.
+    pub(crate) fn lowest_holding_ancestor(&self, leaf: u32, fat: &Aabb<V>) -> u32 {
+        let parent = self.nodes[leaf as usize].parent;
+        if parent == NULL {
+            return NULL;
+        }
+        let mut index = self.nodes[parent as usize].parent;
+        while index != NULL {
+            let node = &self.nodes[index as usize];
+            if node.aabb.contains(fat) || node.parent == NULL {
+                return index;
+            }
+            index = node.parent;
+        }
+        NULL
+    }
+
+    /// Links the detached leaf `leaf` into the tree, searching for its sibling under `start`
+    /// (the root when `start` is `NULL`).
+    pub(crate) fn insert_leaf_under(&mut self, leaf: u32, start: u32) -> Result<(), TreeError> {
         if self.root == NULL {
             self.root = leaf;
             self.nodes[leaf as usize].parent = NULL;
@@ -18,7 +43,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let sibling = match self.config.insertion {
             InsertionCost::Volume => self.find_sibling_greedy(&leaf_box, |b| b.volume()),
             InsertionCost::Perimeter => self.find_sibling_greedy(&leaf_box, |b| b.perimeter()),
-            InsertionCost::SurfaceArea => self.find_best_sibling(&leaf_box),
+            InsertionCost::SurfaceArea => {
+                self.find_best_sibling(&leaf_box, if start == NULL { self.root } else { start })
+            }
         };
 
         // Stage 2: a new parent over the sibling and the leaf, in the sibling's place.
@@ -79,16 +106,16 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// - anything below a branch C costs at least `area(D)` + the inherited growth +
     ///   C's own growth, so the descent stops when neither child's lower bound beats the best;
     /// - otherwise it goes to the child of the lower bound (ties: the nearer centre).
-    fn find_best_sibling(&self, d: &Aabb<V>) -> u32 {
+    fn find_best_sibling(&self, d: &Aabb<V>, start: u32) -> u32 {
         let area_d = d.half_area();
         let center_d = d.center();
-        let root = &self.nodes[self.root as usize];
+        let root = &self.nodes[start as usize];
         let mut area_base = root.aabb.half_area();
         let mut direct_cost = root.aabb.union(d).half_area();
         let mut inherited_cost = 0.0f32;
-        let mut best_sibling = self.root;
+        let mut best_sibling = start;
         let mut best_cost = direct_cost;
-        let mut index = self.root;
+        let mut index = start;
         loop {
             let node = &self.nodes[index as usize];
             if node.is_leaf() {

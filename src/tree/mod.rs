@@ -69,18 +69,27 @@ pub enum PairMethod {
     /// The tree against itself (Chou's `childrenCrossed`, Choi's `collision_check`),
     /// recomputed only when the tree changed (Choi's `tree_updated`).
     SelfTraversal,
-    /// Query each moved proxy and keep a persistent pair set (Box2D); the default, the faster
-    /// of the two on the standard workload.
-    #[default]
+    /// Query each moved proxy and keep a persistent pair set (Box2D's move buffer).
     MovedQueries,
+    /// Keep a persistent pair set; the pairs of the moved proxies come from the tree against
+    /// itself, followed only down branches with a moved proxy below (one shared walk of the
+    /// upper tree instead of one query from the root per moved proxy). The default: the
+    /// fastest on the standard workload.
+    #[default]
+    MovedTraversal,
 }
 
 /// What `move_proxy` does with a proxy whose tight box left its fat box.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum UpdateMode {
-    /// Remove the leaf and insert it again with a new fat box.
-    #[default]
+    /// Remove the leaf and insert it again with a new fat box, searching for its sibling from
+    /// the root (Box2D).
     Reinsert,
+    /// Remove the leaf and insert it again, searching for its sibling from the lowest ancestor
+    /// whose box holds the new fat box (Bullet's `btDbvt::update`): a small move searches a
+    /// small subtree. The default: the fastest on the standard workload.
+    #[default]
+    LocalReinsert,
     /// Enlarge the leaf and its ancestors in place, then rebuild the enlarged part of the
     /// tree (Box2D v3 `EnlargeProxy` + partial `Rebuild`) when pairs are next found or on
     /// [`DynamicTree::rebuild_partial`].
@@ -155,6 +164,14 @@ pub enum TreeError {
     /// The pool cannot hold more nodes (indices are `u32`).
     #[error("the tree is full ({0} proxies)")]
     Full(usize),
+    /// One item of a batch ([`DynamicTree::create_proxies`]) was refused; nothing was added.
+    #[error("item {index} of the batch: {error}")]
+    InBatch {
+        /// Position of the first refused item.
+        index: usize,
+        /// Why it was refused.
+        error: Box<TreeError>,
+    },
 }
 
 /// A broken invariant found by [`DynamicTree::validate`].
@@ -256,9 +273,12 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     free_proxy: u32,
     /// Live proxies.
     live: u32,
-    /// The current pairs, each `(a, b)` with `a < b`, in no particular order.
-    pairs: Vec<(ProxyId, ProxyId)>,
-    /// `pairs` sorted, made on the first [`DynamicTree::pairs`] after a change.
+    /// The current pairs as proxy slot indices, each `(a, b)` with `a < b`, in no particular
+    /// order (8 bytes a pair; the generations are the slots' own, since a pair touching a
+    /// destroyed or re-created slot is dropped at the next pair update).
+    pairs: Vec<(u32, u32)>,
+    /// `pairs` as handles, sorted, made on the first [`DynamicTree::pairs`] after a change
+    /// (and before a destroy changes a generation the pairs still name).
     sorted_pairs: OnceLock<Vec<(ProxyId, ProxyId)>>,
     /// Slots of proxies whose fat box changed (or that were created) since the last pair update.
     moved: Vec<u32>,

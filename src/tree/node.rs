@@ -11,8 +11,11 @@ const FREE: u32 = 1 << 31;
 /// Bit of [`Node::meta`] set on a branch whose box was grown in place by an enlarged leaf
 /// (cleared by a partial rebuild).
 const ENLARGED: u32 = 1 << 30;
+/// Bit of [`Node::meta`] set, while pairs are found from the move buffer, on each moved leaf
+/// and every node above one (clear at all other times).
+const DIRTY: u32 = 1 << 29;
 /// Bits of [`Node::meta`] that hold the height.
-const HEIGHT_MASK: u32 = ENLARGED - 1;
+const HEIGHT_MASK: u32 = DIRTY - 1;
 
 /// One node: 32 bytes in 2D (box 16 + four `u32`), 40 in 3D.
 ///
@@ -28,7 +31,7 @@ pub(crate) struct Node<V> {
     pub child1: u32,
     /// Second child of a branch; `NULL` for a leaf.
     pub child2: u32,
-    /// Height (bits 0..30), `ENLARGED` (bit 30), `FREE` (bit 31).
+    /// Height (bits 0..29), `DIRTY` (bit 29), `ENLARGED` (bit 30), `FREE` (bit 31).
     meta: u32,
 }
 
@@ -67,6 +70,22 @@ impl<V: Vector> Node<V> {
     #[inline]
     pub fn set_height(&mut self, height: u32) {
         self.meta = (self.meta & !HEIGHT_MASK) | (height & HEIGHT_MASK);
+    }
+
+    /// True when a moved leaf is at or under this node (only while pairs are being found).
+    #[inline]
+    pub fn is_dirty(&self) -> bool {
+        self.meta & DIRTY != 0
+    }
+
+    /// Sets or clears the dirty flag.
+    #[inline]
+    pub fn set_dirty(&mut self, on: bool) {
+        if on {
+            self.meta |= DIRTY;
+        } else {
+            self.meta &= !DIRTY;
+        }
     }
 
     /// True when the box was grown in place since the last rebuild.

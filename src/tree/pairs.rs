@@ -1,8 +1,9 @@
 //! Pair finding: the tree against itself (Chou's `childrenCrossed`, Choi's `collision_check`)
-//! recomputed only when the tree changed (Choi's `tree_updated`), or queries of the moved
-//! proxies against a persistent pair set (Box2D's move buffer).
+//! recomputed only when the tree changed (Choi's `tree_updated`), or a persistent pair set
+//! updated from the moved proxies, by one query each (Box2D's move buffer) or by the tree
+//! against itself cut down to the branches above a moved proxy.
 
-use super::node::{MOVED, NULL, Node, ProxySlot};
+use super::node::{MOVED, NULL, Node};
 use super::query::walk_tree;
 use super::{DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, UpdateMode, Vector};
 use std::sync::OnceLock;
@@ -11,84 +12,119 @@ use std::sync::OnceLock;
 ///
 /// The stack holds pairs of nodes already known to overlap (or a node paired with itself).
 /// Cases for a popped pair (a, b):
-/// - a == b (a subtree against itself): a branch gives each child against itself (when it
-///   is a branch) and the two children against each other (when they overlap);
-/// - two leaves: a pair;
-/// - a leaf and a branch: the leaf against each child of the branch it overlaps;
-/// - two branches: the larger (by SAH measure) is opened, each of its children against the
-///   other node when they overlap.
+/// - a == b (a subtree against itself): each child against itself (when it is a branch) and
+///   the two children against each other;
+/// - a leaf and a branch: the leaf against each child of the branch;
+/// - two branches: each child of the one with the larger SAH measure that overlaps the other
+///   node, against each of the other's children (four grandchild pairs at most, for one
+///   stack entry);
 ///
-/// Each unordered pair of leaves is reached along exactly one path, so it is reported once.
-/// Overlaps are tested before a pair is pushed, so the stack only carries live work.
-pub(crate) fn self_pairs<V: Vector>(
+/// where "against" tests the two boxes and, when they overlap, emits a leaf pair or pushes
+/// the pair. Each unordered pair of leaves is reached along exactly one path, so it is
+/// reported once; the stack only carries live work.
+///
+/// With `DIRTY_ONLY`, only pairs with a dirty node on at least one side are followed: the
+/// pairs of leaves with at least one moved leaf among them (every ancestor of a moved leaf is
+/// dirty, so no such pair is cut off).
+pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     root: u32,
     stack: &mut Vec<(u32, u32)>,
     mut emit: impl FnMut(u32, u32),
 ) -> QueryStats {
     let mut stats = QueryStats::default();
-    if root == NULL || nodes[root as usize].is_leaf() {
+    if root == NULL
+        || nodes[root as usize].is_leaf()
+        || (DIRTY_ONLY && !nodes[root as usize].is_dirty())
+    {
         return stats;
     }
     stack.clear();
     stack.push((root, root));
-    // Tests `x` against `y` and pushes (or emits) the pair when they overlap.
-    let mut visit = |x: u32, y: u32, stack: &mut Vec<(u32, u32)>, stats: &mut QueryStats| {
-        let nx = &nodes[x as usize];
-        let ny = &nodes[y as usize];
-        stats.node_visits += 1;
-        let both_leaves = nx.is_leaf() && ny.is_leaf();
-        if both_leaves {
-            stats.leaf_visits += 1;
-        }
-        if nx.aabb.overlaps(&ny.aabb) {
-            if both_leaves {
-                emit(nx.child1, ny.child1);
-            } else {
-                stack.push((x, y));
-            }
-        }
-    };
     while let Some((a, b)) = stack.pop() {
         let na = &nodes[a as usize];
         if a == b {
             // A branch against itself.
             let (c1, c2) = (na.child1, na.child2);
-            if !nodes[c1 as usize].is_leaf() {
+            let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
+            if !n1.is_leaf() && (!DIRTY_ONLY || n1.is_dirty()) {
                 stack.push((c1, c1));
             }
-            if !nodes[c2 as usize].is_leaf() {
+            if !n2.is_leaf() && (!DIRTY_ONLY || n2.is_dirty()) {
                 stack.push((c2, c2));
             }
-            visit(c1, c2, stack, &mut stats);
+            against::<V, DIRTY_ONLY>(nodes, c1, n1, c2, n2, stack, &mut stats, &mut emit);
             continue;
         }
         let nb = &nodes[b as usize];
-        // At least one is a branch (leaf pairs are emitted, never pushed).
-        let open_a = !na.is_leaf() && (nb.is_leaf() || na.aabb.half_area() >= nb.aabb.half_area());
-        if open_a {
-            visit(na.child1, b, stack, &mut stats);
-            visit(na.child2, b, stack, &mut stats);
-        } else {
-            visit(a, nb.child1, stack, &mut stats);
-            visit(a, nb.child2, stack, &mut stats);
+        // At least one is a branch (leaf pairs are emitted, never pushed). `open` is the node
+        // whose children are taken, `other` the one they are tested against.
+        let (open, n_open, other, n_other) =
+            if !na.is_leaf() && (nb.is_leaf() || na.aabb.half_area() >= nb.aabb.half_area()) {
+                (a, na, b, nb)
+            } else {
+                (b, nb, a, na)
+            };
+        let _ = open;
+        let (c1, c2) = (n_open.child1, n_open.child2);
+        let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
+        if n_other.is_leaf() {
+            against::<V, DIRTY_ONLY>(nodes, c1, n1, other, n_other, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(nodes, c2, n2, other, n_other, stack, &mut stats, &mut emit);
+            continue;
+        }
+        // Two branches: each child of `open` that overlaps `other`, against other's children.
+        let (d1, d2) = (n_other.child1, n_other.child2);
+        let (m1, m2) = (&nodes[d1 as usize], &nodes[d2 as usize]);
+        for (c, n) in [(c1, n1), (c2, n2)] {
+            if DIRTY_ONLY && !n.is_dirty() && !n_other.is_dirty() {
+                continue;
+            }
+            stats.node_visits += 1;
+            if n.aabb.overlaps(&n_other.aabb) {
+                against::<V, DIRTY_ONLY>(nodes, c, n, d1, m1, stack, &mut stats, &mut emit);
+                against::<V, DIRTY_ONLY>(nodes, c, n, d2, m2, stack, &mut stats, &mut emit);
+            }
         }
     }
     stats
 }
 
-/// The pair `(a, b)` with `a < b` of two proxy slots.
-#[inline]
-fn ordered<V, T>(proxies: &[ProxySlot<V, T>], a: u32, b: u32) -> (ProxyId, ProxyId) {
-    let id = |i: u32| ProxyId {
-        index: i,
-        generation: proxies[i as usize].generation(),
-    };
-    if a < b {
-        (id(a), id(b))
-    } else {
-        (id(b), id(a))
+/// One test of [`self_pairs`]: `x` against `y` (nodes `nx`, `ny`); when their boxes overlap,
+/// emits the pair of two leaves or pushes the pair for later.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn against<V: Vector, const DIRTY_ONLY: bool>(
+    _nodes: &[Node<V>],
+    x: u32,
+    nx: &Node<V>,
+    y: u32,
+    ny: &Node<V>,
+    stack: &mut Vec<(u32, u32)>,
+    stats: &mut QueryStats,
+    emit: &mut impl FnMut(u32, u32),
+) {
+    if DIRTY_ONLY && !nx.is_dirty() && !ny.is_dirty() {
+        return;
     }
+    stats.node_visits += 1;
+    let both_leaves = nx.is_leaf() && ny.is_leaf();
+    if both_leaves {
+        stats.leaf_visits += 1;
+    }
+    if nx.aabb.overlaps(&ny.aabb) {
+        if both_leaves {
+            emit(nx.child1, ny.child1);
+        } else {
+            stack.push((x, y));
+        }
+    }
+}
+
+/// The pair of two proxy slots, the smaller first.
+#[inline]
+fn ordered(a: u32, b: u32) -> (u32, u32) {
+    if a < b { (a, b) } else { (b, a) }
 }
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
@@ -105,7 +141,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let stats = if self.pairs_full || self.config.pairs == PairMethod::SelfTraversal {
             self.pairs_by_self_traversal()
         } else {
-            self.pairs_by_moved_queries()
+            self.pairs_by_move_buffer()
         };
         for &i in &self.moved {
             self.proxies[i as usize].state &= !MOVED;
@@ -130,34 +166,35 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let Self {
             nodes,
             root,
-            proxies,
             pairs,
             pair_stack,
             ..
         } = self;
         pairs.clear();
-        self_pairs(nodes, *root, pair_stack, |a, b| {
-            pairs.push(ordered(proxies, a, b));
+        self_pairs::<V, false>(nodes, *root, pair_stack, |a, b| {
+            pairs.push(ordered(a, b));
         })
     }
 
-    /// Updates the persistent pair set from the move buffer.
+    /// Updates the persistent pair set from the move buffer: by one query per moved proxy
+    /// (`MovedQueries`) or by the tree against itself cut down to the branches above a moved
+    /// proxy (`MovedTraversal`).
     ///
-    /// Stage 1: the move buffer without repeats or destroyed proxies. Stage 2: drop every pair
-    /// that touches a moved or destroyed proxy. Stage 3: query each moved proxy's fat box; a
-    /// pair of two moved proxies is added by the query of the one with the smaller index.
-    fn pairs_by_moved_queries(&mut self) -> QueryStats {
+    /// Stage 1: the move buffer without destroyed proxies. Stage 2: drop every pair that
+    /// touches a moved or destroyed proxy. Stage 3: the new pairs of the moved proxies.
+    fn pairs_by_move_buffer(&mut self) -> QueryStats {
+        let traversal = self.config.pairs == PairMethod::MovedTraversal;
         let Self {
             nodes,
             root,
             proxies,
             pairs,
             moved,
+            pair_stack,
             ..
         } = self;
-        // Stage 1.
-        moved.sort_unstable();
-        moved.dedup();
+        // Stage 1 (`mark_moved` pushes a slot only when it sets its `MOVED` bit, so the buffer
+        // holds no repeats).
         moved.retain(|&i| {
             let s = &mut proxies[i as usize];
             if !s.is_alive() {
@@ -168,29 +205,53 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             }
             s.is_moved()
         });
-        // Stage 2.
-        let keep = |id: ProxyId| {
-            let s = &proxies[id.index as usize];
-            s.is_alive() && s.generation() == id.generation && !s.is_moved()
+        // Stage 2 (a destroyed slot is not alive; a re-created one is moved).
+        let keep = |i: u32| {
+            let s = &proxies[i as usize];
+            s.is_alive() && !s.is_moved()
         };
         pairs.retain(|&(a, b)| keep(a) && keep(b));
         // Stage 3.
-        let mut stats = QueryStats::default();
+        if !traversal {
+            // Box2D: query each moved proxy's fat box; a pair of two moved proxies is added by
+            // the query of the one with the smaller index.
+            let mut stats = QueryStats::default();
+            for &i in moved.iter() {
+                let fat = nodes[proxies[i as usize].leaf as usize].aabb;
+                let s = walk_tree(
+                    nodes,
+                    *root,
+                    |b| b.overlaps(&fat),
+                    |j| {
+                        if j != i && (!proxies[j as usize].is_moved() || i < j) {
+                            pairs.push(ordered(i, j));
+                        }
+                        true
+                    },
+                );
+                stats.node_visits += s.node_visits;
+                stats.leaf_visits += s.leaf_visits;
+            }
+            return stats;
+        }
+        // Flag each moved leaf and every node above it, traverse where something is flagged,
+        // clear the flags.
         for &i in moved.iter() {
-            let fat = nodes[proxies[i as usize].leaf as usize].aabb;
-            let s = walk_tree(
-                nodes,
-                *root,
-                |b| b.overlaps(&fat),
-                |j| {
-                    if j != i && (!proxies[j as usize].is_moved() || i < j) {
-                        pairs.push(ordered(proxies, i, j));
-                    }
-                    true
-                },
-            );
-            stats.node_visits += s.node_visits;
-            stats.leaf_visits += s.leaf_visits;
+            let mut index = proxies[i as usize].leaf;
+            while index != NULL && !nodes[index as usize].is_dirty() {
+                nodes[index as usize].set_dirty(true);
+                index = nodes[index as usize].parent;
+            }
+        }
+        let stats = self_pairs::<V, true>(nodes, *root, pair_stack, |a, b| {
+            pairs.push(ordered(a, b));
+        });
+        for &i in moved.iter() {
+            let mut index = proxies[i as usize].leaf;
+            while index != NULL && nodes[index as usize].is_dirty() {
+                nodes[index as usize].set_dirty(false);
+                index = nodes[index as usize].parent;
+            }
         }
         stats
     }
@@ -202,17 +263,44 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             let mut sorted = self.pairs.clone();
             sorted.sort_unstable();
             sorted
+                .into_iter()
+                .map(|(a, b)| (self.proxy_id(a), self.proxy_id(b)))
+                .collect()
         })
     }
 
-    /// The same pairs as [`DynamicTree::pairs`] in no particular order (no sorting, no copy).
-    pub fn pairs_unsorted(&self) -> &[(ProxyId, ProxyId)] {
+    /// Makes the handles of [`DynamicTree::pairs`] now, while every slot the pairs name still
+    /// has the generation it had at the last [`DynamicTree::update_pairs`].
+    pub(crate) fn freeze_pair_ids(&mut self) {
+        if !self.pairs.is_empty() {
+            let _ = self.pairs();
+        }
+    }
+
+    /// The same pairs as [`DynamicTree::pairs`] in no particular order (no sorting, no copy
+    /// when [`DynamicTree::pairs`] was not called since the last update).
+    pub fn pairs_unsorted(&self) -> impl Iterator<Item = (ProxyId, ProxyId)> + '_ {
+        // Once made, the sorted handles are the truth (they outlive a destroy).
+        let (made, slots) = match self.sorted_pairs.get() {
+            Some(made) => (made.as_slice(), &[][..]),
+            None => (&[][..], self.pairs.as_slice()),
+        };
+        made.iter().copied().chain(
+            slots
+                .iter()
+                .map(|&(a, b)| (self.proxy_id(a), self.proxy_id(b))),
+        )
+    }
+
+    /// The same pairs as slot indices ([`ProxyId::index`]), `(a, b)` with `a < b`, in no
+    /// particular order: the cheapest way to read them (valid until the next destroy).
+    pub fn pair_indices(&self) -> &[(u32, u32)] {
         &self.pairs
     }
 
     /// Calls `visit(a, b)` for each current pair (`a < b`), in no particular order.
     pub fn for_each_pair(&self, mut visit: impl FnMut(ProxyId, ProxyId)) {
-        for &(a, b) in &self.pairs {
+        for (a, b) in self.pairs_unsorted() {
             visit(a, b);
         }
     }

@@ -26,6 +26,20 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.record(TreeEvent::Rebuild { partial: false });
     }
 
+    /// Builds the tree over the leaves in `build_items` (detached, not in the tree) and every
+    /// leaf of the current tree (its branches are freed first).
+    pub(crate) fn rebuild_with_detached(&mut self) {
+        let mut items = std::mem::take(&mut self.build_items);
+        if self.root != NULL {
+            self.gather(&mut items, |_| true);
+        }
+        if !items.is_empty() {
+            self.build(&mut items);
+        }
+        self.build_items = items;
+        self.any_enlarged = false;
+    }
+
     /// Rebuilds only the enlarged part of the tree: from the root, every enlarged branch is
     /// freed and the subtrees below it that are not enlarged (and leaves) are rebuilt over with
     /// binned SAH. A no-op when nothing is enlarged.
@@ -67,16 +81,29 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Builds a tree over the subtrees `items` (at least one) with branches from the free list
     /// and makes it the whole tree.
     fn build(&mut self, items: &mut [u32]) {
+        // The splits read each subtree's box and centre many times: copy them side by side.
+        let mut work: Vec<BuildItem<V>> = items
+            .iter()
+            .map(|&node| {
+                let aabb = self.nodes[node as usize].aabb;
+                BuildItem {
+                    aabb,
+                    center: aabb.center(),
+                    node,
+                }
+            })
+            .collect();
         // (start, end, parent, which child of parent: 1 or 2)
-        let mut stack: Vec<(usize, usize, u32, u8)> = vec![(0, items.len(), NULL, 0)];
-        let mut created: Vec<u32> = Vec::with_capacity(items.len().saturating_sub(1));
+        let mut stack: Vec<(usize, usize, u32, u8)> = vec![(0, work.len(), NULL, 0)];
+        let mut created: Vec<u32> = Vec::with_capacity(work.len().saturating_sub(1));
         while let Some((start, end, parent, which)) = stack.pop() {
             let index = if end - start == 1 {
-                items[start]
+                work[start].node
             } else {
                 // Stage 1: split the range.
-                let mid = start + self.split(&mut items[start..end]);
-                // Stage 2: a branch for it (the pool holds the branches just freed).
+                let mid = start + split(&mut work[start..end]);
+                // Stage 2: a branch for it (the pool holds the branches just freed, or the
+                // room a batch creation reserved).
                 let branch = self
                     .alloc_node()
                     .expect("a rebuild reuses the branches it freed");
@@ -97,83 +124,141 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.refit_node(branch);
         }
     }
+}
 
-    /// Reorders `items` (two or more) and returns where the second half starts (in
-    /// `1..items.len()`): the binned SAH split over every axis, or the middle when every
-    /// centre is the same.
-    fn split(&self, items: &mut [u32]) -> usize {
-        let center = |i: u32| self.nodes[i as usize].aabb.center();
-        let first = center(items[0]);
-        let (mut cmin, mut cmax) = (first, first);
-        for &i in items.iter() {
-            let c = center(i);
-            cmin = cmin.min_by_component(c);
-            cmax = cmax.max_by_component(c);
-        }
-        let bin_of = |c: f32, lo: f32, scale: f32| (((c - lo) * scale) as usize).min(BINS - 1);
-        // (cost, axis, last bin of the left side)
-        let mut best: Option<(f32, usize, usize)> = None;
-        for axis in 0..V::DIM {
-            let lo = cmin.axis(axis);
-            let extent = cmax.axis(axis) - lo;
-            if extent <= 0.0 || !extent.is_finite() {
-                continue;
-            }
-            let scale = BINS as f32 / extent;
-            let mut counts = [0u32; BINS];
-            let mut boxes: [Option<Aabb<V>>; BINS] = [None; BINS];
-            for &i in items.iter() {
-                let b = bin_of(center(i).axis(axis), lo, scale);
-                counts[b] += 1;
-                let aabb = self.nodes[i as usize].aabb;
-                boxes[b] = Some(boxes[b].map_or(aabb, |x| x.union(&aabb)));
-            }
-            // Sweep from the right: area and count of bins b.. for each b.
-            let mut right_cost = [0.0f32; BINS];
-            let mut acc: Option<Aabb<V>> = None;
-            let mut count = 0u32;
-            for b in (1..BINS).rev() {
-                if let Some(x) = boxes[b] {
-                    acc = Some(acc.map_or(x, |a| a.union(&x)));
-                }
-                count += counts[b];
-                right_cost[b] = acc.map_or(0.0, |a| a.half_area()) * count as f32;
-            }
-            let mut acc: Option<Aabb<V>> = None;
-            let mut left_count = 0u32;
-            let total = items.len() as u32;
-            for b in 0..BINS - 1 {
-                if let Some(x) = boxes[b] {
-                    acc = Some(acc.map_or(x, |a| a.union(&x)));
-                }
-                left_count += counts[b];
-                if left_count == 0 || left_count == total {
-                    continue;
-                }
-                let cost =
-                    acc.map_or(0.0, |a| a.half_area()) * left_count as f32 + right_cost[b + 1];
-                if best.is_none_or(|(c, ..)| cost < c) {
-                    best = Some((cost, axis, b));
-                }
-            }
-        }
-        let Some((_, axis, last)) = best else {
-            return items.len() / 2;
-        };
-        let lo = cmin.axis(axis);
-        let scale = BINS as f32 / (cmax.axis(axis) - lo);
-        // Partition: bins 0..=last to the front.
-        let mut mid = 0;
-        for k in 0..items.len() {
-            if bin_of(center(items[k]).axis(axis), lo, scale) <= last {
-                items.swap(k, mid);
-                mid += 1;
-            }
-        }
-        if mid == 0 || mid == items.len() {
-            items.len() / 2
+/// One subtree to build over: its box, the box's centre and its node.
+#[derive(Clone, Copy)]
+struct BuildItem<V> {
+    aabb: Aabb<V>,
+    center: V,
+    node: u32,
+}
+
+/// Reorders `items` (two or more) and returns where the second half starts (in
+/// `1..items.len()`): the binned SAH split over every axis, or the middle when every centre
+/// is the same.
+fn split<V: Vector>(items: &mut [BuildItem<V>]) -> usize {
+    if items.len() == 2 {
+        return 1;
+    }
+    let first = items[0].center;
+    let (mut cmin, mut cmax) = (first, first);
+    for item in items.iter() {
+        cmin = cmin.min_by_component(item.center);
+        cmax = cmax.max_by_component(item.center);
+    }
+    if items.len() <= BINS {
+        return split_small(items, cmin, cmax);
+    }
+    let bin_of = |c: f32, lo: f32, scale: f32| (((c - lo) * scale) as usize).min(BINS - 1);
+    // An empty bin's box: any union with it is the other box.
+    let empty = Aabb {
+        min: V::splat(f32::MAX),
+        max: V::splat(-f32::MAX),
+    };
+    // Stage 1: every axis binned in one pass (an axis with no extent is skipped later).
+    let mut lo = [0.0f32; 3];
+    let mut scale = [0.0f32; 3];
+    for axis in 0..V::DIM {
+        lo[axis] = cmin.axis(axis);
+        let extent = cmax.axis(axis) - lo[axis];
+        scale[axis] = if extent > 0.0 && extent.is_finite() {
+            BINS as f32 / extent
         } else {
-            mid
+            0.0
+        };
+    }
+    let mut counts = [[0u32; BINS]; 3];
+    let mut boxes = [[empty; BINS]; 3];
+    for item in items.iter() {
+        for axis in 0..V::DIM {
+            let b = bin_of(item.center.axis(axis), lo[axis], scale[axis]);
+            counts[axis][b] += 1;
+            boxes[axis][b] = boxes[axis][b].union(&item.aabb);
         }
     }
+    // Stage 2: the split of least `count * area` on either side.
+    // (cost, axis, last bin of the left side)
+    let mut best: Option<(f32, usize, usize)> = None;
+    let total = items.len() as u32;
+    for axis in 0..V::DIM {
+        if scale[axis] == 0.0 {
+            continue;
+        }
+        let (counts, boxes) = (&counts[axis], &boxes[axis]);
+        // Sweep from the right: area and count of bins b.. for each b.
+        let mut right_cost = [0.0f32; BINS];
+        let mut acc = empty;
+        let mut count = 0u32;
+        for b in (1..BINS).rev() {
+            acc = acc.union(&boxes[b]);
+            count += counts[b];
+            if count > 0 {
+                right_cost[b] = acc.half_area() * count as f32;
+            }
+        }
+        let mut acc = empty;
+        let mut left_count = 0u32;
+        for b in 0..BINS - 1 {
+            acc = acc.union(&boxes[b]);
+            left_count += counts[b];
+            if left_count == 0 || left_count == total {
+                continue;
+            }
+            let cost = acc.half_area() * left_count as f32 + right_cost[b + 1];
+            if best.is_none_or(|(c, ..)| cost < c) {
+                best = Some((cost, axis, b));
+            }
+        }
+    }
+    let Some((_, axis, last)) = best else {
+        return items.len() / 2;
+    };
+    let (lo, scale) = (lo[axis], scale[axis]);
+    // Stage 3: partition, bins 0..=last to the front.
+    let mut mid = 0;
+    for k in 0..items.len() {
+        if bin_of(items[k].center.axis(axis), lo, scale) <= last {
+            items.swap(k, mid);
+            mid += 1;
+        }
+    }
+    if mid == 0 || mid == items.len() {
+        items.len() / 2
+    } else {
+        mid
+    }
+}
+
+/// The split of a few items (at most [`BINS`]): sorted by centre along the axis of widest
+/// centre spread, cut where `count * area` summed over both sides is least (an exact SAH
+/// sweep, cheaper here than binning).
+fn split_small<V: Vector>(items: &mut [BuildItem<V>], cmin: V, cmax: V) -> usize {
+    let axis = (0..V::DIM)
+        .max_by(|&a, &b| {
+            let ea = cmax.axis(a) - cmin.axis(a);
+            let eb = cmax.axis(b) - cmin.axis(b);
+            ea.total_cmp(&eb)
+        })
+        .unwrap_or(0);
+    items.sort_unstable_by(|a, b| a.center.axis(axis).total_cmp(&b.center.axis(axis)));
+    let n = items.len();
+    // right_area[k]: area of items k.. (k in 1..n).
+    let mut right_area = [0.0f32; BINS];
+    let mut acc = items[n - 1].aabb;
+    for k in (1..n).rev() {
+        acc = acc.union(&items[k].aabb);
+        right_area[k] = acc.half_area();
+    }
+    let mut best = (f32::MAX, n / 2);
+    let mut acc = items[0].aabb;
+    for k in 1..n {
+        // Left: items ..k (acc holds them), right: items k..
+        let cost = acc.half_area() * k as f32 + right_area[k] * (n - k) as f32;
+        if cost < best.0 {
+            best = (cost, k);
+        }
+        acc = acc.union(&items[k].aabb);
+    }
+    best.1
 }

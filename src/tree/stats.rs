@@ -50,7 +50,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         size_of::<Self>()
             + self.nodes.capacity() * size_of::<Node<V>>()
             + self.proxies.capacity() * size_of::<ProxySlot<V, T>>()
-            + self.pairs.capacity() * size_of::<(ProxyId, ProxyId)>()
+            + self.pairs.capacity() * size_of::<(u32, u32)>()
             + self
                 .sorted_pairs
                 .get()

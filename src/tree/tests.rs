@@ -68,8 +68,16 @@ fn all_configs() -> Vec<TreeConfig> {
         InsertionCost::SurfaceArea,
     ] {
         for balancing in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
-            for pairs in [PairMethod::SelfTraversal, PairMethod::MovedQueries] {
-                for update in [UpdateMode::Reinsert, UpdateMode::EnlargeAndRebuild] {
+            for pairs in [
+                PairMethod::SelfTraversal,
+                PairMethod::MovedQueries,
+                PairMethod::MovedTraversal,
+            ] {
+                for update in [
+                    UpdateMode::Reinsert,
+                    UpdateMode::LocalReinsert,
+                    UpdateMode::EnlargeAndRebuild,
+                ] {
                     out.push(TreeConfig {
                         margin: 0.1,
                         velocity_lookahead: 0.0,
@@ -91,9 +99,13 @@ fn check_against_brute<V: Vector>(tree: &mut DynamicTree<V, u32>, rng: &mut Rng,
     tree.validate().expect("valid after update_pairs");
     let expected = brute_pairs(tree);
     assert_eq!(tree.pairs(), expected.as_slice(), "pairs");
-    let mut unsorted = tree.pairs_unsorted().to_vec();
+    let mut unsorted = tree.pairs_unsorted().collect::<Vec<_>>();
     unsorted.sort_unstable();
     assert_eq!(unsorted, expected, "unsorted pairs");
+    let mut indices = tree.pair_indices().to_vec();
+    indices.sort_unstable();
+    let want: Vec<_> = expected.iter().map(|(a, b)| (a.index, b.index)).collect();
+    assert_eq!(indices, want, "pair indices");
     // Box query.
     let q = rand_box::<V>(rng, side, side * 0.3);
     let mut got = Vec::new();
@@ -456,8 +468,8 @@ fn self_traversal_reports_each_pair_once() {
                 .expect("create");
         }
         tree.update_pairs();
-        assert_eq!(tree.pairs_unsorted().len(), 40 * 39 / 2);
-        let mut v = tree.pairs_unsorted().to_vec();
+        assert_eq!(tree.pair_count(), 40 * 39 / 2);
+        let mut v = tree.pairs_unsorted().collect::<Vec<_>>();
         v.sort_unstable();
         v.dedup();
         assert_eq!(v.len(), 40 * 39 / 2);
@@ -845,4 +857,203 @@ fn degenerate_boxes() {
         tree.update_pairs();
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{config:?}");
     }
+}
+
+#[test]
+fn batch_creation_builds_one_tree_over_old_and_new_leaves() {
+    for config in all_configs() {
+        let mut rng = Rng(11);
+        let mut tree = DynamicTree::<Vec2, u32>::new(config);
+        // Some proxies one at a time, then two batches on top.
+        let mut ids = Vec::new();
+        for i in 0..30u32 {
+            let b = rand_box::<Vec2>(&mut rng, 40.0, 3.0);
+            ids.push(tree.create_proxy(b, Vec2::ZERO, i).expect("create"));
+        }
+        for batch in 0..2u32 {
+            let items: Vec<_> = (0..200u32)
+                .map(|i| {
+                    let v = rand_vec::<Vec2>(&mut rng, -1.0, 1.0);
+                    (
+                        rand_box::<Vec2>(&mut rng, 40.0, 3.0),
+                        v,
+                        1000 * (batch + 1) + i,
+                    )
+                })
+                .collect();
+            let new = tree.create_proxies(&items).expect("batch");
+            assert_eq!(new.len(), items.len());
+            for (id, item) in new.iter().zip(&items) {
+                assert_eq!(tree.user_data(*id), Ok(item.2), "handles in input order");
+                assert_eq!(tree.tight_aabb(*id), Ok(item.0));
+            }
+            ids.extend(new);
+            tree.validate().expect("valid after a batch");
+            assert_eq!(tree.len(), ids.len());
+            check_against_brute(&mut tree, &mut rng, 40.0);
+        }
+        // The tree carries on as usual: moves and destroys.
+        for step in 0..20 {
+            for (k, id) in ids.iter().enumerate() {
+                if (k + step) % 3 == 0 {
+                    let b = rand_box::<Vec2>(&mut rng, 40.0, 3.0);
+                    tree.move_proxy(*id, b, Vec2::ZERO).expect("move");
+                }
+            }
+            tree.validate().expect("valid after moves");
+            check_against_brute(&mut tree, &mut rng, 40.0);
+        }
+    }
+}
+
+#[test]
+fn batch_creation_of_a_bad_item_adds_nothing_and_names_it() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("create");
+    let b = tree
+        .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
+        .expect("create");
+    tree.update_pairs();
+    let items = vec![
+        (b2(2.0, 2.0, 3.0, 3.0), Vec2::ZERO, 2),
+        (b2(2.0, 2.0, 3.0, 3.0), Vec2::ZERO, 3),
+        (b2(4.0, 4.0, 3.0, 5.0), Vec2::ZERO, 4),
+        (b2(f32::NAN, 0.0, 1.0, 1.0), Vec2::ZERO, 5),
+    ];
+    let err = tree.create_proxies(&items).expect_err("inverted box");
+    assert_eq!(
+        err,
+        TreeError::InBatch {
+            index: 2,
+            error: Box::new(TreeError::Inverted)
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "item 2 of the batch: a box has min > max on some axis"
+    );
+    let err = tree
+        .create_proxies(&items[3..])
+        .expect_err("non-finite box");
+    assert_eq!(
+        err,
+        TreeError::InBatch {
+            index: 0,
+            error: Box::new(TreeError::NonFinite)
+        }
+    );
+    assert_eq!(tree.len(), 2);
+    tree.validate().expect("valid");
+    assert!(!tree.update_pairs().recomputed, "nothing changed");
+    assert_eq!(tree.pairs(), &[(a, b)]);
+    // An empty batch is no change either.
+    assert_eq!(tree.create_proxies(&[]), Ok(Vec::new()));
+    tree.validate().expect("valid");
+    assert_eq!(tree.len(), 2);
+}
+
+#[test]
+fn batch_creation_reserves_exactly() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let items: Vec<_> = (0..1000u32)
+        .map(|i| {
+            let x = (i % 40) as f32 * 2.0;
+            let y = (i / 40) as f32 * 2.0;
+            (b2(x, y, x + 1.0, y + 1.0), Vec2::ZERO, i)
+        })
+        .collect();
+    tree.create_proxies(&items).expect("batch");
+    tree.validate().expect("valid");
+    assert_eq!(tree.nodes.capacity(), 2 * 1000 - 1);
+    assert_eq!(tree.proxies.capacity(), 1000);
+    let s = tree.stats();
+    assert_eq!((s.leaves, s.nodes), (1000, 1999));
+    // Binned SAH over a grid: close to the least height.
+    assert!(
+        s.height <= s.min_height + 3,
+        "height {} vs {}",
+        s.height,
+        s.min_height
+    );
+}
+
+#[test]
+fn pairs_keep_their_handles_until_the_next_update_after_a_destroy() {
+    for pairs in [
+        PairMethod::SelfTraversal,
+        PairMethod::MovedQueries,
+        PairMethod::MovedTraversal,
+    ] {
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs,
+            ..TreeConfig::default()
+        });
+        let a = tree
+            .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+            .expect("create");
+        let b = tree
+            .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
+            .expect("create");
+        tree.update_pairs();
+        tree.destroy_proxy(a).expect("destroy");
+        // The slot is re-used at once by a proxy that overlaps nothing.
+        let c = tree
+            .create_proxy(b2(9.0, 9.0, 10.0, 10.0), Vec2::ZERO, 2)
+            .expect("create");
+        assert_eq!(c.index, a.index);
+        assert_ne!(c, a);
+        assert_eq!(tree.pairs(), &[(a, b)], "{pairs:?}: as of the last update");
+        assert_eq!(tree.pairs_unsorted().collect::<Vec<_>>(), vec![(a, b)]);
+        tree.update_pairs();
+        assert!(tree.pairs().is_empty(), "{pairs:?}");
+        assert_eq!(tree.pair_count(), 0);
+        tree.validate().expect("valid");
+    }
+}
+
+#[test]
+fn local_reinsertion_searches_under_the_lowest_ancestor_that_holds_the_box() {
+    // Two far clusters; a leaf moving a little inside its cluster stays in it, and the
+    // search starts below the root.
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        update: UpdateMode::LocalReinsert,
+        ..TreeConfig::default()
+    });
+    let mut ids = Vec::new();
+    for i in 0..8u32 {
+        let x = i as f32 * 2.0;
+        ids.push(
+            tree.create_proxy(b2(x, 0.0, x + 1.0, 1.0), Vec2::ZERO, i)
+                .expect("create"),
+        );
+        ids.push(
+            tree.create_proxy(b2(x + 100.0, 0.0, x + 101.0, 1.0), Vec2::ZERO, 100 + i)
+                .expect("create"),
+        );
+    }
+    let leaf = tree.proxies[ids[4].index as usize].leaf;
+    let fat = b2(4.3, -0.1, 5.5, 1.1);
+    let start = tree.lowest_holding_ancestor(leaf, &fat);
+    assert_ne!(start, NULL);
+    assert_ne!(start, tree.root, "a small move starts below the root");
+    assert!(tree.nodes[start as usize].aabb.contains(&fat));
+    // Its parent is not a candidate (it goes away with the removal).
+    assert_ne!(start, tree.nodes[leaf as usize].parent);
+    assert!(
+        tree.move_proxy(ids[4], b2(4.4, 0.0, 5.4, 1.0), Vec2::ZERO)
+            .expect("move")
+    );
+    tree.validate().expect("valid");
+    // A move across the world starts from the root.
+    let far = b2(50.0, 0.0, 51.0, 1.0);
+    assert_eq!(
+        tree.lowest_holding_ancestor(leaf, &b2(49.9, -0.1, 51.1, 1.1)),
+        tree.root
+    );
+    assert!(tree.move_proxy(ids[4], far, Vec2::ZERO).expect("move"));
+    tree.validate().expect("valid");
+    tree.update_pairs();
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }

@@ -65,10 +65,12 @@ pub fn config_label(config: &TreeConfig) -> String {
     };
     let pairs = match config.pairs {
         PairMethod::SelfTraversal => "self",
-        PairMethod::MovedQueries => "moved",
+        PairMethod::MovedQueries => "queries",
+        PairMethod::MovedTraversal => "moved",
     };
     let update = match config.update {
         UpdateMode::Reinsert => "reinsert",
+        UpdateMode::LocalReinsert => "local",
         UpdateMode::EnlargeAndRebuild => "enlarge",
     };
     format!("{insertion}+{balancing}, {pairs}, {update}")
@@ -81,19 +83,23 @@ impl WorkloadBroadphase for TreeBroadphase {
 
     fn build(&mut self, workload: &Workload) {
         self.tree = DynamicTree::new(self.config);
-        self.proxies.clear();
+        let items: Vec<_> = workload
+            .circles()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.tight(), c.velocity, i as u32))
+            .collect();
+        self.proxies = self
+            .tree
+            .create_proxies(&items)
+            .expect("workload circles are finite and fewer than MAX_CIRCLES");
         self.circle_of_slot.clear();
-        for (i, c) in workload.circles().iter().enumerate() {
-            let id = self
-                .tree
-                .create_proxy(c.tight(), c.velocity, i as u32)
-                .expect("workload circles are finite and fewer than MAX_CIRCLES");
+        for (i, id) in self.proxies.iter().enumerate() {
             let slot = id.index as usize;
             if self.circle_of_slot.len() <= slot {
                 self.circle_of_slot.resize(slot + 1, u32::MAX);
             }
             self.circle_of_slot[slot] = i as u32;
-            self.proxies.push(id);
         }
     }
 
@@ -111,10 +117,10 @@ impl WorkloadBroadphase for TreeBroadphase {
 
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
         self.tree.update_pairs();
-        for &(a, b) in self.tree.pairs_unsorted() {
+        for &(a, b) in self.tree.pair_indices() {
             tally.add(
-                self.circle_of_slot[a.index as usize],
-                self.circle_of_slot[b.index as usize],
+                self.circle_of_slot[a as usize],
+                self.circle_of_slot[b as usize],
             );
         }
     }

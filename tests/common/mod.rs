@@ -479,14 +479,16 @@ pub const BALANCINGS: [aabb_debugger::tree::Balancing; 3] = [
 ];
 
 /// Every pair method.
-pub const PAIR_METHODS: [aabb_debugger::tree::PairMethod; 2] = [
+pub const PAIR_METHODS: [aabb_debugger::tree::PairMethod; 3] = [
     aabb_debugger::tree::PairMethod::SelfTraversal,
     aabb_debugger::tree::PairMethod::MovedQueries,
+    aabb_debugger::tree::PairMethod::MovedTraversal,
 ];
 
 /// Every update mode.
-pub const UPDATE_MODES: [aabb_debugger::tree::UpdateMode; 2] = [
+pub const UPDATE_MODES: [aabb_debugger::tree::UpdateMode; 3] = [
     aabb_debugger::tree::UpdateMode::Reinsert,
+    aabb_debugger::tree::UpdateMode::LocalReinsert,
     aabb_debugger::tree::UpdateMode::EnlargeAndRebuild,
 ];
 
