@@ -17,10 +17,11 @@ mod peers;
 
 use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
 use aabb_debugger::workload::{
-    self, BruteForce, PairTally, RunReport, SweepAndPrune, TreeBroadphase, Workload, config_label,
+    self, BruteForce, PairTally, RunReport, SweepAndPrune, TreeBroadphase, Workload,
+    WorkloadBroadphase, config_label,
 };
 use criterion::{Criterion, SamplingMode};
-use peers::{Box2dTree, BvhCrate, ParryBvh, Peer, RstarTree};
+use peers::{Box2dTree, BvhCrate, ParryBvh, RstarTree};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
@@ -31,7 +32,7 @@ const MAX_BRUTE_N: usize = 10_000;
 struct Entry {
     label: String,
     ours: bool,
-    make: Box<dyn Fn() -> Box<dyn Peer>>,
+    make: Box<dyn Fn() -> Box<dyn WorkloadBroadphase>>,
 }
 
 fn tree_entry(config: TreeConfig) -> Entry {
@@ -345,7 +346,7 @@ fn main() {
         group.sampling_mode(SamplingMode::Flat);
         for (index, entry) in timed.iter().enumerate() {
             let timing = RefCell::new(Timing::default());
-            let mut state: Option<(Workload, Box<dyn Peer>)> = None;
+            let mut state: Option<(Workload, Box<dyn WorkloadBroadphase>)> = None;
             group.bench_function(
                 entry.label.replace(['/', ' ', ',', '+', '(', ')'], "_"),
                 |b| {

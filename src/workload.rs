@@ -308,6 +308,10 @@ pub trait WorkloadBroadphase {
     fn update(&mut self, workload: &Workload) -> usize;
     /// Adds every pair of circles whose fat boxes overlap to `tally`, once each, any order.
     fn find_pairs(&mut self, workload: &Workload, tally: &mut PairTally);
+    /// Bytes the structure holds (capacities), when the implementation can say.
+    fn bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// What [`run`] measured.
@@ -332,6 +336,8 @@ pub struct RunReport {
     pub total_moved: u64,
     /// Wrapping sum of [`pair_key`] over all steps and pairs.
     pub pair_hash: u64,
+    /// Bytes of the structure after the last step, when the broad phase can say.
+    pub structure_bytes: Option<usize>,
 }
 
 impl RunReport {
@@ -422,6 +428,7 @@ pub fn run_workload<B: WorkloadBroadphase + ?Sized>(
         total_reinserts,
         total_moved,
         pair_hash: tally.hash,
+        structure_bytes: broadphase.bytes(),
     })
 }
 

@@ -137,6 +137,7 @@ fn json_has_exactly_the_design_keys_and_the_configuration() {
             "balancing",
             "broadphase",
             "build_ms",
+            "bytes_per_proxy",
             "insertion",
             "median_step_ms",
             "ms_per_step",
@@ -146,8 +147,14 @@ fn json_has_exactly_the_design_keys_and_the_configuration() {
             "peak_rss_kb",
             "reinserts_per_step",
             "steps",
+            "structure_bytes",
             "update",
         ]
+    );
+    assert_eq!(
+        object["structure_bytes"],
+        serde_json::Value::Null,
+        "SAP cannot say"
     );
     assert_eq!(object["n"], 200);
     assert_eq!(object["steps"], 5);
@@ -178,6 +185,16 @@ fn json_has_exactly_the_design_keys_and_the_configuration() {
     assert_eq!(tree_json["insertion"], "surface-area");
     assert_eq!(tree_json["pairs"], "moved-queries");
     assert_eq!(tree_json["peak_rss_kb"], serde_json::Value::Null);
+    assert_eq!(tree_json["update"], "local-reinsert");
+    // Ten proxies built in one batch: 19 nodes of 32 bytes and 10 proxy slots, at least.
+    let bytes = tree_json["structure_bytes"]
+        .as_u64()
+        .expect("the tree says");
+    assert!(bytes >= 19 * 32 + 10 * 36, "{bytes}");
+    assert_eq!(
+        tree_json["bytes_per_proxy"].as_f64(),
+        Some(bytes as f64 / 10.0)
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ fn scene(count: u32) -> Scene {
     dimensions: 2,
     world: (min: (0.0, 0.0), max: ({side}, {side})),
     dt: 0.016666668,
-    tree: (margin: 0.1, velocity_lookahead: 0.0, insertion: SurfaceArea, balancing: Rotations, pairs: SelfTraversal),
+    tree: (margin: 0.1, velocity_lookahead: 0.0),
     spheres: [],
     generate: Some((count: {count}, radius: (0.5, 1.5), speed: (0.0, 1.4), seed: 42)),
     view: None,

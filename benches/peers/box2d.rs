@@ -4,7 +4,6 @@
 //! nodes each step, and a move buffer whose queries feed a persistent pair set; pairs whose fat
 //! boxes stopped overlapping leave the set (Box2D destroys such contacts in its contact update).
 
-use super::Peer;
 use aabb_debugger::workload::{PairTally, Workload, WorkloadBroadphase};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -738,6 +737,14 @@ fn key(a: u32, b: u32) -> u64 {
 }
 
 impl WorkloadBroadphase for Box2dTree {
+    fn bytes(&self) -> Option<usize> {
+        Some(
+            self.tree.nodes.capacity() * std::mem::size_of::<Node>()
+                + self.leaf_of.capacity() * 4
+                + self.fat.capacity() * std::mem::size_of::<Box2>(),
+        )
+    }
+
     fn name(&self) -> String {
         "Box2D v3 tree (port)".to_owned()
     }
@@ -812,15 +819,5 @@ impl WorkloadBroadphase for Box2dTree {
         for &(a, b) in &self.pairs {
             tally.add(a, b);
         }
-    }
-}
-
-impl Peer for Box2dTree {
-    fn bytes(&self) -> Option<usize> {
-        Some(
-            self.tree.nodes.capacity() * std::mem::size_of::<Node>()
-                + self.leaf_of.capacity() * 4
-                + self.fat.capacity() * std::mem::size_of::<Box2>(),
-        )
     }
 }

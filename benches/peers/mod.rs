@@ -6,28 +6,10 @@ pub mod box2d;
 
 pub use box2d::Box2dTree;
 
-use aabb_debugger::workload::{
-    BruteForce, MARGIN, PairTally, SweepAndPrune, TreeBroadphase, Workload, WorkloadBroadphase,
-};
+use aabb_debugger::workload::{MARGIN, PairTally, Workload, WorkloadBroadphase};
 use parry2d::bounding_volume::Aabb as ParryAabb;
 use parry2d::math::Vector as ParryVector;
 use parry2d::partitioning::{Bvh, BvhBuildStrategy, BvhLeafUpdateStatus, BvhWorkspace};
-
-/// A broad phase in the benchmark; `bytes` is the memory its structure holds, when known.
-pub trait Peer: WorkloadBroadphase {
-    /// Bytes of the acceleration structure, when the implementation can say.
-    fn bytes(&self) -> Option<usize> {
-        None
-    }
-}
-
-impl Peer for TreeBroadphase {
-    fn bytes(&self) -> Option<usize> {
-        Some(self.tree().stats().bytes)
-    }
-}
-impl Peer for BruteForce {}
-impl Peer for SweepAndPrune {}
 
 // ---------------------------------------------------------------------------------------------
 // parry2d 0.31 `Bvh`
@@ -58,6 +40,10 @@ impl ParryBvh {
 }
 
 impl WorkloadBroadphase for ParryBvh {
+    fn bytes(&self) -> Option<usize> {
+        Some(self.bvh.total_memory_size())
+    }
+
     fn name(&self) -> String {
         "parry2d Bvh".to_owned()
     }
@@ -83,12 +69,6 @@ impl WorkloadBroadphase for ParryBvh {
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
         self.bvh
             .traverse_bvtt_single_tree::<false>(&mut self.workspace, &mut |a, b| tally.add(a, b));
-    }
-}
-
-impl Peer for ParryBvh {
-    fn bytes(&self) -> Option<usize> {
-        Some(self.bvh.total_memory_size())
     }
 }
 
@@ -149,6 +129,13 @@ impl BvhCrate {
 }
 
 impl WorkloadBroadphase for BvhCrate {
+    fn bytes(&self) -> Option<usize> {
+        Some(
+            self.bvh.nodes.capacity() * std::mem::size_of::<bvh::bvh::BvhNode<f32, 2>>()
+                + self.shapes.capacity() * std::mem::size_of::<BvhShape>(),
+        )
+    }
+
     fn name(&self) -> String {
         if self.rebuild {
             "bvh (rebuild)".to_owned()
@@ -194,15 +181,6 @@ impl WorkloadBroadphase for BvhCrate {
                 }
             }
         }
-    }
-}
-
-impl Peer for BvhCrate {
-    fn bytes(&self) -> Option<usize> {
-        Some(
-            self.bvh.nodes.capacity() * std::mem::size_of::<bvh::bvh::BvhNode<f32, 2>>()
-                + self.shapes.capacity() * std::mem::size_of::<BvhShape>(),
-        )
     }
 }
 
@@ -283,5 +261,3 @@ impl WorkloadBroadphase for RstarTree {
         }
     }
 }
-
-impl Peer for RstarTree {}

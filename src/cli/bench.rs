@@ -235,7 +235,9 @@ pub fn run_bench(args: &BenchArgs) -> anyhow::Result<RunReport> {
 }
 
 /// The report as one JSON object: the keys of DESIGN.md plus the configuration
-/// (`broadphase`, and for the tree `insertion`, `balancing`, `pairs`, `update`; null otherwise).
+/// (`broadphase`, and for the tree `insertion`, `balancing`, `pairs`, `update`; null otherwise)
+/// and the bytes the structure holds (`structure_bytes`, `bytes_per_proxy`; null when the
+/// broad phase cannot say).
 #[must_use]
 pub fn report_json(args: &BenchArgs, report: &RunReport, peak_rss_kb: Option<u64>) -> String {
     let tree = args.broadphase == BroadphaseArg::Tree;
@@ -256,6 +258,8 @@ pub fn report_json(args: &BenchArgs, report: &RunReport, peak_rss_kb: Option<u64
         "reinserts_per_step": report.reinserts_per_step(),
         "pair_hash": report.pair_hash_hex(),
         "peak_rss_kb": peak_rss_kb,
+        "structure_bytes": report.structure_bytes,
+        "bytes_per_proxy": report.structure_bytes.map(|b| b as f64 / report.n as f64),
         "broadphase": value_name(&args.broadphase),
         "insertion": opt(value_name(&args.insertion)),
         "balancing": opt(value_name(&args.balancing)),
@@ -283,6 +287,13 @@ pub fn report_text(report: &RunReport, peak_rss_kb: Option<u64>) -> String {
     let _ = writeln!(s, "reinserts per step {:.2}", report.reinserts_per_step());
     let _ = writeln!(s, "pair_hash          {}", report.pair_hash_hex());
     let _ = writeln!(s, "peak RSS           {rss}");
+    if let Some(bytes) = report.structure_bytes {
+        let _ = writeln!(
+            s,
+            "structure          {bytes} bytes ({:.1} per proxy)",
+            bytes as f64 / report.n as f64
+        );
+    }
     s
 }
 

@@ -115,6 +115,10 @@ impl WorkloadBroadphase for TreeBroadphase {
         reinserted
     }
 
+    fn bytes(&self) -> Option<usize> {
+        Some(self.tree.bytes())
+    }
+
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
         self.tree.update_pairs();
         for &(a, b) in self.tree.pair_indices() {
