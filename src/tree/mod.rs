@@ -85,9 +85,11 @@ pub enum UpdateMode {
     /// Remove the leaf and insert it again with a new fat box, searching for its sibling from
     /// the root (Box2D).
     Reinsert,
-    /// Remove the leaf and insert it again, searching for its sibling from the lowest ancestor
-    /// whose box holds the new fat box (Bullet's `btDbvt::update`): a small move searches a
-    /// small subtree. The default: the fastest on the standard workload.
+    /// When the parent's or grandparent's box holds the new fat box, keep the leaf in place
+    /// and refit the boxes above it; otherwise remove the leaf and insert it again, searching
+    /// for its sibling from the lowest ancestor whose box holds the new fat box (Bullet's
+    /// `btDbvt::update`). A small move touches a small subtree. The default: the fastest on
+    /// the standard workload.
     #[default]
     LocalReinsert,
     /// Enlarge the leaf and its ancestors in place, then rebuild the enlarged part of the
@@ -280,8 +282,12 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     /// `pairs` as handles, sorted, made on the first [`DynamicTree::pairs`] after a change
     /// (and before a destroy changes a generation the pairs still name).
     sorted_pairs: OnceLock<Vec<(ProxyId, ProxyId)>>,
-    /// Slots of proxies whose fat box changed (or that were created) since the last pair update.
+    /// Slots of proxies whose fat box changed (or that were created or destroyed) since the
+    /// last pair update; each once (its `MOVED` bit says it is here).
     moved: Vec<u32>,
+    /// Scratch bit set of the slots in `moved` (one bit a slot: it fits in cache where the
+    /// proxy table does not), for dropping their pairs.
+    moved_bits: Vec<u64>,
     /// A fat box changed or a proxy came or went since the last pair update (Choi's
     /// `tree_updated`).
     pairs_stale: bool,
@@ -322,6 +328,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             pairs: Vec::new(),
             sorted_pairs: OnceLock::new(),
             moved: Vec::new(),
+            moved_bits: Vec::new(),
             pairs_stale: false,
             pairs_full: false,
             any_enlarged: false,

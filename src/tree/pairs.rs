@@ -53,24 +53,23 @@ pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
             if !n2.is_leaf() && (!DIRTY_ONLY || n2.is_dirty()) {
                 stack.push((c2, c2));
             }
-            against::<V, DIRTY_ONLY>(nodes, c1, n1, c2, n2, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c1, n1, c2, n2, stack, &mut stats, &mut emit);
             continue;
         }
         let nb = &nodes[b as usize];
-        // At least one is a branch (leaf pairs are emitted, never pushed). `open` is the node
-        // whose children are taken, `other` the one they are tested against.
-        let (open, n_open, other, n_other) =
+        // At least one is a branch (leaf pairs are emitted, never pushed). `n_open` is the
+        // node whose children are taken, `other` the one they are tested against.
+        let (n_open, other, n_other) =
             if !na.is_leaf() && (nb.is_leaf() || na.aabb.half_area() >= nb.aabb.half_area()) {
-                (a, na, b, nb)
+                (na, b, nb)
             } else {
-                (b, nb, a, na)
+                (nb, a, na)
             };
-        let _ = open;
         let (c1, c2) = (n_open.child1, n_open.child2);
         let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
         if n_other.is_leaf() {
-            against::<V, DIRTY_ONLY>(nodes, c1, n1, other, n_other, stack, &mut stats, &mut emit);
-            against::<V, DIRTY_ONLY>(nodes, c2, n2, other, n_other, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c1, n1, other, n_other, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c2, n2, other, n_other, stack, &mut stats, &mut emit);
             continue;
         }
         // Two branches: each child of `open` that overlaps `other`, against other's children.
@@ -82,8 +81,8 @@ pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
             }
             stats.node_visits += 1;
             if n.aabb.overlaps(&n_other.aabb) {
-                against::<V, DIRTY_ONLY>(nodes, c, n, d1, m1, stack, &mut stats, &mut emit);
-                against::<V, DIRTY_ONLY>(nodes, c, n, d2, m2, stack, &mut stats, &mut emit);
+                against::<V, DIRTY_ONLY>(c, n, d1, m1, stack, &mut stats, &mut emit);
+                against::<V, DIRTY_ONLY>(c, n, d2, m2, stack, &mut stats, &mut emit);
             }
         }
     }
@@ -95,7 +94,6 @@ pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn against<V: Vector, const DIRTY_ONLY: bool>(
-    _nodes: &[Node<V>],
     x: u32,
     nx: &Node<V>,
     y: u32,
@@ -190,11 +188,18 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             proxies,
             pairs,
             moved,
+            moved_bits,
             pair_stack,
             ..
         } = self;
-        // Stage 1 (`mark_moved` pushes a slot only when it sets its `MOVED` bit, so the buffer
-        // holds no repeats).
+        // Stage 1: a bit for every slot in the buffer (destroyed and re-created ones included),
+        // then the buffer without destroyed proxies (`mark_moved` pushes a slot only when it
+        // sets its `MOVED` bit, so the buffer holds no repeats).
+        moved_bits.clear();
+        moved_bits.resize(proxies.len().div_ceil(64), 0);
+        for &i in moved.iter() {
+            moved_bits[i as usize / 64] |= 1 << (i % 64);
+        }
         moved.retain(|&i| {
             let s = &mut proxies[i as usize];
             if !s.is_alive() {
@@ -205,11 +210,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             }
             s.is_moved()
         });
-        // Stage 2 (a destroyed slot is not alive; a re-created one is moved).
-        let keep = |i: u32| {
-            let s = &proxies[i as usize];
-            s.is_alive() && !s.is_moved()
-        };
+        // Stage 2.
+        let bits: &[u64] = moved_bits;
+        let keep = |i: u32| bits[i as usize / 64] & (1 << (i % 64)) == 0;
         pairs.retain(|&(a, b)| keep(a) && keep(b));
         // Stage 3.
         if !traversal {

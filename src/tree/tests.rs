@@ -1057,3 +1057,57 @@ fn local_reinsertion_searches_under_the_lowest_ancestor_that_holds_the_box() {
     tree.update_pairs();
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
+
+#[test]
+fn local_reinsertion_keeps_a_leaf_in_place_when_its_grandparent_holds_the_new_box() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        update: UpdateMode::LocalReinsert,
+        ..TreeConfig::default()
+    });
+    let ids: Vec<_> = (0..16u32)
+        .map(|i| {
+            let x = i as f32 * 2.0;
+            tree.create_proxy(b2(x, 0.0, x + 1.0, 1.0), Vec2::ZERO, i)
+                .expect("create")
+        })
+        .collect();
+    tree.update_pairs();
+    let leaf = tree.proxies[ids[5].index as usize].leaf;
+    let parent = tree.nodes[leaf as usize].parent;
+    let grandparent = tree.nodes[parent as usize].parent;
+    let before = tree.nodes[grandparent as usize].aabb;
+    // A move of 0.15 to the right: out of the fat box, still inside the grandparent's box.
+    let tight = b2(10.15, 0.0, 11.15, 1.0);
+    let fat = fat_box(&tight, Vec2::ZERO, 0.1, 0.0);
+    assert!(!tree.nodes[parent as usize].aabb.contains(&fat));
+    assert!(before.contains(&fat));
+    assert!(tree.move_proxy(ids[5], tight, Vec2::ZERO).expect("move"));
+    assert_eq!(tree.fat_aabb(ids[5]), Ok(fat));
+    assert_eq!(
+        tree.nodes[leaf as usize].parent, parent,
+        "the leaf kept its place"
+    );
+    assert_eq!(tree.nodes[parent as usize].parent, grandparent);
+    assert_eq!(
+        tree.nodes[grandparent as usize].aabb, before,
+        "no growth above"
+    );
+    tree.validate().expect("valid");
+    tree.update_pairs();
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+    // A jump far away is a reinsertion: the leaf gets a new sibling (its parent node may be
+    // the same one, taken back from the free list).
+    let sibling_of = |tree: &DynamicTree<Vec2, u32>| {
+        let p = &tree.nodes[tree.nodes[leaf as usize].parent as usize];
+        if p.child1 == leaf { p.child2 } else { p.child1 }
+    };
+    let sibling = sibling_of(&tree);
+    assert!(
+        tree.move_proxy(ids[5], b2(100.0, 0.0, 101.0, 1.0), Vec2::ZERO)
+            .expect("move")
+    );
+    assert_ne!(sibling_of(&tree), sibling);
+    tree.validate().expect("valid");
+    tree.update_pairs();
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+}

@@ -7,6 +7,12 @@ use super::{
     TreeEvent, UpdateMode, Vector, check_setting,
 };
 
+/// How many ancestors up `LocalReinsert` looks for one whose box holds a moved leaf's new fat
+/// box before it reinserts the leaf instead of refitting in place (2: parent and grandparent,
+/// the fastest on the standard workload; more leaves the tree looser and the pair search
+/// slower).
+const LOCAL_REFIT_LEVELS: usize = 2;
+
 /// The fat box of a proxy: `tight` grown by `margin` on every side, then stretched by
 /// `velocity * lookahead_secs` on the side it moves towards (Choi's `update_aabb(delta_t)`).
 /// Other broad phases call this too, so their fat boxes equal the tree's to the bit.
@@ -161,11 +167,13 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.freeze_pair_ids();
         self.remove_leaf(slot.leaf);
         self.free_node(slot.leaf);
+        // In the move buffer, so the next pair update drops the pairs that name the slot.
+        self.mark_moved(id.index);
         let free_proxy = self.free_proxy;
         let s = &mut self.proxies[id.index as usize];
-        // A new generation (wrapping within its bits), not alive. `MOVED` stays as it was: it
-        // says the slot index is already in the move buffer, so a create/destroy cycle between
-        // two `update_pairs` does not push it again (the buffer would grow without bound).
+        // A new generation (wrapping within its bits), not alive. `MOVED` stays: it says the
+        // slot index is already in the move buffer, so a create/destroy cycle between two
+        // `update_pairs` does not push it again (the buffer would grow without bound).
         s.state =
             ((s.state & GENERATION_MASK).wrapping_add(1) & GENERATION_MASK) | (s.state & MOVED);
         s.leaf = free_proxy;
@@ -177,8 +185,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// Gives a proxy a new tight box and velocity. Returns true when the tight box had left the
-    /// fat box (containment with `<=`) and the leaf was reinserted (or enlarged) with a new fat
-    /// box; false when nothing in the tree changed.
+    /// fat box (containment with `<=`) and the leaf got a new fat box (reinserted, refit in
+    /// place or enlarged, as the [`UpdateMode`] says); false when nothing in the tree changed.
     pub fn move_proxy(
         &mut self,
         id: ProxyId,
@@ -207,6 +215,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         slot.tight = tight;
         slot.velocity = velocity;
         match self.config.update {
+            UpdateMode::LocalReinsert if self.fits_near(leaf, &fat) => {
+                // A small move: the leaf keeps its place and the boxes above it are refit.
+                self.nodes[leaf as usize].aabb = fat;
+                self.fix_upwards(self.nodes[leaf as usize].parent, false);
+            }
             UpdateMode::Reinsert | UpdateMode::LocalReinsert => {
                 // Stage 1: where the search starts; stage 2: take the leaf out; stage 3: give
                 // it the new box and insert it.
@@ -257,6 +270,24 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.nodes[leaf as usize].parent != NULL {
             self.any_enlarged = true;
         }
+    }
+
+    /// True when `fat` lies inside the box of `leaf`'s parent or grandparent: the leaf can
+    /// keep its place with that box (`LocalReinsert`), the branches below that ancestor
+    /// growing a little, the ancestor and everything above not at all.
+    fn fits_near(&self, leaf: u32, fat: &Aabb<V>) -> bool {
+        let mut index = self.nodes[leaf as usize].parent;
+        for _ in 0..LOCAL_REFIT_LEVELS {
+            if index == NULL {
+                return false;
+            }
+            let node = &self.nodes[index as usize];
+            if node.aabb.contains(fat) {
+                return true;
+            }
+            index = node.parent;
+        }
+        false
     }
 
     /// Puts a proxy in the move buffer (once) and marks the pair set stale.
