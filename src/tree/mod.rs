@@ -295,8 +295,6 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     pairs_full: bool,
     /// Some branch is enlarged (a partial rebuild is pending).
     any_enlarged: bool,
-    /// Scratch stack of node pairs for the self traversal.
-    pair_stack: Vec<(u32, u32)>,
     /// Scratch list of subtrees for rebuilds.
     build_items: Vec<u32>,
     /// True when events are recorded.
@@ -332,7 +330,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             pairs_stale: false,
             pairs_full: false,
             any_enlarged: false,
-            pair_stack: Vec::new(),
             build_items: Vec::new(),
             recording: false,
             events: Vec::new(),

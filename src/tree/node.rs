@@ -149,39 +149,43 @@ impl<V, T> ProxySlot<V, T> {
     }
 }
 
-/// A LIFO stack of node indices that lives on the call stack and spills to the heap only when
-/// a walk goes deeper than 64 pending nodes (so queries never allocate on a sane tree).
-pub(crate) struct NodeStack {
-    fixed: [u32; 64],
+/// A LIFO stack that lives on the call stack and spills to the heap only past `N` pending
+/// items: walks never allocate on a sane tree, and the compiler keeps its length in a register
+/// (a `Vec` behind a `&mut` it cannot, when the loop also pushes to another `Vec`).
+pub(crate) struct InlineStack<T, const N: usize> {
+    fixed: [T; N],
     len: usize,
-    spill: Vec<u32>,
+    spill: Vec<T>,
 }
 
-impl NodeStack {
+/// The stack of pending nodes of a query.
+pub(crate) type NodeStack = InlineStack<u32, 64>;
+
+impl<T: Copy + Default, const N: usize> InlineStack<T, N> {
     /// An empty stack.
     #[inline]
     pub fn new() -> Self {
         Self {
-            fixed: [0; 64],
+            fixed: [T::default(); N],
             len: 0,
             spill: Vec::new(),
         }
     }
 
-    /// Pushes a node.
+    /// Pushes an item.
     #[inline]
-    pub fn push(&mut self, node: u32) {
-        if self.len < self.fixed.len() {
-            self.fixed[self.len] = node;
+    pub fn push(&mut self, item: T) {
+        if self.len < N {
+            self.fixed[self.len] = item;
             self.len += 1;
         } else {
-            self.spill.push(node);
+            self.spill.push(item);
         }
     }
 
-    /// Pops the last node pushed.
+    /// Pops the last item pushed.
     #[inline]
-    pub fn pop(&mut self) -> Option<u32> {
+    pub fn pop(&mut self) -> Option<T> {
         if let Some(n) = self.spill.pop() {
             return Some(n);
         }

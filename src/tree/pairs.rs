@@ -3,10 +3,13 @@
 //! updated from the moved proxies, by one query each (Box2D's move buffer) or by the tree
 //! against itself cut down to the branches above a moved proxy.
 
-use super::node::{MOVED, NULL, Node};
+use super::node::{InlineStack, MOVED, NULL, Node};
 use super::query::walk_tree;
 use super::{DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, UpdateMode, Vector};
 use std::sync::OnceLock;
+
+/// The pending node pairs of [`self_pairs`].
+type PairStack = InlineStack<(u32, u32), 256>;
 
 /// Calls `emit(slot_a, slot_b)` once for each pair of leaves under `root` whose boxes overlap.
 ///
@@ -29,7 +32,6 @@ use std::sync::OnceLock;
 pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     root: u32,
-    stack: &mut Vec<(u32, u32)>,
     mut emit: impl FnMut(u32, u32),
 ) -> QueryStats {
     let mut stats = QueryStats::default();
@@ -39,7 +41,8 @@ pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     {
         return stats;
     }
-    stack.clear();
+    let mut stack = PairStack::new();
+    let stack = &mut stack;
     stack.push((root, root));
     while let Some((a, b)) = stack.pop() {
         let na = &nodes[a as usize];
@@ -75,15 +78,21 @@ pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
         // Two branches: each child of `open` that overlaps `other`, against other's children.
         let (d1, d2) = (n_other.child1, n_other.child2);
         let (m1, m2) = (&nodes[d1 as usize], &nodes[d2 as usize]);
-        for (c, n) in [(c1, n1), (c2, n2)] {
-            if DIRTY_ONLY && !n.is_dirty() && !n_other.is_dirty() {
-                continue;
-            }
+        // (Written out for both children: an array loop here costs a bounds-checked index.)
+        let other_dirty = !DIRTY_ONLY || n_other.is_dirty();
+        if (other_dirty || n1.is_dirty()) && {
             stats.node_visits += 1;
-            if n.aabb.overlaps(&n_other.aabb) {
-                against::<V, DIRTY_ONLY>(c, n, d1, m1, stack, &mut stats, &mut emit);
-                against::<V, DIRTY_ONLY>(c, n, d2, m2, stack, &mut stats, &mut emit);
-            }
+            n1.aabb.overlaps(&n_other.aabb)
+        } {
+            against::<V, DIRTY_ONLY>(c1, n1, d1, m1, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c1, n1, d2, m2, stack, &mut stats, &mut emit);
+        }
+        if (other_dirty || n2.is_dirty()) && {
+            stats.node_visits += 1;
+            n2.aabb.overlaps(&n_other.aabb)
+        } {
+            against::<V, DIRTY_ONLY>(c2, n2, d1, m1, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c2, n2, d2, m2, stack, &mut stats, &mut emit);
         }
     }
     stats
@@ -98,7 +107,7 @@ fn against<V: Vector, const DIRTY_ONLY: bool>(
     nx: &Node<V>,
     y: u32,
     ny: &Node<V>,
-    stack: &mut Vec<(u32, u32)>,
+    stack: &mut PairStack,
     stats: &mut QueryStats,
     emit: &mut impl FnMut(u32, u32),
 ) {
@@ -162,14 +171,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Recomputes every pair by the self traversal.
     fn pairs_by_self_traversal(&mut self) -> QueryStats {
         let Self {
-            nodes,
-            root,
-            pairs,
-            pair_stack,
-            ..
+            nodes, root, pairs, ..
         } = self;
         pairs.clear();
-        self_pairs::<V, false>(nodes, *root, pair_stack, |a, b| {
+        self_pairs::<V, false>(nodes, *root, |a, b| {
             pairs.push(ordered(a, b));
         })
     }
@@ -189,7 +194,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             pairs,
             moved,
             moved_bits,
-            pair_stack,
             ..
         } = self;
         // Stage 1: a bit for every slot in the buffer (destroyed and re-created ones included),
@@ -246,7 +250,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 index = nodes[index as usize].parent;
             }
         }
-        let stats = self_pairs::<V, true>(nodes, *root, pair_stack, |a, b| {
+        let stats = self_pairs::<V, true>(nodes, *root, |a, b| {
             pairs.push(ordered(a, b));
         });
         for &i in moved.iter() {

@@ -57,7 +57,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 .map_or(0, |v| v.capacity() * size_of::<(ProxyId, ProxyId)>())
             + self.moved.capacity() * size_of::<u32>()
             + self.moved_bits.capacity() * size_of::<u64>()
-            + self.pair_stack.capacity() * size_of::<(u32, u32)>()
             + self.build_items.capacity() * size_of::<u32>()
             + self.events.capacity() * size_of::<super::TreeEvent>()
     }

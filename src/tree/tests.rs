@@ -1111,3 +1111,35 @@ fn local_reinsertion_keeps_a_leaf_in_place_when_its_grandparent_holds_the_new_bo
     tree.update_pairs();
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
+
+#[test]
+fn the_inline_stack_spills_past_its_room_and_pops_in_lifo_order() {
+    let mut stack = super::node::InlineStack::<(u32, u32), 4>::new();
+    for i in 0..10u32 {
+        stack.push((i, i + 1));
+    }
+    let popped: Vec<_> = std::iter::from_fn(|| stack.pop()).collect();
+    let want: Vec<_> = (0..10u32).rev().map(|i| (i, i + 1)).collect();
+    assert_eq!(popped, want);
+    assert_eq!(stack.pop(), None);
+    // Pushing after a spill drained still works from the fixed part.
+    stack.push((7, 8));
+    assert_eq!(stack.pop(), Some((7, 8)));
+}
+
+#[test]
+fn a_pile_of_equal_boxes_overflows_the_pair_stack_and_still_gives_every_pair() {
+    for pairs in [PairMethod::SelfTraversal, PairMethod::MovedTraversal] {
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs,
+            ..TreeConfig::default()
+        });
+        let items: Vec<_> = (0..600u32)
+            .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
+            .collect();
+        tree.create_proxies(&items).expect("batch");
+        tree.update_pairs();
+        assert_eq!(tree.pair_count(), 600 * 599 / 2, "{pairs:?}");
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+    }
+}
