@@ -12,6 +12,11 @@ use eframe::egui;
 use egui_kittest::Harness;
 use std::time::Instant;
 
+/// The allocator the app binary uses (`src/main.rs`): with glibc's, the frame's output buffers
+/// page-fault and a frame costs up to three times as much.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn scene(count: u32) -> Scene {
     let side = (f64::from(count).sqrt() * 4.0) as f32;
     let text = format!(

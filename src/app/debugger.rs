@@ -5,6 +5,7 @@ use eframe::egui;
 
 use super::camera::{Plane, TreeCamera, WorldCamera, WorldRect};
 use super::commands::Command;
+use super::mesh::MeshHints;
 use super::prefs::{Layers, Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
 use super::snapshot::Snapshot;
 use super::stats::History;
@@ -108,6 +109,8 @@ pub struct Model {
 pub struct ViewState {
     /// Projection plane of 3D scenes.
     pub plane: Plane,
+    /// Last frame's mesh sizes per layer (world layers, highlight, tree view).
+    pub mesh_hints: MeshHints,
     /// The world camera.
     pub camera: WorldCamera,
     /// Fit the world at the next frame.
@@ -227,6 +230,7 @@ impl DebuggerApp {
             },
             view: ViewState {
                 plane: Plane::XY,
+                mesh_hints: MeshHints::default(),
                 camera: WorldCamera::default(),
                 fit_pending: true,
                 tree_camera: TreeCamera::default(),

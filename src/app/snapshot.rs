@@ -7,6 +7,41 @@ use crate::scene::Simulation;
 use crate::tree::{Aabb, DynamicTree, NodeId, ProxyId, Vector};
 use glam::{Vec2, Vec3};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hasher for the small integer keys of the snapshot's maps (ids, slots, node indices):
+/// one multiply a word, where the standard SipHash costs a few percent of a big frame. Keys
+/// come from the program, not from outside, so flooding is no concern; nothing depends on
+/// the maps' order.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A map keyed by small integers, hashed with [`IdHasher`].
+pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// One live sphere, projected.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,13 +107,13 @@ pub struct Snapshot {
     /// Deepest node depth.
     pub max_depth: u32,
     /// Sphere id to index in `spheres`.
-    pub sphere_index: HashMap<u32, usize>,
+    pub sphere_index: IdMap<u32, usize>,
     /// Proxy to sphere id, for naming the tree's events.
-    pub proxy_sphere: HashMap<ProxyId, u32>,
+    pub proxy_sphere: IdMap<ProxyId, u32>,
     /// Node id to index in `nodes`.
-    pub node_slot: HashMap<NodeId, usize>,
+    pub node_slot: IdMap<NodeId, usize>,
     /// Proxy to the index of its leaf in `nodes`.
-    pub proxy_node: HashMap<ProxyId, usize>,
+    pub proxy_node: IdMap<ProxyId, usize>,
 }
 
 fn project_box<V: Vector>(b: &Aabb<V>, (a, c): (usize, usize)) -> WorldRect {
@@ -153,7 +188,8 @@ impl Snapshot {
             Some(TreeView::D3(tree)) => extract_tree(tree, axes, &mut out),
             None => {}
         }
-        let mut leaf_of: HashMap<u32, usize> = HashMap::with_capacity(out.nodes.len());
+        let mut leaf_of: IdMap<u32, usize> =
+            IdMap::with_capacity_and_hasher(out.nodes.len(), Default::default());
         out.node_slot.reserve(out.nodes.len());
         for (i, n) in out.nodes.iter().enumerate() {
             out.node_slot.insert(n.id, i);
@@ -165,7 +201,8 @@ impl Snapshot {
             }
         }
         let report = sim.report();
-        let mut colliding: HashMap<u32, ()> = HashMap::with_capacity(report.contacts.len() * 2);
+        let mut colliding: IdMap<u32, ()> =
+            IdMap::with_capacity_and_hasher(report.contacts.len() * 2, Default::default());
         for &(a, b) in &report.contacts {
             colliding.insert(a, ());
             colliding.insert(b, ());

@@ -161,7 +161,7 @@ fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
 }
 
 /// At most this many events are listed.
-const EVENT_LIST_LIMIT: usize = 500;
+const EVENT_LIST_LIMIT: usize = 100_000;
 
 impl DebuggerApp {
     /// The tree view with its event list, filling `ui`.
@@ -199,10 +199,21 @@ impl DebuggerApp {
         });
         let mut select = None;
         let mut hover = None;
+        // Only the rows in sight are laid out: a step of a big scene has thousands of events.
+        let row_height = ui.text_style_height(&egui::TextStyle::Button)
+            + 2.0 * ui.spacing().button_padding.y
+            + ui.spacing().item_spacing.y;
+        let shown = events.len().min(EVENT_LIST_LIMIT);
+        let more = usize::from(events.len() > EVENT_LIST_LIMIT);
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
-            .show(ui, |ui| {
-                for event in events.iter().take(EVENT_LIST_LIMIT) {
+            .show_rows(ui, row_height, shown + more, |ui, rows| {
+                for event in events
+                    .iter()
+                    .take(shown)
+                    .skip(rows.start)
+                    .take(rows.end - rows.start)
+                {
                     let node = event_node(&self.snapshot, event);
                     let pick = node.map(|i| {
                         let n = &self.snapshot.nodes[i];
@@ -217,7 +228,7 @@ impl DebuggerApp {
                         hover = pick;
                     }
                 }
-                if events.len() > EVENT_LIST_LIMIT {
+                if rows.end > shown {
                     ui.weak(format!("… and {} more", events.len() - EVENT_LIST_LIMIT));
                 }
             });
@@ -303,8 +314,11 @@ impl DebuggerApp {
         painter.rect_filled(viewport, 0.0, pal.background);
         let visible = viewport.expand(radius + 2.0);
         let height = snap.max_depth.max(1);
-        let mut links = MeshBuilder::new();
-        let mut nodes = MeshBuilder::new();
+        // Mesh slots after the world view's layers.
+        let hints = &self.view.mesh_hints;
+        let slot = super::prefs::Layer::ALL.len() + 1;
+        let mut links = hints.builder(slot);
+        let mut nodes = hints.builder(slot + 1);
         let mut marks = MeshBuilder::new();
         let mut texts: Vec<(Pos2, String, f32)> = Vec::new();
         for item in &layout.items {
@@ -365,6 +379,8 @@ impl DebuggerApp {
                 k = parent;
             }
         }
+        hints.note(slot, &links);
+        hints.note(slot + 1, &nodes);
         for m in [links, nodes, marks] {
             if let Some(shape) = m.into_shape() {
                 painter.add(shape);

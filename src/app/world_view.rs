@@ -397,11 +397,12 @@ impl DebuggerApp {
         let mut labels: Vec<(Pos2, String, f32)> = Vec::new();
         painter.rect_filled(viewport, 0.0, pal.background);
 
-        for layer in Layer::ALL {
+        let hints = &self.view.mesh_hints;
+        for (slot, layer) in Layer::ALL.into_iter().enumerate() {
             if !layers.get(layer) {
                 continue;
             }
-            let mut m = MeshBuilder::new();
+            let mut m = hints.builder(slot);
             match layer {
                 Layer::Walls => {
                     if let Some(w) = snap.walls {
@@ -510,6 +511,7 @@ impl DebuggerApp {
                 }
             }
             info.vertices += m.vertex_count();
+            hints.note(slot, &m);
             if let Some(shape) = m.into_shape() {
                 shapes.push(shape);
             }

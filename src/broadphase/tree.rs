@@ -104,9 +104,8 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         if recomputed {
             let tree = &self.tree;
             let mut pairs: Vec<(u32, u32)> = tree
-                .pairs()
-                .iter()
-                .filter_map(|&(a, b)| {
+                .pairs_unsorted()
+                .filter_map(|(a, b)| {
                     let (a, b) = (tree.user_data(a).ok()?, tree.user_data(b).ok()?);
                     Some(if a < b { (a, b) } else { (b, a) })
                 })

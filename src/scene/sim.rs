@@ -177,10 +177,29 @@ impl Simulation {
 
     /// The candidate pairs whose spheres overlap or touch.
     fn contacts_of(&self, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        // Ids are usually dense: index the bodies by id once instead of two binary searches
+        // a pair (a sparse id range falls back to the searches).
+        let max_id = self.bodies.last().map_or(0, |b| b.sphere.id as usize);
+        let dense = max_id <= 4 * self.bodies.len() + 1024;
+        let mut by_id = Vec::new();
+        if dense {
+            by_id = vec![u32::MAX; max_id + 1];
+            for (i, b) in self.bodies.iter().enumerate() {
+                by_id[b.sphere.id as usize] = i as u32;
+            }
+        }
+        let body = |id: u32| -> Option<&Body> {
+            if dense {
+                let i = *by_id.get(id as usize)?;
+                self.bodies.get(i as usize)
+            } else {
+                self.body(id)
+            }
+        };
         pairs
             .iter()
             .copied()
-            .filter(|&(a, b)| match (self.body(a), self.body(b)) {
+            .filter(|&(a, b)| match (body(a), body(b)) {
                 (Some(a), Some(b)) => spheres_touch(&a.sphere, &b.sphere),
                 _ => false,
             })
