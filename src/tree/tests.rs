@@ -1143,3 +1143,52 @@ fn a_pile_of_equal_boxes_overflows_the_pair_stack_and_still_gives_every_pair() {
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
     }
 }
+
+#[test]
+fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
+    let mut rng = Rng(5);
+    let mut trees: Vec<DynamicTree<Vec2, u32>> =
+        [PairMethod::SelfTraversal, PairMethod::MovedTraversal]
+            .into_iter()
+            .map(|pairs| {
+                DynamicTree::new(TreeConfig {
+                    pairs,
+                    ..TreeConfig::default()
+                })
+            })
+            .collect();
+    let items: Vec<_> = (0..400u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 60.0, 2.0), Vec2::ZERO, i))
+        .collect();
+    let ids: Vec<Vec<ProxyId>> = trees
+        .iter_mut()
+        .map(|t| t.create_proxies(&items).expect("batch"))
+        .collect();
+    for t in &mut trees {
+        t.update_pairs();
+    }
+    for _ in 0..30 {
+        // Ten of 400 move far: well under the share that makes MovedTraversal go over the
+        // whole tree.
+        let moves: Vec<(usize, Aabb<Vec2>)> = (0..10)
+            .map(|_| (rng.below(400), rand_box::<Vec2>(&mut rng, 60.0, 2.0)))
+            .collect();
+        let mut visits = Vec::new();
+        for (t, ids) in trees.iter_mut().zip(&ids) {
+            for &(k, b) in &moves {
+                t.move_proxy(ids[k], b, Vec2::ZERO).expect("move");
+            }
+            let u = t.update_pairs();
+            assert!(u.recomputed);
+            visits.push(u.stats.node_visits);
+            t.validate().expect("valid");
+            assert_eq!(t.pairs(), brute_pairs(t).as_slice());
+        }
+        assert!(
+            visits[1] < visits[0] / 2,
+            "pruned traversal {} vs full {}",
+            visits[1],
+            visits[0]
+        );
+    }
+}
