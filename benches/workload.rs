@@ -121,29 +121,13 @@ fn timed_tree_configs(n: usize) -> Vec<TreeConfig> {
 
 /// Every tree configuration (for `AABB_BENCH_CONFIGS=all`).
 fn all_tree_configs() -> Vec<TreeConfig> {
-    let mut list = Vec::new();
-    for insertion in [
-        InsertionCost::Volume,
-        InsertionCost::Perimeter,
-        InsertionCost::SurfaceArea,
-    ] {
-        for balancing in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
-            for pairs in [
-                PairMethod::SelfTraversal,
-                PairMethod::MovedQueries,
-                PairMethod::MovedTraversal,
-            ] {
-                for update in [
-                    UpdateMode::Reinsert,
-                    UpdateMode::LocalReinsert,
-                    UpdateMode::EnlargeAndRebuild,
-                ] {
-                    list.push(tree_config(insertion, balancing, pairs, update));
-                }
-            }
-        }
-    }
-    list
+    tree_config(
+        InsertionCost::default(),
+        Balancing::default(),
+        PairMethod::default(),
+        UpdateMode::default(),
+    )
+    .every_combination()
 }
 
 fn peer_entries(n: usize) -> Vec<Entry> {

@@ -508,19 +508,19 @@ impl<V: Vector> Harness<V> {
                 let cfg = &mut self.model.config;
                 match kind {
                     0 => {
-                        cfg.insertion = INSERTIONS[v % 3];
+                        cfg.insertion = INSERTIONS[v % INSERTIONS.len()];
                         self.tree.set_insertion(cfg.insertion);
                     }
                     1 => {
-                        cfg.balancing = BALANCINGS[v % 3];
+                        cfg.balancing = BALANCINGS[v % BALANCINGS.len()];
                         self.tree.set_balancing(cfg.balancing);
                     }
                     2 => {
-                        cfg.pairs = PAIR_METHODS[v % 2];
+                        cfg.pairs = PAIR_METHODS[v % PAIR_METHODS.len()];
                         self.tree.set_pair_method(cfg.pairs);
                     }
                     _ => {
-                        cfg.update = UPDATE_MODES[v % 2];
+                        cfg.update = UPDATE_MODES[v % UPDATE_MODES.len()];
                         self.tree.set_update_mode(cfg.update);
                     }
                 }

@@ -274,11 +274,7 @@ impl DebuggerApp {
         egui::ComboBox::from_label("Insertion")
             .selected_text(insertion_name(s.insertion))
             .show_ui(ui, |ui| {
-                for c in [
-                    InsertionCost::Volume,
-                    InsertionCost::Perimeter,
-                    InsertionCost::SurfaceArea,
-                ] {
+                for c in InsertionCost::ALL {
                     changed |= ui
                         .selectable_value(&mut s.insertion, c, insertion_name(c))
                         .changed();
@@ -287,7 +283,7 @@ impl DebuggerApp {
         egui::ComboBox::from_label("Balancing")
             .selected_text(balancing_name(s.balancing))
             .show_ui(ui, |ui| {
-                for b in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
+                for b in Balancing::ALL {
                     changed |= ui
                         .selectable_value(&mut s.balancing, b, balancing_name(b))
                         .changed();
@@ -296,11 +292,7 @@ impl DebuggerApp {
         egui::ComboBox::from_label("Pairs")
             .selected_text(pairs_name(s.pairs))
             .show_ui(ui, |ui| {
-                for p in [
-                    PairMethod::SelfTraversal,
-                    PairMethod::MovedQueries,
-                    PairMethod::MovedTraversal,
-                ] {
+                for p in PairMethod::ALL {
                     changed |= ui
                         .selectable_value(&mut s.pairs, p, pairs_name(p))
                         .changed();
@@ -309,11 +301,7 @@ impl DebuggerApp {
         egui::ComboBox::from_label("Update")
             .selected_text(update_name(s.update))
             .show_ui(ui, |ui| {
-                for u in [
-                    UpdateMode::Reinsert,
-                    UpdateMode::LocalReinsert,
-                    UpdateMode::EnlargeAndRebuild,
-                ] {
+                for u in UpdateMode::ALL {
                     changed |= ui
                         .selectable_value(&mut s.update, u, update_name(u))
                         .changed();

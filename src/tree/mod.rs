@@ -128,6 +128,55 @@ impl Default for TreeConfig {
     }
 }
 
+impl InsertionCost {
+    /// Every insertion cost.
+    pub const ALL: [Self; 3] = [Self::Volume, Self::Perimeter, Self::SurfaceArea];
+}
+
+impl Balancing {
+    /// Every balancing strategy.
+    pub const ALL: [Self; 3] = [Self::None, Self::Avl, Self::Rotations];
+}
+
+impl PairMethod {
+    /// Every pair method.
+    pub const ALL: [Self; 3] = [
+        Self::SelfTraversal,
+        Self::MovedQueries,
+        Self::MovedTraversal,
+    ];
+}
+
+impl UpdateMode {
+    /// Every update mode.
+    pub const ALL: [Self; 3] = [Self::Reinsert, Self::LocalReinsert, Self::EnlargeAndRebuild];
+}
+
+impl TreeConfig {
+    /// Every combination of insertion cost, balancing, pair method and update mode (81), with
+    /// this configuration's margin and look-ahead: for tests and benchmarks that sweep them.
+    #[must_use]
+    pub fn every_combination(&self) -> Vec<TreeConfig> {
+        let mut out = Vec::with_capacity(81);
+        for insertion in InsertionCost::ALL {
+            for balancing in Balancing::ALL {
+                for pairs in PairMethod::ALL {
+                    for update in UpdateMode::ALL {
+                        out.push(TreeConfig {
+                            insertion,
+                            balancing,
+                            pairs,
+                            update,
+                            ..*self
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A generational handle to a proxy (one user object in the tree). A handle whose proxy was
 /// destroyed is stale: every call that takes it returns [`TreeError::StaleProxy`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -61,36 +61,7 @@ fn brute_pairs<V: Vector, T: Copy>(tree: &DynamicTree<V, T>) -> Vec<(ProxyId, Pr
 }
 
 fn all_configs() -> Vec<TreeConfig> {
-    let mut out = Vec::new();
-    for insertion in [
-        InsertionCost::Volume,
-        InsertionCost::Perimeter,
-        InsertionCost::SurfaceArea,
-    ] {
-        for balancing in [Balancing::None, Balancing::Avl, Balancing::Rotations] {
-            for pairs in [
-                PairMethod::SelfTraversal,
-                PairMethod::MovedQueries,
-                PairMethod::MovedTraversal,
-            ] {
-                for update in [
-                    UpdateMode::Reinsert,
-                    UpdateMode::LocalReinsert,
-                    UpdateMode::EnlargeAndRebuild,
-                ] {
-                    out.push(TreeConfig {
-                        margin: 0.1,
-                        velocity_lookahead: 0.0,
-                        insertion,
-                        balancing,
-                        pairs,
-                        update,
-                    });
-                }
-            }
-        }
-    }
-    out
+    TreeConfig::default().every_combination()
 }
 
 /// Checks pairs and queries of `tree` against brute force.
@@ -1191,4 +1162,20 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
             visits[0]
         );
     }
+}
+
+#[test]
+fn every_combination_lists_each_setting_once_and_keeps_the_margins() {
+    let base = TreeConfig {
+        margin: 0.3,
+        velocity_lookahead: 0.25,
+        ..TreeConfig::default()
+    };
+    let all = base.every_combination();
+    assert_eq!(all.len(), 3 * 3 * 3 * 3);
+    for (i, a) in all.iter().enumerate() {
+        assert_eq!((a.margin, a.velocity_lookahead), (0.3, 0.25));
+        assert!(all[i + 1..].iter().all(|b| b != a), "{a:?} twice");
+    }
+    assert!(all.contains(&base), "the defaults are among them");
 }

@@ -465,52 +465,25 @@ impl SplitMix {
 }
 
 /// Every insertion cost.
-pub const INSERTIONS: [aabb_debugger::tree::InsertionCost; 3] = [
-    aabb_debugger::tree::InsertionCost::Volume,
-    aabb_debugger::tree::InsertionCost::Perimeter,
-    aabb_debugger::tree::InsertionCost::SurfaceArea,
-];
+pub const INSERTIONS: [aabb_debugger::tree::InsertionCost; 3] =
+    aabb_debugger::tree::InsertionCost::ALL;
 
 /// Every balancing strategy.
-pub const BALANCINGS: [aabb_debugger::tree::Balancing; 3] = [
-    aabb_debugger::tree::Balancing::None,
-    aabb_debugger::tree::Balancing::Avl,
-    aabb_debugger::tree::Balancing::Rotations,
-];
+pub const BALANCINGS: [aabb_debugger::tree::Balancing; 3] = aabb_debugger::tree::Balancing::ALL;
 
 /// Every pair method.
-pub const PAIR_METHODS: [aabb_debugger::tree::PairMethod; 3] = [
-    aabb_debugger::tree::PairMethod::SelfTraversal,
-    aabb_debugger::tree::PairMethod::MovedQueries,
-    aabb_debugger::tree::PairMethod::MovedTraversal,
-];
+pub const PAIR_METHODS: [aabb_debugger::tree::PairMethod; 3] = aabb_debugger::tree::PairMethod::ALL;
 
 /// Every update mode.
-pub const UPDATE_MODES: [aabb_debugger::tree::UpdateMode; 3] = [
-    aabb_debugger::tree::UpdateMode::Reinsert,
-    aabb_debugger::tree::UpdateMode::LocalReinsert,
-    aabb_debugger::tree::UpdateMode::EnlargeAndRebuild,
-];
+pub const UPDATE_MODES: [aabb_debugger::tree::UpdateMode; 3] = aabb_debugger::tree::UpdateMode::ALL;
 
 /// Every combination of insertion cost, balancing, pair method and update mode, with the
 /// given margin and look-ahead.
 pub fn every_config(margin: f32, velocity_lookahead: f32) -> Vec<TreeConfig> {
-    let mut out = Vec::new();
-    for insertion in INSERTIONS {
-        for balancing in BALANCINGS {
-            for pairs in PAIR_METHODS {
-                for update in UPDATE_MODES {
-                    out.push(TreeConfig {
-                        margin,
-                        velocity_lookahead,
-                        insertion,
-                        balancing,
-                        pairs,
-                        update,
-                    });
-                }
-            }
-        }
+    TreeConfig {
+        margin,
+        velocity_lookahead,
+        ..TreeConfig::default()
     }
-    out
+    .every_combination()
 }
