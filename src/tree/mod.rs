@@ -73,8 +73,9 @@ pub enum PairMethod {
     MovedQueries,
     /// Keep a persistent pair set; the pairs of the moved proxies come from the tree against
     /// itself, followed only down branches with a moved proxy below (one shared walk of the
-    /// upper tree instead of one query from the root per moved proxy). The default: the
-    /// fastest on the standard workload.
+    /// upper tree instead of one query from the root per moved proxy); on a small tree, or
+    /// when a large share moved, the whole traversal. The default: the fastest on the
+    /// standard workload.
     #[default]
     MovedTraversal,
 }

@@ -1128,26 +1128,40 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
                 })
             })
             .collect();
-    let items: Vec<_> = (0..400u32)
-        .map(|i| (rand_box::<Vec2>(&mut rng, 60.0, 2.0), Vec2::ZERO, i))
+    // Above SMALL_TREE_LEAVES, where MovedTraversal prunes.
+    let n = 3000;
+    let items: Vec<_> = (0..n as u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 160.0, 2.0), Vec2::ZERO, i))
         .collect();
-    let ids: Vec<Vec<ProxyId>> = trees
+    let mut ids: Vec<Vec<ProxyId>> = trees
         .iter_mut()
         .map(|t| t.create_proxies(&items).expect("batch"))
         .collect();
     for t in &mut trees {
         t.update_pairs();
     }
-    for _ in 0..30 {
-        // Ten of 400 move far: well under the share that makes MovedTraversal go over the
-        // whole tree.
-        let moves: Vec<(usize, Aabb<Vec2>)> = (0..10)
-            .map(|_| (rng.below(400), rand_box::<Vec2>(&mut rng, 60.0, 2.0)))
+    for step in 0..8u32 {
+        // Thirty of 3,000 move far, three go and three come (in the slots just freed): well
+        // under the share that makes MovedTraversal go over the whole tree.
+        let moves: Vec<(usize, Aabb<Vec2>)> = (0..30)
+            .map(|_| (rng.below(n), rand_box::<Vec2>(&mut rng, 160.0, 2.0)))
+            .collect();
+        let gone: Vec<usize> = (0..3)
+            .map(|k| (step as usize * 97 + k * 1009) % n)
+            .collect();
+        let come: Vec<Aabb<Vec2>> = (0..3)
+            .map(|_| rand_box::<Vec2>(&mut rng, 160.0, 2.0))
             .collect();
         let mut visits = Vec::new();
-        for (t, ids) in trees.iter_mut().zip(&ids) {
+        for (t, ids) in trees.iter_mut().zip(ids.iter_mut()) {
             for &(k, b) in &moves {
                 t.move_proxy(ids[k], b, Vec2::ZERO).expect("move");
+            }
+            for (&k, &b) in gone.iter().zip(&come) {
+                t.destroy_proxy(ids[k]).expect("destroy");
+                ids[k] = t
+                    .create_proxy(b, Vec2::ZERO, 10_000 + k as u32)
+                    .expect("create");
             }
             let u = t.update_pairs();
             assert!(u.recomputed);
