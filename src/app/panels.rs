@@ -71,6 +71,30 @@ fn update_name(u: UpdateMode) -> &'static str {
     }
 }
 
+/// A combo box choosing `value` among `all`, each shown by `name`; its response says
+/// `changed()` when a new value was picked.
+fn choice_combo<T: Copy + PartialEq>(
+    ui: &mut egui::Ui,
+    label: &str,
+    value: &mut T,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> egui::Response {
+    let mut changed = false;
+    let mut response = egui::ComboBox::from_label(label)
+        .selected_text(name(*value))
+        .show_ui(ui, |ui| {
+            for &v in all {
+                changed |= ui.selectable_value(value, v, name(v)).changed();
+            }
+        })
+        .response;
+    if changed {
+        response.mark_changed();
+    }
+    response
+}
+
 impl DebuggerApp {
     /// Every panel and window of one frame.
     pub(super) fn panels_ui(&mut self, ui: &mut egui::Ui) {
@@ -271,44 +295,26 @@ impl DebuggerApp {
             )
             .on_hover_text("Seconds of predicted motion added to fat boxes along the velocity.")
             .changed();
-        egui::ComboBox::from_label("Insertion")
-            .selected_text(insertion_name(s.insertion))
-            .show_ui(ui, |ui| {
-                for c in InsertionCost::ALL {
-                    changed |= ui
-                        .selectable_value(&mut s.insertion, c, insertion_name(c))
-                        .changed();
-                }
-            });
-        egui::ComboBox::from_label("Balancing")
-            .selected_text(balancing_name(s.balancing))
-            .show_ui(ui, |ui| {
-                for b in Balancing::ALL {
-                    changed |= ui
-                        .selectable_value(&mut s.balancing, b, balancing_name(b))
-                        .changed();
-                }
-            });
-        egui::ComboBox::from_label("Pairs")
-            .selected_text(pairs_name(s.pairs))
-            .show_ui(ui, |ui| {
-                for p in PairMethod::ALL {
-                    changed |= ui
-                        .selectable_value(&mut s.pairs, p, pairs_name(p))
-                        .changed();
-                }
-            });
-        egui::ComboBox::from_label("Update")
-            .selected_text(update_name(s.update))
-            .show_ui(ui, |ui| {
-                for u in UpdateMode::ALL {
-                    changed |= ui
-                        .selectable_value(&mut s.update, u, update_name(u))
-                        .changed();
-                }
-            })
-            .response
-            .on_hover_text("What a move out of the fat box does.");
+        changed |= choice_combo(
+            ui,
+            "Insertion",
+            &mut s.insertion,
+            &InsertionCost::ALL,
+            insertion_name,
+        )
+        .changed();
+        changed |= choice_combo(
+            ui,
+            "Balancing",
+            &mut s.balancing,
+            &Balancing::ALL,
+            balancing_name,
+        )
+        .changed();
+        changed |= choice_combo(ui, "Pairs", &mut s.pairs, &PairMethod::ALL, pairs_name).changed();
+        changed |= choice_combo(ui, "Update", &mut s.update, &UpdateMode::ALL, update_name)
+            .on_hover_text("What a move out of the fat box does.")
+            .changed();
         if changed {
             self.commands.push(Command::SetTreeSettings(s));
         }

@@ -10,23 +10,21 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.insert_leaf_under(leaf, self.root)
     }
 
-    /// The lowest node above `leaf`'s parent whose box holds `fat` (the root when none does,
-    /// `NULL` when the leaf's parent is the root or the leaf is the root): where a reinsertion
-    /// of the leaf with box `fat` may start its search without leaving the tree worse above.
-    pub(crate) fn lowest_holding_ancestor(&self, leaf: u32, fat: &Aabb<V>) -> u32 {
-        let parent = self.nodes[leaf as usize].parent;
-        if parent == NULL {
-            return NULL;
-        }
-        let mut index = self.nodes[parent as usize].parent;
+    /// The lowest ancestor of `leaf` whose box holds `fat`, and how many levels up it is (1:
+    /// the parent); `(NULL, 0)` when none does. Under it the leaf can take box `fat` without
+    /// any box above growing.
+    pub(crate) fn holding_ancestor(&self, leaf: u32, fat: &Aabb<V>) -> (u32, usize) {
+        let mut index = self.nodes[leaf as usize].parent;
+        let mut levels = 1;
         while index != NULL {
             let node = &self.nodes[index as usize];
-            if node.aabb.contains(fat) || node.parent == NULL {
-                return index;
+            if node.aabb.contains(fat) {
+                return (index, levels);
             }
             index = node.parent;
+            levels += 1;
         }
-        NULL
+        (NULL, 0)
     }
 
     /// Links the detached leaf `leaf` into the tree, searching for its sibling under `start`

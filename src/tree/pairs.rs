@@ -138,6 +138,18 @@ fn against<V: Vector, const DIRTY_ONLY: bool>(
     }
 }
 
+/// Sets (or clears) the dirty flag of each of `leaves` and of every node above it, stopping
+/// at the first node already in that state (everything above it is too).
+fn set_dirty_above<V: Vector>(nodes: &mut [Node<V>], leaves: impl Iterator<Item = u32>, on: bool) {
+    for leaf in leaves {
+        let mut index = leaf;
+        while index != NULL && nodes[index as usize].is_dirty() != on {
+            nodes[index as usize].set_dirty(on);
+            index = nodes[index as usize].parent;
+        }
+    }
+}
+
 /// The pair of two proxy slots, the smaller first.
 #[inline]
 fn ordered(a: u32, b: u32) -> (u32, u32) {
@@ -157,11 +169,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         // When a large share of the proxies moved, the whole self traversal costs less than
         // dropping and finding again the pairs of nearly everything (same pairs either way).
-        let most_moved = self.moved.len() * MOST_MOVED_DENOMINATOR > self.live as usize
+        let whole_walk_cheaper = self.moved.len() * MOST_MOVED_DENOMINATOR > self.live as usize
             || (self.live as usize) < SMALL_TREE_LEAVES;
         let stats = if self.pairs_full
             || self.config.pairs == PairMethod::SelfTraversal
-            || (self.config.pairs == PairMethod::MovedTraversal && most_moved)
+            || (self.config.pairs == PairMethod::MovedTraversal && whole_walk_cheaper)
         {
             self.pairs_by_self_traversal()
         } else {
@@ -260,23 +272,12 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         // Flag each moved leaf and every node above it, traverse where something is flagged,
         // clear the flags.
-        for &i in moved.iter() {
-            let mut index = proxies[i as usize].leaf;
-            while index != NULL && !nodes[index as usize].is_dirty() {
-                nodes[index as usize].set_dirty(true);
-                index = nodes[index as usize].parent;
-            }
-        }
+        let leaves = || moved.iter().map(|&i| proxies[i as usize].leaf);
+        set_dirty_above(nodes, leaves(), true);
         let stats = self_pairs::<V, true>(nodes, *root, |a, b| {
             pairs.push(ordered(a, b));
         });
-        for &i in moved.iter() {
-            let mut index = proxies[i as usize].leaf;
-            while index != NULL && nodes[index as usize].is_dirty() {
-                nodes[index as usize].set_dirty(false);
-                index = nodes[index as usize].parent;
-            }
-        }
+        set_dirty_above(nodes, leaves(), false);
         stats
     }
 

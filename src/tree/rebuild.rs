@@ -15,19 +15,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.root == NULL {
             return;
         }
-        // Stage 1: gather the leaves, free the branches.
-        let mut items = std::mem::take(&mut self.build_items);
-        items.clear();
-        self.gather(&mut items, |_| true);
-        // Stage 2: build.
-        self.build(&mut items);
-        self.build_items = items;
-        self.any_enlarged = false;
+        self.build_items.clear();
+        self.rebuild_with_detached();
         self.record(TreeEvent::Rebuild { partial: false });
     }
 
     /// Builds the tree over the leaves in `build_items` (detached, not in the tree) and every
-    /// leaf of the current tree (its branches are freed first).
+    /// leaf of the current tree: stage 1 gathers the leaves and frees the branches, stage 2
+    /// builds.
     pub(crate) fn rebuild_with_detached(&mut self) {
         let mut items = std::mem::take(&mut self.build_items);
         if self.root != NULL {

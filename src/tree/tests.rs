@@ -986,8 +986,8 @@ fn pairs_keep_their_handles_until_the_next_update_after_a_destroy() {
 
 #[test]
 fn local_reinsertion_searches_under_the_lowest_ancestor_that_holds_the_box() {
-    // Two far clusters; a leaf moving a little inside its cluster stays in it, and the
-    // search starts below the root.
+    // Two far clusters of eight; a leaf moving to the other end of its cluster is held by an
+    // ancestor three or more levels up, below the root, and stays under it.
     let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
         update: UpdateMode::LocalReinsert,
         ..TreeConfig::default()
@@ -1004,26 +1004,40 @@ fn local_reinsertion_searches_under_the_lowest_ancestor_that_holds_the_box() {
                 .expect("create"),
         );
     }
-    let leaf = tree.proxies[ids[4].index as usize].leaf;
-    let fat = b2(4.3, -0.1, 5.5, 1.1);
-    let start = tree.lowest_holding_ancestor(leaf, &fat);
-    assert_ne!(start, NULL);
-    assert_ne!(start, tree.root, "a small move starts below the root");
-    assert!(tree.nodes[start as usize].aabb.contains(&fat));
-    // Its parent is not a candidate (it goes away with the removal).
-    assert_ne!(start, tree.nodes[leaf as usize].parent);
-    assert!(
-        tree.move_proxy(ids[4], b2(4.4, 0.0, 5.4, 1.0), Vec2::ZERO)
-            .expect("move")
+    let leaf = tree.proxies[ids[0].index as usize].leaf;
+    let tight = b2(13.0, 0.0, 14.0, 1.0);
+    let fat = fat_box(&tight, Vec2::ZERO, 0.1, 0.0);
+    let (holder, levels) = tree.holding_ancestor(leaf, &fat);
+    assert_ne!(holder, NULL);
+    assert_ne!(
+        holder, tree.root,
+        "a move inside the cluster is held below the root"
     );
+    assert!(levels > 2, "held {levels} levels up: not a refit in place");
+    assert!(tree.nodes[holder as usize].aabb.contains(&fat));
+    // It is the lowest: no ancestor below it holds the box.
+    let mut index = tree.nodes[leaf as usize].parent;
+    for _ in 1..levels {
+        assert!(!tree.nodes[index as usize].aabb.contains(&fat));
+        index = tree.nodes[index as usize].parent;
+    }
+    assert_eq!(index, holder);
+    assert!(tree.move_proxy(ids[0], tight, Vec2::ZERO).expect("move"));
     tree.validate().expect("valid");
-    // A move across the world starts from the root.
-    let far = b2(50.0, 0.0, 51.0, 1.0);
+    // The leaf was reinserted under the holder.
+    let mut index = tree.nodes[leaf as usize].parent;
+    while index != NULL && index != holder {
+        index = tree.nodes[index as usize].parent;
+    }
+    assert_eq!(index, holder, "the leaf stayed under the holder");
+    // A move out past both clusters is held by nothing, the root included: the search starts
+    // from the root.
+    let far = b2(500.0, 0.0, 501.0, 1.0);
     assert_eq!(
-        tree.lowest_holding_ancestor(leaf, &b2(49.9, -0.1, 51.1, 1.1)),
-        tree.root
+        tree.holding_ancestor(leaf, &fat_box(&far, Vec2::ZERO, 0.1, 0.0)),
+        (NULL, 0)
     );
-    assert!(tree.move_proxy(ids[4], far, Vec2::ZERO).expect("move"));
+    assert!(tree.move_proxy(ids[0], far, Vec2::ZERO).expect("move"));
     tree.validate().expect("valid");
     tree.update_pairs();
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());

@@ -98,10 +98,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let free_slots = self.proxies.len() - self.live as usize;
         self.proxies
             .reserve_exact(items.len().saturating_sub(free_slots));
+        // The pool's free nodes are used first; the rest is pushed.
         let nodes_needed = (2 * total).saturating_sub(1);
-        let nodes_now = self.nodes.len() - self.free_nodes as usize;
         self.nodes
-            .reserve_exact(nodes_needed.saturating_sub(nodes_now + self.free_nodes as usize));
+            .reserve_exact(nodes_needed.saturating_sub(self.nodes.len()));
         let mut ids = Vec::with_capacity(items.len());
         let mut leaves = std::mem::take(&mut self.build_items);
         leaves.clear();
@@ -215,22 +215,25 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         slot.tight = tight;
         slot.velocity = velocity;
         match self.config.update {
-            UpdateMode::LocalReinsert if self.fits_near(leaf, &fat) => {
-                // A small move: the leaf keeps its place and the boxes above it are refit.
-                self.nodes[leaf as usize].aabb = fat;
-                self.fix_upwards(self.nodes[leaf as usize].parent, false);
-            }
             UpdateMode::Reinsert | UpdateMode::LocalReinsert => {
-                // Stage 1: where the search starts; stage 2: take the leaf out; stage 3: give
-                // it the new box and insert it.
-                let start = if self.config.update == UpdateMode::LocalReinsert {
-                    self.lowest_holding_ancestor(leaf, &fat)
+                // Stage 1: the lowest ancestor whose box holds the new one (`LocalReinsert`).
+                let (holder, levels) = if self.config.update == UpdateMode::LocalReinsert {
+                    self.holding_ancestor(leaf, &fat)
                 } else {
-                    NULL
+                    (NULL, 0)
                 };
-                self.remove_leaf(leaf);
-                self.nodes[leaf as usize].aabb = fat;
-                self.insert_leaf_under(leaf, start)?;
+                if holder != NULL && levels <= LOCAL_REFIT_LEVELS {
+                    // Stage 2: a small move: the leaf keeps its place, the boxes up to the
+                    // holder are refit.
+                    self.nodes[leaf as usize].aabb = fat;
+                    self.fix_upwards(self.nodes[leaf as usize].parent, false);
+                } else {
+                    // Stage 2: take the leaf out and insert it again, searching under the
+                    // holder (above the parent, which the removal frees) or from the root.
+                    self.remove_leaf(leaf);
+                    self.nodes[leaf as usize].aabb = fat;
+                    self.insert_leaf_under(leaf, holder)?;
+                }
             }
             UpdateMode::EnlargeAndRebuild => self.enlarge_leaf(leaf, fat),
         }
@@ -270,24 +273,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.nodes[leaf as usize].parent != NULL {
             self.any_enlarged = true;
         }
-    }
-
-    /// True when `fat` lies inside the box of `leaf`'s parent or grandparent: the leaf can
-    /// keep its place with that box (`LocalReinsert`), the branches below that ancestor
-    /// growing a little, the ancestor and everything above not at all.
-    fn fits_near(&self, leaf: u32, fat: &Aabb<V>) -> bool {
-        let mut index = self.nodes[leaf as usize].parent;
-        for _ in 0..LOCAL_REFIT_LEVELS {
-            if index == NULL {
-                return false;
-            }
-            let node = &self.nodes[index as usize];
-            if node.aabb.contains(fat) {
-                return true;
-            }
-            index = node.parent;
-        }
-        false
     }
 
     /// Puts a proxy in the move buffer (once) and marks the pair set stale.

@@ -17,9 +17,6 @@ pub struct TreeBroadphase {
     proxies: Vec<ProxyId>,
     /// Circle of each proxy slot (`ProxyId::index`).
     circle_of_slot: Vec<u32>,
-    /// Every circle's slot is its own index (a batch into an empty tree gives that), so pairs
-    /// need no lookup.
-    slots_are_circles: bool,
 }
 
 impl TreeBroadphase {
@@ -37,7 +34,6 @@ impl TreeBroadphase {
             tree: DynamicTree::new(config),
             proxies: Vec::new(),
             circle_of_slot: Vec::new(),
-            slots_are_circles: false,
         }
     }
 
@@ -105,11 +101,6 @@ impl WorkloadBroadphase for TreeBroadphase {
             }
             self.circle_of_slot[slot] = i as u32;
         }
-        self.slots_are_circles = self
-            .proxies
-            .iter()
-            .enumerate()
-            .all(|(i, id)| id.index as usize == i);
     }
 
     fn update(&mut self, workload: &Workload) -> usize {
@@ -130,17 +121,11 @@ impl WorkloadBroadphase for TreeBroadphase {
 
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
         self.tree.update_pairs();
-        if self.slots_are_circles {
-            for &(a, b) in self.tree.pair_indices() {
-                tally.add(a, b);
-            }
-        } else {
-            for &(a, b) in self.tree.pair_indices() {
-                tally.add(
-                    self.circle_of_slot[a as usize],
-                    self.circle_of_slot[b as usize],
-                );
-            }
+        for &(a, b) in self.tree.pair_indices() {
+            tally.add(
+                self.circle_of_slot[a as usize],
+                self.circle_of_slot[b as usize],
+            );
         }
     }
 }
