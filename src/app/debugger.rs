@@ -5,7 +5,7 @@ use eframe::egui;
 
 use super::camera::{Plane, TreeCamera, WorldCamera, WorldRect};
 use super::commands::Command;
-use super::mesh::MeshHints;
+use super::mesh::MeshPool;
 use super::prefs::{Layers, Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
 use super::snapshot::Snapshot;
 use super::stats::History;
@@ -109,8 +109,8 @@ pub struct Model {
 pub struct ViewState {
     /// Projection plane of 3D scenes.
     pub plane: Plane,
-    /// Last frame's mesh sizes per layer (world layers, highlight, tree view).
-    pub mesh_hints: MeshHints,
+    /// The views' mesh buffers, kept from frame to frame.
+    pub meshes: MeshPool,
     /// The world camera.
     pub camera: WorldCamera,
     /// Fit the world at the next frame.
@@ -230,7 +230,7 @@ impl DebuggerApp {
             },
             view: ViewState {
                 plane: Plane::XY,
-                mesh_hints: MeshHints::default(),
+                meshes: MeshPool::default(),
                 camera: WorldCamera::default(),
                 fit_pending: true,
                 tree_camera: TreeCamera::default(),
@@ -550,9 +550,9 @@ impl DebuggerApp {
         if self.snapshot_key == Some(key) {
             return;
         }
-        let mut snapshot = Snapshot::take(&self.model.sim, self.view.plane);
-        snapshot.set_walls(&self.model.doc.world, self.view.plane);
-        self.snapshot = snapshot;
+        self.snapshot.refresh(&self.model.sim, self.view.plane);
+        self.snapshot
+            .set_walls(&self.model.doc.world, self.view.plane);
         self.snapshot_key = Some(key);
         // Branch selections and hovers name nodes, which a change of the tree may reuse.
         if let Some(Pick::Node(n)) = self.view.selection

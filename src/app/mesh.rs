@@ -5,8 +5,9 @@
 use eframe::egui;
 
 use egui::epaint::{Vertex, WHITE_UV};
-use egui::{Color32, Mesh, Pos2, Rect, Shape, pos2, vec2};
+use egui::{Color32, Mesh, Pos2, Rect, Shape, vec2};
 use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
 
 /// The width of the soft edge on each side of a stroke, in screen points.
 const FEATHER: f32 = 0.5;
@@ -14,38 +15,104 @@ const FEATHER: f32 = 0.5;
 /// Outlines smaller than this across, in screen points, are drawn without a soft edge.
 const SMALL_SHAPE: f32 = 12.0;
 
-/// Accumulates triangles of one layer; [`MeshBuilder::into_shape`] hands them to egui.
+/// The world view's entry in the [`MeshPool`].
+pub const WORLD_MESH: usize = 0;
+/// The tree diagram's entry in the [`MeshPool`].
+pub const TREE_MESH: usize = 1;
+
+/// Accumulates triangles; [`MeshPool::finish`] (or [`MeshBuilder::into_shape`]) hands them to
+/// egui.
 #[derive(Default)]
 pub struct MeshBuilder {
     mesh: Mesh,
+    /// The pool entry the buffers came from, to return them to.
+    home: Option<(usize, usize)>,
 }
 
-/// The sizes of each layer's mesh in the last frame, so the next frame allocates its buffers
-/// once at the right size: growing them by doubling copied tens of megabytes a frame at
-/// 10,000 spheres and touched fresh pages each time.
+/// Mesh buffers kept from frame to frame, a few per view.
+///
+/// egui takes a mesh as an `Arc<Mesh>` and drops its reference once the frame is painted. The
+/// pool keeps a reference too, so the next frame finds the buffers unshared and refills them:
+/// at 10,000 spheres a view's mesh is ten megabytes, and fresh buffers every frame cost page
+/// faults and copies as they grew. An entry still shared (a test harness keeps the last
+/// frame's output) is skipped; each view has up to [`MeshPool::DEPTH`] entries.
 #[derive(Debug, Default)]
-pub struct MeshHints(RefCell<Vec<(usize, usize)>>);
+pub struct MeshPool(RefCell<Vec<Vec<Arc<Mesh>>>>);
 
-impl MeshHints {
-    /// A builder for layer `slot`, with room for what that layer held last time (and a tenth
-    /// more).
+impl MeshPool {
+    /// Buffers kept per view.
+    pub const DEPTH: usize = 3;
+
+    /// An empty builder for view `slot`, on a pooled buffer when one is free.
     #[must_use]
     pub fn builder(&self, slot: usize) -> MeshBuilder {
-        let (vertices, indices) = self.0.borrow().get(slot).copied().unwrap_or_default();
-        let mut mesh = Mesh::default();
-        mesh.vertices.reserve_exact(vertices + vertices / 10);
-        mesh.indices.reserve_exact(indices + indices / 10);
-        MeshBuilder { mesh }
+        let mut pool = self.0.borrow_mut();
+        if pool.len() <= slot {
+            pool.resize_with(slot + 1, Vec::new);
+        }
+        let entries = &mut pool[slot];
+        for (k, entry) in entries.iter_mut().enumerate() {
+            if let Some(mesh) = Arc::get_mut(entry) {
+                let mut mesh = std::mem::take(mesh);
+                // Not `Mesh::clear`: in epaint 0.37 it drops the vertex buffer.
+                mesh.vertices.clear();
+                mesh.indices.clear();
+                mesh.texture_id = egui::TextureId::default();
+                return MeshBuilder {
+                    mesh,
+                    home: Some((slot, k)),
+                };
+            }
+        }
+        if entries.len() < Self::DEPTH {
+            entries.push(Arc::new(Mesh::default()));
+            return MeshBuilder {
+                mesh: Mesh::default(),
+                home: Some((slot, entries.len() - 1)),
+            };
+        }
+        MeshBuilder::new()
     }
 
-    /// Notes what layer `slot` held this time.
-    pub fn note(&self, slot: usize, builder: &MeshBuilder) {
-        let mut sizes = self.0.borrow_mut();
-        if sizes.len() <= slot {
-            sizes.resize(slot + 1, (0, 0));
+    /// The finished shape (`None` when nothing was added); the buffers stay in the pool.
+    #[must_use]
+    pub fn finish(&self, builder: MeshBuilder) -> Option<Shape> {
+        let MeshBuilder { mesh, home } = builder;
+        if mesh.is_empty() {
+            if let Some((slot, k)) = home
+                && let Some(entry) = self.0.borrow_mut()[slot].get_mut(k).and_then(Arc::get_mut)
+            {
+                *entry = mesh;
+            }
+            return None;
         }
-        sizes[slot] = (builder.mesh.vertices.len(), builder.mesh.indices.len());
+        let Some((slot, k)) = home else {
+            return Some(Shape::mesh(mesh));
+        };
+        let mut pool = self.0.borrow_mut();
+        let entry = &mut pool[slot][k];
+        match Arc::get_mut(entry) {
+            Some(pooled) => {
+                *pooled = mesh;
+                Some(Shape::Mesh(Arc::clone(entry)))
+            }
+            // Nobody else can hold the entry while its buffers are out; be safe anyway.
+            None => Some(Shape::mesh(mesh)),
+        }
     }
+}
+
+/// Paints a big mesh so egui's tessellator gives it an output mesh of its own.
+///
+/// The tessellator appends every shape into one output mesh per run of shapes with the same
+/// clip rectangle. A text painted after a mesh of ten megabytes then grew that output by
+/// doubling and copied the whole mesh again (a tenth of a frame at 10,000 spheres). A clip
+/// rectangle a hundredth of a point smaller (nothing anyone can see) starts a run of its own,
+/// which holds the mesh alone, copied once.
+pub fn paint_alone(painter: &egui::Painter, shape: Shape) {
+    painter
+        .with_clip_rect(painter.clip_rect().shrink(0.01))
+        .add(shape);
 }
 
 impl MeshBuilder {
@@ -61,7 +128,7 @@ impl MeshBuilder {
         self.mesh.vertices.len()
     }
 
-    /// The finished shape (`None` when nothing was added).
+    /// The finished shape (`None` when nothing was added), outside any pool.
     #[must_use]
     pub fn into_shape(self) -> Option<Shape> {
         (!self.mesh.is_empty()).then(|| Shape::mesh(self.mesh))
@@ -155,16 +222,50 @@ impl MeshBuilder {
 
     /// The outline of an axis-aligned rectangle, stroke centred on the edge.
     pub fn rect_outline(&mut self, rect: Rect, width: f32, color: Color32) {
+        if rect.width().max(rect.height()) < SMALL_SHAPE {
+            self.small_rect_outline(rect, width, color);
+            return;
+        }
         let corners = [
             (rect.left_top(), vec2(-1.0, -1.0)),
             (rect.right_top(), vec2(1.0, -1.0)),
             (rect.right_bottom(), vec2(1.0, 1.0)),
             (rect.left_bottom(), vec2(-1.0, 1.0)),
         ];
-        let small = rect.width().max(rect.height()) < SMALL_SHAPE;
-        self.ring(4, width, color, small, |k, d| {
+        self.ring(4, width, color, false, |k, d| {
             corners[k].0 + corners[k].1 * d
         });
+    }
+
+    /// A small rectangle's outline: the [`MeshBuilder::ring`] of four corners without a soft
+    /// edge, written out (a view of 10,000 spheres draws 40,000 of them a frame).
+    fn small_rect_outline(&mut self, rect: Rect, width: f32, color: Color32) {
+        let h = 0.5 * width.max(1.0);
+        let color = color.gamma_multiply(width.clamp(0.0, 1.0));
+        let (x0, y0, x1, y1) = (rect.min.x, rect.min.y, rect.max.x, rect.max.y);
+        let v = |x: f32, y: f32| Vertex {
+            pos: Pos2::new(x, y),
+            uv: WHITE_UV,
+            color,
+        };
+        let b = self.mesh.vertices.len() as u32;
+        // Per corner, inner then outer, clockwise from the top left (as `ring` orders them).
+        self.mesh.vertices.extend_from_slice(&[
+            v(x0 + h, y0 + h),
+            v(x0 - h, y0 - h),
+            v(x1 - h, y0 + h),
+            v(x1 + h, y0 - h),
+            v(x1 - h, y1 - h),
+            v(x1 + h, y1 + h),
+            v(x0 + h, y1 - h),
+            v(x0 - h, y1 + h),
+        ]);
+        let quad = |a: u32, c: u32| [b + a, b + c, b + c + 1, b + a, b + c + 1, b + a + 1];
+        let [q0, q1, q2, q3] = [quad(0, 2), quad(2, 4), quad(4, 6), quad(6, 0)];
+        self.mesh.indices.extend_from_slice(&q0);
+        self.mesh.indices.extend_from_slice(&q1);
+        self.mesh.indices.extend_from_slice(&q2);
+        self.mesh.indices.extend_from_slice(&q3);
     }
 
     /// A filled axis-aligned rectangle (no feathering: meant for fills and points).
@@ -184,34 +285,33 @@ impl MeshBuilder {
     /// How many segments a circle of this screen radius needs to look round.
     #[must_use]
     pub fn circle_segments(radius: f32) -> usize {
-        (radius.max(0.0).sqrt() * 4.0).clamp(8.0, 64.0) as usize
+        // A hexagon strays a third of a point from a circle of 2.5 points: nobody sees it.
+        if radius.is_nan() || radius < 2.5 {
+            return 6;
+        }
+        (radius.sqrt() * 4.0).clamp(8.0, MAX_SEGMENTS as f32) as usize
     }
 
     /// The outline of a circle.
     pub fn circle_outline(&mut self, center: Pos2, radius: f32, width: f32, color: Color32) {
         let n = Self::circle_segments(radius);
-        let step = std::f32::consts::TAU / n as f32;
+        let dirs = unit_circle(n);
         self.ring(n, width, color, 2.0 * radius < SMALL_SHAPE, |k, d| {
-            let (s, c) = (k as f32 * step).sin_cos();
-            pos2(center.x + c * (radius + d), center.y + s * (radius + d))
+            center + dirs[k] * (radius + d)
         });
     }
 
     /// A filled circle with a soft edge.
     pub fn circle_filled(&mut self, center: Pos2, radius: f32, color: Color32) {
         let n = Self::circle_segments(radius);
-        let step = std::f32::consts::TAU / n as f32;
+        let dirs = unit_circle(n);
         let c0 = self.vertex(center, color);
         let base = self.mesh.vertices.len() as u32;
-        for k in 0..n {
-            let (s, c) = (k as f32 * step).sin_cos();
-            let inner = (radius - FEATHER).max(0.0);
-            let outer = radius + FEATHER;
-            self.vertex(pos2(center.x + c * inner, center.y + s * inner), color);
-            self.vertex(
-                pos2(center.x + c * outer, center.y + s * outer),
-                Color32::TRANSPARENT,
-            );
+        let inner = (radius - FEATHER).max(0.0);
+        let outer = radius + FEATHER;
+        for dir in &dirs[..n] {
+            self.vertex(center + *dir * inner, color);
+            self.vertex(center + *dir * outer, Color32::TRANSPARENT);
         }
         for k in 0..n as u32 {
             let a = base + 2 * k;
@@ -262,9 +362,34 @@ impl MeshBuilder {
     }
 }
 
+/// The `n` directions of a circle of `n` segments (`n` in 8..=64, as
+/// [`MeshBuilder::circle_segments`] gives), computed once: a sine and cosine a vertex were a
+/// few percent of a frame at 10,000 spheres.
+fn unit_circle(n: usize) -> &'static [egui::Vec2] {
+    static TABLES: OnceLock<Vec<Vec<egui::Vec2>>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        (0..=MAX_SEGMENTS)
+            .map(|n| {
+                let step = std::f32::consts::TAU / n.max(1) as f32;
+                (0..n)
+                    .map(|k| {
+                        let (s, c) = (k as f32 * step).sin_cos();
+                        vec2(c, s)
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    &tables[n.min(MAX_SEGMENTS)]
+}
+
+/// The most segments a circle gets.
+const MAX_SEGMENTS: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use egui::pos2;
 
     #[test]
     fn shapes_have_valid_indices() {
@@ -338,21 +463,139 @@ mod tests {
     }
 
     #[test]
-    fn hints_reserve_what_the_layer_held_last_time() {
-        let hints = MeshHints::default();
-        assert_eq!(hints.builder(3).mesh.vertices.capacity(), 0);
-        let mut m = hints.builder(3);
+    fn a_small_rect_outline_is_the_ring_written_out() {
+        for (rect, width) in [
+            (Rect::from_min_max(pos2(1.0, 2.0), pos2(5.0, 9.5)), 1.0),
+            (Rect::from_min_max(pos2(-3.0, 0.0), pos2(-2.5, 0.25)), 1.5),
+            (Rect::from_min_max(pos2(0.0, 0.0), pos2(3.0, 3.0)), 0.4),
+        ] {
+            let mut written = MeshBuilder::new();
+            written.mesh.vertices.push(Vertex::default());
+            written.small_rect_outline(rect, width, Color32::RED);
+            let mut ring = MeshBuilder::new();
+            ring.mesh.vertices.push(Vertex::default());
+            let corners = [
+                (rect.left_top(), vec2(-1.0, -1.0)),
+                (rect.right_top(), vec2(1.0, -1.0)),
+                (rect.right_bottom(), vec2(1.0, 1.0)),
+                (rect.left_bottom(), vec2(-1.0, 1.0)),
+            ];
+            ring.ring(4, width, Color32::RED, true, |k, d| {
+                corners[k].0 + corners[k].1 * d
+            });
+            assert_eq!(written.mesh.vertices, ring.mesh.vertices);
+            assert_eq!(written.mesh.indices, ring.mesh.indices);
+        }
+    }
+
+    #[test]
+    fn circles_get_more_segments_as_they_grow() {
+        assert_eq!(MeshBuilder::circle_segments(1.0), 6);
+        assert_eq!(MeshBuilder::circle_segments(2.5), 8);
+        assert_eq!(MeshBuilder::circle_segments(16.0), 16);
+        assert_eq!(MeshBuilder::circle_segments(1e9), MAX_SEGMENTS);
+        assert_eq!(MeshBuilder::circle_segments(f32::NAN), 6);
+        for n in [6, 8, 64] {
+            let dirs = unit_circle(n);
+            assert_eq!(dirs.len(), n);
+            assert!(dirs.iter().all(|d| (d.length() - 1.0).abs() < 1e-6));
+        }
+    }
+
+    #[test]
+    fn a_mesh_painted_alone_is_an_output_mesh_of_its_own() {
+        let ctx = egui::Context::default();
+        let mut built = 0;
+        let output = ctx.run_ui(egui::RawInput::default(), |ui| {
+            let painter = ui.painter().clone();
+            painter.rect_filled(
+                Rect::from_min_size(pos2(0.0, 0.0), vec2(50.0, 50.0)),
+                0.0,
+                Color32::GRAY,
+            );
+            let mut m = MeshBuilder::new();
+            for k in 0..200 {
+                m.circle_outline(pos2(k as f32, 10.0), 4.0, 1.0, Color32::WHITE);
+            }
+            built = m.vertex_count();
+            paint_alone(&painter, m.into_shape().expect("a mesh"));
+            painter.text(
+                pos2(5.0, 5.0),
+                egui::Align2::LEFT_TOP,
+                "on top",
+                egui::FontId::proportional(11.0),
+                Color32::WHITE,
+            );
+        });
+        let mut output = output;
+        output.textures_delta.clear();
+        let primitives = ctx.tessellate(output.shapes, 1.0);
+        let sizes: Vec<usize> = primitives
+            .iter()
+            .filter_map(|p| match &p.primitive {
+                egui::epaint::Primitive::Mesh(mesh) => Some(mesh.vertices.len()),
+                egui::epaint::Primitive::Callback(_) => None,
+            })
+            .collect();
+        assert!(
+            sizes.contains(&built),
+            "the mesh alone in an output mesh: {sizes:?}, built {built}"
+        );
+        assert!(
+            sizes.len() >= 3,
+            "background, the mesh, the text: {sizes:?}"
+        );
+    }
+
+    #[test]
+    fn the_pool_refills_buffers_egui_has_let_go_of() {
+        let pool = MeshPool::default();
+        let mut m = pool.builder(1);
         for k in 0..100 {
             m.circle_outline(pos2(k as f32, 0.0), 5.0, 1.0, Color32::WHITE);
         }
-        hints.note(3, &m);
-        let (v, i) = (m.mesh.vertices.len(), m.mesh.indices.len());
-        let next = hints.builder(3);
-        assert!(next.mesh.vertices.capacity() >= v && next.mesh.indices.capacity() >= i);
+        let count = m.vertex_count();
+        let Some(Shape::Mesh(first)) = pool.finish(m) else {
+            panic!("expected a mesh");
+        };
+        assert_eq!(first.vertices.len(), count);
+        let buffer = first.vertices.as_ptr();
+        // While egui holds the mesh, the next builder gets other buffers.
+        let held = pool.builder(1);
+        assert_eq!(held.vertex_count(), 0);
+        assert_eq!(held.home, Some((1, 1)));
+        drop(pool.finish(held));
+        // Once it is dropped, its buffers come back, emptied, with their capacity.
+        drop(first);
+        let mut again = pool.builder(1);
+        assert_eq!(again.home, Some((1, 0)));
+        assert_eq!(again.vertex_count(), 0);
+        assert!(again.mesh.vertices.capacity() >= count);
+        again.dot(pos2(1.0, 1.0), 1.0, Color32::RED);
+        let Some(Shape::Mesh(second)) = pool.finish(again) else {
+            panic!("expected a mesh");
+        };
         assert_eq!(
-            hints.builder(0).mesh.vertices.capacity(),
-            0,
-            "other slots untouched"
+            second.vertices.as_ptr(),
+            buffer,
+            "the same buffer, refilled"
         );
+        assert_eq!(second.vertices.len(), 4);
+        assert!(second.is_valid());
+        // With every entry held, a builder still works, outside the pool.
+        let held: Vec<_> = (0..MeshPool::DEPTH)
+            .map(|_| {
+                let mut b = pool.builder(2);
+                b.dot(pos2(0.0, 0.0), 1.0, Color32::RED);
+                pool.finish(b).expect("a shape")
+            })
+            .collect();
+        let extra = pool.builder(2);
+        assert_eq!(extra.home, None);
+        assert!(
+            pool.finish(extra).is_none(),
+            "an empty builder gives no shape"
+        );
+        assert_eq!(held.len(), MeshPool::DEPTH);
     }
 }

@@ -1,47 +1,19 @@
 //! What the views draw, taken from the simulation once per change (not once per frame): the
 //! spheres and every tree node projected onto the view plane, with the links between them.
+//!
+//! A playing scene changes every frame, so taking the snapshot is on the frame's critical
+//! path: [`Snapshot::refresh`] refills the previous snapshot's buffers (fresh buffers of a few
+//! megabytes cost page faults every frame) and looks ids up in dense tables indexed by id,
+//! node and proxy slot (hash maps of 10,000 entries cost more than the rest together).
 
 use super::camera::{Plane, WorldRect};
 use crate::broadphase::TreeView;
 use crate::scene::Simulation;
 use crate::tree::{Aabb, DynamicTree, NodeId, ProxyId, Vector};
 use glam::{Vec2, Vec3};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A hasher for the small integer keys of the snapshot's maps (ids, slots, node indices):
-/// one multiply a word, where the standard SipHash costs a few percent of a big frame. Keys
-/// come from the program, not from outside, so flooding is no concern; nothing depends on
-/// the maps' order.
-#[derive(Default)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-/// A map keyed by small integers, hashed with [`IdHasher`].
-pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+/// Marks an empty entry of the snapshot's dense index tables.
+const NONE: u32 = u32::MAX;
 
 /// One live sphere, projected.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +36,6 @@ pub struct SphereItem {
     pub tight: WorldRect,
     /// The fat box on the view plane (`None` when the broad phase holds none).
     pub fat: Option<WorldRect>,
-    /// The fat box in the world.
-    pub fat_world: Option<Aabb<Vec3>>,
     /// True when it touches another sphere (its tight box is drawn red).
     pub colliding: bool,
     /// Index of its leaf in [`Snapshot::nodes`], for the tree broad phase.
@@ -106,14 +76,14 @@ pub struct Snapshot {
     pub walls: Option<WorldRect>,
     /// Deepest node depth.
     pub max_depth: u32,
-    /// Sphere id to index in `spheres`.
-    pub sphere_index: IdMap<u32, usize>,
-    /// Proxy to sphere id, for naming the tree's events.
-    pub proxy_sphere: IdMap<ProxyId, u32>,
+    /// Sphere id to index in `spheres`, when the ids are dense enough for a table (else empty,
+    /// and lookups search `spheres`, which is sorted by id).
+    pub(super) sphere_slot: Vec<u32>,
     /// Node id to index in `nodes`.
-    pub node_slot: IdMap<NodeId, usize>,
-    /// Proxy to the index of its leaf in `nodes`.
-    pub proxy_node: IdMap<ProxyId, usize>,
+    pub(super) node_slot: Vec<u32>,
+    /// Proxy slot to the index of its leaf in `nodes` (the generation is checked against the
+    /// leaf's proxy).
+    pub(super) proxy_slot: Vec<u32>,
 }
 
 fn project_box<V: Vector>(b: &Aabb<V>, (a, c): (usize, usize)) -> WorldRect {
@@ -125,22 +95,25 @@ fn project_box<V: Vector>(b: &Aabb<V>, (a, c): (usize, usize)) -> WorldRect {
 }
 
 fn extract_tree<V: Vector>(tree: &DynamicTree<V, u32>, axes: (usize, usize), out: &mut Snapshot) {
-    // NodeId -> position in `out.nodes`; node ids are small pool indices.
-    let mut slot: Vec<u32> = Vec::new();
     let mut max_depth = 0;
     tree.walk(|id, view, depth| {
         let i = out.nodes.len();
-        let k = id.0 as usize;
-        if slot.len() <= k {
-            slot.resize(k + 1, u32::MAX);
-        }
-        slot[k] = i as u32;
+        set_slot(&mut out.node_slot, id.0 as usize, i);
+        // Parents come before their children in the walk, so the parent is known already.
         let parent = view
             .parent
-            .and_then(|p| slot.get(p.0 as usize).copied())
-            .filter(|&p| p != u32::MAX)
-            .map(|p| p as usize);
-        let sphere = view.proxy.and_then(|p| tree.user_data(p).ok());
+            .and_then(|p| slot_of(&out.node_slot, p.0 as usize));
+        if let Some(p) = parent {
+            let kids = out.nodes[p].children.get_or_insert([usize::MAX; 2]);
+            if kids[0] == usize::MAX {
+                kids[0] = i;
+            } else {
+                kids[1] = i;
+            }
+        }
+        if let Some(proxy) = view.proxy {
+            set_slot(&mut out.proxy_slot, proxy.index as usize, i);
+        }
         max_depth = max_depth.max(depth);
         out.nodes.push(NodeItem {
             id,
@@ -149,31 +122,28 @@ fn extract_tree<V: Vector>(tree: &DynamicTree<V, u32>, axes: (usize, usize), out
             height: view.height,
             parent,
             children: None,
-            sphere,
+            sphere: view.proxy.and_then(|p| tree.user_data(p).ok()),
             proxy: view.proxy,
         });
-        if let (Some(proxy), Some(sphere)) = (view.proxy, sphere) {
-            out.proxy_sphere.insert(proxy, sphere);
-        }
     });
-    // Children follow their parents in the walk, so link them in a second pass.
-    let mut kids: Vec<[usize; 2]> = vec![[usize::MAX; 2]; out.nodes.len()];
-    for i in 0..out.nodes.len() {
-        if let Some(p) = out.nodes[i].parent {
-            let k = &mut kids[p];
-            if k[0] == usize::MAX {
-                k[0] = i;
-            } else {
-                k[1] = i;
-            }
-        }
-    }
-    for (node, k) in out.nodes.iter_mut().zip(kids) {
-        if k[1] != usize::MAX {
-            node.children = Some(k);
-        }
-    }
     out.max_depth = max_depth;
+}
+
+/// Sets `table[key] = value`, growing the table with empty entries.
+fn set_slot(table: &mut Vec<u32>, key: usize, value: usize) {
+    if table.len() <= key {
+        table.resize(key + 1, NONE);
+    }
+    table[key] = value as u32;
+}
+
+/// `table[key]`, if set.
+fn slot_of(table: &[u32], key: usize) -> Option<usize> {
+    table
+        .get(key)
+        .copied()
+        .filter(|&v| v != NONE)
+        .map(|v| v as usize)
 }
 
 impl Snapshot {
@@ -181,39 +151,54 @@ impl Snapshot {
     #[must_use]
     pub fn take(sim: &Simulation, plane: Plane) -> Snapshot {
         let mut out = Snapshot::default();
+        out.refresh(sim, plane);
+        out
+    }
+
+    /// Retakes the snapshot from the simulation, reusing this one's buffers.
+    pub fn refresh(&mut self, sim: &Simulation, plane: Plane) {
+        self.spheres.clear();
+        self.nodes.clear();
+        self.pairs.clear();
+        self.max_depth = 0;
+        for table in [
+            &mut self.sphere_slot,
+            &mut self.node_slot,
+            &mut self.proxy_slot,
+        ] {
+            table.fill(NONE);
+        }
         let bp = sim.broadphase();
         let axes = plane.axes();
-        match bp.tree_view() {
-            Some(TreeView::D2(tree)) => extract_tree(tree, axes, &mut out),
-            Some(TreeView::D3(tree)) => extract_tree(tree, axes, &mut out),
+        let tree = bp.tree_view();
+        let has_tree = tree.is_some();
+        match tree {
+            Some(TreeView::D2(tree)) => extract_tree(tree, axes, self),
+            Some(TreeView::D3(tree)) => extract_tree(tree, axes, self),
             None => {}
         }
-        let mut leaf_of: IdMap<u32, usize> =
-            IdMap::with_capacity_and_hasher(out.nodes.len(), Default::default());
-        out.node_slot.reserve(out.nodes.len());
-        for (i, n) in out.nodes.iter().enumerate() {
-            out.node_slot.insert(n.id, i);
-            if let Some(s) = n.sphere {
-                leaf_of.insert(s, i);
-            }
-            if let Some(p) = n.proxy {
-                out.proxy_node.insert(p, i);
-            }
+        let live = sim.bodies().iter().filter(|b| b.alive);
+        let (count, max_id) = live
+            .clone()
+            .fold((0, 0), |(n, m), b| (n + 1, m.max(b.sphere.id as usize)));
+        let dense = max_id <= 4 * count + 1024;
+        if !dense {
+            self.sphere_slot = Vec::new();
         }
-        let report = sim.report();
-        let mut colliding: IdMap<u32, ()> =
-            IdMap::with_capacity_and_hasher(report.contacts.len() * 2, Default::default());
-        for &(a, b) in &report.contacts {
-            colliding.insert(a, ());
-            colliding.insert(b, ());
-        }
-        for body in sim.bodies().iter().filter(|b| b.alive) {
+        for body in live {
             let s = &body.sphere;
             let r = s.radius;
             let tight3 = Aabb::new(s.center - Vec3::splat(r), s.center + Vec3::splat(r));
-            let fat_world = bp.fat_aabb(s.id);
-            out.sphere_index.insert(s.id, out.spheres.len());
-            out.spheres.push(SphereItem {
+            // A tree's fat boxes are its leaves' boxes, filled in below from the nodes.
+            let fat = if has_tree {
+                None
+            } else {
+                bp.fat_aabb(s.id).map(|f| project_box(&f, axes))
+            };
+            if dense {
+                set_slot(&mut self.sphere_slot, s.id as usize, self.spheres.len());
+            }
+            self.spheres.push(SphereItem {
                 id: s.id,
                 label: s.label.clone(),
                 center_world: s.center,
@@ -222,18 +207,30 @@ impl Snapshot {
                 velocity_world: s.velocity,
                 velocity: plane.project(s.velocity),
                 tight: project_box(&tight3, axes),
-                fat: fat_world.as_ref().map(|f| project_box(f, axes)),
-                fat_world,
-                colliding: colliding.contains_key(&s.id),
-                node: leaf_of.get(&s.id).copied(),
+                fat,
+                colliding: false,
+                node: None,
             });
         }
-        for &(a, b) in &report.candidate_pairs {
-            if let (Some(&i), Some(&j)) = (out.sphere_index.get(&a), out.sphere_index.get(&b)) {
-                out.pairs.push((i, j));
+        for (k, n) in self.nodes.iter().enumerate() {
+            if let Some(i) = n.sphere.and_then(|id| self.sphere_index(id)) {
+                self.spheres[i].node = Some(k);
+                self.spheres[i].fat = Some(n.rect);
             }
         }
-        out
+        let report = sim.report();
+        for &(a, b) in &report.contacts {
+            for id in [a, b] {
+                if let Some(i) = self.sphere_index(id) {
+                    self.spheres[i].colliding = true;
+                }
+            }
+        }
+        for &(a, b) in &report.candidate_pairs {
+            if let (Some(i), Some(j)) = (self.sphere_index(a), self.sphere_index(b)) {
+                self.pairs.push((i, j));
+            }
+        }
     }
 
     /// Sets the walls (from the scene) on the view plane.
@@ -255,15 +252,185 @@ impl Snapshot {
         r
     }
 
+    /// Index in `spheres` of the live sphere with this id.
+    #[must_use]
+    pub fn sphere_index(&self, id: u32) -> Option<usize> {
+        if self.sphere_slot.is_empty() {
+            self.spheres.binary_search_by_key(&id, |s| s.id).ok()
+        } else {
+            slot_of(&self.sphere_slot, id as usize)
+        }
+    }
+
     /// The sphere with this id.
     #[must_use]
     pub fn sphere(&self, id: u32) -> Option<&SphereItem> {
-        self.sphere_index.get(&id).map(|&i| &self.spheres[i])
+        self.sphere_index(id).map(|i| &self.spheres[i])
     }
 
     /// Index in `nodes` of the node with this id.
     #[must_use]
     pub fn node_index(&self, id: NodeId) -> Option<usize> {
-        self.node_slot.get(&id).copied()
+        slot_of(&self.node_slot, id.0 as usize)
+    }
+
+    /// Index in `nodes` of the leaf holding this proxy (`None` for a stale handle).
+    #[must_use]
+    pub fn proxy_node(&self, proxy: ProxyId) -> Option<usize> {
+        slot_of(&self.proxy_slot, proxy.index as usize)
+            .filter(|&i| self.nodes[i].proxy == Some(proxy))
+    }
+
+    /// The sphere whose leaf holds this proxy.
+    #[must_use]
+    pub fn proxy_sphere(&self, proxy: ProxyId) -> Option<u32> {
+        self.proxy_node(proxy).and_then(|i| self.nodes[i].sphere)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broadphase::BroadphaseKind;
+    use crate::scene::Scene;
+
+    fn sim(text: &str, kind: BroadphaseKind) -> Simulation {
+        let scene = Scene::parse(text, "snapshot-test.ron", false).expect("valid scene");
+        Simulation::new(&scene, kind).expect("the scene runs")
+    }
+
+    fn generated(dimensions: u8, count: u32) -> String {
+        let (world, speed) = if dimensions == 2 {
+            ("(min: (0.0, 0.0), max: (40.0, 40.0))", "(0.0, 3.0)")
+        } else {
+            (
+                "(min: (0.0, 0.0, 0.0), max: (30.0, 30.0, 30.0))",
+                "(0.0, 3.0)",
+            )
+        };
+        format!(
+            r#"(format_version: 1, name: "g", dimensions: {dimensions}, world: {world},
+                dt: 0.016666668, tree: (margin: 0.2, velocity_lookahead: 0.0), spheres: [],
+                generate: Some((count: {count}, radius: (0.5, 1.5), speed: {speed}, seed: 7)),
+                view: None)"#
+        )
+    }
+
+    /// What a snapshot must say of `sim`, checked item by item against the simulation.
+    fn assert_matches(snap: &Snapshot, sim: &Simulation, plane: Plane) {
+        let live: Vec<_> = sim.bodies().iter().filter(|b| b.alive).collect();
+        assert_eq!(snap.spheres.len(), live.len());
+        let report = sim.report();
+        let axes = plane.axes();
+        for (item, body) in snap.spheres.iter().zip(&live) {
+            let s = &body.sphere;
+            assert_eq!(item.id, s.id);
+            assert_eq!(
+                snap.sphere_index(s.id).map(|i| snap.spheres[i].id),
+                Some(s.id)
+            );
+            assert_eq!(item.center, plane.project(s.center));
+            let fat = sim
+                .broadphase()
+                .fat_aabb(s.id)
+                .map(|f| project_box(&f, axes));
+            assert_eq!(item.fat, fat, "sphere {}: fat box", s.id);
+            let touching = report.contacts.iter().any(|&(a, b)| a == s.id || b == s.id);
+            assert_eq!(item.colliding, touching, "sphere {}", s.id);
+            if let Some(k) = item.node {
+                let leaf = &snap.nodes[k];
+                assert_eq!(leaf.sphere, Some(s.id));
+                assert_eq!(leaf.children, None);
+                let proxy = leaf.proxy.expect("a leaf has a proxy");
+                assert_eq!(snap.proxy_node(proxy), Some(k));
+                assert_eq!(snap.proxy_sphere(proxy), Some(s.id));
+                let stale = ProxyId {
+                    generation: proxy.generation.wrapping_add(1),
+                    ..proxy
+                };
+                assert_eq!(snap.proxy_node(stale), None, "a stale handle names nothing");
+            } else {
+                assert!(snap.nodes.is_empty(), "a tree has a leaf for every sphere");
+            }
+        }
+        let pairs: Vec<(u32, u32)> = snap
+            .pairs
+            .iter()
+            .map(|&(i, j)| (snap.spheres[i].id, snap.spheres[j].id))
+            .collect();
+        assert_eq!(pairs, report.candidate_pairs);
+        // Nodes: parents first, links both ways, depths, one root.
+        for (i, n) in snap.nodes.iter().enumerate() {
+            assert_eq!(snap.node_index(n.id), Some(i));
+            match n.parent {
+                None => assert_eq!((i, n.depth), (0, 0), "only the first node is the root"),
+                Some(p) => {
+                    assert!(p < i);
+                    assert_eq!(n.depth, snap.nodes[p].depth + 1);
+                    assert!(snap.nodes[p].children.expect("a parent").contains(&i));
+                }
+            }
+            if let Some([a, b]) = n.children {
+                assert!(a != b && snap.nodes[a].parent == Some(i));
+                assert_eq!(snap.nodes[b].parent, Some(i));
+                assert_eq!(n.rect.union(&snap.nodes[a].rect), n.rect);
+                assert_eq!(n.rect.union(&snap.nodes[b].rect), n.rect);
+            }
+        }
+        let deepest = snap.nodes.iter().map(|n| n.depth).max().unwrap_or(0);
+        assert_eq!(snap.max_depth, deepest);
+    }
+
+    #[test]
+    fn a_refreshed_snapshot_is_a_fresh_one_of_every_broad_phase() {
+        for (text, plane) in [
+            (generated(2, 300), Plane::XY),
+            (generated(3, 200), Plane::XZ),
+        ] {
+            for kind in [
+                BroadphaseKind::Tree,
+                BroadphaseKind::Brute,
+                BroadphaseKind::Sap,
+            ] {
+                let mut sim = sim(&text, kind);
+                let mut kept = Snapshot::take(&sim, plane);
+                assert_matches(&kept, &sim, plane);
+                for _ in 0..40 {
+                    sim.step();
+                    kept.refresh(&sim, plane);
+                    assert_matches(&kept, &sim, plane);
+                    let fresh = Snapshot::take(&sim, plane);
+                    assert_eq!(kept.spheres, fresh.spheres);
+                    assert_eq!(kept.nodes, fresh.nodes);
+                    assert_eq!(kept.pairs, fresh.pairs);
+                }
+                assert!(
+                    kept.spheres.iter().any(|s| s.colliding),
+                    "the scene has contacts"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_ids_are_found_by_search() {
+        let text = r#"(format_version: 1, name: "sparse", dimensions: 2,
+            world: (min: (0.0, 0.0), max: (20.0, 20.0)), dt: 0.016666668,
+            tree: (margin: 0.1, velocity_lookahead: 0.0),
+            spheres: [
+                (id: 3, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)),
+                (id: 4000000000, center: (6.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)),
+                (id: 70000, center: (15.0, 15.0), radius: 1.0, velocity: (0.0, 0.0)),
+            ],
+            generate: None, view: None)"#;
+        let sim = sim(text, BroadphaseKind::Tree);
+        let snap = Snapshot::take(&sim, Plane::XY);
+        assert!(snap.sphere_slot.is_empty(), "no table for ids this sparse");
+        assert_matches(&snap, &sim, Plane::XY);
+        assert_eq!(snap.sphere(4_000_000_000).map(|s| s.center.x), Some(6.0));
+        assert_eq!(snap.sphere(5), None);
+        assert_eq!(snap.pairs.len(), 1);
+        assert!(snap.spheres[0].colliding && snap.spheres[2].colliding);
+        assert!(!snap.spheres[1].colliding);
     }
 }

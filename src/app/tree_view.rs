@@ -6,10 +6,10 @@ use eframe::egui;
 
 use super::commands::Command;
 use super::debugger::{DebuggerApp, Pick};
-use super::mesh::MeshBuilder;
+use super::mesh::{TREE_MESH, paint_alone};
 use super::palette::Palette;
 use super::snapshot::Snapshot;
-use crate::tree::TreeEvent;
+use crate::tree::{ProxyId, TreeEvent};
 use egui::{Align2, FontId, PointerButton, Pos2, Rect, Sense, vec2};
 use std::time::Instant;
 
@@ -137,7 +137,7 @@ impl TreeLayout {
 
 /// One line of the event list.
 fn describe_event(snap: &Snapshot, event: &TreeEvent) -> String {
-    let sphere = |p| match snap.proxy_sphere.get(p) {
+    let sphere = |p: &ProxyId| match snap.proxy_sphere(*p) {
         Some(id) => format!("sphere {id}"),
         None => format!("proxy {}", p.index),
     };
@@ -151,10 +151,22 @@ fn describe_event(snap: &Snapshot, event: &TreeEvent) -> String {
     }
 }
 
+/// Sphere ids for a one-line label: all of a few, the count of many (the first step of a
+/// scene of 100,000 spheres made a label of half a megabyte).
+fn id_list(ids: &[u32]) -> String {
+    const SHOWN: usize = 12;
+    if ids.len() <= SHOWN {
+        format!("{ids:?}")
+    } else {
+        let head: Vec<String> = ids[..SHOWN].iter().map(u32::to_string).collect();
+        format!("{} spheres: {}, …", ids.len(), head.join(", "))
+    }
+}
+
 /// The snapshot node an event points at, if it is still in the tree.
 fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
     match event {
-        TreeEvent::Insert(p) | TreeEvent::Reinsert(p) => snap.proxy_node.get(p).copied(),
+        TreeEvent::Insert(p) | TreeEvent::Reinsert(p) => snap.proxy_node(*p),
         TreeEvent::Rotate { node } => snap.node_index(*node),
         TreeEvent::Remove(_) | TreeEvent::Rebuild { .. } => None,
     }
@@ -192,8 +204,9 @@ impl DebuggerApp {
             let r = self.model.sim.report();
             if !r.appeared.is_empty() || !r.disappeared.is_empty() {
                 ui.weak(format!(
-                    "(appeared {:?}, disappeared {:?})",
-                    r.appeared, r.disappeared
+                    "(appeared {}, disappeared {})",
+                    id_list(&r.appeared),
+                    id_list(&r.disappeared)
                 ));
             }
         });
@@ -314,32 +327,49 @@ impl DebuggerApp {
         painter.rect_filled(viewport, 0.0, pal.background);
         let visible = viewport.expand(radius + 2.0);
         let height = snap.max_depth.max(1);
-        // Mesh slots after the world view's layers.
-        let hints = &self.view.mesh_hints;
-        let slot = super::prefs::Layer::ALL.len() + 1;
-        let mut links = hints.builder(slot);
-        let mut nodes = hints.builder(slot + 1);
-        let mut marks = MeshBuilder::new();
+        // One mesh: the links first, under the nodes.
+        //
+        // Level of detail: the items of one depth come left to right, so an item less than a
+        // point beside the last one drawn at its depth would be drawn over it: it is left out
+        // (a link, when both its ends would be). A tree of 10,000 leaves fully expanded in a
+        // panel 800 points wide draws about half its nodes this way and looks the same.
+        let levels = layout.levels as usize + 1;
+        let mut m = self.view.meshes.builder(TREE_MESH);
         let mut texts: Vec<(Pos2, String, f32)> = Vec::new();
+        let mut last_link = vec![(f32::NEG_INFINITY, f32::NEG_INFINITY); levels];
         for item in &layout.items {
-            let p = cam.screen_from_layout(viewport, item.pos);
             if let Some(parent) = item.parent {
+                let p = cam.screen_from_layout(viewport, item.pos);
                 let q = cam.screen_from_layout(viewport, layout.items[parent].pos);
+                let last = &mut last_link[(item.pos.y as usize).min(levels - 1)];
+                if (p.x - last.0).abs() < 1.0 && (q.x - last.1).abs() < 1.0 {
+                    continue;
+                }
                 if visible.intersects(Rect::from_two_pos(p, q)) {
-                    links.line(q, p, 1.0, pal.link);
+                    m.line(q, p, 1.0, pal.link);
+                    *last = (p.x, q.x);
                 }
             }
+        }
+        let mut last_node = vec![f32::NEG_INFINITY; levels];
+        for item in &layout.items {
+            let p = cam.screen_from_layout(viewport, item.pos);
             if !visible.contains(p) {
                 continue;
             }
+            let last = &mut last_node[(item.pos.y as usize).min(levels - 1)];
+            if (p.x - *last).abs() < 1.0 {
+                continue;
+            }
+            *last = p.x;
             let node = &snap.nodes[item.node];
             if let Some(id) = node.sphere {
-                nodes.circle_filled(p, radius, pal.leaf);
+                m.circle_filled(p, radius, pal.leaf);
                 if radius >= 7.0 {
                     texts.push((p, id.to_string(), (radius * 0.95).clamp(8.0, 13.0)));
                 }
             } else if item.hidden_leaves > 0 {
-                nodes.circle_outline(p, radius, 2.0, pal.branch(node.depth, height));
+                m.circle_outline(p, radius, 2.0, pal.branch(node.depth, height));
                 if cam.scale.x >= 22.0 {
                     texts.push((
                         p + vec2(0.0, radius + 7.0),
@@ -348,7 +378,7 @@ impl DebuggerApp {
                     ));
                 }
             } else {
-                nodes.circle_filled(p, radius, pal.branch(node.depth, height));
+                m.circle_filled(p, radius, pal.branch(node.depth, height));
             }
         }
 
@@ -357,7 +387,7 @@ impl DebuggerApp {
             if let Some(k) = event_node(snap, event).and_then(|i| layout.item_for(snap, i)) {
                 let p = cam.screen_from_layout(viewport, layout.items[k].pos);
                 if visible.contains(p) {
-                    marks.circle_outline(p, radius + 3.0, 1.75, pal.event);
+                    m.circle_outline(p, radius + 3.0, 1.75, pal.event);
                 }
             }
         }
@@ -371,20 +401,16 @@ impl DebuggerApp {
                 continue;
             };
             let p = cam.screen_from_layout(viewport, layout.items[k].pos);
-            marks.circle_outline(p, radius + 2.5, 2.5, pal.highlight);
+            m.circle_outline(p, radius + 2.5, 2.5, pal.highlight);
             while let Some(parent) = layout.items[k].parent {
                 let a = cam.screen_from_layout(viewport, layout.items[k].pos);
                 let b = cam.screen_from_layout(viewport, layout.items[parent].pos);
-                marks.line(a, b, 2.5, pal.highlight);
+                m.line(a, b, 2.5, pal.highlight);
                 k = parent;
             }
         }
-        hints.note(slot, &links);
-        hints.note(slot + 1, &nodes);
-        for m in [links, nodes, marks] {
-            if let Some(shape) = m.into_shape() {
-                painter.add(shape);
-            }
+        if let Some(shape) = self.view.meshes.finish(m) {
+            paint_alone(&painter, shape);
         }
         let text_color = if ui.visuals().dark_mode {
             egui::Color32::WHITE
@@ -449,6 +475,17 @@ mod tests {
             max_depth: 2,
             ..Snapshot::default()
         }
+    }
+
+    #[test]
+    fn id_lists_stay_short() {
+        assert_eq!(id_list(&[]), "[]");
+        assert_eq!(id_list(&[3, 5]), "[3, 5]");
+        let many: Vec<u32> = (0..10_000).collect();
+        assert_eq!(
+            id_list(&many),
+            "10000 spheres: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, …"
+        );
     }
 
     #[test]

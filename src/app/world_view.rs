@@ -7,10 +7,10 @@ use eframe::egui;
 use super::camera::{ScreenFromWorld, WorldRect};
 use super::commands::Command;
 use super::debugger::{DebuggerApp, Pick};
-use super::mesh::MeshBuilder;
+use super::mesh::{WORLD_MESH, paint_alone};
 use super::palette::Palette;
 use super::prefs::Layer;
-use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense, Shape};
+use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
 use std::time::Instant;
 
@@ -340,7 +340,7 @@ impl DebuggerApp {
                     ui.label(fmt_rect(&s.tight));
                     ui.end_row();
                     ui.label("fat box");
-                    ui.label(s.fat_world.map_or("—".to_owned(), |f| {
+                    ui.label(self.fat_box(id).map_or("—".to_owned(), |f| {
                         format!("{} – {}", fmt3(f.min), fmt3(f.max))
                     }));
                     ui.end_row();
@@ -393,16 +393,16 @@ impl DebuggerApp {
         let layers = self.prefs.layers;
         let snap = &self.snapshot;
         let mut info = WorldDrawInfo::default();
-        let mut shapes: Vec<Shape> = Vec::with_capacity(12);
         let mut labels: Vec<(Pos2, String, f32)> = Vec::new();
         painter.rect_filled(viewport, 0.0, pal.background);
 
-        let hints = &self.view.mesh_hints;
-        for (slot, layer) in Layer::ALL.into_iter().enumerate() {
+        // Every layer goes into one mesh, in drawing order: egui copies each mesh into its
+        // output, which grew (and copied again) once per layer when each layer was a mesh.
+        let mut m = self.view.meshes.builder(WORLD_MESH);
+        for layer in Layer::ALL {
             if !layers.get(layer) {
                 continue;
             }
-            let mut m = hints.builder(slot);
             match layer {
                 Layer::Walls => {
                     if let Some(w) = snap.walls {
@@ -510,15 +510,9 @@ impl DebuggerApp {
                     }
                 }
             }
-            info.vertices += m.vertex_count();
-            hints.note(slot, &m);
-            if let Some(shape) = m.into_shape() {
-                shapes.push(shape);
-            }
         }
 
         // Hover and selection, orange, on top.
-        let mut m = MeshBuilder::new();
         let hover = self.view.hover;
         for (pick, width) in [(self.view.selection, 2.5), (hover, 2.0)] {
             match pick {
@@ -539,11 +533,9 @@ impl DebuggerApp {
                 None => {}
             }
         }
-        if let Some(shape) = m.into_shape() {
-            shapes.push(shape);
-        }
-        for shape in shapes {
-            painter.add(shape);
+        info.vertices = m.vertex_count();
+        if let Some(shape) = self.view.meshes.finish(m) {
+            paint_alone(painter, shape);
         }
         for (pos, text, size) in labels {
             painter.text(

@@ -55,6 +55,24 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
     fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
         let bodies = sorted_bodies(bodies);
         let mut out = UpdateOutcome::default();
+        // The usual step: the same bodies as last time, each only moved.
+        if bodies.len() == self.proxies.len()
+            && bodies
+                .iter()
+                .zip(&self.proxies)
+                .all(|(b, &(id, _))| b.id == id)
+        {
+            for (body, &(id, proxy)) in bodies.iter().zip(&self.proxies) {
+                let tight = box_from_vec3::<V>(&body.tight);
+                if let Ok(true) = self
+                    .tree
+                    .move_proxy(proxy, tight, V::from_vec3(body.velocity))
+                {
+                    out.reinserted.push(id);
+                }
+            }
+            return out;
+        }
         // Stage 1: remove the proxies of bodies that are gone, so their nodes can be reused.
         let mut kept = Vec::with_capacity(self.proxies.len());
         let mut next = bodies.iter().peekable();

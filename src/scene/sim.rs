@@ -26,6 +26,9 @@ pub struct Simulation {
     broadphase: Box<dyn Broadphase>,
     step: u64,
     report: StepReport,
+    /// The live bodies handed to the broad phase, kept between steps so a step does not
+    /// allocate (and page in) a fresh buffer.
+    live: Vec<broadphase::Body>,
 }
 
 /// The tree configuration of the scene's settings.
@@ -107,6 +110,7 @@ impl Simulation {
             broadphase,
             step: 0,
             report: StepReport::default(),
+            live: Vec::new(),
         };
         sim.refresh(appeared, Vec::new(), Instant::now());
         Ok(sim)
@@ -143,17 +147,18 @@ impl Simulation {
         started: Instant,
     ) -> &StepReport {
         let dims = self.dimensions;
-        let live: Vec<broadphase::Body> = self
-            .bodies
-            .iter()
-            .filter(|b| b.alive)
-            .map(|b| broadphase::Body {
-                id: b.sphere.id,
-                tight: tight_box(&b.sphere, dims),
-                velocity: b.sphere.velocity,
-            })
-            .collect();
-        let outcome = self.broadphase.update(&live);
+        self.live.clear();
+        self.live.extend(
+            self.bodies
+                .iter()
+                .filter(|b| b.alive)
+                .map(|b| broadphase::Body {
+                    id: b.sphere.id,
+                    tight: tight_box(&b.sphere, dims),
+                    velocity: b.sphere.velocity,
+                }),
+        );
+        let outcome = self.broadphase.update(&self.live);
         let update_secs = started.elapsed().as_secs_f64();
         let pairs_started = Instant::now();
         let found = self.broadphase.find_pairs();
