@@ -37,6 +37,9 @@ pub struct TreeLayout {
     pub levels: u32,
     item_of_node: Vec<u32>,
     leaves_below: Vec<u32>,
+    /// Scratch of [`TreeLayout::recompute`]: each node's x, and the depth-first stack.
+    x_of: Vec<f32>,
+    stack: Vec<(usize, bool)>,
 }
 
 impl TreeLayout {
@@ -44,28 +47,42 @@ impl TreeLayout {
     /// branches) take one slot each, left to right in depth-first order; a branch sits above
     /// the middle of its children.
     pub fn compute(snap: &Snapshot, collapse: u32) -> TreeLayout {
+        let mut out = TreeLayout::default();
+        out.recompute(snap, collapse);
+        out
+    }
+
+    /// [`TreeLayout::compute`] into this layout's buffers (a playing scene lays the tree out
+    /// every frame).
+    pub fn recompute(&mut self, snap: &Snapshot, collapse: u32) {
         let n = snap.nodes.len();
-        let mut out = TreeLayout {
-            item_of_node: vec![u32::MAX; n],
-            leaves_below: vec![0; n],
-            ..TreeLayout::default()
-        };
+        self.items.clear();
+        self.item_of_node.clear();
+        self.item_of_node.resize(n, u32::MAX);
+        self.leaves_below.clear();
+        self.leaves_below.resize(n, 0);
+        self.width = 0.0;
+        self.levels = 0;
         for i in (0..n).rev() {
             let node = &snap.nodes[i];
             if node.children.is_none() {
-                out.leaves_below[i] = 1;
+                self.leaves_below[i] = 1;
             }
             if let Some(p) = node.parent {
-                out.leaves_below[p] += out.leaves_below[i];
+                self.leaves_below[p] += self.leaves_below[i];
             }
         }
         if n == 0 {
-            return out;
+            return;
         }
-        let mut x_of = vec![0.0f32; n];
+        let x_of = &mut self.x_of;
+        x_of.clear();
+        x_of.resize(n, 0.0);
         let mut slot = 0.0f32;
         let mut levels = 0;
-        let mut stack = vec![(0usize, false)];
+        let stack = &mut self.stack;
+        stack.clear();
+        stack.push((0usize, false));
         while let Some((i, visited)) = stack.pop() {
             let node = &snap.nodes[i];
             let collapsed = node.children.is_some() && node.depth >= collapse;
@@ -84,29 +101,28 @@ impl TreeLayout {
                 _ => {
                     x_of[i] = slot;
                     slot += 1.0;
-                    hidden_leaves = if collapsed { out.leaves_below[i] } else { 0 };
+                    hidden_leaves = if collapsed { self.leaves_below[i] } else { 0 };
                 }
             }
             levels = levels.max(node.depth + 1);
-            out.item_of_node[i] = out.items.len() as u32;
-            out.items.push(LayoutItem {
+            self.item_of_node[i] = self.items.len() as u32;
+            self.items.push(LayoutItem {
                 node: i,
                 pos: vec2(x_of[i], node.depth as f32),
                 parent: None,
                 hidden_leaves,
             });
         }
-        for k in 0..out.items.len() {
-            let node = out.items[k].node;
-            out.items[k].parent = snap.nodes[node]
+        for k in 0..self.items.len() {
+            let node = self.items[k].node;
+            self.items[k].parent = snap.nodes[node]
                 .parent
-                .map(|p| out.item_of_node[p])
+                .map(|p| self.item_of_node[p])
                 .filter(|&p| p != u32::MAX)
                 .map(|p| p as usize);
         }
-        out.width = slot;
-        out.levels = levels;
-        out
+        self.width = slot;
+        self.levels = levels;
     }
 
     /// The layout position of a snapshot node, when it is drawn.
@@ -261,7 +277,7 @@ impl DebuggerApp {
         let key = (self.model.rev, collapse);
         let started = Instant::now();
         if self.view.tree_layout_key != Some(key) {
-            self.view.tree_layout = TreeLayout::compute(&self.snapshot, collapse);
+            self.view.tree_layout.recompute(&self.snapshot, collapse);
             self.view.tree_layout_key = Some(key);
         }
         let layout = &self.view.tree_layout;
@@ -499,6 +515,21 @@ mod tests {
         assert_eq!(layout.position_of(4), Some(vec2(2.0, 1.0)));
         assert_eq!(layout.position_of(0), Some(vec2(1.25, 0.0)));
         assert_eq!(layout.leaves_below(0), 3);
+    }
+
+    #[test]
+    fn a_recomputed_layout_is_a_fresh_one() {
+        let snap = small();
+        let mut kept = TreeLayout::compute(&snap, 1);
+        kept.recompute(&snap, 10);
+        let fresh = TreeLayout::compute(&snap, 10);
+        assert_eq!(kept.items, fresh.items);
+        assert_eq!((kept.width, kept.levels), (fresh.width, fresh.levels));
+        assert_eq!(kept.item_of_node, fresh.item_of_node);
+        assert_eq!(kept.leaves_below, fresh.leaves_below);
+        kept.recompute(&Snapshot::default(), 10);
+        assert!(kept.items.is_empty() && kept.width == 0.0 && kept.levels == 0);
+        assert_eq!(kept.position_of(0), None);
     }
 
     #[test]

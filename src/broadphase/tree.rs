@@ -121,15 +121,14 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         let recomputed = update.recomputed || self.changed;
         if recomputed {
             let tree = &self.tree;
-            let mut pairs: Vec<(u32, u32)> = tree
-                .pairs_unsorted()
-                .filter_map(|(a, b)| {
+            // Refilled in place: a fresh buffer a step cost page faults at 10,000 spheres.
+            self.pairs.clear();
+            self.pairs
+                .extend(tree.pairs_unsorted().filter_map(|(a, b)| {
                     let (a, b) = (tree.user_data(a).ok()?, tree.user_data(b).ok()?);
                     Some(if a < b { (a, b) } else { (b, a) })
-                })
-                .collect();
-            pairs.sort_unstable();
-            self.pairs = pairs;
+                }));
+            self.pairs.sort_unstable();
             self.changed = false;
         }
         PairOutcome {
