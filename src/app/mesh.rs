@@ -78,27 +78,18 @@ impl MeshPool {
     #[must_use]
     pub fn finish(&self, builder: MeshBuilder) -> Option<Shape> {
         let MeshBuilder { mesh, home } = builder;
-        if mesh.is_empty() {
-            if let Some((slot, k)) = home
-                && let Some(entry) = self.0.borrow_mut()[slot].get_mut(k).and_then(Arc::get_mut)
-            {
-                *entry = mesh;
-            }
-            return None;
-        }
-        let Some((slot, k)) = home else {
-            return Some(Shape::mesh(mesh));
-        };
+        let empty = mesh.is_empty();
         let mut pool = self.0.borrow_mut();
-        let entry = &mut pool[slot][k];
-        match Arc::get_mut(entry) {
-            Some(pooled) => {
-                *pooled = mesh;
-                Some(Shape::Mesh(Arc::clone(entry)))
-            }
-            // Nobody else can hold the entry while its buffers are out; be safe anyway.
-            None => Some(Shape::mesh(mesh)),
+        // Nobody else can hold the entry while its buffers are out; a builder from outside
+        // the pool (or one it cannot take back) hands its mesh over on its own.
+        let entry = home.and_then(|(slot, k)| pool.get_mut(slot)?.get_mut(k));
+        if let Some(entry) = entry
+            && let Some(pooled) = Arc::get_mut(entry)
+        {
+            *pooled = mesh;
+            return (!empty).then(|| Shape::Mesh(Arc::clone(entry)));
         }
+        (!empty).then(|| Shape::mesh(mesh))
     }
 }
 
@@ -226,12 +217,7 @@ impl MeshBuilder {
             self.small_rect_outline(rect, width, color);
             return;
         }
-        let corners = [
-            (rect.left_top(), vec2(-1.0, -1.0)),
-            (rect.right_top(), vec2(1.0, -1.0)),
-            (rect.right_bottom(), vec2(1.0, 1.0)),
-            (rect.left_bottom(), vec2(-1.0, 1.0)),
-        ];
+        let corners = rect_corners(rect);
         self.ring(4, width, color, false, |k, d| {
             corners[k].0 + corners[k].1 * d
         });
@@ -362,7 +348,18 @@ impl MeshBuilder {
     }
 }
 
-/// The `n` directions of a circle of `n` segments (`n` in 8..=64, as
+/// A rectangle's corners, clockwise from the top left, each with the direction that pushes
+/// it outwards (the ring of [`MeshBuilder::rect_outline`]).
+fn rect_corners(rect: Rect) -> [(Pos2, egui::Vec2); 4] {
+    [
+        (rect.left_top(), vec2(-1.0, -1.0)),
+        (rect.right_top(), vec2(1.0, -1.0)),
+        (rect.right_bottom(), vec2(1.0, 1.0)),
+        (rect.left_bottom(), vec2(-1.0, 1.0)),
+    ]
+}
+
+/// The `n` directions of a circle of `n` segments (`n` in 6..=64, as
 /// [`MeshBuilder::circle_segments`] gives), computed once: a sine and cosine a vertex were a
 /// few percent of a frame at 10,000 spheres.
 fn unit_circle(n: usize) -> &'static [egui::Vec2] {
@@ -474,12 +471,7 @@ mod tests {
             written.small_rect_outline(rect, width, Color32::RED);
             let mut ring = MeshBuilder::new();
             ring.mesh.vertices.push(Vertex::default());
-            let corners = [
-                (rect.left_top(), vec2(-1.0, -1.0)),
-                (rect.right_top(), vec2(1.0, -1.0)),
-                (rect.right_bottom(), vec2(1.0, 1.0)),
-                (rect.left_bottom(), vec2(-1.0, 1.0)),
-            ];
+            let corners = rect_corners(rect);
             ring.ring(4, width, Color32::RED, true, |k, d| {
                 corners[k].0 + corners[k].1 * d
             });
@@ -506,7 +498,7 @@ mod tests {
     fn a_mesh_painted_alone_is_an_output_mesh_of_its_own() {
         let ctx = egui::Context::default();
         let mut built = 0;
-        let output = ctx.run_ui(egui::RawInput::default(), |ui| {
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
             let painter = ui.painter().clone();
             painter.rect_filled(
                 Rect::from_min_size(pos2(0.0, 0.0), vec2(50.0, 50.0)),
@@ -527,7 +519,6 @@ mod tests {
                 Color32::WHITE,
             );
         });
-        let mut output = output;
         output.textures_delta.clear();
         let primitives = ctx.tessellate(output.shapes, 1.0);
         let sizes: Vec<usize> = primitives

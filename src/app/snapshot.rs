@@ -8,7 +8,7 @@
 
 use super::camera::{Plane, WorldRect};
 use crate::broadphase::TreeView;
-use crate::scene::Simulation;
+use crate::scene::{Simulation, ids_fit_a_table};
 use crate::tree::{Aabb, DynamicTree, NodeId, ProxyId, Vector};
 use glam::{Vec2, Vec3};
 
@@ -180,8 +180,8 @@ impl Snapshot {
         let live = sim.bodies().iter().filter(|b| b.alive);
         let (count, max_id) = live
             .clone()
-            .fold((0, 0), |(n, m), b| (n + 1, m.max(b.sphere.id as usize)));
-        let dense = max_id <= 4 * count + 1024;
+            .fold((0, 0), |(n, m), b| (n + 1, m.max(b.sphere.id)));
+        let dense = ids_fit_a_table(max_id, count);
         if !dense {
             self.sphere_slot = Vec::new();
         }

@@ -39,6 +39,17 @@ impl<V: SceneVector> TreeBroadphase<V> {
         &self.tree
     }
 
+    /// Moves `proxy` to `body`'s box and velocity; true when the tree reinserted it (a body
+    /// the tree refuses keeps its old box, as `update` documents).
+    fn move_to(&mut self, proxy: ProxyId, body: &Body) -> bool {
+        let tight = box_from_vec3::<V>(&body.tight);
+        matches!(
+            self.tree
+                .move_proxy(proxy, tight, V::from_vec3(body.velocity)),
+            Ok(true)
+        )
+    }
+
     fn proxy(&self, id: u32) -> Option<ProxyId> {
         self.proxies
             .binary_search_by_key(&id, |&(i, _)| i)
@@ -62,12 +73,9 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
                 .zip(&self.proxies)
                 .all(|(b, &(id, _))| b.id == id)
         {
-            for (body, &(id, proxy)) in bodies.iter().zip(&self.proxies) {
-                let tight = box_from_vec3::<V>(&body.tight);
-                if let Ok(true) = self
-                    .tree
-                    .move_proxy(proxy, tight, V::from_vec3(body.velocity))
-                {
+            for k in 0..bodies.len() {
+                let (id, proxy) = self.proxies[k];
+                if self.move_to(proxy, &bodies[k]) {
                     out.reinserted.push(id);
                 }
             }
@@ -90,17 +98,17 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         let mut proxies = Vec::with_capacity(bodies.len());
         let mut old = kept.into_iter().peekable();
         for body in bodies.iter() {
-            let tight = box_from_vec3::<V>(&body.tight);
-            let velocity = V::from_vec3(body.velocity);
             match old.next_if(|&(id, _)| id == body.id) {
                 Some((id, proxy)) => {
-                    if let Ok(true) = self.tree.move_proxy(proxy, tight, velocity) {
+                    if self.move_to(proxy, body) {
                         out.reinserted.push(id);
                     }
                     proxies.push((id, proxy));
                 }
                 None => {
                     // A body the tree refuses (non-finite, inverted) stays out of it.
+                    let tight = box_from_vec3::<V>(&body.tight);
+                    let velocity = V::from_vec3(body.velocity);
                     if let Ok(proxy) = self.tree.create_proxy(tight, velocity, body.id) {
                         proxies.push((body.id, proxy));
                         out.added.push(body.id);

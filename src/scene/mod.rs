@@ -12,7 +12,7 @@ mod sim;
 mod validate;
 
 pub use format::is_json_path;
-pub use sim::Simulation;
+pub use sim::{Simulation, ids_fit_a_table};
 
 use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats, UpdateMode};
 use glam::Vec3;

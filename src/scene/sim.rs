@@ -72,6 +72,13 @@ fn spheres_touch(a: &Sphere, b: &Sphere) -> bool {
 }
 
 /// Ids in `all` (sorted) that are not in `minus` (sorted).
+/// True when `count` ids up to `max_id` are dense enough to index by id in a table (at most
+/// about four entries an id), rather than search for.
+#[must_use]
+pub fn ids_fit_a_table(max_id: u32, count: usize) -> bool {
+    max_id as usize <= 4 * count + 1024
+}
+
 fn sorted_difference(all: &[u32], minus: &[u32]) -> Vec<u32> {
     all.iter()
         .copied()
@@ -184,8 +191,9 @@ impl Simulation {
     fn contacts_of(&self, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
         // Ids are usually dense: index the bodies by id once instead of two binary searches
         // a pair (a sparse id range falls back to the searches).
-        let max_id = self.bodies.last().map_or(0, |b| b.sphere.id as usize);
-        let dense = max_id <= 4 * self.bodies.len() + 1024;
+        let max_id = self.bodies.last().map_or(0, |b| b.sphere.id);
+        let dense = ids_fit_a_table(max_id, self.bodies.len());
+        let max_id = max_id as usize;
         let mut by_id = Vec::new();
         if dense {
             by_id = vec![u32::MAX; max_id + 1];
