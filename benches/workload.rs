@@ -11,7 +11,17 @@
 //! `AABB_BENCH_SLOW_PEERS=1` (also `bvh` with `update_shapes` and `rstar` with remove+insert),
 //! `AABB_BENCH_ONLY` (comma list of label fragments, case-insensitive: run only the
 //! implementations whose label holds one of them; the default tree always runs, as the
-//! reference of the ratios).
+//! reference of the ratios), `AABB_BENCH_PAIRED=rounds,steps` (the paired run, below;
+//! `0` turns it off).
+//!
+//! Criterion times one implementation after the other, so on a shared machine with slow and
+//! fast phases two neighbours in the table can land in different phases. The paired run
+//! after it gives each implementation (brute force aside) its own copy of the workload and
+//! times them in interleaved rounds: every round, each implementation runs the same `steps`
+//! steps, in an order that rotates from round to round. Every implementation then has timed
+//! exactly the same steps of the same trajectory, spread over the same minutes, and the ratio
+//! of total times is a paired comparison. Builds are timed the same way (one build per
+//! implementation per round).
 
 mod peers;
 
@@ -40,6 +50,24 @@ fn tree_entry(config: TreeConfig) -> Entry {
         label: format!("ours {}", config_label(&config)),
         ours: true,
         make: Box::new(move || Box::new(TreeBroadphase::new(config))),
+    }
+}
+
+/// The default configuration with its pairs found on rayon's pool: the extra figure beside
+/// the single-thread one.
+fn parallel_entry() -> Entry {
+    let config = TreeConfig {
+        margin: workload::MARGIN,
+        velocity_lookahead: 0.0,
+        ..TreeConfig::default()
+    };
+    Entry {
+        label: format!(
+            "ours default, rayon ({} thr.)",
+            rayon::current_num_threads()
+        ),
+        ours: true,
+        make: Box::new(move || Box::new(TreeBroadphase::parallel(config))),
     }
 }
 
@@ -210,6 +238,17 @@ struct Row {
     check: RunReport,
     bytes_per_proxy: Option<f64>,
     timing: Option<Timing>,
+    /// The paired run: step time and build time over all rounds (same steps for everyone).
+    paired: Option<Paired>,
+}
+
+/// What the paired run measured for one implementation.
+#[derive(Default, Clone, Copy)]
+struct Paired {
+    steps: u64,
+    step_total: Duration,
+    builds: u64,
+    build_total: Duration,
 }
 
 fn check_run(entry: &Entry, n: usize, steps: usize) -> (RunReport, Option<f64>) {
@@ -253,6 +292,7 @@ fn main() {
         let timed: Vec<Entry> = timed_tree_configs(n)
             .into_iter()
             .map(tree_entry)
+            .chain([parallel_entry()])
             .chain(peer_entries(n))
             .enumerate()
             .filter(|(i, e)| *i == 0 || selected(&only, &e.label))
@@ -301,6 +341,7 @@ fn main() {
                 } else {
                     None
                 },
+                paired: None,
             });
         }
         let reference = &rows[rows.len() - 1].check;
@@ -362,10 +403,106 @@ fn main() {
             rows[index].timing = Some(acc);
         }
         group.finish();
+
+        // 3. The paired run.
+        let (rounds, paired_steps) = paired_settings(n);
+        if rounds > 0 {
+            let in_paired: Vec<usize> = (0..timed.len())
+                .filter(|&i| timed[i].label != "brute force")
+                .collect();
+            println!(
+                "\n== N = {n}: paired run, {rounds} rounds of {paired_steps} steps and one build each, {} implementations interleaved ==",
+                in_paired.len()
+            );
+            let paired = paired_run(
+                &in_paired.iter().map(|&i| &timed[i]).collect::<Vec<_>>(),
+                n,
+                rounds,
+                paired_steps,
+            );
+            for (&i, p) in in_paired.iter().zip(paired) {
+                rows[i].paired = Some(p);
+            }
+        }
         tables.push((n, rows));
     }
     criterion.final_summary();
     print_tables(&tables);
+}
+
+/// Rounds and steps per round of the paired run at `n` (`AABB_BENCH_PAIRED=rounds,steps`):
+/// by default 30 rounds, of 20 steps above 1,000 circles (the 600 steps of the standard
+/// workload, spike steps included) and of 200 steps at 1,000 and below (where a step is
+/// too short to time alone).
+fn paired_settings(n: usize) -> (usize, usize) {
+    let given = env_usize_list("AABB_BENCH_PAIRED", &[]);
+    match given.as_slice() {
+        [0, ..] => (0, 0),
+        [rounds, steps, ..] => (*rounds, (*steps).max(1)),
+        [rounds] => (*rounds, default_paired_steps(n)),
+        [] => (30, default_paired_steps(n)),
+    }
+}
+
+fn default_paired_steps(n: usize) -> usize {
+    match n {
+        0..=1_000 => 200,
+        _ => 20,
+    }
+}
+
+/// Times `entries` in interleaved rounds on identical workloads (see the module doc): each
+/// round builds each implementation once (timed, then dropped) and runs `steps` steps of each
+/// persistent state (timed: update and pair search). The order rotates every round.
+fn paired_run(entries: &[&Entry], n: usize, rounds: usize, steps: usize) -> Vec<Paired> {
+    let mut states: Vec<(Workload, Box<dyn WorkloadBroadphase>, PairTally)> = entries
+        .iter()
+        .map(|e| {
+            let w = Workload::new(n).expect("valid workload size");
+            let mut imp = (e.make)();
+            imp.build(&w);
+            (w, imp, PairTally::default())
+        })
+        .collect();
+    let mut out = vec![Paired::default(); entries.len()];
+    let count = entries.len();
+    for round in 0..rounds {
+        for k in 0..count {
+            let i = (round + k) % count;
+            // A fresh build of the initial boxes.
+            let w0 = Workload::new(n).expect("valid workload size");
+            let mut fresh = (entries[i].make)();
+            let t = Instant::now();
+            fresh.build(&w0);
+            out[i].build_total += t.elapsed();
+            out[i].builds += 1;
+            drop(fresh);
+            // `steps` steps of the persistent state.
+            let (w, imp, tally) = &mut states[i];
+            let mut total = Duration::ZERO;
+            for _ in 0..steps {
+                w.step();
+                let t = Instant::now();
+                imp.update(w);
+                imp.find_pairs(w, tally);
+                total += t.elapsed();
+            }
+            out[i].step_total += total;
+            out[i].steps += steps as u64;
+        }
+    }
+    // Everyone ran the same steps: the pairs must agree here too.
+    let first = (states[0].2.pairs, states[0].2.hash);
+    for ((_, _, tally), entry) in states.iter().zip(entries) {
+        assert_eq!(
+            (tally.pairs, tally.hash),
+            first,
+            "N = {n}: {} disagrees with {} in the paired run",
+            entry.label,
+            entries[0].label
+        );
+    }
+    out
 }
 
 fn ms_per_step(row: &Row) -> Option<f64> {
@@ -417,5 +554,34 @@ fn print_tables(tables: &[(usize, Vec<Row>)]) {
                 row.check.pair_hash_hex()
             );
         }
+        print_paired(rows);
+    }
+}
+
+/// The paired run's table for one N: ms per step and build ms, each with its ratio to ours.
+fn print_paired(rows: &[Row]) {
+    let Some(ours) = rows.iter().find(|r| r.ours).and_then(|r| r.paired) else {
+        return;
+    };
+    let step_ms = |p: &Paired| p.step_total.as_secs_f64() * 1e3 / p.steps.max(1) as f64;
+    let build_ms = |p: &Paired| p.build_total.as_secs_f64() * 1e3 / p.builds.max(1) as f64;
+    println!(
+        "paired run ({} steps and {} builds each, interleaved; ratio = theirs / ours):",
+        ours.steps, ours.builds
+    );
+    println!(
+        "{:<34} {:>11} {:>8} {:>10} {:>8}",
+        "implementation", "ms/step", "ratio", "build ms", "ratio"
+    );
+    for row in rows {
+        let Some(p) = row.paired else { continue };
+        println!(
+            "{:<34} {:>11.4} {:>8.2} {:>10.3} {:>8.2}",
+            row.label,
+            step_ms(&p),
+            step_ms(&p) / step_ms(&ours),
+            build_ms(&p),
+            build_ms(&p) / build_ms(&ours)
+        );
     }
 }

@@ -42,18 +42,28 @@ type PairStack = InlineStack<(u32, u32), 256>;
 pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     root: u32,
-    mut emit: impl FnMut(u32, u32),
+    emit: impl FnMut(u32, u32),
 ) -> QueryStats {
-    let mut stats = QueryStats::default();
     if root == NULL
         || nodes[root as usize].is_leaf()
         || (DIRTY_ONLY && !nodes[root as usize].is_dirty())
     {
-        return stats;
+        return QueryStats::default();
     }
+    walk_pairs::<V, DIRTY_ONLY>(nodes, (root, root), emit)
+}
+
+/// The walk of [`self_pairs`] from one start: a branch against itself `(b, b)`, or two nodes
+/// whose boxes overlap, at least one a branch (and, with `DIRTY_ONLY`, one dirty).
+fn walk_pairs<V: Vector, const DIRTY_ONLY: bool>(
+    nodes: &[Node<V>],
+    start: (u32, u32),
+    mut emit: impl FnMut(u32, u32),
+) -> QueryStats {
+    let mut stats = QueryStats::default();
     let mut stack = PairStack::new();
     let stack = &mut stack;
-    stack.push((root, root));
+    stack.push(start);
     while let Some((a, b)) = stack.pop() {
         let na = &nodes[a as usize];
         if a == b {
@@ -138,6 +148,77 @@ fn against<V: Vector, const DIRTY_ONLY: bool>(
     }
 }
 
+/// How many levels of the tree [`par_self_pairs`] splits into separate tasks: up to 2^6 = 64
+/// subtrees and the crossings of the branches above them, enough for rayon to balance a few
+/// threads.
+const PARALLEL_SPLIT_LEVELS: u32 = 6;
+
+/// [`self_pairs`] split over rayon's thread pool, pushing each pair `(a, b)`, `a < b`, to
+/// `pairs` (in no set order; the same set). The top [`PARALLEL_SPLIT_LEVELS`] levels are walked
+/// here: each branch there whose children overlap is one task (the two children crossed),
+/// and each branch at the bottom level is one (its subtree against itself). The tasks share
+/// no pair, for the reason [`self_pairs`] reports each pair once.
+pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
+    nodes: &[Node<V>],
+    root: u32,
+    pairs: &mut Vec<(u32, u32)>,
+) -> QueryStats {
+    use rayon::prelude::*;
+    let mut stats = QueryStats::default();
+    if root == NULL
+        || nodes[root as usize].is_leaf()
+        || (DIRTY_ONLY && !nodes[root as usize].is_dirty())
+    {
+        return stats;
+    }
+    // Stage 1: the tasks (and the pairs of two leaves found on the way).
+    let mut tasks = Vec::new();
+    let mut branches = vec![(root, 0)];
+    while let Some((index, depth)) = branches.pop() {
+        if depth == PARALLEL_SPLIT_LEVELS {
+            tasks.push((index, index));
+            continue;
+        }
+        let node = &nodes[index as usize];
+        let (c1, c2) = (node.child1, node.child2);
+        let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
+        for (c, n) in [(c1, n1), (c2, n2)] {
+            if !n.is_leaf() && (!DIRTY_ONLY || n.is_dirty()) {
+                branches.push((c, depth + 1));
+            }
+        }
+        if DIRTY_ONLY && !n1.is_dirty() && !n2.is_dirty() {
+            continue;
+        }
+        let both_leaves = n1.is_leaf() && n2.is_leaf();
+        stats.node_visits += 1;
+        stats.leaf_visits += u32::from(both_leaves);
+        if n1.aabb.overlaps(&n2.aabb) {
+            if both_leaves {
+                pairs.push(ordered(n1.child1, n2.child1));
+            } else {
+                tasks.push((c1, c2));
+            }
+        }
+    }
+    // Stage 2: the tasks, each into a list of its own; then one list.
+    let found: Vec<(Vec<(u32, u32)>, QueryStats)> = tasks
+        .par_iter()
+        .map(|&start| {
+            let mut local = Vec::new();
+            let s = walk_pairs::<V, DIRTY_ONLY>(nodes, start, |a, b| local.push(ordered(a, b)));
+            (local, s)
+        })
+        .collect();
+    pairs.reserve(found.iter().map(|(p, _)| p.len()).sum());
+    for (local, s) in found {
+        pairs.extend_from_slice(&local);
+        stats.node_visits += s.node_visits;
+        stats.leaf_visits += s.leaf_visits;
+    }
+    stats
+}
+
 /// Sets (or clears) the dirty flag of each of `leaves` and of every node above it, stopping
 /// at the first node already in that state (everything above it is too).
 fn set_dirty_above<V: Vector>(nodes: &mut [Node<V>], leaves: impl Iterator<Item = u32>, on: bool) {
@@ -161,6 +242,18 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// partial rebuild under [`UpdateMode::EnlargeAndRebuild`]). Nothing is recomputed when no
     /// fat box changed and no proxy came or went since the last call.
     pub fn update_pairs(&mut self) -> PairUpdate {
+        self.update_pairs_on(false)
+    }
+
+    /// [`DynamicTree::update_pairs`] with the traversal of the tree against itself split over
+    /// rayon's thread pool (the `SelfTraversal` and `MovedTraversal` walks; `MovedQueries`
+    /// stays on one thread). The same pairs, in another order; the same tests counted.
+    pub fn update_pairs_parallel(&mut self) -> PairUpdate {
+        self.update_pairs_on(true)
+    }
+
+    /// [`DynamicTree::update_pairs`], on one thread or on rayon's pool.
+    fn update_pairs_on(&mut self, parallel: bool) -> PairUpdate {
         if self.config.update == UpdateMode::EnlargeAndRebuild && self.any_enlarged {
             self.rebuild_partial();
         }
@@ -175,9 +268,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             || self.config.pairs == PairMethod::SelfTraversal
             || (self.config.pairs == PairMethod::MovedTraversal && whole_walk_cheaper)
         {
-            self.pairs_by_self_traversal()
+            self.pairs_by_self_traversal(parallel)
         } else {
-            self.pairs_by_move_buffer()
+            self.pairs_by_move_buffer(parallel)
         };
         for &i in &self.moved {
             self.proxies[i as usize].state &= !MOVED;
@@ -198,11 +291,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// Recomputes every pair by the self traversal.
-    fn pairs_by_self_traversal(&mut self) -> QueryStats {
+    fn pairs_by_self_traversal(&mut self, parallel: bool) -> QueryStats {
         let Self {
             nodes, root, pairs, ..
         } = self;
         pairs.clear();
+        if parallel {
+            return par_self_pairs::<V, false>(nodes, *root, pairs);
+        }
         self_pairs::<V, false>(nodes, *root, |a, b| {
             pairs.push(ordered(a, b));
         })
@@ -214,7 +310,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     ///
     /// Stage 1: the move buffer without destroyed proxies. Stage 2: drop every pair that
     /// touches a moved or destroyed proxy. Stage 3: the new pairs of the moved proxies.
-    fn pairs_by_move_buffer(&mut self) -> QueryStats {
+    fn pairs_by_move_buffer(&mut self, parallel: bool) -> QueryStats {
         let traversal = self.config.pairs == PairMethod::MovedTraversal;
         let Self {
             nodes,
@@ -274,9 +370,13 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // clear the flags.
         let leaves = || moved.iter().map(|&i| proxies[i as usize].leaf);
         set_dirty_above(nodes, leaves(), true);
-        let stats = self_pairs::<V, true>(nodes, *root, |a, b| {
-            pairs.push(ordered(a, b));
-        });
+        let stats = if parallel {
+            par_self_pairs::<V, true>(nodes, *root, pairs)
+        } else {
+            self_pairs::<V, true>(nodes, *root, |a, b| {
+                pairs.push(ordered(a, b));
+            })
+        };
         set_dirty_above(nodes, leaves(), false);
         stats
     }

@@ -1207,3 +1207,82 @@ fn every_combination_lists_each_setting_once_and_keeps_the_margins() {
     }
     assert!(all.contains(&base), "the defaults are among them");
 }
+
+/// Steps a pair of identical trees, one finding pairs on one thread and one on rayon's pool:
+/// after each step both report the same pairs (those of brute force), the same tests counted
+/// and the same `recomputed`. Sizes from empty to past the parallel split and past the
+/// moved-traversal threshold; steps where a few move (the pruned walk) and where most do.
+#[test]
+fn parallel_pairs_equal_the_single_thread_ones() {
+    let mut rng = Rng(11);
+    for pairs in [
+        PairMethod::SelfTraversal,
+        PairMethod::MovedTraversal,
+        PairMethod::MovedQueries,
+    ] {
+        for (balancing, n) in [
+            (Balancing::Rotations, 0),
+            (Balancing::Rotations, 1),
+            (Balancing::Rotations, 2),
+            (Balancing::Rotations, 3),
+            (Balancing::None, 70),
+            (Balancing::Rotations, 3000),
+        ] {
+            let config = TreeConfig {
+                pairs,
+                balancing,
+                ..TreeConfig::default()
+            };
+            let mut one = DynamicTree::<Vec2, u32>::new(config);
+            let items: Vec<_> = (0..n as u32)
+                .map(|i| (rand_box::<Vec2>(&mut rng, 160.0, 3.0), Vec2::ZERO, i))
+                .collect();
+            let mut ids = one.create_proxies(&items).expect("batch");
+            let mut par = one.clone();
+            let what = format!("{pairs:?} {balancing:?} n = {n}");
+            for step in 0..6usize {
+                // Steps 0, 2, 4: the first pair update and a few moves; 1, 3, 5: most move.
+                let moving = if step % 2 == 0 { n / 50 + 1 } else { n * 3 / 4 };
+                for _ in 0..moving.min(n) {
+                    let (k, b) = (rng.below(n), rand_box::<Vec2>(&mut rng, 160.0, 3.0));
+                    for t in [&mut one, &mut par] {
+                        t.move_proxy(ids[k], b, Vec2::ZERO).expect("move");
+                    }
+                }
+                if n > 0 && step == 2 {
+                    // One goes and one comes, in the slot just freed.
+                    let k = rng.below(n);
+                    let b = rand_box::<Vec2>(&mut rng, 160.0, 3.0);
+                    let mut new = Vec::new();
+                    for t in [&mut one, &mut par] {
+                        t.destroy_proxy(ids[k]).expect("destroy");
+                        new.push(t.create_proxy(b, Vec2::ZERO, 99_999).expect("create"));
+                    }
+                    assert_eq!(new[0], new[1], "{what}");
+                    ids[k] = new[0];
+                }
+                let (u1, u2) = (one.update_pairs(), par.update_pairs_parallel());
+                assert_eq!(u1, u2, "{what}, step {step}: recomputed and tests");
+                assert_eq!(one.pairs(), par.pairs(), "{what}, step {step}");
+                assert_eq!(par.pairs(), brute_pairs(&par).as_slice(), "{what}");
+                par.validate().expect("valid");
+            }
+        }
+    }
+}
+
+/// A pile of equal boxes under the parallel walk: every one of the 600 * 599 / 2 pairs, once.
+#[test]
+fn parallel_pairs_of_a_pile_of_equal_boxes() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        pairs: PairMethod::SelfTraversal,
+        ..TreeConfig::default()
+    });
+    let items: Vec<_> = (0..600u32)
+        .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
+        .collect();
+    tree.create_proxies(&items).expect("batch");
+    tree.update_pairs_parallel();
+    assert_eq!(tree.pair_count(), 600 * 599 / 2);
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+}

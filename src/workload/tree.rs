@@ -17,6 +17,8 @@ pub struct TreeBroadphase {
     proxies: Vec<ProxyId>,
     /// Circle of each proxy slot (`ProxyId::index`).
     circle_of_slot: Vec<u32>,
+    /// Pairs by [`DynamicTree::update_pairs_parallel`] (rayon's pool) instead of one thread.
+    parallel: bool,
 }
 
 impl TreeBroadphase {
@@ -34,6 +36,16 @@ impl TreeBroadphase {
             tree: DynamicTree::new(config),
             proxies: Vec::new(),
             circle_of_slot: Vec::new(),
+            parallel: false,
+        }
+    }
+
+    /// The same, finding pairs on rayon's thread pool ([`DynamicTree::update_pairs_parallel`]).
+    #[must_use]
+    pub fn parallel(config: TreeConfig) -> Self {
+        Self {
+            parallel: true,
+            ..Self::new(config)
         }
     }
 
@@ -78,7 +90,8 @@ pub fn config_label(config: &TreeConfig) -> String {
 
 impl WorkloadBroadphase for TreeBroadphase {
     fn name(&self) -> String {
-        format!("tree {}", config_label(&self.config))
+        let threads = if self.parallel { ", rayon" } else { "" };
+        format!("tree {}{threads}", config_label(&self.config))
     }
 
     fn build(&mut self, workload: &Workload) {
@@ -120,7 +133,11 @@ impl WorkloadBroadphase for TreeBroadphase {
     }
 
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
-        self.tree.update_pairs();
+        if self.parallel {
+            self.tree.update_pairs_parallel();
+        } else {
+            self.tree.update_pairs();
+        }
         for &(a, b) in self.tree.pair_indices() {
             tally.add(
                 self.circle_of_slot[a as usize],
