@@ -32,6 +32,7 @@ mod vector;
 mod tests;
 
 pub use aabb::Aabb;
+pub use pairs::PARALLEL_MIN_LEAVES;
 pub use update::fat_box;
 pub use vector::Vector;
 

@@ -1261,7 +1261,9 @@ fn parallel_pairs_equal_the_single_thread_ones() {
                     assert_eq!(new[0], new[1], "{what}");
                     ids[k] = new[0];
                 }
-                let (u1, u2) = (one.update_pairs(), par.update_pairs_parallel());
+                // Split whatever the size (`update_pairs_parallel` would not, below
+                // PARALLEL_MIN_LEAVES).
+                let (u1, u2) = (one.update_pairs(), par.update_pairs_on(true));
                 assert_eq!(u1, u2, "{what}, step {step}: recomputed and tests");
                 assert_eq!(one.pairs(), par.pairs(), "{what}, step {step}");
                 assert_eq!(par.pairs(), brute_pairs(&par).as_slice(), "{what}");
@@ -1271,7 +1273,7 @@ fn parallel_pairs_equal_the_single_thread_ones() {
     }
 }
 
-/// A pile of equal boxes under the parallel walk: every one of the 600 * 599 / 2 pairs, once.
+/// A pile of equal boxes under the split walk: every one of the 600 * 599 / 2 pairs, once.
 #[test]
 fn parallel_pairs_of_a_pile_of_equal_boxes() {
     let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
@@ -1282,7 +1284,7 @@ fn parallel_pairs_of_a_pile_of_equal_boxes() {
         .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
         .collect();
     tree.create_proxies(&items).expect("batch");
-    tree.update_pairs_parallel();
+    tree.update_pairs_on(true);
     assert_eq!(tree.pair_count(), 600 * 599 / 2);
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
