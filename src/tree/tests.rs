@@ -181,6 +181,32 @@ fn random_ops<V: Vector>(config: TreeConfig, seed: u64, steps: usize) {
     assert_eq!(tree.proxies(), sorted);
 }
 
+/// `overlaps` and `contains` on closed boxes, per axis, in 2D and 3D: touching counts, a gap
+/// on any one axis does not, and a NaN bound never overlaps or contains.
+#[test]
+fn box_predicates_are_closed_and_per_axis() {
+    let a2 = Aabb::new(Vec2::new(0.0, 0.0), Vec2::new(1.0, 1.0));
+    let touching = Aabb::new(Vec2::new(1.0, 1.0), Vec2::new(2.0, 2.0));
+    let gap_x = Aabb::new(Vec2::new(1.001, 0.0), Vec2::new(2.0, 1.0));
+    let gap_y = Aabb::new(Vec2::new(0.0, -2.0), Vec2::new(1.0, -0.001));
+    let nan = Aabb::new(Vec2::new(f32::NAN, 0.0), Vec2::new(0.5, 0.5));
+    assert!(a2.overlaps(&touching) && touching.overlaps(&a2));
+    assert!(!a2.overlaps(&gap_x) && !gap_x.overlaps(&a2));
+    assert!(!a2.overlaps(&gap_y) && !gap_y.overlaps(&a2));
+    assert!(!a2.overlaps(&nan) && !nan.overlaps(&a2));
+    assert!(a2.contains(&a2) && !a2.contains(&touching) && !a2.contains(&nan));
+
+    let a3 = Aabb::new(Vec3::ZERO, Vec3::ONE);
+    let touching3 = Aabb::new(Vec3::ONE, Vec3::splat(2.0));
+    let gap_z = Aabb::new(Vec3::new(0.0, 0.0, 1.5), Vec3::new(1.0, 1.0, 2.0));
+    let inside_xy_gap_z = Aabb::new(Vec3::new(0.2, 0.2, -1.0), Vec3::new(0.8, 0.8, -0.5));
+    assert!(a3.overlaps(&touching3) && touching3.overlaps(&a3));
+    assert!(!a3.overlaps(&gap_z) && !gap_z.overlaps(&a3));
+    assert!(!a3.overlaps(&inside_xy_gap_z) && !inside_xy_gap_z.overlaps(&a3));
+    assert!(a3.contains(&Aabb::new(Vec3::splat(0.5), Vec3::ONE)));
+    assert!(!a3.contains(&inside_xy_gap_z));
+}
+
 #[test]
 fn every_configuration_matches_brute_force_2d() {
     for (k, config) in all_configs().into_iter().enumerate() {

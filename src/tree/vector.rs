@@ -33,7 +33,8 @@ pub trait Vector:
     fn set_axis(&mut self, axis: usize, value: f32);
     /// True when every component is finite.
     fn all_finite(self) -> bool;
-    /// True when every component of `self` is `<=` the matching one of `other`.
+    /// True when every component of `self` is `<=` the matching one of `other` (every
+    /// comparison made, combined without branches; false when either side has a NaN).
     fn all_le(self, other: Self) -> bool;
     /// Product of the components (area in 2D, volume in 3D) of an extent.
     fn product(self) -> f32;
@@ -72,7 +73,7 @@ impl Vector for Vec2 {
     }
     #[inline]
     fn all_le(self, other: Self) -> bool {
-        self.cmple(other).all()
+        (self.x <= other.x) & (self.y <= other.y)
     }
     #[inline]
     fn product(self) -> f32 {
@@ -116,7 +117,7 @@ impl Vector for Vec3 {
     }
     #[inline]
     fn all_le(self, other: Self) -> bool {
-        self.cmple(other).all()
+        (self.x <= other.x) & (self.y <= other.y) & (self.z <= other.z)
     }
     #[inline]
     fn product(self) -> f32 {
