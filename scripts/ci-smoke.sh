@@ -2,7 +2,8 @@
 # Window smoke test: starts Xvfb (unless a DISPLAY is given), builds the binary, runs
 # `aabb-debugger screenshot` on a shipped scene into target/ci/app.png, and checks the PNG:
 # it exists, has the requested size, and is not one flat colour.
-# Usage: scripts/ci-smoke.sh [SCENE]   (default: the first of scenes/*.ron)
+# Usage: scripts/ci-smoke.sh [SCENE]   (default: the first of scenes/*.ron); CI_SMOKE_BIN=PATH
+# runs that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,9 +21,19 @@ if [ -z "$SCENE" ] || [ ! -f "$SCENE" ]; then
   exit 1
 fi
 
-echo "ci-smoke: building"
-cargo build --locked --bin aabb-debugger
-BIN="${CARGO_TARGET_DIR:-target}/debug/aabb-debugger"
+if [ -n "${CI_SMOKE_BIN:-}" ]; then
+  # A binary already built (CI passes the one `cargo test` built for the CLI tests).
+  BIN="$CI_SMOKE_BIN"
+  echo "ci-smoke: using $BIN"
+else
+  echo "ci-smoke: building"
+  cargo build --locked --bin aabb-debugger
+  BIN="${CARGO_TARGET_DIR:-target}/debug/aabb-debugger"
+fi
+if [ ! -x "$BIN" ]; then
+  echo "ci-smoke: $BIN is not an executable" >&2
+  exit 1
+fi
 
 XVFB_PID=""
 RUNTIME_DIR="$(mktemp -d)"
