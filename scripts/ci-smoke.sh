@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Window smoke test: starts Xvfb (unless a DISPLAY is given), builds the binary, runs
+# Window smoke test: starts Xvfb (unless a DISPLAY is given), builds the binary (or takes CI_SMOKE_BIN), runs
 # `aabb-debugger screenshot` on a shipped scene into target/ci/app.png, and checks the PNG:
 # it exists, has the requested size, and is not one flat colour.
 # Usage: scripts/ci-smoke.sh [SCENE]   (default: the first of scenes/*.ron); CI_SMOKE_BIN=PATH
