@@ -36,7 +36,7 @@ pub use pairs::PARALLEL_MIN_LEAVES;
 pub use update::fat_box;
 pub use vector::Vector;
 
-use node::{NULL, Node, ProxySlot};
+use node::{MAX_PROXIES, NULL, Node, ProxySlot};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -217,6 +217,21 @@ pub enum TreeError {
     /// The pool cannot hold more nodes (indices are `u32`).
     #[error("the tree is full ({0} proxies)")]
     Full(usize),
+    /// [`DynamicTree::with_capacity`] was asked for room past the most proxies a tree can
+    /// hold (its nodes are indexed by `u32`).
+    #[error("room for {requested} proxies asked; a tree holds at most {max}")]
+    CapacityTooLarge {
+        /// The capacity asked for.
+        requested: usize,
+        /// The most proxies a tree can hold ([`DynamicTree::MAX_PROXIES`]).
+        max: usize,
+    },
+    /// The allocator could not give [`DynamicTree::with_capacity`] the room asked for.
+    #[error("could not allocate room for {requested} proxies")]
+    AllocationFailed {
+        /// The capacity asked for.
+        requested: usize,
+    },
     /// One item of a batch ([`DynamicTree::create_proxies`]) was refused; nothing was added.
     #[error("item {index} of the batch: {error}")]
     InBatch {
@@ -394,11 +409,29 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         Ok(Self::new(config))
     }
 
-    /// An empty tree with room for `proxies` proxies before its storage grows.
+    /// The most live proxies a tree can hold: a tree of `n` proxies needs `2n - 1` nodes, and
+    /// nodes are indexed by `u32` (with one value kept as the null link).
+    pub const MAX_PROXIES: usize = MAX_PROXIES;
+
+    /// An empty tree with room for `proxies` proxies (and their `2 * proxies - 1` nodes) before
+    /// its storage grows. An error, never a panic or an abort, when `proxies` is more than
+    /// [`DynamicTree::MAX_PROXIES`] ([`TreeError::CapacityTooLarge`]) or the allocator cannot
+    /// give the room ([`TreeError::AllocationFailed`]); and when the margin or look-ahead is
+    /// negative or not finite, as [`DynamicTree::try_new`].
     pub fn with_capacity(config: TreeConfig, proxies: usize) -> Result<Self, TreeError> {
         let mut tree = Self::try_new(config)?;
-        tree.nodes.reserve_exact(proxies.saturating_mul(2));
-        tree.proxies.reserve_exact(proxies);
+        if proxies > MAX_PROXIES {
+            return Err(TreeError::CapacityTooLarge {
+                requested: proxies,
+                max: MAX_PROXIES,
+            });
+        }
+        let failed = |_| TreeError::AllocationFailed { requested: proxies };
+        // At most 2^32 - 5 nodes here: no overflow.
+        tree.nodes
+            .try_reserve_exact((2 * proxies).saturating_sub(1))
+            .map_err(failed)?;
+        tree.proxies.try_reserve_exact(proxies).map_err(failed)?;
         Ok(tree)
     }
 

@@ -6,6 +6,12 @@ use super::{Aabb, DynamicTree, TreeError, Vector};
 /// The "no node" / "no proxy" link.
 pub(crate) const NULL: u32 = u32::MAX;
 
+/// The most live proxies a tree holds: `n` proxies take `2n - 1` nodes, and [`alloc_node`]
+/// hands out indices below `NULL - 1`.
+///
+/// [`alloc_node`]: DynamicTree::alloc_node
+pub(crate) const MAX_PROXIES: usize = (NULL as usize) / 2 - 1;
+
 /// Bit of [`Node::meta`] set on a node in the free list.
 const FREE: u32 = 1 << 31;
 /// Bit of [`Node::meta`] set on a branch whose box was grown in place by an enlarged leaf

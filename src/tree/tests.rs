@@ -1314,3 +1314,57 @@ fn parallel_pairs_of_a_pile_of_equal_boxes() {
     assert_eq!(tree.pair_count(), 600 * 599 / 2);
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
+
+/// `with_capacity` past the most proxies the `u32` node indices allow is an error (no
+/// capacity-overflow panic, no abort on a 256 GB allocation); a normal capacity reserves the
+/// nodes and slots of that many proxies exactly.
+#[test]
+fn with_capacity_refuses_room_past_the_index_limit() {
+    type Tree = DynamicTree<Vec2, u32>;
+    let max = Tree::MAX_PROXIES;
+    assert_eq!(max, (1 << 31) - 2, "2 * max - 1 nodes fit below NULL - 1");
+    for requested in [usize::MAX, 1 << 32, u32::MAX as usize, max + 1] {
+        let got = Tree::with_capacity(TreeConfig::default(), requested).map(|_| ());
+        assert_eq!(got, Err(TreeError::CapacityTooLarge { requested, max }));
+    }
+    assert_eq!(
+        TreeError::CapacityTooLarge {
+            requested: 1 << 32,
+            max
+        }
+        .to_string(),
+        "room for 4294967296 proxies asked; a tree holds at most 2147483646"
+    );
+    // The largest allowed asks for about 210 GB: an allocation failure is an error (a
+    // system that overcommits memory may hand out the room untouched).
+    match Tree::with_capacity(TreeConfig::default(), max) {
+        Ok(tree) => {
+            assert!(tree.is_empty());
+            tree.validate().expect("valid");
+        }
+        Err(e) => assert_eq!(e, TreeError::AllocationFailed { requested: max }),
+    }
+    // A bad setting is still refused.
+    assert!(matches!(
+        Tree::with_capacity(
+            TreeConfig {
+                margin: -1.0,
+                ..TreeConfig::default()
+            },
+            10
+        ),
+        Err(TreeError::InvalidSetting { .. })
+    ));
+    // A normal capacity: exact room, no growth while it fills.
+    let mut tree = Tree::with_capacity(TreeConfig::default(), 100).expect("room for 100");
+    assert_eq!((tree.nodes.capacity(), tree.proxies.capacity()), (199, 100));
+    for i in 0..100u32 {
+        let x = i as f32;
+        tree.create_proxy(b2(x, 0.0, x + 0.5, 1.0), Vec2::ZERO, i)
+            .expect("create");
+        tree.validate().expect("valid");
+    }
+    assert_eq!((tree.nodes.capacity(), tree.proxies.capacity()), (199, 100));
+    assert_eq!(tree.len(), 100);
+    assert!(Tree::with_capacity(TreeConfig::default(), 0).is_ok());
+}

@@ -1,7 +1,7 @@
 //! Creating, destroying and moving proxies, fat boxes (margin and velocity look-ahead), and
 //! changing the settings at run time.
 
-use super::node::{ALIVE, GENERATION_MASK, MOVED, NULL, Node, ProxySlot};
+use super::node::{ALIVE, GENERATION_MASK, MAX_PROXIES, MOVED, NULL, Node, ProxySlot};
 use super::{
     Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
     TreeEvent, UpdateMode, Vector, check_setting,
@@ -63,7 +63,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     ) -> Result<ProxyId, TreeError> {
         let fat = self.checked_fat(&tight, velocity)?;
         // Each proxy needs a leaf and (but the first) a branch.
-        if self.live as usize >= (NULL as usize) / 2 - 1 {
+        if self.live as usize >= MAX_PROXIES {
             return Err(TreeError::Full(self.live as usize));
         }
         let leaf = self.new_proxy_leaf(tight, velocity, user, fat)?;
@@ -91,7 +91,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             fats.push(fat);
         }
         let total = self.live as usize + items.len();
-        if total >= (NULL as usize) / 2 - 1 {
+        if total > MAX_PROXIES {
             return Err(TreeError::Full(self.live as usize));
         }
         // Stage 2: exact room, detached leaves.
