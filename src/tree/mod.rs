@@ -10,6 +10,11 @@
 //! SAH, full and partial), `update` (create, destroy, move, margins), `pairs`, `query`,
 //! `validate`, `stats` and `events`.
 //!
+//! Handles: a [`ProxyId`] is a slot index and the slot's generation, bumped by each destroy;
+//! a slot whose 30-bit generations are used up (after `2^30 - 1` proxies in it) is retired
+//! rather than wrapped: never put back on the free list, so a stale handle stays an error
+//! for the life of the tree and never names a new proxy.
+//!
 //! Settings: the margin and the velocity look-ahead can change at run time; a change
 //! recomputes every proxy's fat box at once and refits the tree (its shape is kept, the boxes
 //! are recomputed bottom-up), and the next [`DynamicTree::update_pairs`] recomputes every pair.
@@ -180,13 +185,19 @@ impl TreeConfig {
 }
 
 /// A generational handle to a proxy (one user object in the tree). A handle whose proxy was
-/// destroyed is stale: every call that takes it returns [`TreeError::StaleProxy`].
+/// destroyed is stale: every call that takes it returns [`TreeError::StaleProxy`], for the
+/// life of the tree: a stale handle is an error, never a wrong node.
+///
+/// Each destroy gives the proxy's slot a new generation. Generations are 30 bits and never
+/// wrap: after `2^30 - 1` proxies in one slot the slot is retired (it holds no proxy and is
+/// never reused), so no old handle can match a new proxy. A retired slot keeps its 36 bytes
+/// (2D, `u32` user data): one slot lost per `2^30 - 1` destroys of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ProxyId {
     /// Slot index.
     pub index: u32,
-    /// Generation of the slot when the handle was made (30 bits; it wraps after 2^30
-    /// destroys of one slot).
+    /// Generation of the slot when the handle was made (30 bits, below `2^30 - 1`; a slot
+    /// whose generations are used up is retired, never reused).
     pub generation: u32,
 }
 
@@ -341,6 +352,8 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     free_proxy: u32,
     /// Live proxies.
     live: u32,
+    /// Retired slots (generations used up; neither live nor on the free list).
+    retired: u32,
     /// The current pairs as proxy slot indices, each `(a, b)` with `a < b`, in no particular
     /// order (8 bytes a pair; the generations are the slots' own, since a pair touching a
     /// destroyed or re-created slot is dropped at the next pair update).
@@ -389,6 +402,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             proxies: Vec::new(),
             free_proxy: NULL,
             live: 0,
+            retired: 0,
             pairs: Vec::new(),
             sorted_pairs: OnceLock::new(),
             moved: Vec::new(),

@@ -117,6 +117,10 @@ pub(crate) const ALIVE: u32 = 1 << 31;
 pub(crate) const MOVED: u32 = 1 << 30;
 /// Bits of [`ProxySlot::state`] that hold the generation.
 pub(crate) const GENERATION_MASK: u32 = MOVED - 1;
+/// The generation of a retired slot: a destroy that would give a slot this generation retires
+/// it instead (it is never reused), so proxies get generations `0..RETIRED` and a stale handle
+/// never matches a later proxy.
+pub(crate) const RETIRED: u32 = GENERATION_MASK;
 
 /// One slot of the proxy table: what the tree knows about a user object besides its leaf
 /// (36 bytes in 2D with `u32` user data).
@@ -128,10 +132,10 @@ pub(crate) struct ProxySlot<V, T> {
     pub velocity: V,
     /// User data (of the last proxy when the slot is free; never handed out then).
     pub user: T,
-    /// The leaf node; the next free slot when the slot is free.
+    /// The leaf node; the next free slot when the slot is free; `NULL` when retired.
     pub leaf: u32,
-    /// Generation (bits 0..30, bumped each time the slot's proxy is destroyed), `MOVED`
-    /// (bit 30), `ALIVE` (bit 31).
+    /// Generation (bits 0..30, bumped each time the slot's proxy is destroyed; [`RETIRED`]
+    /// once the slot is retired), `MOVED` (bit 30), `ALIVE` (bit 31).
     pub state: u32,
 }
 
@@ -152,6 +156,13 @@ impl<V, T> ProxySlot<V, T> {
     #[inline]
     pub fn generation(&self) -> u32 {
         self.state & GENERATION_MASK
+    }
+
+    /// True when the slot is retired: its generations are used up, it holds no proxy and is
+    /// never put back on the free list.
+    #[inline]
+    pub fn is_retired(&self) -> bool {
+        self.state & (ALIVE | GENERATION_MASK) == RETIRED
     }
 }
 

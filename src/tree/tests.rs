@@ -1368,3 +1368,172 @@ fn with_capacity_refuses_room_past_the_index_limit() {
     assert_eq!(tree.len(), 100);
     assert!(Tree::with_capacity(TreeConfig::default(), 0).is_ok());
 }
+
+/// The free-slot list, walked: every slot index on it.
+fn free_slots<V: Vector>(tree: &DynamicTree<V, u32>) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut index = tree.free_proxy;
+    while index != NULL {
+        out.push(index);
+        index = tree.proxies[index as usize].leaf;
+    }
+    out
+}
+
+/// Checks that `id` is refused by every call that takes a handle.
+fn assert_stale<V: Vector>(tree: &mut DynamicTree<V, u32>, id: ProxyId) {
+    let stale = Err(TreeError::StaleProxy(id));
+    assert!(!tree.contains(id), "{id:?}");
+    assert_eq!(tree.user_data(id), stale);
+    assert_eq!(tree.fat_aabb(id), stale.clone().map(|_| Aabb::default()));
+    assert_eq!(tree.tight_aabb(id), stale.clone().map(|_| Aabb::default()));
+    assert_eq!(tree.leaf_of(id), stale.clone().map(|_| NodeId(0)));
+    let b = Aabb::new(V::splat(0.0), V::splat(1.0));
+    assert_eq!(
+        tree.move_proxy(id, b, V::splat(0.0)),
+        stale.clone().map(|_| false)
+    );
+    assert_eq!(tree.destroy_proxy(id), stale);
+}
+
+/// A slot whose generations are used up is retired, not wrapped: every old handle of it stays
+/// stale, the slot is never reused, and the tree (validate, proxies, stats, pairs, rebuilds,
+/// batches) treats it as neither live nor free.
+#[test]
+fn a_slot_whose_generations_run_out_is_retired_and_never_reused() {
+    use super::node::{GENERATION_MASK, RETIRED};
+    assert_eq!(RETIRED, (1 << 30) - 1);
+    for config in [
+        PairMethod::SelfTraversal,
+        PairMethod::MovedQueries,
+        PairMethod::MovedTraversal,
+    ]
+    .into_iter()
+    .flat_map(|pairs| {
+        UpdateMode::ALL.into_iter().map(move |update| TreeConfig {
+            pairs,
+            update,
+            ..TreeConfig::default()
+        })
+    }) {
+        let what = format!("{config:?}");
+        let mut tree = DynamicTree::<Vec2, u32>::new(config);
+        let first = tree
+            .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+            .expect("create");
+        let other = tree
+            .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
+            .expect("create");
+        let slot = first.index;
+        // Three proxies from the end of the slot's generations.
+        let g0 = RETIRED - 3;
+        let s = &mut tree.proxies[slot as usize];
+        s.state = (s.state & !GENERATION_MASK) | g0;
+        tree.validate().expect("valid");
+        let mut id = ProxyId {
+            index: slot,
+            generation: g0,
+        };
+        assert_eq!(tree.user_data(id), Ok(0), "{what}");
+        let mut old = vec![first];
+        // Destroy and create across the end: generations g0, g0 + 1, g0 + 2 = RETIRED - 1
+        // (the last a proxy gets), then the slot is retired.
+        for k in 1..=3u32 {
+            if k == 2 {
+                tree.update_pairs();
+                assert_eq!(tree.pairs(), &[(id, other)], "{what}");
+            }
+            assert_eq!(tree.destroy_proxy(id), Ok(k - 1), "{what}");
+            tree.validate().expect("valid after destroy");
+            old.push(id);
+            let new = tree
+                .create_proxy(b2(0.2, 0.2, 1.2, 1.2), Vec2::ZERO, k)
+                .expect("create");
+            tree.validate().expect("valid after create");
+            if k < 3 {
+                assert_eq!(
+                    new,
+                    ProxyId {
+                        index: slot,
+                        generation: g0 + k
+                    },
+                    "{what}"
+                );
+            } else {
+                // The slot is retired: the new proxy took a fresh slot.
+                assert_eq!(new.index, 2, "{what}");
+                assert_eq!(new.generation, 0, "{what}");
+                assert!(tree.proxies[slot as usize].is_retired(), "{what}");
+                assert!(!tree.proxies[slot as usize].is_alive(), "{what}");
+                assert_eq!(tree.retired, 1, "{what}");
+            }
+            id = new;
+        }
+        assert_eq!(old.last().map(|p| p.generation), Some(RETIRED - 1));
+        for &stale in &old {
+            assert_stale(&mut tree, stale);
+        }
+        // A handle naming the retired generation itself, never handed out, is refused too.
+        assert_stale(
+            &mut tree,
+            ProxyId {
+                index: slot,
+                generation: RETIRED,
+            },
+        );
+        assert!(!free_slots(&tree).contains(&slot), "{what}");
+        assert_eq!(tree.proxies(), vec![other, id], "{what}");
+        assert_eq!((tree.len(), tree.stats().leaves), (2, 2), "{what}");
+        // The retired slot was in the move buffer: the update clears its bit and drops it.
+        tree.update_pairs();
+        assert!(!tree.proxies[slot as usize].is_moved(), "{what}");
+        assert!(tree.moved.is_empty(), "{what}");
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{what}");
+        assert_eq!(tree.pairs(), &[(other, id)], "{what}");
+        // Churn: destroy and create, one at a time and in a batch; the slot stays retired.
+        for round in 0..4u32 {
+            let x = round as f32;
+            let batch: Vec<_> = (0..3u32)
+                .map(|i| {
+                    (
+                        b2(x, i as f32, x + 1.0, i as f32 + 1.0),
+                        Vec2::ZERO,
+                        100 + i,
+                    )
+                })
+                .collect();
+            let made = tree.create_proxies(&batch).expect("batch");
+            tree.validate().expect("valid after batch");
+            let single = tree
+                .create_proxy(b2(x, 0.5, x + 1.0, 1.5), Vec2::ZERO, 200)
+                .expect("create");
+            tree.validate().expect("valid after create");
+            assert!(
+                made.iter().chain([&single]).all(|p| p.index != slot),
+                "{what}: the retired slot was reused"
+            );
+            tree.rebuild();
+            tree.validate().expect("valid after rebuild");
+            tree.rebuild_partial();
+            tree.validate().expect("valid after partial rebuild");
+            tree.update_pairs();
+            assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{what}");
+            for p in made.into_iter().chain([single]) {
+                tree.destroy_proxy(p).expect("destroy");
+                tree.validate().expect("valid after destroy");
+            }
+        }
+        assert_eq!(tree.retired, 1, "{what}");
+        assert!(tree.proxies[slot as usize].is_retired(), "{what}");
+        assert!(!free_slots(&tree).contains(&slot), "{what}");
+        assert!(tree.bytes() >= tree.proxies.len() * std::mem::size_of::<ProxySlot<Vec2, u32>>());
+        for &stale in &old {
+            assert_stale(&mut tree, stale);
+        }
+        // Put back on the free list by hand, validate finds it.
+        let mut broken = tree.clone();
+        broken.proxies[slot as usize].leaf = broken.free_proxy;
+        broken.free_proxy = slot;
+        assert!(broken.validate().is_err(), "{what}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Creating, destroying and moving proxies, fat boxes (margin and velocity look-ahead), and
 //! changing the settings at run time.
 
-use super::node::{ALIVE, GENERATION_MASK, MAX_PROXIES, MOVED, NULL, Node, ProxySlot};
+use super::node::{ALIVE, GENERATION_MASK, MAX_PROXIES, MOVED, NULL, Node, ProxySlot, RETIRED};
 use super::{
     Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
     TreeEvent, UpdateMode, Vector, check_setting,
@@ -95,7 +95,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             return Err(TreeError::Full(self.live as usize));
         }
         // Stage 2: exact room, detached leaves.
-        let free_slots = self.proxies.len() - self.live as usize;
+        let free_slots = self.proxies.len() - self.live as usize - self.retired as usize;
+        // Slot indices stay below `NULL` (retired slots keep theirs).
+        if self.proxies.len() + items.len().saturating_sub(free_slots) > NULL as usize {
+            return Err(TreeError::Full(self.live as usize));
+        }
         self.proxies
             .reserve_exact(items.len().saturating_sub(free_slots));
         // The pool's free nodes are used first; the rest is pushed.
@@ -130,6 +134,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         user: T,
         fat: Aabb<V>,
     ) -> Result<u32, TreeError> {
+        // Slot indices stay below `NULL` (retired slots keep theirs).
+        if self.free_proxy == NULL && self.proxies.len() >= NULL as usize {
+            return Err(TreeError::Full(self.live as usize));
+        }
         let leaf = self.alloc_node()?;
         let index = if self.free_proxy != NULL {
             let index = self.free_proxy;
@@ -171,13 +179,20 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.mark_moved(id.index);
         let free_proxy = self.free_proxy;
         let s = &mut self.proxies[id.index as usize];
-        // A new generation (wrapping within its bits), not alive. `MOVED` stays: it says the
-        // slot index is already in the move buffer, so a create/destroy cycle between two
-        // `update_pairs` does not push it again (the buffer would grow without bound).
-        s.state =
-            ((s.state & GENERATION_MASK).wrapping_add(1) & GENERATION_MASK) | (s.state & MOVED);
-        s.leaf = free_proxy;
-        self.free_proxy = id.index;
+        // A new generation, not alive. `MOVED` stays: it says the slot index is already in the
+        // move buffer, so a create/destroy cycle between two `update_pairs` does not push it
+        // again (the buffer would grow without bound).
+        let generation = (s.generation() + 1).min(RETIRED);
+        s.state = generation | (s.state & MOVED);
+        if generation == RETIRED {
+            // The generations are used up: the slot is retired, never reused, so no handle
+            // of it can name a later proxy (one slot lost per 2^30 - 1 destroys of it).
+            s.leaf = NULL;
+            self.retired += 1;
+        } else {
+            s.leaf = free_proxy;
+            self.free_proxy = id.index;
+        }
         self.live -= 1;
         self.pairs_stale = true;
         self.record(TreeEvent::Remove(id));

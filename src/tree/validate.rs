@@ -15,7 +15,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Checks every invariant: parent/child links, heights (`1 + max` of the children), every
     /// branch box contains its children's, only leaves hold proxies, each leaf's fat box
     /// contains its proxy's tight box, the proxy table and the leaves name each other, nodes
-    /// in use + free nodes = pool size, and the free lists are sound.
+    /// in use + free nodes = pool size, and the free lists are sound (no retired proxy slot in
+    /// the free-slot list; live + free + retired slots = table size).
     pub fn validate(&self) -> Result<(), ValidationError> {
         let len = self.nodes.len();
         // Stage 1: the free-node list (acyclic, flagged, counted).
@@ -161,17 +162,34 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             if slot.is_alive() {
                 return Err(broken(NULL, format!("live proxy {index} in the free list")));
             }
+            if slot.is_retired() {
+                return Err(broken(
+                    NULL,
+                    format!("retired slot {index} in the free list"),
+                ));
+            }
             free_slots += 1;
             if free_slots > self.proxies.len() {
                 return Err(broken(NULL, "proxy free list has a cycle"));
             }
             index = slot.leaf;
         }
-        if free_slots + live != self.proxies.len() {
+        // Retired slots: not alive, not in the free list (checked above), counted.
+        let retired = self.proxies.iter().filter(|s| s.is_retired()).count();
+        if retired != self.retired as usize {
+            return Err(broken(
+                NULL,
+                format!("{retired} retired proxy slots, count says {}", self.retired),
+            ));
+        }
+        // The free list holds distinct slots, none live or retired: with the counts adding up
+        // every other slot is in it.
+        if free_slots + live + retired != self.proxies.len() {
             return Err(broken(
                 NULL,
                 format!(
-                    "{live} live + {free_slots} free proxy slots != table of {}",
+                    "{live} live + {free_slots} free + {retired} retired proxy slots != table \
+                     of {}",
                     self.proxies.len()
                 ),
             ));
