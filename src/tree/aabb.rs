@@ -119,6 +119,20 @@ impl<V: Vector> Aabb<V> {
         self.extent().half_area()
     }
 
+    /// [`Aabb::half_area`] computed in `f64` from the `f32` corners: finite for any finite box
+    /// (an `f32` extent or product can overflow to infinity; these cannot).
+    #[must_use]
+    #[inline]
+    pub fn half_area_f64(&self) -> f64 {
+        let extent = |axis: usize| f64::from(self.max.axis(axis)) - f64::from(self.min.axis(axis));
+        if V::DIM == 2 {
+            extent(0) + extent(1)
+        } else {
+            let (x, y, z) = (extent(0), extent(1), extent(2));
+            x * y + y * z + z * x
+        }
+    }
+
     /// The box grown by `amount` on every side.
     #[must_use]
     #[inline]

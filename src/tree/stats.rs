@@ -7,7 +7,8 @@ use std::mem::size_of;
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Height, least possible height `ceil(log2(leaves))`, area ratio (the SAH measure summed
-    /// over every node in use, leaves included, over the root's; 0 when the root's is 0),
+    /// over every node in use, leaves included, over the root's, computed in `f64`: finite for
+    /// any finite boxes; 0 when the root's is 0),
     /// node and leaf counts, and bytes held (capacities, scratch included).
     pub fn stats(&self) -> TreeStats {
         let leaves = self.live as usize;
@@ -15,16 +16,20 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let (height, area_ratio) = if self.root == NULL {
             (0, 0.0)
         } else {
+            // In f64 from the f32 corners: an f32 half area overflows for finite boxes (a 3D
+            // box of side 1e20, coordinates near 3.4e38), and infinity over infinity is NaN.
+            // In f64 each term is below 3 * (6.9e38)^2 and the sum below 2^32 times that.
             let root = &self.nodes[self.root as usize];
-            let root_area = root.aabb.half_area();
+            let root_area = root.aabb.half_area_f64();
             let total: f64 = self
                 .nodes
                 .iter()
                 .filter(|n| !n.is_free())
-                .map(|n| f64::from(n.aabb.half_area()))
+                .map(|n| n.aabb.half_area_f64())
                 .sum();
+            // Every node lies in the root's box, so the ratio is at most the node count.
             let ratio = if root_area > 0.0 {
-                (total / f64::from(root_area)) as f32
+                (total / root_area) as f32
             } else {
                 0.0
             };

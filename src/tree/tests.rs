@@ -1537,3 +1537,102 @@ fn a_slot_whose_generations_run_out_is_retired_and_never_reused() {
         assert!(broken.validate().is_err(), "{what}");
     }
 }
+
+/// `stats()` of trees whose boxes overflow an `f32` half area (a 3D box of side 1e20, boxes
+/// near +-3e38): every figure finite, the area ratio as computed by hand in `f64`.
+#[test]
+fn stats_are_finite_for_boxes_whose_area_overflows_f32() {
+    fn half_f64<V: Vector>(b: &Aabb<V>) -> f64 {
+        let e: Vec<f64> = (0..V::DIM)
+            .map(|i| f64::from(b.max.axis(i)) - f64::from(b.min.axis(i)))
+            .collect();
+        if V::DIM == 2 {
+            e[0] + e[1]
+        } else {
+            e[0] * e[1] + e[1] * e[2] + e[2] * e[0]
+        }
+    }
+    /// A tree of the two boxes (margin 0): leaves in pool slots 0 and 1, the root in 2.
+    fn check<V: Vector>(a: Aabb<V>, b: Aabb<V>, ratio: f32) {
+        let root = a.union(&b);
+        assert!(
+            !root.half_area().is_finite(),
+            "the f32 half area overflows: {root:?}"
+        );
+        let mut tree = DynamicTree::<V, u32>::new(TreeConfig {
+            margin: 0.0,
+            ..TreeConfig::default()
+        });
+        tree.create_proxy(a, V::splat(0.0), 0).expect("create");
+        tree.create_proxy(b, V::splat(0.0), 1).expect("create");
+        tree.validate().expect("valid");
+        let s = tree.stats();
+        // In pool order, as `stats` sums.
+        let want = ((half_f64(&a) + half_f64(&b) + half_f64(&root)) / half_f64(&root)) as f32;
+        assert_eq!(s.area_ratio, want, "{a:?} {b:?}");
+        assert!(
+            (s.area_ratio - ratio).abs() < 1e-6,
+            "{} vs {ratio}",
+            s.area_ratio
+        );
+        assert_eq!(
+            (s.leaves, s.nodes, s.height, s.min_height),
+            (2, 3, 1, 1),
+            "{a:?}"
+        );
+        assert!(s.area_ratio.is_finite() && s.bytes > 0);
+    }
+    // 2D near +-3e38: root 6e38 + 6e38 (1.2e39 overflows f32), leaves 2e38 each: 16 / 12.
+    check(
+        b2(-3e38, -3e38, -2e38, -2e38),
+        b2(2e38, 2e38, 3e38, 3e38),
+        16.0 / 12.0,
+    );
+    // 3D of side 1e20: leaves 3e40 each, root 27e40: 33 / 27.
+    let cube = |lo: f32, hi: f32| Aabb::new(Vec3::splat(lo), Vec3::splat(hi));
+    check(cube(0.0, 1e20), cube(2e20, 3e20), 33.0 / 27.0);
+    // 3D near +-3e38: leaves 3e76 each, root 108e76: 114 / 108.
+    check(cube(-3e38, -2e38), cube(2e38, 3e38), 114.0 / 108.0);
+
+    // Many huge boxes in 2D and 3D: finite, and the f64 sum over the nodes by hand.
+    fn many<V: Vector>(seed: u64) {
+        let mut rng = Rng(seed);
+        let mut tree = DynamicTree::<V, u32>::new(TreeConfig {
+            margin: 0.0,
+            ..TreeConfig::default()
+        });
+        for i in 0..200u32 {
+            // Half of them near -3e38, half (mirrored) near +3e38.
+            let min = rand_vec::<V>(&mut rng, -3.3e38, 0.0);
+            let max = min + rand_vec::<V>(&mut rng, 0.0, 1e38);
+            let zero = V::splat(0.0);
+            let b = if i % 2 == 0 {
+                Aabb::new(min, max)
+            } else {
+                Aabb::new(zero - max, zero - min)
+            };
+            tree.create_proxy(b, zero, i).expect("create");
+        }
+        tree.validate().expect("valid");
+        let s = tree.stats();
+        let mut total = 0.0f64;
+        let mut root_area = 0.0f64;
+        tree.walk(|id, view, depth| {
+            total += half_f64(&view.aabb);
+            if depth == 0 {
+                assert_eq!(Some(id), tree.root());
+                root_area = half_f64(&view.aabb);
+            }
+        });
+        let want = (total / root_area) as f32;
+        assert!(s.area_ratio.is_finite(), "{s:?}");
+        assert!(
+            (s.area_ratio - want).abs() <= want * 1e-6,
+            "{s:?} vs {want}"
+        );
+        assert!(s.area_ratio >= 1.0);
+        assert_eq!((s.leaves, s.nodes), (200, 399));
+    }
+    many::<Vec2>(41);
+    many::<Vec3>(42);
+}
