@@ -85,7 +85,7 @@ impl<V: Vector> Fixture<V> {
 
     /// Runs `update_pairs`, checks the pair set against brute force and returns the update.
     fn update_pairs(&mut self) -> aabb_debugger::tree::PairUpdate {
-        let update = self.tree.update_pairs();
+        let update = self.tree.update_pairs().expect("no pair limit");
         let got = self.tree.pairs().to_vec();
         assert!(
             got.windows(2).all(|w| w[0] < w[1]) && got.iter().all(|p| p.0 < p.1),
@@ -867,7 +867,7 @@ fn grid_100_by_100_with_sah_and_rotations_is_within_twice_the_least_height() {
     };
     check_quality(&f, "after inserting row by row");
     // Unit boxes touch their 8 neighbours (closed boxes): 2 x 9,900 sides + 2 x 9,801 corners.
-    let update = f.tree.update_pairs();
+    let update = f.tree.update_pairs().expect("no pair limit");
     assert!(update.recomputed);
     let pairs = f.tree.pairs().to_vec();
     assert_eq!(pairs.len(), 39_402);
@@ -885,7 +885,7 @@ fn grid_100_by_100_with_sah_and_rotations_is_within_twice_the_least_height() {
     }
     f.tree.rebuild();
     check_quality(&f, "after a full rebuild");
-    f.tree.update_pairs();
+    f.tree.update_pairs().expect("no pair limit");
     assert_eq!(f.tree.pairs(), &pairs[..], "pairs after a rebuild");
 }
 

@@ -465,7 +465,7 @@ impl<V: Vector> Harness<V> {
             }
             Op::Ray(spec, mode) => self.ray(spec, mode)?,
             Op::UpdatePairs => {
-                let update = self.tree.update_pairs();
+                let update = self.tree.update_pairs().expect("no pair limit");
                 match self.pairs_state {
                     PairsState::Clean => {
                         ensure_eq(update.recomputed, false, "recomputed with nothing changed")?

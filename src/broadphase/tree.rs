@@ -125,8 +125,12 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
     }
 
     fn find_pairs(&mut self) -> PairOutcome {
-        let update = self.tree.update_pairs();
-        let recomputed = update.recomputed || self.changed;
+        // No pair limit is set here, so the update does not fail; if it did, the tree's pair
+        // set is empty and that set is reported, as recomputed.
+        let recomputed = match self.tree.update_pairs() {
+            Ok(update) => update.recomputed,
+            Err(_) => true,
+        } || self.changed;
         if recomputed {
             let tree = &self.tree;
             // Refilled in place: a fresh buffer a step cost page faults at 10,000 spheres.

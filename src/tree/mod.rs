@@ -15,6 +15,10 @@
 //! rather than wrapped: never put back on the free list, so a stale handle stays an error
 //! for the life of the tree and never names a new proxy.
 //!
+//! Pairs: [`DynamicTree::set_pair_limit`] bounds the candidate pairs an update may leave (no
+//! limit by default); past it [`DynamicTree::update_pairs`] stops early with
+//! [`TreeError::PairLimit`], so a scene where everything overlaps cannot take all the memory.
+//!
 //! Settings: the margin and the velocity look-ahead can change at run time; a change
 //! recomputes every proxy's fat box at once and refits the tree (its shape is kept, the boxes
 //! are recomputed bottom-up), and the next [`DynamicTree::update_pairs`] recomputes every pair.
@@ -243,6 +247,13 @@ pub enum TreeError {
         /// The capacity asked for.
         requested: usize,
     },
+    /// [`DynamicTree::update_pairs`] would have left more candidate pairs than
+    /// [`DynamicTree::pair_limit`]: it stopped early and left the pair set empty.
+    #[error("more than {limit} candidate pairs")]
+    PairLimit {
+        /// The limit in force.
+        limit: usize,
+    },
     /// One item of a batch ([`DynamicTree::create_proxies`]) was refused; nothing was added.
     #[error("item {index} of the batch: {error}")]
     InBatch {
@@ -370,8 +381,11 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     /// A fat box changed or a proxy came or went since the last pair update (Choi's
     /// `tree_updated`).
     pairs_stale: bool,
-    /// The pair set must be recomputed from scratch (settings changed).
+    /// The pair set must be recomputed from scratch (settings changed, or the last update
+    /// stopped at the pair limit).
     pairs_full: bool,
+    /// The most pairs an update may leave ([`DynamicTree::set_pair_limit`]).
+    pair_limit: usize,
     /// Some branch is enlarged (a partial rebuild is pending).
     any_enlarged: bool,
     /// Scratch list of subtrees for rebuilds.
@@ -409,6 +423,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             moved_bits: Vec::new(),
             pairs_stale: false,
             pairs_full: false,
+            pair_limit: usize::MAX,
             any_enlarged: false,
             build_items: Vec::new(),
             recording: false,

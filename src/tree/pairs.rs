@@ -5,8 +5,11 @@
 
 use super::node::{InlineStack, MOVED, NULL, Node};
 use super::query::walk_tree;
-use super::{DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, UpdateMode, Vector};
+use super::{
+    DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, TreeError, UpdateMode, Vector,
+};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `MovedTraversal` recomputes every pair by the self traversal when more than one proxy in
 /// this many moved since the last pair update (measured on the standard workload at 100,000:
@@ -20,6 +23,94 @@ const SMALL_TREE_LEAVES: usize = 2048;
 
 /// The pending node pairs of [`self_pairs`].
 type PairStack = InlineStack<(u32, u32), 256>;
+
+/// When a pair walk must stop: asked once per stack pop with the number of pairs the walk
+/// has emitted so far (one compare in the hot loop; a pop emits at most four pairs).
+trait PairBudget {
+    /// True when more pairs than the limit are known to exist: the walk stops.
+    fn exceeded(&mut self, emitted: usize) -> bool;
+
+    /// Asked once when the walk ends, whether it ran out of work or stopped: true when more
+    /// pairs than the limit are known to exist.
+    fn exceeded_at_end(&mut self, emitted: usize) -> bool {
+        self.exceeded(emitted)
+    }
+}
+
+/// No limit (the default `usize::MAX`): the walk compiles without the count and the check.
+struct Unlimited;
+
+impl PairBudget for Unlimited {
+    #[inline(always)]
+    fn exceeded(&mut self, _emitted: usize) -> bool {
+        false
+    }
+}
+
+/// At most this many pairs from one walk.
+struct Budget(usize);
+
+impl PairBudget for Budget {
+    #[inline(always)]
+    fn exceeded(&mut self, emitted: usize) -> bool {
+        emitted > self.0
+    }
+}
+
+/// Pairs a task of [`par_self_pairs`] finds between two reports of its count to the shared
+/// total: the memory held past the limit when the walks stop is at most about this many
+/// pairs per thread.
+const SYNC_PAIRS: usize = 1024;
+
+/// The bound the tasks of [`par_self_pairs`] share: each task adds its count to `total`
+/// every [`SYNC_PAIRS`] pairs and at its end, and stops once the total is past `limit`. The
+/// total only grows and every count reaches it, so "past the limit" is never wrong; `Relaxed`
+/// is enough, as nothing else is read through it.
+struct SharedBudget<'a> {
+    total: &'a AtomicUsize,
+    limit: usize,
+    /// Pairs of this walk already added to `total`.
+    reported: usize,
+    /// The count at which this walk next reports.
+    next_sync: usize,
+}
+
+impl<'a> SharedBudget<'a> {
+    fn new(total: &'a AtomicUsize, limit: usize) -> Self {
+        Self {
+            total,
+            limit,
+            reported: 0,
+            next_sync: SYNC_PAIRS,
+        }
+    }
+
+    /// Adds the pairs found since the last report to the total; true when it is past the
+    /// limit.
+    #[cold]
+    #[inline(never)]
+    fn sync(&mut self, emitted: usize) -> bool {
+        let new = emitted - self.reported;
+        self.reported = emitted;
+        self.next_sync = emitted.saturating_add(SYNC_PAIRS);
+        let total = self
+            .total
+            .fetch_add(new, Ordering::Relaxed)
+            .saturating_add(new);
+        total > self.limit
+    }
+}
+
+impl PairBudget for SharedBudget<'_> {
+    #[inline(always)]
+    fn exceeded(&mut self, emitted: usize) -> bool {
+        emitted >= self.next_sync && self.sync(emitted)
+    }
+
+    fn exceeded_at_end(&mut self, emitted: usize) -> bool {
+        self.sync(emitted)
+    }
+}
 
 /// Calls `emit(slot_a, slot_b)` once for each pair of leaves under `root` whose boxes overlap.
 ///
@@ -41,32 +132,47 @@ type PairStack = InlineStack<(u32, u32), 256>;
 /// With `DIRTY_ONLY`, only pairs with a dirty node on at least one side are followed: the
 /// pairs of leaves with at least one moved leaf among them (every ancestor of a moved leaf is
 /// dirty, so no such pair is cut off).
+///
+/// The walk stops as soon as it has emitted more than `limit` pairs; the `bool` returned is
+/// true when there are more than `limit` (then only some were emitted).
 pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     root: u32,
+    limit: usize,
     emit: impl FnMut(u32, u32),
-) -> QueryStats {
+) -> (QueryStats, bool) {
     if root == NULL
         || nodes[root as usize].is_leaf()
         || (DIRTY_ONLY && !nodes[root as usize].is_dirty())
     {
-        return QueryStats::default();
+        return (QueryStats::default(), false);
     }
-    walk_pairs::<V, DIRTY_ONLY>(nodes, (root, root), emit)
+    if limit == usize::MAX {
+        // No limit (the default): the walk without the count (the optimiser drops it).
+        walk_pairs::<V, DIRTY_ONLY>(nodes, (root, root), &mut Unlimited, emit)
+    } else {
+        walk_pairs::<V, DIRTY_ONLY>(nodes, (root, root), &mut Budget(limit), emit)
+    }
 }
 
 /// The walk of [`self_pairs`] from one start: a branch against itself `(b, b)`, or two nodes
-/// whose boxes overlap, at least one a branch (and, with `DIRTY_ONLY`, one dirty).
+/// whose boxes overlap, at least one a branch (and, with `DIRTY_ONLY`, one dirty). Stops
+/// when `budget` says so (asked once per pop); the `bool` is what the budget says at the end.
 fn walk_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     start: (u32, u32),
+    budget: &mut impl PairBudget,
     mut emit: impl FnMut(u32, u32),
-) -> QueryStats {
+) -> (QueryStats, bool) {
     let mut stats = QueryStats::default();
+    let mut emitted = 0usize;
     let mut stack = PairStack::new();
     let stack = &mut stack;
     stack.push(start);
     while let Some((a, b)) = stack.pop() {
+        if budget.exceeded(emitted) {
+            break;
+        }
         let na = &nodes[a as usize];
         if a == b {
             // A branch against itself.
@@ -78,7 +184,7 @@ fn walk_pairs<V: Vector, const DIRTY_ONLY: bool>(
             if !n2.is_leaf() && (!DIRTY_ONLY || n2.is_dirty()) {
                 stack.push((c2, c2));
             }
-            against::<V, DIRTY_ONLY>(c1, n1, c2, n2, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c1, n1, c2, n2, stack, &mut stats, &mut emitted, &mut emit);
             continue;
         }
         let nb = &nodes[b as usize];
@@ -89,10 +195,10 @@ fn walk_pairs<V: Vector, const DIRTY_ONLY: bool>(
             let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
             let (d1, d2) = (nb.child1, nb.child2);
             let (m1, m2) = (&nodes[d1 as usize], &nodes[d2 as usize]);
-            against::<V, DIRTY_ONLY>(c1, n1, d1, m1, stack, &mut stats, &mut emit);
-            against::<V, DIRTY_ONLY>(c1, n1, d2, m2, stack, &mut stats, &mut emit);
-            against::<V, DIRTY_ONLY>(c2, n2, d1, m1, stack, &mut stats, &mut emit);
-            against::<V, DIRTY_ONLY>(c2, n2, d2, m2, stack, &mut stats, &mut emit);
+            against::<V, DIRTY_ONLY>(c1, n1, d1, m1, stack, &mut stats, &mut emitted, &mut emit);
+            against::<V, DIRTY_ONLY>(c1, n1, d2, m2, stack, &mut stats, &mut emitted, &mut emit);
+            against::<V, DIRTY_ONLY>(c2, n2, d1, m1, stack, &mut stats, &mut emitted, &mut emit);
+            against::<V, DIRTY_ONLY>(c2, n2, d2, m2, stack, &mut stats, &mut emitted, &mut emit);
             continue;
         }
         // A leaf and a branch (leaf pairs are emitted, never pushed): the leaf against each
@@ -104,14 +210,32 @@ fn walk_pairs<V: Vector, const DIRTY_ONLY: bool>(
         };
         let (c1, c2) = (branch.child1, branch.child2);
         let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
-        against::<V, DIRTY_ONLY>(c1, n1, leaf, n_leaf, stack, &mut stats, &mut emit);
-        against::<V, DIRTY_ONLY>(c2, n2, leaf, n_leaf, stack, &mut stats, &mut emit);
+        against::<V, DIRTY_ONLY>(
+            c1,
+            n1,
+            leaf,
+            n_leaf,
+            stack,
+            &mut stats,
+            &mut emitted,
+            &mut emit,
+        );
+        against::<V, DIRTY_ONLY>(
+            c2,
+            n2,
+            leaf,
+            n_leaf,
+            stack,
+            &mut stats,
+            &mut emitted,
+            &mut emit,
+        );
     }
-    stats
+    (stats, budget.exceeded_at_end(emitted))
 }
 
 /// One test of [`self_pairs`]: `x` against `y` (nodes `nx`, `ny`); when their boxes overlap,
-/// emits the pair of two leaves or pushes the pair for later.
+/// emits the pair of two leaves (and counts it in `emitted`) or pushes the pair for later.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn against<V: Vector, const DIRTY_ONLY: bool>(
@@ -121,6 +245,7 @@ fn against<V: Vector, const DIRTY_ONLY: bool>(
     ny: &Node<V>,
     stack: &mut PairStack,
     stats: &mut QueryStats,
+    emitted: &mut usize,
     emit: &mut impl FnMut(u32, u32),
 ) {
     if DIRTY_ONLY && !nx.is_dirty() && !ny.is_dirty() {
@@ -133,6 +258,7 @@ fn against<V: Vector, const DIRTY_ONLY: bool>(
     }
     if nx.aabb.overlaps(&ny.aabb) {
         if both_leaves {
+            *emitted += 1;
             emit(nx.child1, ny.child1);
         } else {
             stack.push((x, y));
@@ -151,23 +277,33 @@ pub const PARALLEL_MIN_LEAVES: usize = 50_000;
 /// threads.
 const PARALLEL_SPLIT_LEVELS: u32 = 6;
 
+/// What one task of [`par_self_pairs`] found: its pairs, its tests, and true when it stopped
+/// at the limit.
+type TaskPairs = (Vec<(u32, u32)>, QueryStats, bool);
+
 /// [`self_pairs`] split over rayon's thread pool, pushing each pair `(a, b)`, `a < b`, to
 /// `pairs` (in no set order; the same set). The top [`PARALLEL_SPLIT_LEVELS`] levels are walked
 /// here: each branch there whose children overlap is one task (the two children crossed),
 /// and each branch at the bottom level is one (its subtree against itself). The tasks share
 /// no pair, for the reason [`self_pairs`] reports each pair once.
+///
+/// The `bool` returned is true when `pairs` would hold more than `limit` pairs (the ones it
+/// held before included): the tasks share one count ([`SharedBudget`]) and stop once it is
+/// past the limit, so the pairs held at once stay near the limit (not tasks times it), and
+/// none is added to `pairs`.
 pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     root: u32,
+    limit: usize,
     pairs: &mut Vec<(u32, u32)>,
-) -> QueryStats {
+) -> (QueryStats, bool) {
     use rayon::prelude::*;
     let mut stats = QueryStats::default();
     if root == NULL
         || nodes[root as usize].is_leaf()
         || (DIRTY_ONLY && !nodes[root as usize].is_dirty())
     {
-        return stats;
+        return (stats, pairs.len() > limit);
     }
     // Stage 1: the tasks (and the pairs of two leaves found on the way).
     let mut tasks = Vec::new();
@@ -199,22 +335,40 @@ pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
             }
         }
     }
-    // Stage 2: the tasks, each into a list of its own; then one list.
-    let found: Vec<(Vec<(u32, u32)>, QueryStats)> = tasks
+    if pairs.len() > limit {
+        return (stats, true);
+    }
+    // Stage 2: the tasks, each into a list of its own, under one shared count; then one list.
+    let total = AtomicUsize::new(pairs.len());
+    let found: Vec<TaskPairs> = tasks
         .par_iter()
         .map(|&start| {
             let mut local = Vec::new();
-            let s = walk_pairs::<V, DIRTY_ONLY>(nodes, start, |a, b| local.push(ordered(a, b)));
-            (local, s)
+            let emit = |a, b| local.push(ordered(a, b));
+            if limit == usize::MAX {
+                let (s, _) = walk_pairs::<V, DIRTY_ONLY>(nodes, start, &mut Unlimited, emit);
+                return (local, s, false);
+            }
+            // A task that starts once the limit is passed does nothing.
+            if total.load(Ordering::Relaxed) > limit {
+                return (local, QueryStats::default(), true);
+            }
+            let mut budget = SharedBudget::new(&total, limit);
+            let (s, over) = walk_pairs::<V, DIRTY_ONLY>(nodes, start, &mut budget, emit);
+            (local, s, over)
         })
         .collect();
-    pairs.reserve(found.iter().map(|(p, _)| p.len()).sum());
-    for (local, s) in found {
+    let count = pairs.len() + found.iter().map(|(p, ..)| p.len()).sum::<usize>();
+    if count > limit || found.iter().any(|&(_, _, over)| over) {
+        return (stats, true);
+    }
+    pairs.reserve(count - pairs.len());
+    for (local, s, _) in found {
         pairs.extend_from_slice(&local);
         stats.node_visits += s.node_visits;
         stats.leaf_visits += s.leaf_visits;
     }
-    stats
+    (stats, false)
 }
 
 /// Sets (or clears) the dirty flag of each of `leaves` and of every node above it, stopping
@@ -236,34 +390,60 @@ fn ordered(a: u32, b: u32) -> (u32, u32) {
 }
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
+    /// Sets the most candidate pairs an update may find (default `usize::MAX`: no limit). A
+    /// [`DynamicTree::update_pairs`] that would leave more than `limit` pairs in the pair set
+    /// (under `MovedQueries` and `MovedTraversal` the pairs kept from the last update count
+    /// too) stops early and returns [`TreeError::PairLimit`]: a scene where everything
+    /// overlaps everything cannot take all the memory. A limit below the current pair count
+    /// makes the next update recompute every pair.
+    pub fn set_pair_limit(&mut self, limit: usize) {
+        self.pair_limit = limit;
+        if self.pairs.len() > limit {
+            self.pairs_full = true;
+            self.pairs_stale = true;
+        }
+    }
+
+    /// The most candidate pairs an update may find ([`DynamicTree::set_pair_limit`];
+    /// `usize::MAX`, no limit, unless set).
+    pub fn pair_limit(&self) -> usize {
+        self.pair_limit
+    }
+
     /// Brings the pair set up to date with the configured [`PairMethod`] (after a pending
     /// partial rebuild under [`UpdateMode::EnlargeAndRebuild`]). Nothing is recomputed when no
     /// fat box changed and no proxy came or went since the last call.
-    pub fn update_pairs(&mut self) -> PairUpdate {
+    ///
+    /// [`TreeError::PairLimit`] when the pair set would hold more than
+    /// [`DynamicTree::pair_limit`] pairs: the search stops as soon as it finds one pair too
+    /// many, the pair set is left empty (never part of one), the move buffer is cleared as
+    /// after any update, and the next update recomputes every pair.
+    pub fn update_pairs(&mut self) -> Result<PairUpdate, TreeError> {
         self.update_pairs_on(false)
     }
 
     /// [`DynamicTree::update_pairs`] with the traversal of the tree against itself split over
     /// rayon's thread pool (the `SelfTraversal` and `MovedTraversal` walks; `MovedQueries`
     /// stays on one thread), from [`PARALLEL_MIN_LEAVES`] leaves up. The same pairs, in
-    /// another order; the same tests counted.
-    pub fn update_pairs_parallel(&mut self) -> PairUpdate {
+    /// another order; the same tests counted; the same [`TreeError::PairLimit`] (the threads
+    /// share one count, so they stop near the limit together).
+    pub fn update_pairs_parallel(&mut self) -> Result<PairUpdate, TreeError> {
         self.update_pairs_on(self.live as usize >= PARALLEL_MIN_LEAVES)
     }
 
     /// [`DynamicTree::update_pairs`], on one thread or split over rayon's pool.
-    pub(crate) fn update_pairs_on(&mut self, parallel: bool) -> PairUpdate {
+    pub(crate) fn update_pairs_on(&mut self, parallel: bool) -> Result<PairUpdate, TreeError> {
         if self.config.update == UpdateMode::EnlargeAndRebuild && self.any_enlarged {
             self.rebuild_partial();
         }
         if !self.pairs_stale && !self.pairs_full {
-            return PairUpdate::default();
+            return Ok(PairUpdate::default());
         }
         // When a large share of the proxies moved, the whole self traversal costs less than
         // dropping and finding again the pairs of nearly everything (same pairs either way).
         let whole_walk_cheaper = self.moved.len() * MOST_MOVED_DENOMINATOR > self.live as usize
             || (self.live as usize) < SMALL_TREE_LEAVES;
-        let stats = if self.pairs_full
+        let (stats, over) = if self.pairs_full
             || self.config.pairs == PairMethod::SelfTraversal
             || (self.config.pairs == PairMethod::MovedTraversal && whole_walk_cheaper)
         {
@@ -280,25 +460,41 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.moved.capacity() > 4096 && self.moved.capacity() > 8 * used {
             self.moved.shrink_to(2 * used);
         }
+        self.sorted_pairs = OnceLock::new();
+        if over {
+            // Past the limit: no pair set rather than part of one (and no more room than the
+            // limit, should an earlier set have been larger), and the next update starts from
+            // scratch (the move buffer no longer says what changed).
+            self.pairs.clear();
+            self.pairs.shrink_to(self.pair_limit.saturating_add(1));
+            self.pairs_stale = true;
+            self.pairs_full = true;
+            return Err(TreeError::PairLimit {
+                limit: self.pair_limit,
+            });
+        }
         self.pairs_stale = false;
         self.pairs_full = false;
-        self.sorted_pairs = OnceLock::new();
-        PairUpdate {
+        Ok(PairUpdate {
             recomputed: true,
             stats,
-        }
+        })
     }
 
-    /// Recomputes every pair by the self traversal.
-    fn pairs_by_self_traversal(&mut self, parallel: bool) -> QueryStats {
+    /// Recomputes every pair by the self traversal; true when there are more than the limit.
+    fn pairs_by_self_traversal(&mut self, parallel: bool) -> (QueryStats, bool) {
         let Self {
-            nodes, root, pairs, ..
+            nodes,
+            root,
+            pairs,
+            pair_limit,
+            ..
         } = self;
         pairs.clear();
         if parallel {
-            return par_self_pairs::<V, false>(nodes, *root, pairs);
+            return par_self_pairs::<V, false>(nodes, *root, *pair_limit, pairs);
         }
-        self_pairs::<V, false>(nodes, *root, |a, b| {
+        self_pairs::<V, false>(nodes, *root, *pair_limit, |a, b| {
             pairs.push(ordered(a, b));
         })
     }
@@ -308,8 +504,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// proxy (`MovedTraversal`).
     ///
     /// Stage 1: the move buffer without destroyed proxies. Stage 2: drop every pair that
-    /// touches a moved or destroyed proxy. Stage 3: the new pairs of the moved proxies.
-    fn pairs_by_move_buffer(&mut self, parallel: bool) -> QueryStats {
+    /// touches a moved or destroyed proxy. Stage 3: the new pairs of the moved proxies, until
+    /// the pairs kept and found are more than the limit (then true).
+    fn pairs_by_move_buffer(&mut self, parallel: bool) -> (QueryStats, bool) {
         let traversal = self.config.pairs == PairMethod::MovedTraversal;
         let Self {
             nodes,
@@ -318,8 +515,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             pairs,
             moved,
             moved_bits,
+            pair_limit,
             ..
         } = self;
+        let limit = *pair_limit;
         // Stage 1: a bit for every slot in the buffer (destroyed and re-created ones included),
         // then the buffer without destroyed proxies (`mark_moved` pushes a slot only when it
         // sets its `MOVED` bit, so the buffer holds no repeats).
@@ -342,11 +541,17 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let bits: &[u64] = moved_bits;
         let keep = |i: u32| bits[i as usize / 64] & (1 << (i % 64)) == 0;
         pairs.retain(|&(a, b)| keep(a) && keep(b));
+        // The kept pairs count towards the limit (they are more only after a lowered limit,
+        // which forces a full recompute; checked all the same).
+        let Some(room) = limit.checked_sub(pairs.len()) else {
+            return (QueryStats::default(), true);
+        };
         // Stage 3.
         if !traversal {
             // Box2D: query each moved proxy's fat box; a pair of two moved proxies is added by
-            // the query of the one with the smaller index.
+            // the query of the one with the smaller index. The queries stop at the limit.
             let mut stats = QueryStats::default();
+            let mut over = false;
             for &i in moved.iter() {
                 let fat = nodes[proxies[i as usize].leaf as usize].aabb;
                 let s = walk_tree(
@@ -356,28 +561,35 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     |j| {
                         if j != i && (!proxies[j as usize].is_moved() || i < j) {
                             pairs.push(ordered(i, j));
+                            if pairs.len() > limit {
+                                over = true;
+                                return false;
+                            }
                         }
                         true
                     },
                 );
                 stats.node_visits += s.node_visits;
                 stats.leaf_visits += s.leaf_visits;
+                if over {
+                    break;
+                }
             }
-            return stats;
+            return (stats, over);
         }
         // Flag each moved leaf and every node above it, traverse where something is flagged,
-        // clear the flags.
+        // clear the flags (also when the walk stopped at the limit).
         let leaves = || moved.iter().map(|&i| proxies[i as usize].leaf);
         set_dirty_above(nodes, leaves(), true);
-        let stats = if parallel {
-            par_self_pairs::<V, true>(nodes, *root, pairs)
+        let found = if parallel {
+            par_self_pairs::<V, true>(nodes, *root, limit, pairs)
         } else {
-            self_pairs::<V, true>(nodes, *root, |a, b| {
+            self_pairs::<V, true>(nodes, *root, room, |a, b| {
                 pairs.push(ordered(a, b));
             })
         };
         set_dirty_above(nodes, leaves(), false);
-        stats
+        found
     }
 
     /// Every pair of proxies whose fat boxes overlap, each as `(a, b)` with `a < b`, sorted,

@@ -66,7 +66,7 @@ fn all_configs() -> Vec<TreeConfig> {
 
 /// Checks pairs and queries of `tree` against brute force.
 fn check_against_brute<V: Vector>(tree: &mut DynamicTree<V, u32>, rng: &mut Rng, side: f32) {
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     tree.validate().expect("valid after update_pairs");
     let expected = brute_pairs(tree);
     assert_eq!(tree.pairs(), expected.as_slice(), "pairs");
@@ -365,7 +365,7 @@ fn margin_change_recomputes_fat_boxes() {
     let b = tree
         .create_proxy(b2(1.5, 0.0, 2.5, 1.0), Vec2::ZERO, 1)
         .expect("create");
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert!(tree.pairs().is_empty());
     tree.set_margin(0.25).expect("margin");
     assert_eq!(tree.fat_aabb(a), Ok(b2(-0.25, -0.25, 1.25, 1.25)));
@@ -374,10 +374,10 @@ fn margin_change_recomputes_fat_boxes() {
     assert_eq!(tree.fat_aabb(a), Ok(b2(-0.25, -0.75, 2.25, 1.25)));
     assert_eq!(tree.fat_aabb(b), Ok(b2(1.25, -0.25, 2.75, 1.25)));
     tree.validate().expect("valid");
-    assert!(tree.update_pairs().recomputed);
+    assert!(tree.update_pairs().expect("no pair limit").recomputed);
     assert_eq!(tree.pairs(), &[(a, b)]);
     // Nothing changed: not recomputed (Choi's tree_updated).
-    assert!(!tree.update_pairs().recomputed);
+    assert!(!tree.update_pairs().expect("no pair limit").recomputed);
     assert_eq!(tree.pairs(), &[(a, b)]);
 }
 
@@ -464,7 +464,7 @@ fn self_traversal_reports_each_pair_once() {
             tree.create_proxy(b2(1.0, 1.0, 2.0, 2.0), Vec2::ZERO, i)
                 .expect("create");
         }
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         assert_eq!(tree.pair_count(), 40 * 39 / 2);
         let mut v = tree.pairs_unsorted().collect::<Vec<_>>();
         v.sort_unstable();
@@ -491,28 +491,28 @@ fn moved_queries_keep_the_persistent_set() {
     let c = tree
         .create_proxy(b2(5.0, 0.0, 6.0, 1.0), Vec2::ZERO, 2)
         .expect("c");
-    assert!(tree.update_pairs().recomputed);
+    assert!(tree.update_pairs().expect("no pair limit").recomputed);
     assert_eq!(tree.pairs(), &[(a, b)]);
     // c moves onto b: (b, c) appears, (a, b) is kept.
     assert_eq!(
         tree.move_proxy(c, b2(1.2, 0.0, 2.2, 1.0), Vec2::ZERO),
         Ok(true)
     );
-    let update = tree.update_pairs();
+    let update = tree.update_pairs().expect("no pair limit");
     assert!(update.recomputed);
     assert_eq!(tree.pairs(), &[(a, b), (b, c)]);
     // a leaves: (a, b) goes.
     tree.destroy_proxy(a).expect("destroy");
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(tree.pairs(), &[(b, c)]);
     // A new proxy in a's old slot does not inherit a's pairs.
     let d = tree
         .create_proxy(b2(100.0, 0.0, 101.0, 1.0), Vec2::ZERO, 3)
         .expect("d");
     assert_eq!(d.index, a.index);
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(tree.pairs(), &[(b, c)]);
-    assert!(!tree.update_pairs().recomputed);
+    assert!(!tree.update_pairs().expect("no pair limit").recomputed);
 }
 
 #[test]
@@ -589,7 +589,7 @@ fn rebuild_gives_a_low_sah_tree_with_the_same_pairs() {
         let b = rand_box::<Vec2>(&mut rng, 200.0, 2.0);
         tree.create_proxy(b, Vec2::ZERO, i).expect("create");
     }
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     let before = tree.pairs().to_vec();
     let ratio_before = tree.stats().area_ratio;
     tree.set_recording(true);
@@ -607,9 +607,9 @@ fn rebuild_gives_a_low_sah_tree_with_the_same_pairs() {
     );
     assert!(s.height <= 2 * s.min_height, "{s:?}");
     // Leaf boxes are untouched: the pairs are the same and need no recomputation.
-    assert!(!tree.update_pairs().recomputed);
+    assert!(!tree.update_pairs().expect("no pair limit").recomputed);
     tree.set_pair_method(PairMethod::MovedQueries);
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(tree.pairs(), before.as_slice());
 }
 
@@ -646,7 +646,7 @@ fn enlarge_then_partial_rebuild() {
     let events = tree.take_events();
     assert_eq!(events.len(), 20);
     assert!(events.iter().all(|e| matches!(e, TreeEvent::Reinsert(_))));
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(
         tree.take_events(),
         vec![TreeEvent::Rebuild { partial: true }]
@@ -845,13 +845,13 @@ fn degenerate_boxes() {
         }
         tree.rebuild();
         tree.validate().expect("valid");
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{config:?}");
         for id in ids.iter().step_by(2) {
             tree.destroy_proxy(*id).expect("destroy");
         }
         tree.validate().expect("valid");
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{config:?}");
     }
 }
@@ -912,7 +912,7 @@ fn batch_creation_of_a_bad_item_adds_nothing_and_names_it() {
     let b = tree
         .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
         .expect("create");
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     let items = vec![
         (b2(2.0, 2.0, 3.0, 3.0), Vec2::ZERO, 2),
         (b2(2.0, 2.0, 3.0, 3.0), Vec2::ZERO, 3),
@@ -943,7 +943,10 @@ fn batch_creation_of_a_bad_item_adds_nothing_and_names_it() {
     );
     assert_eq!(tree.len(), 2);
     tree.validate().expect("valid");
-    assert!(!tree.update_pairs().recomputed, "nothing changed");
+    assert!(
+        !tree.update_pairs().expect("no pair limit").recomputed,
+        "nothing changed"
+    );
     assert_eq!(tree.pairs(), &[(a, b)]);
     // An empty batch is no change either.
     assert_eq!(tree.create_proxies(&[]), Ok(Vec::new()));
@@ -993,7 +996,7 @@ fn pairs_keep_their_handles_until_the_next_update_after_a_destroy() {
         let b = tree
             .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
             .expect("create");
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         tree.destroy_proxy(a).expect("destroy");
         // The slot is re-used at once by a proxy that overlaps nothing.
         let c = tree
@@ -1003,7 +1006,7 @@ fn pairs_keep_their_handles_until_the_next_update_after_a_destroy() {
         assert_ne!(c, a);
         assert_eq!(tree.pairs(), &[(a, b)], "{pairs:?}: as of the last update");
         assert_eq!(tree.pairs_unsorted().collect::<Vec<_>>(), vec![(a, b)]);
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         assert!(tree.pairs().is_empty(), "{pairs:?}");
         assert_eq!(tree.pair_count(), 0);
         tree.validate().expect("valid");
@@ -1065,7 +1068,7 @@ fn local_reinsertion_searches_under_the_lowest_ancestor_that_holds_the_box() {
     );
     assert!(tree.move_proxy(ids[0], far, Vec2::ZERO).expect("move"));
     tree.validate().expect("valid");
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
 
@@ -1082,7 +1085,7 @@ fn local_reinsertion_keeps_a_leaf_in_place_when_its_grandparent_holds_the_new_bo
                 .expect("create")
         })
         .collect();
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     let leaf = tree.proxies[ids[5].index as usize].leaf;
     let parent = tree.nodes[leaf as usize].parent;
     let grandparent = tree.nodes[parent as usize].parent;
@@ -1104,7 +1107,7 @@ fn local_reinsertion_keeps_a_leaf_in_place_when_its_grandparent_holds_the_new_bo
         "no growth above"
     );
     tree.validate().expect("valid");
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
     // A jump far away is a reinsertion: the leaf gets a new sibling (its parent node may be
     // the same one, taken back from the free list).
@@ -1119,7 +1122,7 @@ fn local_reinsertion_keeps_a_leaf_in_place_when_its_grandparent_holds_the_new_bo
     );
     assert_ne!(sibling_of(&tree), sibling);
     tree.validate().expect("valid");
-    tree.update_pairs();
+    tree.update_pairs().expect("no pair limit");
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
 
@@ -1149,7 +1152,7 @@ fn a_pile_of_equal_boxes_overflows_the_pair_stack_and_still_gives_every_pair() {
             .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
             .collect();
         tree.create_proxies(&items).expect("batch");
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         assert_eq!(tree.pair_count(), 600 * 599 / 2, "{pairs:?}");
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
     }
@@ -1178,7 +1181,7 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
         .map(|t| t.create_proxies(&items).expect("batch"))
         .collect();
     for t in &mut trees {
-        t.update_pairs();
+        t.update_pairs().expect("no pair limit");
     }
     for step in 0..8u32 {
         // Thirty of 3,000 move far, three go and three come (in the slots just freed): well
@@ -1203,7 +1206,7 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
                     .create_proxy(b, Vec2::ZERO, 10_000 + k as u32)
                     .expect("create");
             }
-            let u = t.update_pairs();
+            let u = t.update_pairs().expect("no pair limit");
             assert!(u.recomputed);
             visits.push(u.stats.node_visits);
             t.validate().expect("valid");
@@ -1289,7 +1292,10 @@ fn parallel_pairs_equal_the_single_thread_ones() {
                 }
                 // Split whatever the size (`update_pairs_parallel` would not, below
                 // PARALLEL_MIN_LEAVES).
-                let (u1, u2) = (one.update_pairs(), par.update_pairs_on(true));
+                let (u1, u2) = (
+                    one.update_pairs().expect("no pair limit"),
+                    par.update_pairs_on(true).expect("no pair limit"),
+                );
                 assert_eq!(u1, u2, "{what}, step {step}: recomputed and tests");
                 assert_eq!(one.pairs(), par.pairs(), "{what}, step {step}");
                 assert_eq!(par.pairs(), brute_pairs(&par).as_slice(), "{what}");
@@ -1310,7 +1316,7 @@ fn parallel_pairs_of_a_pile_of_equal_boxes() {
         .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
         .collect();
     tree.create_proxies(&items).expect("batch");
-    tree.update_pairs_on(true);
+    tree.update_pairs_on(true).expect("no pair limit");
     assert_eq!(tree.pair_count(), 600 * 599 / 2);
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
@@ -1440,7 +1446,7 @@ fn a_slot_whose_generations_run_out_is_retired_and_never_reused() {
         // (the last a proxy gets), then the slot is retired.
         for k in 1..=3u32 {
             if k == 2 {
-                tree.update_pairs();
+                tree.update_pairs().expect("no pair limit");
                 assert_eq!(tree.pairs(), &[(id, other)], "{what}");
             }
             assert_eq!(tree.destroy_proxy(id), Ok(k - 1), "{what}");
@@ -1485,7 +1491,7 @@ fn a_slot_whose_generations_run_out_is_retired_and_never_reused() {
         assert_eq!(tree.proxies(), vec![other, id], "{what}");
         assert_eq!((tree.len(), tree.stats().leaves), (2, 2), "{what}");
         // The retired slot was in the move buffer: the update clears its bit and drops it.
-        tree.update_pairs();
+        tree.update_pairs().expect("no pair limit");
         assert!(!tree.proxies[slot as usize].is_moved(), "{what}");
         assert!(tree.moved.is_empty(), "{what}");
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{what}");
@@ -1516,7 +1522,7 @@ fn a_slot_whose_generations_run_out_is_retired_and_never_reused() {
             tree.validate().expect("valid after rebuild");
             tree.rebuild_partial();
             tree.validate().expect("valid after partial rebuild");
-            tree.update_pairs();
+            tree.update_pairs().expect("no pair limit");
             assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{what}");
             for p in made.into_iter().chain([single]) {
                 tree.destroy_proxy(p).expect("destroy");
@@ -1635,4 +1641,286 @@ fn stats_are_finite_for_boxes_whose_area_overflows_f32() {
     }
     many::<Vec2>(41);
     many::<Vec3>(42);
+}
+
+/// A box that holds the point (1, 1): every two of them overlap.
+fn pile_box(rng: &mut Rng) -> Aabb<Vec2> {
+    let min = rand_vec::<Vec2>(rng, 0.0, 1.0);
+    let max = rand_vec::<Vec2>(rng, 1.0, 2.0);
+    Aabb::new(min, max)
+}
+
+/// Checks that the pairs of `tree` are every pair of the proxies in slots `0..n` and that
+/// brute force says the same, without sorting (a debug-build sort of 45,000 pairs costs more
+/// than the rest of a configuration's run).
+fn assert_every_pair_of_the_first<V: Vector>(tree: &DynamicTree<V, u32>, n: usize, what: &str) {
+    let mut seen = vec![false; n * n];
+    for &(a, b) in tree.pair_indices() {
+        let (a, b) = (a as usize, b as usize);
+        assert!(a < b && b < n, "{what}: pair ({a}, {b})");
+        assert!(!seen[a * n + b], "{what}: pair ({a}, {b}) twice");
+        seen[a * n + b] = true;
+    }
+    assert_eq!(tree.pair_count(), n * (n - 1) / 2, "{what}");
+    let brute = brute_pairs(tree);
+    assert_eq!(brute.len(), n * (n - 1) / 2, "{what}: brute force");
+    assert!(
+        brute.iter().all(|(_, b)| (b.index as usize) < n),
+        "{what}: brute force"
+    );
+}
+
+/// The state after an update stopped at the pair limit: valid, no pairs, the move buffer and
+/// its bits and the dirty flags cleared, a full recompute next, the pair storage small.
+fn assert_stopped_at_limit<V: Vector>(tree: &DynamicTree<V, u32>, limit: usize, what: &str) {
+    if let Err(e) = tree.validate() {
+        panic!("{what}: {e}");
+    }
+    assert_eq!(tree.pair_count(), 0, "{what}");
+    assert!(tree.pairs().is_empty(), "{what}");
+    assert_eq!(tree.pairs_unsorted().count(), 0, "{what}");
+    assert!(tree.pair_indices().is_empty(), "{what}");
+    assert!(tree.moved.is_empty(), "{what}: move buffer");
+    assert!(tree.proxies.iter().all(|s| !s.is_moved()), "{what}: MOVED");
+    assert!(tree.nodes.iter().all(|n| !n.is_dirty()), "{what}: DIRTY");
+    assert!(
+        tree.pairs_full,
+        "{what}: the next update recomputes every pair"
+    );
+    assert!(
+        tree.pairs.capacity() < 10 * limit.max(100),
+        "{what}: pair storage {} for a limit of {limit}",
+        tree.pairs.capacity()
+    );
+}
+
+/// Every configuration, on one thread and split: 290 boxes that overlap one another (41,905
+/// pairs) and 10 far away. A limit of 1,000 stops the update with `PairLimit` and leaves a
+/// consistent tree; without the limit the next update is brute force. Then the 10 join the
+/// pile (44,850 pairs): one below that count (the kept pairs count) fails, exactly that count
+/// succeeds.
+#[test]
+fn the_pair_limit_stops_every_configuration_and_the_next_update_recovers() {
+    const PILE: usize = 290;
+    const ALL: usize = 300;
+    let after = ALL * (ALL - 1) / 2;
+    assert_eq!(
+        DynamicTree::<Vec2, u32>::new(TreeConfig::default()).pair_limit(),
+        usize::MAX
+    );
+    assert_eq!(
+        TreeError::PairLimit { limit: 1000 }.to_string(),
+        "more than 1000 candidate pairs"
+    );
+    for (k, config) in all_configs().into_iter().enumerate() {
+        for parallel in [false, true] {
+            let what = format!("{config:?}, parallel {parallel}");
+            let mut rng = Rng(7000 + k as u64);
+            let mut tree = DynamicTree::<Vec2, u32>::new(config);
+            let mut ids = Vec::new();
+            for i in 0..ALL {
+                let b = if i < PILE {
+                    pile_box(&mut rng)
+                } else {
+                    let x = 100.0 + 3.0 * i as f32;
+                    b2(x, 0.0, x + 1.0, 1.0)
+                };
+                ids.push(tree.create_proxy(b, Vec2::ZERO, i as u32).expect("create"));
+                tree.validate().expect("valid after create");
+            }
+            // No limit.
+            tree.update_pairs_on(parallel).expect("no pair limit");
+            assert_every_pair_of_the_first(&tree, PILE, &what);
+            // A limit below the current count: the next update recomputes (nothing moved)
+            // and stops.
+            tree.set_pair_limit(1000);
+            assert_eq!(tree.pair_limit(), 1000);
+            assert_eq!(
+                tree.update_pairs_on(parallel),
+                Err(TreeError::PairLimit { limit: 1000 }),
+                "{what}"
+            );
+            assert_stopped_at_limit(&tree, 1000, &what);
+            // Still over: the full recompute stops again.
+            assert_eq!(
+                tree.update_pairs_on(parallel),
+                Err(TreeError::PairLimit { limit: 1000 }),
+                "{what}"
+            );
+            assert_stopped_at_limit(&tree, 1000, &what);
+            // No limit: every pair again.
+            tree.set_pair_limit(usize::MAX);
+            let u = tree.update_pairs_on(parallel).expect("no pair limit");
+            assert!(u.recomputed, "{what}");
+            tree.validate().expect("valid");
+            assert_every_pair_of_the_first(&tree, PILE, &what);
+            // The far ten join the pile.
+            for &id in &ids[PILE..] {
+                tree.move_proxy(id, pile_box(&mut rng), Vec2::ZERO)
+                    .expect("move");
+                tree.validate().expect("valid after move");
+            }
+            let mut exact = tree.clone();
+            // The kept 41,905 pairs count: one under the new total fails.
+            tree.set_pair_limit(after - 1);
+            assert_eq!(
+                tree.update_pairs_on(parallel),
+                Err(TreeError::PairLimit { limit: after - 1 }),
+                "{what}"
+            );
+            assert_stopped_at_limit(&tree, after - 1, &what);
+            // The limit is inclusive: exactly the count succeeds, from the kept pairs...
+            exact.set_pair_limit(after);
+            assert!(
+                exact
+                    .update_pairs_on(parallel)
+                    .expect("at the limit")
+                    .recomputed
+            );
+            exact.validate().expect("valid");
+            assert_every_pair_of_the_first(&exact, ALL, &what);
+            // ... and from scratch after the failure.
+            tree.set_pair_limit(after);
+            assert!(
+                tree.update_pairs_on(parallel)
+                    .expect("at the limit")
+                    .recomputed
+            );
+            tree.validate().expect("valid");
+            assert_every_pair_of_the_first(&tree, ALL, &what);
+            // Nothing changed: nothing recomputed, the set kept.
+            assert!(
+                !tree
+                    .update_pairs_on(parallel)
+                    .expect("unchanged")
+                    .recomputed
+            );
+            assert_eq!(tree.pair_count(), after, "{what}");
+        }
+    }
+}
+
+/// 3,000 equal boxes (4,498,500 pairs) under a limit of 10,000: every pair method, on one
+/// thread and split, stops early: the pair storage stays near the limit.
+#[test]
+fn a_walk_that_would_find_millions_of_pairs_stops_at_the_limit() {
+    const N: u32 = 3000;
+    const LIMIT: usize = 10_000;
+    let items: Vec<_> = (0..N)
+        .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
+        .collect();
+    for pairs in PairMethod::ALL {
+        for parallel in [false, true] {
+            let what = format!("{pairs:?}, parallel {parallel}");
+            let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+                pairs,
+                ..TreeConfig::default()
+            });
+            tree.create_proxies(&items).expect("batch");
+            tree.set_pair_limit(LIMIT);
+            assert_eq!(
+                tree.update_pairs_on(parallel),
+                Err(TreeError::PairLimit { limit: LIMIT }),
+                "{what}"
+            );
+            assert_stopped_at_limit(&tree, LIMIT, &what);
+            assert!(tree.pairs.capacity() < 2 * LIMIT + 64, "{what}");
+            // The full recompute the error asks for stops too.
+            assert_eq!(
+                tree.update_pairs_on(parallel),
+                Err(TreeError::PairLimit { limit: LIMIT }),
+                "{what}"
+            );
+            assert_stopped_at_limit(&tree, LIMIT, &what);
+        }
+    }
+}
+
+/// `MovedTraversal` on a tree large enough for the walk cut down to the moved proxies: the
+/// pairs kept count towards the limit, a failure clears the dirty flags and the move buffer,
+/// a limit of exactly the count succeeds; on one thread and split.
+#[test]
+fn the_pair_limit_counts_the_kept_pairs_of_the_moved_traversal() {
+    let mut rng = Rng(77);
+    // A grid of 3,000 unit boxes at spacing 1 (each touches its neighbours).
+    let items: Vec<_> = (0..3000u32)
+        .map(|i| {
+            let (x, y) = ((i % 60) as f32, (i / 60) as f32);
+            (b2(x, y, x + 1.0, y + 1.0), Vec2::ZERO, i)
+        })
+        .collect();
+    for parallel in [false, true] {
+        let what = format!("parallel {parallel}");
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs: PairMethod::MovedTraversal,
+            ..TreeConfig::default()
+        });
+        let ids = tree.create_proxies(&items).expect("batch");
+        let full = tree.update_pairs_on(parallel).expect("no pair limit");
+        let kept = tree.pair_count();
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{what}");
+        // Forty move into a pile far away: few moved, so the cut-down walk runs.
+        for k in 0..40 {
+            let b = pile_box(&mut rng);
+            let far = Aabb::new(b.min + Vec2::splat(500.0), b.max + Vec2::splat(500.0));
+            tree.move_proxy(ids[k * 71], far, Vec2::ZERO).expect("move");
+        }
+        tree.validate().expect("valid");
+        let mut free = tree.clone();
+        let u = free.update_pairs_on(parallel).expect("no pair limit");
+        assert!(
+            u.stats.node_visits < full.stats.node_visits / 2,
+            "{what}: the walk cut down to the moved proxies ran"
+        );
+        let count = free.pair_count();
+        assert_eq!(free.pairs(), brute_pairs(&free).as_slice(), "{what}");
+        // The forty lose their grid pairs and gain the 780 among them.
+        assert!(
+            count > kept / 2 && count < kept + 780,
+            "{what}: most pairs are kept"
+        );
+        // One under the count: stops, after keeping most of the pairs.
+        let mut over = tree.clone();
+        over.set_pair_limit(count - 1);
+        assert_eq!(
+            over.update_pairs_on(parallel),
+            Err(TreeError::PairLimit { limit: count - 1 }),
+            "{what}"
+        );
+        assert_stopped_at_limit(&over, count - 1, &what);
+        over.set_pair_limit(usize::MAX);
+        over.update_pairs_on(parallel).expect("no pair limit");
+        over.validate().expect("valid");
+        assert_eq!(over.pairs(), free.pairs(), "{what}");
+        // Exactly the count: the cut-down walk succeeds.
+        tree.set_pair_limit(count);
+        let u = tree.update_pairs_on(parallel).expect("at the limit");
+        assert!(u.stats.node_visits < full.stats.node_visits / 2, "{what}");
+        tree.validate().expect("valid");
+        assert!(tree.nodes.iter().all(|n| !n.is_dirty()), "{what}");
+        assert_eq!(tree.pairs(), free.pairs(), "{what}");
+    }
+}
+
+/// A limit of 0: a tree without overlaps updates; one overlap is one too many.
+#[test]
+fn a_pair_limit_of_zero_allows_only_no_pairs() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    tree.set_pair_limit(0);
+    assert!(!tree.update_pairs().expect("empty").recomputed);
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("create");
+    tree.create_proxy(b2(5.0, 5.0, 6.0, 6.0), Vec2::ZERO, 1)
+        .expect("create");
+    assert!(tree.update_pairs().expect("no overlap").recomputed);
+    assert_eq!(tree.pair_count(), 0);
+    tree.move_proxy(a, b2(4.5, 4.5, 5.5, 5.5), Vec2::ZERO)
+        .expect("move");
+    assert_eq!(tree.update_pairs(), Err(TreeError::PairLimit { limit: 0 }));
+    assert_stopped_at_limit(&tree, 0, "limit 0");
+    tree.set_pair_limit(1);
+    tree.update_pairs().expect("one pair");
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+    assert_eq!(tree.pair_count(), 1);
 }

@@ -133,11 +133,12 @@ impl WorkloadBroadphase for TreeBroadphase {
     }
 
     fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
-        if self.parallel {
-            self.tree.update_pairs_parallel();
+        let update = if self.parallel {
+            self.tree.update_pairs_parallel()
         } else {
-            self.tree.update_pairs();
-        }
+            self.tree.update_pairs()
+        };
+        update.expect("the workload's tree has no pair limit");
         for &(a, b) in self.tree.pair_indices() {
             tally.add(
                 self.circle_of_slot[a as usize],
