@@ -1,4 +1,4 @@
-//! Criterion benchmark of the standard workload (DESIGN.md): our tree's configurations against
+//! Criterion benchmark of the standard workload (README, "Performance"): our tree's configurations against
 //! the peers a user would pick instead (parry2d's `Bvh`, the `bvh` crate, `rstar`,
 //! sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
 //! and a table of ms per step and the ratio to ours at the end.

@@ -7,10 +7,12 @@
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
+//! - [`text`]: messages that quote a user's file, made safe to print.
 
 pub mod broadphase;
 pub mod cli;
 pub mod scene;
+pub mod text;
 pub mod tree;
 pub mod workload;
 

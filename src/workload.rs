@@ -1,4 +1,4 @@
-//! The standard benchmark workload of DESIGN.md: deterministic 2D circles (splitmix64, seed
+//! The standard benchmark workload (README, "Performance"): deterministic 2D circles (splitmix64, seed
 //! 42), the step rule, the pair hash, and a driver that runs any broad phase over it.
 //!
 //! A broad phase plugs in through [`WorkloadBroadphase`]; [`run`] builds it, steps the circles

@@ -51,7 +51,7 @@ fn shape(sim: &Simulation) -> String {
 fn choi_results_three_candidates_two_contacts() {
     let mut s = sim("choi-results.ron");
     for _ in 0..50 {
-        s.step();
+        s.step().expect("step");
     }
     let r = s.report();
     assert_eq!(r.candidate_pairs, [(0, 1), (2, 3), (4, 5)]);
@@ -69,7 +69,7 @@ fn choi_results_three_candidates_two_contacts() {
 fn choi_move_within_margin_at_step_20() {
     let mut s = sim("choi-move-within-margin.ron");
     for _ in 0..20 {
-        let r = s.step();
+        let r = s.step().expect("step");
         assert!(r.reinserted.is_empty() && !r.pairs_recomputed && r.events.is_empty());
     }
 }
@@ -78,7 +78,7 @@ fn choi_move_within_margin_at_step_20() {
 fn choi_move_out_of_margin_at_step_4() {
     let mut s = sim("choi-move-out-of-margin.ron");
     for _ in 0..4 {
-        let r = s.step();
+        let r = s.step().expect("step");
         assert_eq!(r.reinserted, [5]);
         assert!(r.pairs_recomputed);
         assert!(!r.events.is_empty());
@@ -89,7 +89,7 @@ fn choi_move_out_of_margin_at_step_4() {
 fn choi_appear_disappear_at_step_20() {
     let mut s = sim("choi-appear-disappear.ron");
     for _ in 0..20 {
-        s.step();
+        s.step().expect("step");
     }
     let r = s.report();
     assert_eq!(
@@ -187,7 +187,7 @@ fn gaul_5000_bodies_move() {
     assert_eq!(s.bodies().len(), 5000);
     let mut reinserts = 0;
     for _ in 0..10 {
-        reinserts += s.step().reinserted.len();
+        reinserts += s.step().expect("step").reinserted.len();
     }
     assert!(reinserts > 0);
     assert_eq!(s.report().tree.expect("stats").leaves, 5000);

@@ -46,7 +46,7 @@ fn assert_agree(name: &str, sims: &mut [Simulation], steps: u64) {
     for step in 0..=steps {
         if step > 0 {
             for sim in sims.iter_mut() {
-                sim.step();
+                sim.step().expect("step");
             }
         }
         let first = pairs_of(sims[0].report());
@@ -146,13 +146,13 @@ fn a_sphere_moving_inside_its_margin_changes_nothing() {
         let mut sim = Simulation::new(&scene, kind).expect("sim");
         let before = pairs_of(sim.report());
         for step in 1..=30 {
-            let r = sim.step();
+            let r = sim.step().expect("step");
             assert_eq!(r.step, step);
             assert!(r.reinserted.is_empty(), "{kind} step {step}");
             assert!(!r.pairs_recomputed, "{kind} step {step}");
             assert_eq!(pairs_of(r), before);
         }
-        let r = sim.step();
+        let r = sim.step().expect("step");
         assert_eq!(r.reinserted, [5], "{kind}");
         assert!(r.pairs_recomputed);
     }
@@ -164,7 +164,7 @@ fn a_sphere_leaving_its_margin_is_reinserted_once_and_the_pairs_recomputed() {
     for kind in KINDS {
         let mut sim = Simulation::new(&scene, kind).expect("sim");
         for step in 1..=4 {
-            let r = sim.step();
+            let r = sim.step().expect("step");
             assert_eq!(r.reinserted, [5], "{kind} step {step}");
             assert!(r.pairs_recomputed, "{kind} step {step}");
         }
@@ -222,7 +222,7 @@ fn adding_and_removing_spheres() {
     let scene = load("choi-results.ron");
     for kind in KINDS {
         let mut sim = Simulation::new(&scene, kind).expect("sim");
-        sim.step();
+        sim.step().expect("step");
         let new = Sphere {
             id: 6,
             label: None,
@@ -267,7 +267,7 @@ fn spheres_appear_and_disappear_at_their_steps() {
         let mut sim = Simulation::new(&scene, kind).expect("sim");
         assert_eq!(sim.report().appeared, [0, 1, 2, 3, 4, 5]);
         for step in 1..=40 {
-            let r = sim.step().clone();
+            let r = sim.step().expect("step").clone();
             match step {
                 20 => {
                     assert_eq!((r.appeared, r.disappeared), (vec![6], vec![2]), "{kind}");
@@ -304,7 +304,7 @@ fn spheres_bounce_off_the_walls_by_the_standard_rule() {
         dt: 0.5, spheres: [(id: 1, center: (8.5, 5.0), radius: 1.0, velocity: (2.0, -1.0))])";
     let scene = Scene::parse(text, "bounce.ron", false).expect("valid");
     let mut sim = Simulation::new(&scene, BroadphaseKind::Brute).expect("sim");
-    sim.step();
+    sim.step().expect("step");
     // x = 8.5 + 1.0 = 9.5 > 9: clamped to 9 and vx flipped; y = 4.5.
     let s = &sim.body(1).expect("1").sphere;
     assert_eq!(
@@ -341,7 +341,7 @@ fn switching_broad_phase_keeps_the_spheres_and_the_pairs() {
     let scene = load("random-1000.ron");
     let mut sim = Simulation::new(&scene, BroadphaseKind::Tree).expect("sim");
     for _ in 0..30 {
-        sim.step();
+        sim.step().expect("step");
     }
     let bodies = sim.bodies().to_vec();
     for kind in [
@@ -349,7 +349,7 @@ fn switching_broad_phase_keeps_the_spheres_and_the_pairs() {
         BroadphaseKind::Brute,
         BroadphaseKind::Tree,
     ] {
-        sim.set_broadphase(kind);
+        sim.set_broadphase(kind).expect("switch");
         assert_eq!(sim.broadphase_kind(), kind);
         assert_eq!(sim.bodies(), bodies.as_slice());
         assert!(sim.report().pairs_recomputed);
@@ -357,7 +357,7 @@ fn switching_broad_phase_keeps_the_spheres_and_the_pairs() {
     }
     assert!(sim.broadphase().tree_view().is_some());
     assert!(sim.report().tree.is_some());
-    sim.rebuild();
+    sim.rebuild().expect("rebuild");
     let t = sim.report().tree.expect("tree");
     assert_eq!(t.leaves, 1000);
 }

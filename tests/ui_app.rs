@@ -410,3 +410,80 @@ fn keys_add_and_delete_spheres() {
     );
     assert_eq!(h.state().selection(), None);
 }
+
+/// Two columns of five spheres that run into each other at about step 54.
+const CROSSING: &str = r#"(
+    format_version: 1,
+    name: "Crossing",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: (40.0, 10.0)),
+    tree: (margin: 0.1),
+    spheres: [
+        (id: 0, center: (2.0, 1.0), radius: 0.5, velocity: (20.0, 0.0)),
+        (id: 1, center: (2.0, 3.0), radius: 0.5, velocity: (20.0, 0.0)),
+        (id: 2, center: (2.0, 5.0), radius: 0.5, velocity: (20.0, 0.0)),
+        (id: 3, center: (2.0, 7.0), radius: 0.5, velocity: (20.0, 0.0)),
+        (id: 4, center: (2.0, 9.0), radius: 0.5, velocity: (20.0, 0.0)),
+        (id: 10, center: (38.0, 1.0), radius: 0.5, velocity: (-20.0, 0.0)),
+        (id: 11, center: (38.0, 3.0), radius: 0.5, velocity: (-20.0, 0.0)),
+        (id: 12, center: (38.0, 5.0), radius: 0.5, velocity: (-20.0, 0.0)),
+        (id: 13, center: (38.0, 7.0), radius: 0.5, velocity: (-20.0, 0.0)),
+        (id: 14, center: (38.0, 9.0), radius: 0.5, velocity: (-20.0, 0.0)),
+    ],
+)"#;
+
+#[test]
+fn hitting_the_pair_limit_while_playing_pauses_keeps_the_scene_and_says_why() {
+    let scene = Scene::parse(CROSSING, "crossing.ron", false).expect("valid");
+    let mut h = harness_with(scene.clone());
+    h.state_mut().push_command(Command::SetPairLimit(2));
+    h.run_steps(2);
+    assert_eq!(h.state().pair_limit(), 2);
+    assert!(h.state().stopped().is_none(), "no pairs at step 0");
+    h.state_mut().prefs_mut().speed = 4.0;
+    h.key_press(Key::Space);
+    h.run_steps(1);
+    assert!(h.state().is_playing());
+    let mut frames = 0;
+    while h.state().is_playing() && frames < 200 {
+        h.run_steps(1);
+        frames += 1;
+    }
+    let app = h.state();
+    assert!(
+        !app.is_playing(),
+        "paused by the limit after {frames} frames"
+    );
+    let step = app.sim().step_index();
+    assert!(
+        (40..70).contains(&step),
+        "the columns meet near step 54, stopped at {step}"
+    );
+    let message = app.stopped().expect("the reason is shown");
+    assert!(
+        message.starts_with(&format!("Step {step}: more than 2 candidate pairs")),
+        "{message}"
+    );
+    assert!(message.contains("The scene is kept"), "{message}");
+    assert!(app.status().starts_with("Paused: "), "{}", app.status());
+    // The scene is kept: every sphere, where the simulation left it; the document unchanged.
+    assert_eq!(app.sim().bodies().len(), 10);
+    assert!(app.sim().bodies().iter().all(|b| b.alive));
+    assert_eq!(app.document(), &scene);
+    assert!(app.sim().report().candidate_pairs.is_empty());
+    // The message is on screen.
+    assert!(
+        h.get_all_by_label_contains("more than 2 candidate pairs")
+            .count()
+            >= 1
+    );
+    // Raising the limit finds the pairs and lets it play on.
+    h.state_mut().push_command(Command::SetPairLimit(1000));
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.stopped().is_none());
+    assert!(app.sim().report().candidate_pairs.len() > 2);
+    h.key_press(Key::Space);
+    h.run_steps(3);
+    assert!(h.state().sim().step_index() > step);
+}

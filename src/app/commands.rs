@@ -6,8 +6,8 @@ use eframe::egui;
 use super::camera::Plane;
 use super::debugger::{DebuggerApp, Pick, SphereDrag};
 use super::files::{FileDialogState, FilePurpose};
-use crate::broadphase::BroadphaseKind;
-use crate::scene::{Generate, Scene, Simulation, Sphere, TreeSettings};
+use crate::broadphase::{BroadphaseError, BroadphaseKind};
+use crate::scene::{Generate, Scene, SceneError, Simulation, Sphere, TreeSettings};
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
 
@@ -57,6 +57,8 @@ pub enum Command {
     },
     /// Remove a sphere.
     DeleteSphere(u32),
+    /// The most candidate pairs a step may find (past it the simulation pauses).
+    SetPairLimit(usize),
     /// Open a scene file (asks first when there are unsaved changes).
     Open(PathBuf),
     /// Open the built-in scene (asks first when there are unsaved changes).
@@ -110,6 +112,37 @@ impl DebuggerApp {
             self.dialogs.confirm = Some(command);
             return;
         }
+        self.apply_now(command);
+        self.sync_stopped();
+    }
+
+    /// Pauses and says why when the simulation's last step or change stopped in the broad
+    /// phase (the pair limit, or a body it refused); clears the message once it runs again.
+    /// The scene is kept either way.
+    pub(super) fn sync_stopped(&mut self) {
+        match self.model.sim.last_error() {
+            Some(e) => {
+                let mut message = format!("Step {}: {e}.", self.model.sim.step_index());
+                if matches!(e, BroadphaseError::PairLimit { .. }) {
+                    message.push_str(" The scene is kept: change one of these, then play on.");
+                }
+                if self.model.stopped.as_ref() != Some(&message) {
+                    self.model.playing = false;
+                    self.model.status = format!("Paused: {message}");
+                    self.model.stopped = Some(message);
+                }
+            }
+            None => self.model.stopped = None,
+        }
+    }
+
+    /// A simulation of `scene` on the current broad phase and pair limit, at step 0 even when
+    /// step 0 passes the limit ([`Self::sync_stopped`] then pauses and says so).
+    fn start(&self, scene: &Scene) -> Result<Simulation, SceneError> {
+        Simulation::paused_at_zero(scene, self.model.kind, self.model.pair_limit)
+    }
+
+    fn apply_now(&mut self, command: Command) {
         match command {
             Command::SetPlaying(on) => self.model.playing = on,
             Command::TogglePlay => {
@@ -139,7 +172,8 @@ impl DebuggerApp {
             Command::Reset => self.reset(),
             Command::SetTreeSettings(settings) => {
                 match self.model.sim.set_tree_settings(settings) {
-                    Ok(()) => {
+                    // Applied, but the pairs passed the limit: `sync_stopped` says so.
+                    Ok(()) | Err(SceneError::Step { .. }) => {
                         let old = self.model.doc.tree;
                         self.model.doc.tree = settings;
                         self.model.dirty = true;
@@ -150,25 +184,41 @@ impl DebuggerApp {
                     Err(e) => self.model.status = format!("Setting refused: {e}"),
                 }
             }
-            Command::SetBroadphase(kind) => {
-                self.model.sim.set_broadphase(kind);
-                self.model.kind = kind;
+            Command::SetBroadphase(kind) => match self.model.sim.set_broadphase(kind) {
+                // Switched, but the pairs passed the limit: `sync_stopped` says so.
+                Ok(_) | Err(SceneError::Step { .. }) => {
+                    self.model.kind = kind;
+                    self.model.rev += 1;
+                    self.record_step();
+                    self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
+                }
+                Err(e) => self.model.status = format!("Broad phase refused: {e}"),
+            },
+            Command::SetPairLimit(limit) => {
+                self.model.pair_limit = limit;
+                let outcome = self.model.sim.set_pair_limit(limit).map(|_| ());
                 self.model.rev += 1;
                 self.record_step();
-                self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
+                self.model.status = match outcome {
+                    Ok(()) => format!("Pair limit: {limit} candidate pairs."),
+                    Err(e) => format!("Pair limit {limit}: {e}"),
+                };
             }
             Command::Rebuild => {
-                self.model.sim.rebuild();
+                let outcome = self.model.sim.rebuild().map(|_| ());
                 self.model.rev += 1;
                 self.record_step();
-                self.model.status = "Tree rebuilt from scratch (binned SAH).".into();
+                self.model.status = match outcome {
+                    Ok(()) => "Tree rebuilt from scratch (binned SAH).".into(),
+                    Err(e) => format!("Tree rebuilt; {e}"),
+                };
             }
             Command::SetGenerator(generate) => {
                 let mut doc = self.model.doc.clone();
                 doc.generate = generate;
                 match doc
                     .validate(&self.document_name())
-                    .and_then(|()| Simulation::new(&doc, self.model.kind))
+                    .and_then(|()| self.start(&doc))
                 {
                     Ok(sim) => {
                         self.model.doc = doc;
@@ -210,6 +260,7 @@ impl DebuggerApp {
             }
             Command::AddSphere { center } => self.add_sphere(center),
             Command::DeleteSphere(id) => match self.model.sim.remove_sphere(id) {
+                Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
                 Ok(report) => {
                     let recomputed = report.pairs_recomputed;
                     self.model.dirty = true;
@@ -272,8 +323,16 @@ impl DebuggerApp {
         }
     }
 
+    /// An edit that was applied, after which the pairs passed the limit.
+    fn changed_but_stopped(&mut self, e: &SceneError) {
+        self.model.dirty = true;
+        self.model.rev += 1;
+        self.record_step();
+        self.model.status = e.to_string();
+    }
+
     fn reset(&mut self) {
-        match Simulation::new(&self.model.doc, self.model.kind) {
+        match self.start(&self.model.doc) {
             Ok(sim) => {
                 self.model.sim = sim;
                 self.after_restart();
@@ -322,6 +381,7 @@ impl DebuggerApp {
             .map_or(0.0, |b| b.sphere.radius);
         let center = self.clamp_to_walls(radius, center);
         match self.model.sim.move_sphere(id, center) {
+            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
             Ok(report) => {
                 let reinserted = report.reinserted.contains(&id);
                 let recomputed = report.pairs_recomputed;
@@ -383,6 +443,7 @@ impl DebuggerApp {
             disappear_at: None,
         };
         match self.model.sim.add_sphere(sphere) {
+            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
             Ok(report) => {
                 let recomputed = report.pairs_recomputed;
                 self.model.dirty = true;
@@ -417,7 +478,7 @@ impl DebuggerApp {
     }
 
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
-        match Simulation::new(&scene, self.model.kind) {
+        match self.start(&scene) {
             Ok(sim) => {
                 self.model.sim = sim;
                 self.model.doc = scene;
@@ -430,11 +491,7 @@ impl DebuggerApp {
                 if let Some(p) = path {
                     self.prefs.push_recent(p);
                 }
-                self.model.status = format!(
-                    "Opened {} ({} spheres).",
-                    self.document_name(),
-                    self.model.sim.bodies().iter().filter(|b| b.alive).count()
-                );
+                self.model.status = self.opened_message();
             }
             Err(e) => {
                 self.model.status =

@@ -103,6 +103,11 @@ pub struct Model {
     pub validation: Option<Result<(), String>>,
     /// A load or save error to show in a window.
     pub error: Option<String>,
+    /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
+    /// refused); shown until it runs again.
+    pub stopped: Option<String>,
+    /// The most candidate pairs a step may find (kept across scenes).
+    pub pair_limit: usize,
 }
 
 /// What the views show and how (not saved in scene files except camera and plane).
@@ -210,7 +215,8 @@ impl DebuggerApp {
                 .unwrap_or_default()
         };
         let kind = BroadphaseKind::Tree;
-        let sim = Simulation::new(&scene, kind)?;
+        let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
+        let sim = Simulation::paused_at_zero(&scene, kind, pair_limit)?;
         let mut app = DebuggerApp {
             ctx: ctx.clone(),
             prefs,
@@ -227,6 +233,8 @@ impl DebuggerApp {
                 history: History::default(),
                 validation: None,
                 error: None,
+                stopped: None,
+                pair_limit,
             },
             view: ViewState {
                 plane: Plane::XY,
@@ -262,12 +270,9 @@ impl DebuggerApp {
             last_frame: None,
         };
         app.apply_scene_view();
-        app.model.status = format!(
-            "Opened {} ({} spheres).",
-            app.document_name(),
-            app.model.sim.bodies().iter().filter(|b| b.alive).count()
-        );
+        app.model.status = app.opened_message();
         app.record_step();
+        app.sync_stopped();
         if let Some(plan) = options.screenshot {
             app.prepare_screenshot(plan)?;
         }
@@ -277,6 +282,9 @@ impl DebuggerApp {
     fn prepare_screenshot(&mut self, plan: ScreenshotPlan) -> Result<(), SceneError> {
         for _ in 0..plan.steps {
             self.step_once();
+            if self.model.sim.last_error().is_some() {
+                break;
+            }
         }
         if let Some(id) = plan.select {
             if !self
@@ -358,6 +366,19 @@ impl DebuggerApp {
     #[must_use]
     pub fn status(&self) -> &str {
         &self.model.status
+    }
+
+    /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
+    /// refused), while it is stopped.
+    #[must_use]
+    pub fn stopped(&self) -> Option<&str> {
+        self.model.stopped.as_deref()
+    }
+
+    /// The most candidate pairs a step may find.
+    #[must_use]
+    pub fn pair_limit(&self) -> usize {
+        self.model.pair_limit
     }
 
     /// The error shown in the error window, if any.
@@ -520,11 +541,33 @@ impl DebuggerApp {
         }
     }
 
+    /// The status line after opening a scene: its name and size, and its warnings (see
+    /// [`Scene::warnings`]).
+    pub(super) fn opened_message(&self) -> String {
+        let mut status = format!(
+            "Opened {} ({} spheres).",
+            self.document_name(),
+            self.model.sim.bodies().iter().filter(|b| b.alive).count()
+        );
+        for warning in self.model.doc.warnings(self.model.pair_limit) {
+            status.push_str(" Warning: ");
+            status.push_str(&warning);
+            status.push('.');
+        }
+        status
+    }
+
     /// One simulation step, with its history sample and validation.
     pub(super) fn step_once(&mut self) {
-        self.model.sim.step();
+        let outcome = self.model.sim.step().map(|_| ());
         self.model.rev += 1;
         self.record_step();
+        if let Err(e) = outcome {
+            // Only the broad phase stops a step (`SceneError::Step`); `sync_stopped` pauses
+            // and shows why from the simulation's own record of it.
+            debug_assert!(matches!(e, SceneError::Step { .. }), "{e}");
+            self.sync_stopped();
+        }
     }
 
     /// Records the current report in the history and validates when asked to.
@@ -665,6 +708,10 @@ impl DebuggerApp {
         self.model.step_debt = (self.model.step_debt - steps as f32).min(1.0);
         for _ in 0..steps {
             self.step_once();
+            if !self.model.playing {
+                // A step stopped (the pair limit): the rest of this frame's steps wait.
+                break;
+            }
         }
         ctx.request_repaint();
     }

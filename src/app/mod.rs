@@ -140,7 +140,15 @@ pub fn run_screenshot(
         }),
     );
     done.store(true, Ordering::SeqCst);
-    let _ = std::fs::remove_dir_all(&storage_dir);
+    if let Err(e) = std::fs::remove_dir_all(&storage_dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        // The run's own scratch folder; the screenshot itself is not affected.
+        eprintln!(
+            "screenshot: could not remove the scratch folder {}: {e}",
+            storage_dir.display()
+        );
+    }
     run.map_err(|e| anyhow::anyhow!("screenshot: {e}"))?;
     let outcome = result_slot
         .lock()

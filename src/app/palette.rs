@@ -1,4 +1,4 @@
-//! The colours of DESIGN.md ("Colours", from Choi's figures), for the dark and the light theme.
+//! The colours of the views (from Choi's figures: green branches, blue leaves, red contacts), for the dark and the light theme.
 
 use eframe::egui;
 

@@ -272,6 +272,24 @@ impl DebuggerApp {
                 .logarithmic(true)
                 .text("Speed (steps per frame)"),
         );
+        let mut limit = self.model.pair_limit;
+        let response = ui
+            .add(
+                egui::DragValue::new(&mut limit)
+                    .range(1..=usize::MAX / 2)
+                    .speed(10_000.0)
+                    .prefix("Pair limit: "),
+            )
+            .on_hover_text(
+                "The most candidate pairs a step may find. Past it the simulation pauses and \
+                 keeps the scene, instead of filling memory.",
+            );
+        if response.changed() && limit != self.model.pair_limit {
+            self.commands.push(Command::SetPairLimit(limit));
+        }
+        if let Some(message) = &self.model.stopped {
+            ui.colored_label(egui::Color32::from_rgb(230, 80, 80), message);
+        }
 
         ui.separator();
         ui.heading("Tree");

@@ -396,7 +396,7 @@ mod tests {
                 let mut kept = Snapshot::take(&sim, plane);
                 assert_matches(&kept, &sim, plane);
                 for _ in 0..40 {
-                    sim.step();
+                    sim.step().expect("step");
                     kept.refresh(&sim, plane);
                     assert_matches(&kept, &sim, plane);
                     let fresh = Snapshot::take(&sim, plane);

@@ -1,4 +1,4 @@
-//! The statistics panel and its charts: the figures of the last step (issue 4's list, plus
+//! The statistics panel and its charts: the figures of the last step (plus
 //! where a step's time goes) and egui_plot charts over the recent steps.
 
 use eframe::egui;

@@ -1,8 +1,8 @@
 //! Brute force: every pair of fat boxes tested, the reference the other broad phases must match.
 
 use super::{
-    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome, box_to_vec3,
-    check_config, store::Store,
+    Body, Broadphase, BroadphaseError, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome,
+    box_to_vec3, check_config, store::Store,
 };
 use crate::tree::{Aabb, TreeConfig, TreeError, Vector};
 use glam::Vec3;
@@ -34,24 +34,27 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
         BroadphaseKind::Brute
     }
 
-    fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
+    fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
         self.store.update(bodies)
     }
 
-    fn find_pairs(&mut self) -> PairOutcome {
-        self.store.find_pairs(|entries| {
-            let mut pairs = Vec::new();
+    fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {
+        self.store.find_pairs(|entries, sink| {
             // Entries are sorted by id, so (a, b) with a before b already has a < b and the
             // pairs come out sorted.
             for (i, a) in entries.iter().enumerate() {
                 for b in &entries[i + 1..] {
                     if overlaps(&a.fat, &b.fat) {
-                        pairs.push((a.id, b.id));
+                        sink.push((a.id, b.id))?;
                     }
                 }
             }
-            pairs
+            Ok(())
         })
+    }
+
+    fn set_pair_limit(&mut self, limit: usize) {
+        self.store.set_pair_limit(limit);
     }
 
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {

@@ -2,8 +2,8 @@
 //! boxes that start before it ends.
 
 use super::{
-    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome, box_to_vec3,
-    brute::overlaps, check_config, store::Store,
+    Body, Broadphase, BroadphaseError, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome,
+    box_to_vec3, brute::overlaps, check_config, store::Store,
 };
 use crate::tree::{Aabb, TreeConfig, TreeError};
 use glam::Vec3;
@@ -33,17 +33,21 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
         BroadphaseKind::Sap
     }
 
-    fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
-        let out = self.store.update(bodies);
+    fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
+        let out = self.store.update(bodies)?;
         if !(out.added.is_empty() && out.removed.is_empty()) {
             self.order.clear();
         }
-        out
+        Ok(out)
     }
 
-    fn find_pairs(&mut self) -> PairOutcome {
+    fn set_pair_limit(&mut self, limit: usize) {
+        self.store.set_pair_limit(limit);
+    }
+
+    fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {
         let order = &mut self.order;
-        self.store.find_pairs(|entries| {
+        self.store.find_pairs(|entries, sink| {
             if order.len() != entries.len() {
                 *order = (0..entries.len() as u32).collect();
             }
@@ -57,7 +61,6 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
                     .total_cmp(&eb.fat.min.axis(0))
                     .then(a.cmp(&b))
             });
-            let mut pairs = Vec::new();
             for (k, &i) in order.iter().enumerate() {
                 let a = &entries[i as usize];
                 let end_x = a.fat.max.axis(0);
@@ -68,16 +71,16 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
                         break;
                     }
                     if overlaps(&a.fat, &b.fat) {
-                        pairs.push(if a.id < b.id {
+                        sink.push(if a.id < b.id {
                             (a.id, b.id)
                         } else {
                             (b.id, a.id)
-                        });
+                        })?;
                     }
                 }
             }
-            pairs.sort_unstable();
-            pairs
+            sink.pairs.sort_unstable();
+            Ok(())
         })
     }
 

@@ -1,7 +1,10 @@
 //! The body store brute force and sweep-and-prune share: tight box, velocity and fat box per
 //! id, kept with the tree's fat-box rule, and the dirty flag behind `recomputed`.
 
-use super::{Body, PairOutcome, SceneVector, UpdateOutcome, box_from_vec3, fat_box, sorted_bodies};
+use super::{
+    Body, BroadphaseError, DEFAULT_PAIR_LIMIT, PairOutcome, SceneVector, UpdateOutcome,
+    box_from_vec3, check_bodies, fat_box, sorted_bodies,
+};
 use crate::tree::{Aabb, TreeConfig};
 
 /// One body as brute force and sweep-and-prune keep it.
@@ -28,6 +31,8 @@ pub(crate) struct Store<V> {
     pub dirty: bool,
     /// The pairs of the last search, sorted.
     pub pairs: Vec<(u32, u32)>,
+    /// The most pairs a search may find.
+    pub pair_limit: usize,
 }
 
 impl<V: SceneVector> Store<V> {
@@ -38,6 +43,7 @@ impl<V: SceneVector> Store<V> {
             entries: Vec::new(),
             dirty: true,
             pairs: Vec::new(),
+            pair_limit: DEFAULT_PAIR_LIMIT,
         }
     }
 
@@ -51,8 +57,10 @@ impl<V: SceneVector> Store<V> {
     }
 
     /// Merges `bodies` into the store: new ids get a fat box, missing ids go, the others keep
-    /// their fat box unless their tight box left it.
-    pub fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
+    /// their fat box unless their tight box left it. A body whose boxes cannot be used is an
+    /// error, and nothing changes.
+    pub fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
+        check_bodies(bodies, &self.config)?;
         let bodies = sorted_bodies(bodies);
         let mut out = UpdateOutcome::default();
         let mut merged = Vec::with_capacity(bodies.len());
@@ -96,7 +104,7 @@ impl<V: SceneVector> Store<V> {
             self.dirty = true;
         }
         self.entries = merged;
-        out
+        Ok(out)
     }
 
     /// Applies new settings; when the margin or look-ahead changed, every fat box is
@@ -115,25 +123,43 @@ impl<V: SceneVector> Store<V> {
         }
     }
 
-    /// Finds pairs with `search` (given the entries, sorted by id; it returns sorted
-    /// `(a, b)` with `a < b`) only when something changed since the last search; otherwise the
-    /// previous pairs, with `recomputed: false` (Choi's `tree_updated`).
+    /// Finds pairs with `search` (given the entries, sorted by id, and a [`PairSink`] that
+    /// holds the limit; the pairs must come out sorted `(a, b)` with `a < b`) only when
+    /// something changed since the last search; otherwise the previous pairs, with
+    /// `recomputed: false` (Choi's `tree_updated`). Past the limit the pairs are dropped and
+    /// the next call searches again.
     pub fn find_pairs(
         &mut self,
-        search: impl FnOnce(&[Entry<V>]) -> Vec<(u32, u32)>,
-    ) -> PairOutcome {
+        search: impl FnOnce(&[Entry<V>], &mut PairSink) -> Result<(), BroadphaseError>,
+    ) -> Result<PairOutcome, BroadphaseError> {
         if self.dirty {
-            self.pairs = search(&self.entries);
+            let mut sink = PairSink {
+                pairs: std::mem::take(&mut self.pairs),
+                limit: self.pair_limit,
+            };
+            sink.pairs.clear();
+            if let Err(e) = search(&self.entries, &mut sink) {
+                self.pairs = Vec::new();
+                return Err(e);
+            }
+            self.pairs = sink.pairs;
             self.dirty = false;
-            return PairOutcome {
+            return Ok(PairOutcome {
                 pairs: self.pairs.clone(),
                 recomputed: true,
-            };
+            });
         }
-        PairOutcome {
+        Ok(PairOutcome {
             pairs: self.pairs.clone(),
             recomputed: false,
-        }
+        })
+    }
+
+    /// Sets the pair limit; the next search runs again (a search refused under the old limit
+    /// may pass under the new one).
+    pub fn set_pair_limit(&mut self, limit: usize) {
+        self.pair_limit = limit;
+        self.dirty = true;
     }
 
     /// The fat box of `id`.
@@ -142,5 +168,24 @@ impl<V: SceneVector> Store<V> {
             .binary_search_by_key(&id, |e| e.id)
             .ok()
             .map(|i| self.entries[i].fat)
+    }
+}
+
+/// Where a search puts its pairs: refuses the pair past the limit.
+pub(crate) struct PairSink {
+    /// The pairs so far.
+    pub pairs: Vec<(u32, u32)>,
+    limit: usize,
+}
+
+impl PairSink {
+    /// Adds a pair; [`BroadphaseError::PairLimit`] when that would pass the limit.
+    #[inline]
+    pub fn push(&mut self, pair: (u32, u32)) -> Result<(), BroadphaseError> {
+        if self.pairs.len() >= self.limit {
+            return Err(BroadphaseError::PairLimit { limit: self.limit });
+        }
+        self.pairs.push(pair);
+        Ok(())
     }
 }

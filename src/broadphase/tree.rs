@@ -2,8 +2,9 @@
 //! box leaves its fat box; pairs from the tree's own pair finder.
 
 use super::{
-    Body, Broadphase, BroadphaseKind, PairOutcome, SceneVector, TreeView, UpdateOutcome,
-    box_from_vec3, box_to_vec3, check_config, sorted_bodies,
+    Body, Broadphase, BroadphaseError, BroadphaseKind, DEFAULT_PAIR_LIMIT, PairOutcome,
+    SceneVector, TreeView, UpdateOutcome, box_from_vec3, box_to_vec3, check_bodies, check_config,
+    sorted_bodies,
 };
 use crate::tree::{Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats};
 use glam::Vec3;
@@ -18,6 +19,8 @@ pub struct TreeBroadphase<V: SceneVector> {
     pairs: Vec<(u32, u32)>,
     /// True when proxies came or went since the last search (the tree says the rest).
     changed: bool,
+    /// The most pairs a search may find.
+    pair_limit: usize,
 }
 
 impl<V: SceneVector> TreeBroadphase<V> {
@@ -30,6 +33,7 @@ impl<V: SceneVector> TreeBroadphase<V> {
             proxies: Vec::new(),
             pairs: Vec::new(),
             changed: true,
+            pair_limit: DEFAULT_PAIR_LIMIT,
         })
     }
 
@@ -39,15 +43,15 @@ impl<V: SceneVector> TreeBroadphase<V> {
         &self.tree
     }
 
-    /// Moves `proxy` to `body`'s box and velocity; true when the tree reinserted it (a body
-    /// the tree refuses keeps its old box, as `update` documents).
-    fn move_to(&mut self, proxy: ProxyId, body: &Body) -> bool {
+    /// Moves `proxy` to `body`'s box and velocity; true when the tree reinserted it.
+    fn move_to(&mut self, proxy: ProxyId, body: &Body) -> Result<bool, BroadphaseError> {
         let tight = box_from_vec3::<V>(&body.tight);
-        matches!(
-            self.tree
-                .move_proxy(proxy, tight, V::from_vec3(body.velocity)),
-            Ok(true)
-        )
+        self.tree
+            .move_proxy(proxy, tight, V::from_vec3(body.velocity))
+            .map_err(|e| BroadphaseError::Body {
+                id: body.id,
+                reason: e.to_string(),
+            })
     }
 
     fn proxy(&self, id: u32) -> Option<ProxyId> {
@@ -63,7 +67,10 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         BroadphaseKind::Tree
     }
 
-    fn update(&mut self, bodies: &[Body]) -> UpdateOutcome {
+    fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
+        // Every body is checked first, so a refused one changes nothing (the tree would refuse
+        // the same ones, but only after moving those before it).
+        check_bodies(bodies, self.tree.config())?;
         let bodies = sorted_bodies(bodies);
         let mut out = UpdateOutcome::default();
         // The usual step: the same bodies as last time, each only moved.
@@ -75,11 +82,11 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         {
             for k in 0..bodies.len() {
                 let (id, proxy) = self.proxies[k];
-                if self.move_to(proxy, &bodies[k]) {
+                if self.move_to(proxy, &bodies[k])? {
                     out.reinserted.push(id);
                 }
             }
-            return out;
+            return Ok(out);
         }
         // Stage 1: remove the proxies of bodies that are gone, so their nodes can be reused.
         let mut kept = Vec::with_capacity(self.proxies.len());
@@ -89,8 +96,7 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
             if next.peek().is_some_and(|b| b.id == id) {
                 kept.push((id, proxy));
             } else {
-                // A proxy from `self.proxies` is live; an error would be a bug in the tree.
-                let _ = self.tree.destroy_proxy(proxy);
+                self.tree.destroy_proxy(proxy)?;
                 out.removed.push(id);
             }
         }
@@ -100,20 +106,24 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         for body in bodies.iter() {
             match old.next_if(|&(id, _)| id == body.id) {
                 Some((id, proxy)) => {
-                    if self.move_to(proxy, body) {
+                    if self.move_to(proxy, body)? {
                         out.reinserted.push(id);
                     }
                     proxies.push((id, proxy));
                 }
                 None => {
-                    // A body the tree refuses (non-finite, inverted) stays out of it.
                     let tight = box_from_vec3::<V>(&body.tight);
                     let velocity = V::from_vec3(body.velocity);
-                    if let Ok(proxy) = self.tree.create_proxy(tight, velocity, body.id) {
-                        proxies.push((body.id, proxy));
-                        out.added.push(body.id);
-                        out.reinserted.push(body.id);
-                    }
+                    let proxy = self
+                        .tree
+                        .create_proxy(tight, velocity, body.id)
+                        .map_err(|e| BroadphaseError::Body {
+                            id: body.id,
+                            reason: e.to_string(),
+                        })?;
+                    proxies.push((body.id, proxy));
+                    out.added.push(body.id);
+                    out.reinserted.push(body.id);
                 }
             }
         }
@@ -121,32 +131,41 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
             self.changed = true;
         }
         self.proxies = proxies;
-        out
+        Ok(out)
     }
 
-    fn find_pairs(&mut self) -> PairOutcome {
-        // No pair limit is set here, so the update does not fail; if it did, the tree's pair
-        // set is empty and that set is reported, as recomputed.
-        let recomputed = match self.tree.update_pairs() {
-            Ok(update) => update.recomputed,
-            Err(_) => true,
-        } || self.changed;
+    fn set_pair_limit(&mut self, limit: usize) {
+        self.pair_limit = limit;
+        self.tree.set_pair_limit(limit);
+        self.changed = true;
+    }
+
+    fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {
+        let update = match self.tree.update_pairs() {
+            Ok(update) => update,
+            Err(TreeError::PairLimit { limit }) => {
+                self.pairs.clear();
+                self.changed = true;
+                return Err(BroadphaseError::PairLimit { limit });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let recomputed = update.recomputed || self.changed;
         if recomputed {
             let tree = &self.tree;
             // Refilled in place: a fresh buffer a step cost page faults at 10,000 spheres.
             self.pairs.clear();
-            self.pairs
-                .extend(tree.pairs_unsorted().filter_map(|(a, b)| {
-                    let (a, b) = (tree.user_data(a).ok()?, tree.user_data(b).ok()?);
-                    Some(if a < b { (a, b) } else { (b, a) })
-                }));
+            for (a, b) in tree.pairs_unsorted() {
+                let (a, b) = (tree.user_data(a)?, tree.user_data(b)?);
+                self.pairs.push(if a < b { (a, b) } else { (b, a) });
+            }
             self.pairs.sort_unstable();
             self.changed = false;
         }
-        PairOutcome {
+        Ok(PairOutcome {
             pairs: self.pairs.clone(),
             recomputed,
-        }
+        })
     }
 
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {

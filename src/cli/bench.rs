@@ -1,4 +1,4 @@
-//! The `bench` subcommand: the standard workload of DESIGN.md on our tree (or on brute force
+//! The `bench` subcommand: the standard workload (README, "Performance") on our tree (or on brute force
 //! or sweep-and-prune), printing timings, pair counts, the pair hash and peak memory.
 
 use crate::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
@@ -234,8 +234,9 @@ pub fn run_bench(args: &BenchArgs) -> anyhow::Result<RunReport> {
     Ok(workload::run(broadphase.as_mut(), args.n, args.steps)?)
 }
 
-/// The report as one JSON object: the keys of DESIGN.md plus the configuration
-/// (`broadphase`, and for the tree `insertion`, `balancing`, `pairs`, `update`; null otherwise)
+/// The report as one JSON object: the standard keys (`n`, `steps`, `mean_step_ms`, ...) plus
+/// the configuration (`broadphase`, and for the tree `insertion`, `balancing`, `pairs`,
+/// `update`; null otherwise)
 /// and the bytes the structure holds (`structure_bytes`, `bytes_per_proxy`; null when the
 /// broad phase cannot say).
 #[must_use]

@@ -2,6 +2,7 @@
 //! stderr when not.
 
 use crate::scene::Scene;
+use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
 use std::path::PathBuf;
 
 /// Arguments of `check`.
@@ -9,16 +10,23 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// The scene file (RON, or JSON when it ends in `.json`).
     pub scene: PathBuf,
+    /// The candidate-pair limit the warnings measure against (as `run --pair-limit`).
+    #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT)]
+    pub pair_limit: usize,
 }
 
-/// Runs `check`; returns the exit code.
+/// Runs `check`; returns the exit code. Warnings about a valid scene go to stderr, one a
+/// line as `FILE: warning: ...`, and do not change the exit code.
 pub fn main(args: &CheckArgs) -> anyhow::Result<i32> {
+    let file = escape_controls(&args.scene.display().to_string());
     match Scene::load(&args.scene) {
         Ok(scene) => {
+            for warning in scene.warnings(args.pair_limit) {
+                eprintln!("{file}: warning: {warning}");
+            }
             super::run::print_out(&format!(
-                "{}: ok: \"{}\", {}D, {} spheres ({} listed, {} generated)\n",
-                args.scene.display(),
-                scene.name,
+                "{file}: ok: \"{}\", {}D, {} spheres ({} listed, {} generated)\n",
+                excerpt(&scene.name, MAX_EXCERPT_CHARS),
                 scene.dimensions,
                 scene.sphere_count(),
                 scene.spheres.len(),

@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// Print one JSON object instead of a readable summary.
     #[arg(long)]
     pub json: bool,
+    /// The most candidate pairs a step may find; past it the run stops with exit 1 and a
+    /// message (memory stays bounded).
+    #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT)]
+    pub pair_limit: usize,
 }
 
 /// Tree stats as `run --json` prints them.
@@ -90,17 +94,36 @@ pub struct RunSummary {
     pub pairs_ms_per_step: f64,
 }
 
-/// Steps `scene` `steps` times on `kind` and sums up; `file` is echoed in the summary.
+/// Steps `scene` `steps` times on `kind` and sums up; `file` is echoed in the summary. An
+/// error when a step passes the default pair limit (see [`summarize_with_limit`]).
 pub fn summarize(
     scene: &Scene,
     file: &str,
     steps: u64,
     kind: BroadphaseKind,
 ) -> Result<RunSummary, crate::scene::SceneError> {
-    let mut sim = Simulation::new(scene, kind)?;
+    summarize_with_limit(
+        scene,
+        file,
+        steps,
+        kind,
+        crate::broadphase::DEFAULT_PAIR_LIMIT,
+    )
+}
+
+/// [`summarize`] with a candidate-pair limit: the first step past it ends the run with
+/// [`crate::scene::SceneError::Step`].
+pub fn summarize_with_limit(
+    scene: &Scene,
+    file: &str,
+    steps: u64,
+    kind: BroadphaseKind,
+    pair_limit: usize,
+) -> Result<RunSummary, crate::scene::SceneError> {
+    let mut sim = Simulation::with_pair_limit(scene, kind, pair_limit)?;
     let (mut reinserts, mut recomputed, mut update_secs, mut pairs_secs) = (0u64, 0u64, 0.0, 0.0);
     for _ in 0..steps {
-        let r = sim.step();
+        let r = sim.step()?;
         reinserts += r.reinserted.len() as u64;
         recomputed += u64::from(r.pairs_recomputed);
         update_secs += r.update_secs;
@@ -161,7 +184,10 @@ pub fn readable(s: &RunSummary) -> String {
     };
     line(format!(
         "scene: \"{}\" ({}), {}D, {} spheres",
-        s.scene, s.file, s.dimensions, s.spheres
+        crate::text::excerpt(&s.scene, crate::text::MAX_EXCERPT_CHARS),
+        crate::text::escape_controls(&s.file),
+        s.dimensions,
+        s.spheres
     ));
     line(format!("broad phase: {}, {} steps", s.broadphase, s.steps));
     let per_step = if s.steps == 0 {
@@ -199,8 +225,15 @@ pub fn readable(s: &RunSummary) -> String {
 /// Runs `run`; returns the exit code (1 with the message on stderr when the scene is refused).
 pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let file = args.scene.display().to_string();
-    let summary = Scene::load(&args.scene)
-        .and_then(|scene| summarize(&scene, &file, args.steps, args.broadphase.into()));
+    let summary = Scene::load(&args.scene).and_then(|scene| {
+        summarize_with_limit(
+            &scene,
+            &file,
+            args.steps,
+            args.broadphase.into(),
+            args.pair_limit,
+        )
+    });
     match summary {
         Ok(s) => {
             let text = if args.json {
@@ -210,6 +243,14 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
             };
             print_out(&text)?;
             Ok(0)
+        }
+        Err(e @ crate::scene::SceneError::Step { .. }) => {
+            eprintln!(
+                "{}: {e} (the limit is --pair-limit {})",
+                crate::text::escape_controls(&file),
+                args.pair_limit
+            );
+            Ok(1)
         }
         Err(e) => {
             eprintln!("{e}");

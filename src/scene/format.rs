@@ -75,7 +75,7 @@ pub(crate) fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneEr
     }
     let parsed: SceneFile = if json {
         serde_json::from_str(text).map_err(|e| {
-            let mut err = json_error(&e, file);
+            let mut err = json_error(&e, file, text);
             if let SceneError::Syntax { message, .. } = &mut err
                 && text.trim_start().starts_with('(')
             {
@@ -99,16 +99,34 @@ pub(crate) fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneEr
 }
 
 /// A serde_json error as `FILE:LINE:COL: message` (without serde_json's own position suffix).
-fn json_error(e: &serde_json::Error, file: &str) -> SceneError {
+/// serde_json counts columns in bytes; the column here counts characters, as RON's does.
+fn json_error(e: &serde_json::Error, file: &str, text: &str) -> SceneError {
     let full = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
     SceneError::Syntax {
         file: file.to_owned(),
         line: e.line().max(1),
-        col: e.column().max(1),
+        col: char_column(text, e.line(), e.column()),
         message,
     }
+}
+
+/// The 1-based character column of the 1-based byte column `byte_col` on line `line` of
+/// `text` (a column past the line's end counts the characters up to it, then bytes).
+fn char_column(text: &str, line: usize, byte_col: usize) -> usize {
+    let Some(row) = text.split('\n').nth(line.saturating_sub(1)) else {
+        return byte_col.max(1);
+    };
+    let bytes = byte_col.saturating_sub(1);
+    if bytes > row.len() {
+        return row.chars().count() + (bytes - row.len()) + 1;
+    }
+    let mut end = bytes;
+    while !row.is_char_boundary(end) {
+        end -= 1;
+    }
+    row[..end].chars().count() + 1
 }
 
 /// The text a save writes: RON with one sphere per line, or JSON likewise.

@@ -1,9 +1,6 @@
 //! The scene model and its file format (RON, or JSON by extension), validation with messages
-//! that say what and where, atomic saving, and the [`Simulation`] that steps a scene.
-//!
-//! API CONTRACT (skeleton): `cli` and `app` build against these items; implementations may
-//! add items and files (`model.rs`, `format.rs`, `validate.rs`, `generate.rs`, `sim.rs`) but
-//! not rename or remove these. Field names follow ../DESIGN.md's "Scene files".
+//! that say what and where, atomic saving, and the [`Simulation`] that steps a scene. The file
+//! format is described in the README ("Scene files"); the field names here are the file's.
 
 mod format;
 mod generate;
@@ -14,6 +11,7 @@ mod validate;
 pub use format::is_json_path;
 pub use sim::{Simulation, ids_fit_a_table};
 
+use crate::text::{clean_message, escape_controls};
 use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats, UpdateMode};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -116,7 +114,11 @@ pub struct ViewSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum SceneError {
     /// `FILE:LINE:COL: message`.
-    #[error("{file}:{line}:{col}: {message}")]
+    #[error(
+        "{}:{line}:{col}: {}",
+        escape_controls(.file),
+        clean_message(.message)
+    )]
     Syntax {
         /// File name (or `<text>`).
         file: String,
@@ -128,15 +130,24 @@ pub enum SceneError {
         message: String,
     },
     /// `FILE: spheres[3] (id 7): radius must be > 0, got -1`.
-    #[error("{file}: {message}")]
+    #[error("{}: {}", escape_controls(.file), clean_message(.message))]
     Invalid {
         /// File name (or `<text>`).
         file: String,
         /// Where and what.
         message: String,
     },
+    /// A step of the simulation (or a change to it) stopped: the broad phase refused a body
+    /// or found more candidate pairs than the limit. The spheres are kept.
+    #[error("step {step}: {source}")]
+    Step {
+        /// The step it stopped at.
+        step: u64,
+        /// What the broad phase said.
+        source: crate::broadphase::BroadphaseError,
+    },
     /// Reading or writing failed.
-    #[error("{file}: {source}")]
+    #[error("{}: {}", escape_controls(.file), clean_message(&.source.to_string()))]
     Io {
         /// File name.
         file: String,
@@ -172,6 +183,14 @@ impl Scene {
     /// Checks every rule; the message says which sphere and field.
     pub fn validate(&self, file: &str) -> Result<(), SceneError> {
         validate::validate(self, file)
+    }
+
+    /// Warnings about a valid scene (`check` prints them; the window shows them when it opens
+    /// the scene): the pairs expected against `pair_limit`, and coordinates where f32 is
+    /// coarser than a step's motion. Each a sentence with the numbers.
+    #[must_use]
+    pub fn warnings(&self, pair_limit: usize) -> Vec<String> {
+        validate::warnings(self, pair_limit)
     }
 
     /// The listed spheres followed by the generated ones, sorted by id.
@@ -233,8 +252,12 @@ pub struct StepReport {
 /// A live sphere in the simulation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Body {
-    /// The sphere as in the scene, with its current centre and velocity.
+    /// The sphere as in the scene, with its current centre (the nearest f32 to
+    /// [`Body::position`]) and velocity.
     pub sphere: Sphere,
     /// True while it exists (between `appear_at` and `disappear_at`).
     pub alive: bool,
+    /// The centre in f64: the simulation moves this, so motion smaller than f32's spacing at
+    /// the sphere's coordinates is not lost.
+    pub(crate) position: glam::DVec3,
 }

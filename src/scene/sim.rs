@@ -1,13 +1,13 @@
 //! The simulation: spheres move by `velocity * dt` and bounce off the walls (the standard
 //! workload's rule), appear and disappear at their steps, and drive a broad phase each step.
 
-use super::validate::{check_setting, check_sphere};
+use super::validate::{check_fat_reach, check_setting, check_sphere};
 use super::{
     Body, FORMAT_VERSION, Scene, SceneError, Sphere, StepReport, TreeSettings, ViewSettings,
 };
 use crate::broadphase::{self, Broadphase, BroadphaseKind};
 use crate::tree::{Aabb, TreeConfig};
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 use std::time::Instant;
 
 /// The name errors of a running simulation give in place of a file.
@@ -29,6 +29,10 @@ pub struct Simulation {
     /// The live bodies handed to the broad phase, kept between steps so a step does not
     /// allocate (and page in) a fresh buffer.
     live: Vec<broadphase::Body>,
+    /// The most candidate pairs a step may find.
+    pair_limit: usize,
+    /// Why the last step (or change) stopped, when it did.
+    last_error: Option<broadphase::BroadphaseError>,
 }
 
 /// The tree configuration of the scene's settings.
@@ -55,20 +59,36 @@ fn alive_at(s: &Sphere, step: u64) -> bool {
     s.appear_at <= step && s.disappear_at.is_none_or(|gone| step < gone)
 }
 
-/// The tight box of a sphere (z = 0..0 in 2D).
-fn tight_box(s: &Sphere, dims: u8) -> Aabb<Vec3> {
-    let half = if dims == 2 {
-        Vec3::new(s.radius, s.radius, 0.0)
-    } else {
-        Vec3::splat(s.radius)
-    };
-    Aabb::new(s.center - half, s.center + half)
+/// True when two spheres overlap or touch, from their f64 positions: squares of f32 radii and
+/// of distances within f32 range stay far below f64's limit, so nothing overflows.
+fn spheres_touch(a: &Body, b: &Body) -> bool {
+    let reach = f64::from(a.sphere.radius) + f64::from(b.sphere.radius);
+    a.position.distance_squared(b.position) <= reach * reach
 }
 
-/// True when two spheres overlap or touch.
-fn spheres_touch(a: &Sphere, b: &Sphere) -> bool {
-    let reach = a.radius + b.radius;
-    a.center.distance_squared(b.center) <= reach * reach
+/// The greatest f32 at or below `x` (finite `x` within f32's range).
+fn f32_down(x: f64) -> f32 {
+    let y = x as f32;
+    if f64::from(y) > x { y.next_down() } else { y }
+}
+
+/// The least f32 at or above `x` (finite `x` within f32's range).
+fn f32_up(x: f64) -> f32 {
+    let y = x as f32;
+    if f64::from(y) < x { y.next_up() } else { y }
+}
+
+/// The tight box of a sphere at an f64 position, rounded outwards to f32 so that it always
+/// holds the sphere (z = 0..0 in 2D).
+pub(crate) fn tight_box_at(position: DVec3, radius: f32, dims: u8) -> Aabb<Vec3> {
+    let r = f64::from(radius);
+    let mut min = [0.0f32; 3];
+    let mut max = [0.0f32; 3];
+    for a in 0..usize::from(dims) {
+        min[a] = f32_down(position[a] - r);
+        max[a] = f32_up(position[a] + r);
+    }
+    Aabb::new(Vec3::from_array(min), Vec3::from_array(max))
 }
 
 /// Ids in `all` (sorted) that are not in `minus` (sorted).
@@ -86,20 +106,59 @@ fn sorted_difference(all: &[u32], minus: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+impl Body {
+    /// A body for `sphere` at step `step`.
+    fn new(sphere: Sphere, step: u64) -> Self {
+        Body {
+            alive: alive_at(&sphere, step),
+            position: sphere.center.as_dvec3(),
+            sphere,
+        }
+    }
+
+    /// The centre in f64, as the simulation moves it (`sphere.center` is its nearest f32).
+    #[must_use]
+    pub fn position(&self) -> DVec3 {
+        self.position
+    }
+}
+
 impl Simulation {
-    /// Starts a scene at step 0 (spheres that appear at 0 are inserted; pairs computed). An
-    /// error when the scene breaks a rule (see [`Scene::validate`]).
+    /// Starts a scene at step 0 (spheres that appear at 0 are inserted; pairs computed) with
+    /// the default pair limit. An error when the scene breaks a rule (see
+    /// [`Scene::validate`]) or step 0 passes the pair limit.
     pub fn new(scene: &Scene, kind: BroadphaseKind) -> Result<Simulation, SceneError> {
+        Self::with_pair_limit(scene, kind, broadphase::DEFAULT_PAIR_LIMIT)
+    }
+
+    /// [`Simulation::new`] with a candidate-pair limit: a step that finds more pairs stops
+    /// with [`SceneError::Step`] (see [`Simulation::set_pair_limit`]).
+    pub fn with_pair_limit(
+        scene: &Scene,
+        kind: BroadphaseKind,
+        pair_limit: usize,
+    ) -> Result<Simulation, SceneError> {
+        let sim = Self::paused_at_zero(scene, kind, pair_limit)?;
+        sim.report_ok()?;
+        Ok(sim)
+    }
+
+    /// The simulation at step 0 even when step 0 passed the pair limit (then its report has no
+    /// pairs and [`Simulation::last_error`] says why): the window opens such a scene paused, so
+    /// the user can change the margin or the limit. An error when the scene breaks a rule.
+    pub fn paused_at_zero(
+        scene: &Scene,
+        kind: BroadphaseKind,
+        pair_limit: usize,
+    ) -> Result<Simulation, SceneError> {
         scene.validate(SIM_FILE)?;
-        let broadphase = broadphase::make(kind, scene.dimensions, config_of(&scene.tree))
+        let mut broadphase = broadphase::make(kind, scene.dimensions, config_of(&scene.tree))
             .map_err(|e| invalid(e.to_string()))?;
+        broadphase.set_pair_limit(pair_limit);
         let bodies: Vec<Body> = scene
             .all_spheres()
             .into_iter()
-            .map(|sphere| Body {
-                alive: alive_at(&sphere, 0),
-                sphere,
-            })
+            .map(|sphere| Body::new(sphere, 0))
             .collect();
         let appeared = bodies
             .iter()
@@ -118,14 +177,53 @@ impl Simulation {
             step: 0,
             report: StepReport::default(),
             live: Vec::new(),
+            pair_limit,
+            last_error: None,
         };
-        sim.refresh(appeared, Vec::new(), Instant::now());
-        Ok(sim)
+        match sim.refresh(appeared, Vec::new(), Instant::now()) {
+            Ok(_) | Err(SceneError::Step { .. }) => Ok(sim),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Ok when the last step (or change) completed; else the error it stopped with.
+    fn report_ok(&self) -> Result<(), SceneError> {
+        match &self.last_error {
+            None => Ok(()),
+            Some(source) => Err(SceneError::Step {
+                step: self.step,
+                source: source.clone(),
+            }),
+        }
+    }
+
+    /// Why the last step (or change) stopped, when it did: its report then has no pairs.
+    #[must_use]
+    pub fn last_error(&self) -> Option<&broadphase::BroadphaseError> {
+        self.last_error.as_ref()
+    }
+
+    /// The most candidate pairs a step may find.
+    #[must_use]
+    pub fn pair_limit(&self) -> usize {
+        self.pair_limit
+    }
+
+    /// Sets the candidate-pair limit and finds the pairs again under it (an error when they
+    /// pass it; the spheres are kept either way).
+    pub fn set_pair_limit(&mut self, limit: usize) -> Result<&StepReport, SceneError> {
+        self.pair_limit = limit;
+        self.broadphase.set_pair_limit(limit);
+        self.refresh(Vec::new(), Vec::new(), Instant::now())
     }
 
     /// Advances one step of `dt`: live spheres move and bounce, then spheres appear and
     /// disappear, then the broad phase is updated and the pairs found.
-    pub fn step(&mut self) -> &StepReport {
+    ///
+    /// An error ([`SceneError::Step`]) when the broad phase refuses a body or the pairs pass
+    /// the pair limit: the spheres have moved, the report has no pairs, and a later step, or
+    /// a change of settings or limit, carries on from here.
+    pub fn step(&mut self) -> Result<&StepReport, SceneError> {
         let started = Instant::now();
         self.step += 1;
         let step = self.step;
@@ -135,7 +233,7 @@ impl Simulation {
         for body in &mut self.bodies {
             let alive_now = alive_at(&body.sphere, step);
             match (body.alive, alive_now) {
-                (true, true) => move_and_bounce(&mut body.sphere, dt, dims, &world),
+                (true, true) => move_and_bounce(body, dt, dims, &world),
                 (false, true) => appeared.push(body.sphere.id),
                 (true, false) => disappeared.push(body.sphere.id),
                 (false, false) => {}
@@ -146,13 +244,13 @@ impl Simulation {
     }
 
     /// Brings the broad phase to the live bodies, finds pairs and contacts, and stores the
-    /// report of the current step.
+    /// report of the current step (with no pairs when the broad phase stopped with an error).
     fn refresh(
         &mut self,
         appeared: Vec<u32>,
         disappeared: Vec<u32>,
         started: Instant,
-    ) -> &StepReport {
+    ) -> Result<&StepReport, SceneError> {
         let dims = self.dimensions;
         self.live.clear();
         self.live.extend(
@@ -161,16 +259,44 @@ impl Simulation {
                 .filter(|b| b.alive)
                 .map(|b| broadphase::Body {
                     id: b.sphere.id,
-                    tight: tight_box(&b.sphere, dims),
+                    tight: tight_box_at(b.position, b.sphere.radius, dims),
                     velocity: b.sphere.velocity,
                 }),
         );
         let outcome = self.broadphase.update(&self.live);
         let update_secs = started.elapsed().as_secs_f64();
         let pairs_started = Instant::now();
-        let found = self.broadphase.find_pairs();
-        let contacts = self.contacts_of(&found.pairs);
+        let found = outcome
+            .and_then(|outcome| Ok((outcome, self.broadphase.find_pairs()?)))
+            .map(|(outcome, found)| {
+                let contacts = self.contacts_of(&found.pairs);
+                (outcome, found, contacts)
+            });
         let pairs_secs = pairs_started.elapsed().as_secs_f64();
+        let (outcome, found, contacts) = match found {
+            Ok(found) => {
+                self.last_error = None;
+                found
+            }
+            Err(source) => {
+                self.report = StepReport {
+                    step: self.step,
+                    appeared,
+                    disappeared,
+                    pairs_recomputed: true,
+                    tree: self.broadphase.tree_stats(),
+                    update_secs,
+                    pairs_secs,
+                    events: self.broadphase.take_events(),
+                    ..StepReport::default()
+                };
+                self.last_error = Some(source.clone());
+                return Err(SceneError::Step {
+                    step: self.step,
+                    source,
+                });
+            }
+        };
         self.report = StepReport {
             step: self.step,
             reinserted: sorted_difference(&outcome.reinserted, &outcome.added),
@@ -184,7 +310,7 @@ impl Simulation {
             pairs_secs,
             events: self.broadphase.take_events(),
         };
-        &self.report
+        Ok(&self.report)
     }
 
     /// The candidate pairs whose spheres overlap or touch.
@@ -213,7 +339,7 @@ impl Simulation {
             .iter()
             .copied()
             .filter(|&(a, b)| match (body(a), body(b)) {
-                (Some(a), Some(b)) => spheres_touch(&a.sphere, &b.sphere),
+                (Some(a), Some(b)) => spheres_touch(a, b),
                 _ => false,
             })
             .collect()
@@ -318,26 +444,38 @@ impl Simulation {
         self.broadphase.kind()
     }
 
-    /// Switches broad phase, keeping the spheres; every fat box is made afresh and the pairs
-    /// recomputed.
-    pub fn set_broadphase(&mut self, kind: BroadphaseKind) {
-        // The settings were checked when they were set, so making one cannot fail.
-        if let Ok(b) = broadphase::make(kind, self.dimensions, config_of(&self.settings)) {
-            self.broadphase = b;
-            self.refresh(Vec::new(), Vec::new(), Instant::now());
-        }
+    /// Switches broad phase, keeping the spheres and the pair limit; every fat box is made
+    /// afresh and the pairs recomputed. An error when the pairs pass the limit (the new broad
+    /// phase stays; the spheres are kept).
+    pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
+        let mut b = broadphase::make(kind, self.dimensions, config_of(&self.settings))
+            .map_err(|e| invalid(e.to_string()))?;
+        b.set_pair_limit(self.pair_limit);
+        self.broadphase = b;
+        self.refresh(Vec::new(), Vec::new(), Instant::now())
     }
 
     /// Applies new tree settings at once (fat boxes recomputed, pairs recomputed). An error
-    /// names the bad value and changes nothing.
+    /// names the bad value and changes nothing; or, when the settings were applied but the
+    /// pairs pass the limit, [`SceneError::Step`].
     pub fn set_tree_settings(&mut self, settings: TreeSettings) -> Result<(), SceneError> {
         check_setting("tree.margin", settings.margin).map_err(invalid)?;
         check_setting("tree.velocity_lookahead", settings.velocity_lookahead).map_err(invalid)?;
+        for b in &self.bodies {
+            check_fat_reach(
+                &self.world,
+                self.dimensions,
+                b.sphere.radius,
+                b.sphere.velocity.abs(),
+                &settings,
+            )
+            .map_err(|e| invalid(format!("sphere (id {}): {e}", b.sphere.id)))?;
+        }
         self.broadphase
             .set_config(config_of(&settings))
             .map_err(|e| invalid(e.to_string()))?;
         self.settings = settings;
-        self.refresh(Vec::new(), Vec::new(), Instant::now());
+        self.refresh(Vec::new(), Vec::new(), Instant::now())?;
         Ok(())
     }
 
@@ -353,7 +491,8 @@ impl Simulation {
         moved.center = center;
         self.check_one(&moved)?;
         self.bodies[i].sphere.center = center;
-        Ok(self.refresh(Vec::new(), Vec::new(), Instant::now()))
+        self.bodies[i].position = center.as_dvec3();
+        self.refresh(Vec::new(), Vec::new(), Instant::now())
     }
 
     /// The nearest centre to `center` where a sphere of `radius` lies inside the world (z = 0
@@ -383,10 +522,14 @@ impl Simulation {
             Err(at) => at,
         };
         self.check_one(&sphere)?;
-        let alive = alive_at(&sphere, self.step);
-        let appeared = if alive { vec![sphere.id] } else { Vec::new() };
-        self.bodies.insert(at, Body { sphere, alive });
-        Ok(self.refresh(appeared, Vec::new(), Instant::now()))
+        let body = Body::new(sphere, self.step);
+        let appeared = if body.alive {
+            vec![body.sphere.id]
+        } else {
+            Vec::new()
+        };
+        self.bodies.insert(at, body);
+        self.refresh(appeared, Vec::new(), Instant::now())
     }
 
     /// Removes a sphere now; an error if there is no such id.
@@ -396,13 +539,14 @@ impl Simulation {
             .ok_or_else(|| invalid(format!("no sphere has id {id}")))?;
         let body = self.bodies.remove(i);
         let disappeared = if body.alive { vec![id] } else { Vec::new() };
-        Ok(self.refresh(Vec::new(), disappeared, Instant::now()))
+        self.refresh(Vec::new(), disappeared, Instant::now())
     }
 
-    /// Full rebuild of the tree (the other broad phases have none); the report is refreshed.
-    pub fn rebuild(&mut self) {
+    /// Full rebuild of the tree (the other broad phases have none); the report is refreshed
+    /// (an error when its pairs pass the limit).
+    pub fn rebuild(&mut self) -> Result<&StepReport, SceneError> {
         self.broadphase.rebuild();
-        self.refresh(Vec::new(), Vec::new(), Instant::now());
+        self.refresh(Vec::new(), Vec::new(), Instant::now())
     }
 
     /// A sphere's own rules against this simulation's world.
@@ -423,13 +567,16 @@ impl Simulation {
 }
 
 /// One step of the standard workload's rule on every axis in use: `x += v * dt`, then if past
-/// a wall, clamp to it and flip that velocity component.
-fn move_and_bounce(s: &mut Sphere, dt: f32, dims: usize, world: &Aabb<Vec3>) {
+/// a wall, clamp to it and flip that velocity component. Positions are kept in f64, so a
+/// sphere far from the origin (where f32 numbers are further apart than it moves in a step)
+/// still moves; the f32 centre is the nearest to the f64 one.
+fn move_and_bounce(body: &mut Body, dt: f32, dims: usize, world: &Aabb<Vec3>) {
+    let s = &mut body.sphere;
+    let r = f64::from(s.radius);
     for a in 0..dims {
-        let mut x = s.center[a];
-        x += s.velocity[a] * dt;
-        let lo = world.min[a] + s.radius;
-        let hi = world.max[a] - s.radius;
+        let mut x = body.position[a] + f64::from(s.velocity[a]) * f64::from(dt);
+        let lo = f64::from(world.min[a]) + r;
+        let hi = f64::from(world.max[a]) - r;
         if x < lo {
             x = lo;
             s.velocity[a] = -s.velocity[a];
@@ -437,6 +584,14 @@ fn move_and_bounce(s: &mut Sphere, dt: f32, dims: usize, world: &Aabb<Vec3>) {
             x = hi;
             s.velocity[a] = -s.velocity[a];
         }
-        s.center[a] = x;
+        body.position[a] = x;
+        // The nearest f32, kept within the f32 bounds the scene's rules use, so that the
+        // saved scene is valid whatever the double rounding did.
+        let (lo32, hi32) = (world.min[a] + s.radius, world.max[a] - s.radius);
+        s.center[a] = if lo32 <= hi32 {
+            (x as f32).clamp(lo32, hi32)
+        } else {
+            x as f32
+        };
     }
 }

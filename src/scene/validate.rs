@@ -2,7 +2,9 @@
 //! or section and field, the rule and the value found.
 
 use super::model::{fmt_numbers, newer_message};
-use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere};
+use super::sim::tight_box_at;
+use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere, TreeSettings};
+use crate::tree::{Aabb, fat_box};
 use glam::Vec3;
 use std::collections::BTreeMap;
 
@@ -79,6 +81,12 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
                 shown(wmax)
             ));
         }
+        let mut speed = Vec3::splat(smax);
+        if d == 2 {
+            speed.z = 0.0;
+        }
+        check_fat_reach(&scene.world, dims, rmax, speed, &scene.tree)
+            .map_err(|e| format!("generate (radius {rmax}, speed {smax}): {e}"))?;
         let first = scene.spheres.iter().map(|s| u64::from(s.id) + 1).max();
         if first.unwrap_or(0) + u64::from(g.count) > u64::from(u32::MAX) + 1 {
             return Err(format!(
@@ -159,7 +167,56 @@ pub(crate) fn check_sphere(scene: &Scene, s: &Sphere) -> Result<(), String> {
             s.appear_at
         ));
     }
-    Ok(())
+    check_fat_reach(
+        &scene.world,
+        scene.dimensions,
+        s.radius,
+        s.velocity.abs(),
+        &scene.tree,
+    )
+}
+
+/// Ok when the fat box of a sphere of `radius` moving at `speed` (per axis, >= 0) stays
+/// finite in f32 wherever the sphere goes in the world: at each wall, grown by the margin and
+/// stretched by the look-ahead, exactly as the broad phases compute it. The message names the
+/// field to change.
+pub(crate) fn check_fat_reach(
+    world: &Aabb<Vec3>,
+    dims: u8,
+    radius: f32,
+    speed: Vec3,
+    settings: &TreeSettings,
+) -> Result<(), String> {
+    let r = f64::from(radius);
+    // The tight boxes at the walls (as the simulation rounds them): their union is all the
+    // tight boxes can reach, and the fat-box rule is monotone in every number.
+    let low = tight_box_at(world.min.as_dvec3() + r, radius, dims);
+    let high = tight_box_at(world.max.as_dvec3() - r, radius, dims);
+    let reach = Aabb::new(low.min, high.max);
+    let finite = |b: &Aabb<Vec3>| b.min.is_finite() && b.max.is_finite();
+    let (m, l) = (settings.margin, settings.velocity_lookahead);
+    let grown = fat_box(&reach, Vec3::ZERO, m, 0.0);
+    let moving = [speed, -speed].map(|v| fat_box(&reach, v, m, l));
+    if finite(&grown) && moving.iter().all(finite) {
+        return Ok(());
+    }
+    let d = usize::from(dims);
+    let shown = |v: Vec3| fmt_numbers(&v.to_array()[..d]);
+    let field = if !finite(&reach) || (!finite(&grown) && m < 1e30) {
+        "world"
+    } else if !finite(&grown) {
+        "tree.margin"
+    } else {
+        "velocity x tree.velocity_lookahead"
+    };
+    Err(format!(
+        "its fat box would overflow f32 (beyond ±3.4e38) at the world's edge: world min {}, \
+         max {}, radius {radius}, speed {}, tree.margin {m}, tree.velocity_lookahead {l} s; \
+         every fat box must stay finite, so lower {field}",
+        shown(world.min),
+        shown(world.max),
+        shown(speed),
+    ))
 }
 
 /// [`check`] as a [`SceneError`] naming `file`.
@@ -168,4 +225,91 @@ pub(crate) fn validate(scene: &Scene, file: &str) -> Result<(), SceneError> {
         file: file.to_owned(),
         message,
     })
+}
+
+/// Warnings about a valid scene: things that will not fail `check` but that a user should
+/// know before running it, each a sentence with the numbers.
+///
+/// - The expected number of candidate pairs (spheres spread evenly over the world; fat boxes
+///   of the mean size) is more than half of `pair_limit`: the run is likely to stop there.
+/// - Coordinates so far from the origin that f32 numbers there are further apart than a
+///   sphere moves in a step: the simulation keeps positions in f64, so the motion is not
+///   lost, but the tree's f32 boxes move in jumps of that spacing.
+pub(crate) fn warnings(scene: &Scene, pair_limit: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let d = usize::from(scene.dimensions);
+    let n = scene.sphere_count() as f64;
+    if n >= 2.0 {
+        let (m, l) = (
+            f64::from(scene.tree.margin),
+            f64::from(scene.tree.velocity_lookahead),
+        );
+        // Mean fat-box side per axis.
+        let mut side = [0.0f64; 3];
+        let mut count = 0.0;
+        for s in &scene.spheres {
+            for (a, sa) in side.iter_mut().enumerate().take(d) {
+                *sa += 2.0 * (f64::from(s.radius) + m) + f64::from(s.velocity[a]).abs() * l;
+            }
+            count += 1.0;
+        }
+        if let Some(g) = scene.generate {
+            let r = 0.5 * (f64::from(g.radius.0) + f64::from(g.radius.1));
+            let v = 0.5 * (f64::from(g.speed.0) + f64::from(g.speed.1));
+            let c = f64::from(g.count);
+            for sa in side.iter_mut().take(d) {
+                // A random direction's mean |component| is about half the speed.
+                *sa += c * (2.0 * (r + m) + 0.5 * v * l);
+            }
+            count += c;
+        }
+        // Two boxes of side s, centres spread over a length w, overlap on that axis with
+        // probability about 2s / w.
+        let mut p = 1.0;
+        for (a, sa) in side.iter().enumerate().take(d) {
+            let w = f64::from(scene.world.max[a]) - f64::from(scene.world.min[a]);
+            p *= (2.0 * sa / count / w).min(1.0);
+        }
+        let expected = 0.5 * n * (n - 1.0) * p;
+        if expected > 0.5 * pair_limit as f64 {
+            out.push(format!(
+                "about {expected:.3e} candidate pairs are expected ({} spheres, fat boxes of mean \
+                 side {:.3} in a world of {}): a run stops past the pair limit of {pair_limit}. \
+                 Use a larger world, fewer or smaller spheres, a smaller tree.margin, or a \
+                 higher limit (--pair-limit)",
+                scene.sphere_count(),
+                side[0] / count,
+                fmt_numbers(&(scene.world.max - scene.world.min).to_array()[..d]),
+            ));
+        }
+    }
+    // f32 spacing at the largest coordinate against the least motion a step.
+    let far = (0..d)
+        .map(|a| scene.world.min[a].abs().max(scene.world.max[a].abs()))
+        .fold(0.0f32, f32::max);
+    let spacing = f64::from(far.next_up() - far);
+    let dt = f64::from(scene.dt);
+    let slowest = scene
+        .spheres
+        .iter()
+        .flat_map(|s| s.velocity.to_array()[..d].to_vec())
+        .map(|v| f64::from(v.abs()) * dt)
+        .chain(
+            scene
+                .generate
+                .filter(|g| g.count > 0)
+                // The mean |component| of a random direction at the mean speed.
+                .map(|g| 0.25 * (f64::from(g.speed.0) + f64::from(g.speed.1)) * dt),
+        )
+        .filter(|&step| step > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if slowest.is_finite() && spacing > slowest {
+        out.push(format!(
+            "coordinates reach {far:e}, where f32 numbers are {spacing} apart, but a sphere \
+             moves only {slowest:.3e} a step: positions are simulated in f64, so it moves, but \
+             the tree sees its box jump by {spacing}. Move the world nearer the origin for \
+             smooth boxes"
+        ));
+    }
+    out
 }
