@@ -476,6 +476,7 @@ fn sync_folder(_dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scene::{Scene, SceneError};
     #[cfg(unix)]
     use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
@@ -689,6 +690,20 @@ mod tests {
                 path.display(),
                 os_message(libc::ENOENT)
             )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scene_load_refuses_devices_with_the_read_error() {
+        let err = Scene::load(Path::new("/dev/zero")).expect_err("device");
+        assert!(matches!(
+            err,
+            SceneError::Read(ReadError::NotRegular { .. })
+        ));
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: is a character device, not a regular file"
         );
     }
 
@@ -1051,6 +1066,34 @@ mod tests {
             )
         );
         assert_eq!(std::fs::read(&path).expect("read"), b"old");
+        assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scene_save_refuses_a_read_only_file_and_leaves_it() {
+        let dir = tempdir();
+        let path = dir.path().join("scene.ron");
+        std::fs::write(&path, b"old").expect("write");
+        set_mode(&path, 0o444);
+        let scene = Scene::builtin_default();
+        let err = scene.save(&path).expect_err("read-only");
+        assert!(
+            matches!(&err, SceneError::ReadOnly { file } if *file == path.display().to_string()),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is read-only; it was not replaced",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), b"old");
+        assert_eq!(mode_of(&path), 0o444);
+        scene.save_with(&path, REPLACE).expect("replace");
+        assert_eq!(Scene::load(&path).expect("load"), scene);
+        assert_eq!(mode_of(&path), 0o444);
         assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
     }
 }
