@@ -803,7 +803,8 @@ impl eframe::App for DebuggerApp {
     }
 }
 
-/// Writes an egui image as a PNG.
+/// Writes an egui image as a PNG: encoded in memory, then written atomically (a read-only
+/// file is refused).
 fn save_png(image: &egui::ColorImage, path: &Path) -> Result<(), String> {
     let [w, h] = image.size;
     let mut bytes = Vec::with_capacity(w * h * 4);
@@ -812,11 +813,14 @@ fn save_png(image: &egui::ColorImage, path: &Path) -> Result<(), String> {
     }
     let img = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
         .ok_or_else(|| format!("the screenshot has the wrong number of pixels for {w}x{h}"))?;
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .map_err(|e| format!("{}: could not encode the PNG: {e}", path.display()))?;
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    img.save_with_format(path, image::ImageFormat::Png)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    crate::fileio::write_atomic(path, &png, crate::fileio::WriteOptions::default())
+        .map_err(|e| e.to_string())
 }
