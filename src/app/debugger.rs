@@ -154,6 +154,8 @@ pub struct Dialogs {
     pub help: bool,
     /// A command waiting for "discard unsaved changes?".
     pub confirm: Option<Command>,
+    /// A read-only file a save was refused for, waiting for "replace it?".
+    pub replace_read_only: Option<PathBuf>,
     /// The in-app file dialog and what it is for.
     pub file: Option<super::files::FileDialogState>,
     /// The "about" window.
@@ -593,6 +595,7 @@ impl DebuggerApp {
         if ctx.egui_wants_keyboard_input()
             || self.dialogs.file.is_some()
             || self.dialogs.confirm.is_some()
+            || self.dialogs.replace_read_only.is_some()
         {
             self.commands.extend(cmds);
             return;
