@@ -5,12 +5,14 @@
 //! - [`scene`]: the scene model, file format and simulation.
 //! - [`broadphase`]: what drives the tree each step, plus brute force and sweep-and-prune.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
+//! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
 //! - [`text`]: messages that quote a user's file, made safe to print.
 
 pub mod broadphase;
 pub mod cli;
+pub mod fileio;
 pub mod scene;
 pub mod text;
 pub mod tree;

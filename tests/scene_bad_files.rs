@@ -1,6 +1,7 @@
 //! Every file under tests/data/bad/ is refused, without a panic, with the message the table
 //! expects: syntax errors as `FILE:LINE:COL: message`, meaning errors as `FILE: where: what`.
 
+use aabb_debugger::fileio::ReadError;
 use aabb_debugger::scene::{MAX_SPHERES, Scene, SceneError, Sphere};
 use glam::Vec3;
 use std::path::Path;
@@ -238,7 +239,16 @@ fn every_cut_short_copy_of_a_good_file_is_refused_without_panic() {
 #[test]
 fn a_missing_file_is_an_io_error_naming_it() {
     let err = Scene::load(Path::new("no/such/scene.ron")).expect_err("missing");
-    assert!(matches!(err, SceneError::Io { .. }));
+    assert!(
+        matches!(
+            err,
+            SceneError::Read(ReadError::Io {
+                action: "look up the file",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().starts_with("no/such/scene.ron: "), "{err}");
 }
 

@@ -1,6 +1,7 @@
 //! UI tests: drive the real debugger app headless with egui_kittest (no display needed): load,
 //! play and step, the margin slider, layers, selecting and dragging a sphere, shared hover
-//! between the tree and the world, a bad file, and save-then-reopen.
+//! between the tree and the world, a bad file, save-then-reopen, and saving over a read-only
+//! file.
 
 #![cfg(feature = "app")]
 
@@ -365,6 +366,86 @@ fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
     after.view = None;
     before.view = None;
     assert_eq!(after, before);
+}
+
+#[cfg(unix)]
+#[test]
+fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("locked.ron");
+    std::fs::write(&path, "old content\n").expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o7777;
+    let question = format!("{} is read-only. Replace it?", path.display());
+    let mut h = harness();
+    h.state_mut().push_command(Command::MoveSphere {
+        id: 1,
+        center: glam::Vec3::new(8.0, 5.0, 0.0),
+    });
+    h.run_steps(1);
+    assert!(h.state().is_dirty());
+    let scene = h.state().sim().scene();
+
+    // The save is refused and the question is shown.
+    h.state_mut().push_command(Command::SaveAs(path.clone()));
+    h.run_steps(2);
+    assert_eq!(
+        h.state().status(),
+        format!(
+            "{} is read-only: replace it, or cancel the save?",
+            path.display()
+        )
+    );
+    assert!(
+        h.query_by_label(&question).is_some(),
+        "the question is shown"
+    );
+    assert_eq!(h.state().error(), None);
+
+    // Cancel: the file and the scene are untouched, and the status line says so.
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(h.query_by_label(&question).is_none());
+    assert_eq!(
+        h.state().status(),
+        format!(
+            "Not saved: {} is read-only and was left unchanged.",
+            path.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        "old content\n"
+    );
+    assert_eq!(mode(&path), 0o444);
+    assert!(h.state().is_dirty());
+    assert_eq!(h.state().path(), None);
+    assert_eq!(h.state().sim().scene(), scene);
+
+    // Again, and Replace: the scene is written, the file stays read-only.
+    h.state_mut().push_command(Command::SaveAs(path.clone()));
+    h.run_steps(2);
+    h.get_by_label("Replace").click();
+    h.run_steps(2);
+    assert!(h.query_by_label(&question).is_none());
+    assert_eq!(h.state().status(), format!("Saved {}.", path.display()));
+    assert_eq!(h.state().error(), None);
+    assert!(!h.state().is_dirty());
+    assert_eq!(h.state().path(), Some(path.as_path()));
+    assert_eq!(mode(&path), 0o444);
+    let mut saved = Scene::load(&path).expect("the saved file loads");
+    let mut expected = scene;
+    assert!(saved.view.is_some(), "the save includes the view");
+    saved.view = None;
+    expected.view = None;
+    assert_eq!(saved, expected);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("locked.ron")]);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use super::camera::Plane;
 use super::debugger::{DebuggerApp, Pick, SphereDrag};
 use super::files::{FileDialogState, FilePurpose};
 use crate::broadphase::{BroadphaseError, BroadphaseKind};
+use crate::fileio::WriteOptions;
 use crate::scene::{Generate, Scene, SceneError, Simulation, Sphere, TreeSettings};
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
@@ -69,6 +70,12 @@ pub enum Command {
     Save,
     /// Save to this file.
     SaveAs(PathBuf),
+    /// Save to this file even though it is read-only (the user answered Replace); it keeps
+    /// its read-only mode.
+    ReplaceReadOnly(PathBuf),
+    /// Do not replace this read-only file (the user answered Cancel): the file and the scene
+    /// stay as they are.
+    KeepReadOnly(PathBuf),
     /// Show the Save As dialog (Ctrl+Shift+S).
     SaveAsDialog,
     /// Fit the world and the tree into their views (F, double-click).
@@ -298,6 +305,22 @@ impl DebuggerApp {
                 }
             },
             Command::SaveAs(path) => self.save_to(&with_extension(path)),
+            Command::ReplaceReadOnly(path) => {
+                self.dialogs.replace_read_only = None;
+                self.save_with(
+                    &path,
+                    WriteOptions {
+                        replace_read_only: true,
+                    },
+                );
+            }
+            Command::KeepReadOnly(path) => {
+                self.dialogs.replace_read_only = None;
+                self.model.status = format!(
+                    "Not saved: {} is read-only and was left unchanged.",
+                    path.display()
+                );
+            }
             Command::SaveAsDialog => {
                 self.dialogs.file = Some(FileDialogState::new(
                     FilePurpose::SaveAs,
@@ -502,15 +525,28 @@ impl DebuggerApp {
     }
 
     fn save_to(&mut self, path: &Path) {
+        self.save_with(path, WriteOptions::default());
+    }
+
+    /// Saves the running scene (with the view) to `path`. A read-only file is not replaced
+    /// unless `options` say so: the user is asked first (Replace / Cancel).
+    fn save_with(&mut self, path: &Path, options: WriteOptions) {
         let mut scene = self.model.sim.scene();
         scene.view = Some(self.view_settings());
-        match scene.save(path) {
+        match scene.save_with(path, options) {
             Ok(()) => {
                 self.model.doc = scene;
                 self.model.path = Some(path.to_path_buf());
                 self.model.dirty = false;
                 self.prefs.push_recent(path.to_path_buf());
                 self.model.status = format!("Saved {}.", path.display());
+            }
+            Err(SceneError::ReadOnly { .. }) => {
+                self.dialogs.replace_read_only = Some(path.to_path_buf());
+                self.model.status = format!(
+                    "{} is read-only: replace it, or cancel the save?",
+                    path.display()
+                );
             }
             Err(e) => {
                 self.model.status = format!("Could not save {}.", path.display());

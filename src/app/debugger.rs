@@ -159,6 +159,8 @@ pub struct Dialogs {
     pub help: bool,
     /// A command waiting for "discard unsaved changes?".
     pub confirm: Option<Command>,
+    /// A read-only file a save was refused for, waiting for "replace it?".
+    pub replace_read_only: Option<PathBuf>,
     /// The in-app file dialog and what it is for.
     pub file: Option<super::files::FileDialogState>,
     /// The "about" window.
@@ -636,6 +638,7 @@ impl DebuggerApp {
         if ctx.egui_wants_keyboard_input()
             || self.dialogs.file.is_some()
             || self.dialogs.confirm.is_some()
+            || self.dialogs.replace_read_only.is_some()
         {
             self.commands.extend(cmds);
             return;
@@ -850,7 +853,8 @@ impl eframe::App for DebuggerApp {
     }
 }
 
-/// Writes an egui image as a PNG.
+/// Writes an egui image as a PNG: encoded in memory, then written atomically (a read-only
+/// file is refused).
 fn save_png(image: &egui::ColorImage, path: &Path) -> Result<(), String> {
     let [w, h] = image.size;
     let mut bytes = Vec::with_capacity(w * h * 4);
@@ -859,11 +863,14 @@ fn save_png(image: &egui::ColorImage, path: &Path) -> Result<(), String> {
     }
     let img = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
         .ok_or_else(|| format!("the screenshot has the wrong number of pixels for {w}x{h}"))?;
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .map_err(|e| format!("{}: could not encode the PNG: {e}", path.display()))?;
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    img.save_with_format(path, image::ImageFormat::Png)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    crate::fileio::write_atomic(path, &png, crate::fileio::WriteOptions::default())
+        .map_err(|e| e.to_string())
 }

@@ -1,5 +1,6 @@
 //! The window's layout: menu bar, controls (left), statistics (right), status line (bottom),
-//! the world and tree views (centre), and the help, error, file and confirmation windows.
+//! the world and tree views (centre), and the help, error, file and confirmation windows
+//! (unsaved changes, replacing a read-only file).
 
 use eframe::egui;
 
@@ -550,7 +551,38 @@ impl DebuggerApp {
                 self.dialogs.file = Some(dialog);
             }
         }
+        if let Some(path) = self.dialogs.replace_read_only.clone() {
+            let mut answer = None;
+            let modal =
+                egui::Modal::new(egui::Id::unique("confirm_replace_read_only")).show(ctx, |ui| {
+                    ui.heading("Read-only file");
+                    ui.label(format!("{} is read-only. Replace it?", path.display()));
+                    ui.weak("Replace writes the scene and keeps the file read-only.");
+                    ui.horizontal(|ui| {
+                        if ui.button("Replace").clicked() {
+                            answer = Some(Command::ReplaceReadOnly(path.clone()));
+                        }
+                        if ui.button("Cancel").clicked() {
+                            answer = Some(Command::KeepReadOnly(path.clone()));
+                        }
+                    });
+                });
+            // Escape or a click outside is a Cancel.
+            if answer.is_none() && modal.should_close() {
+                answer = Some(Command::KeepReadOnly(path));
+            }
+            self.commands.extend(answer);
+            // One question at a time: an "unsaved changes" question waits for this one.
+            return;
+        }
         if let Some(pending) = self.dialogs.confirm.clone() {
+            if !self.model.dirty {
+                // The changes were saved meanwhile ("Save, then continue" after a read-only
+                // question): nothing is lost, so go on.
+                self.dialogs.confirm = None;
+                self.confirmed.push(pending);
+                return;
+            }
             let what = match &pending {
                 Command::Quit => "quitting".to_owned(),
                 Command::Open(p) => format!("opening {}", p.display()),

@@ -3,7 +3,7 @@
 
 use super::model::{SceneFile, VersionProbe, newer_message};
 use super::{FORMAT_VERSION, Scene, SceneError};
-use std::io::Write;
+use crate::fileio;
 use std::path::Path;
 
 /// True when `path` names a JSON file (extension `.json`, any case).
@@ -13,13 +13,11 @@ pub fn is_json_path(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
-/// Reads a file, checks it is UTF-8 text, then parses and validates it.
+/// Reads a file (a regular file of at most [`fileio::MAX_SCENE_BYTES`]), checks it is UTF-8
+/// text, then parses and validates it.
 pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| SceneError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let bytes = fileio::read_bounded(path, fileio::MAX_SCENE_BYTES)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         let good = &bytes[..e.valid_up_to()];
         let (line, col) = line_col(&String::from_utf8_lossy(good));
@@ -175,37 +173,12 @@ fn json_text(f: &SceneFile) -> Result<String, serde_json::Error> {
     Ok(format!("{{\n  {}\n}}\n", fields.join(",\n  ")))
 }
 
-/// Writes `text` to `path` atomically: a temporary file beside it, flushed and synced, then
-/// renamed over the target. On failure the temporary file is removed and the target untouched.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), SceneError> {
-    let io = |source| SceneError::Io {
-        file: path.display().to_string(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| io(std::io::Error::other("the path names no file")))?;
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut out = std::fs::File::create(&tmp)?;
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
-        out.sync_all()?;
-        drop(out);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    // Make the rename itself durable where the platform allows syncing a directory.
-    if let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+/// Writes `text` to `path` with [`fileio::write_atomic`]: a new temporary file beside the
+/// real target, synced, then renamed over it; on failure the target is untouched.
+pub(crate) fn write_atomic(
+    path: &Path,
+    text: &str,
+    options: fileio::WriteOptions,
+) -> Result<(), SceneError> {
+    Ok(fileio::write_atomic(path, text.as_bytes(), options)?)
 }

@@ -1,6 +1,7 @@
 //! The scene model and its file format (RON, or JSON by extension), validation with messages
-//! that say what and where, atomic saving, and the [`Simulation`] that steps a scene. The file
-//! format is described in the README ("Scene files"); the field names here are the file's.
+//! that say what and where, atomic saving (with [`crate::fileio`]), and the [`Simulation`]
+//! that steps a scene. The file format is described in the README ("Scene files"); the field
+//! names here are the file's.
 
 mod format;
 mod generate;
@@ -11,6 +12,7 @@ mod validate;
 pub use format::is_json_path;
 pub use sim::{Simulation, ids_fit_a_table};
 
+use crate::fileio::{ReadError, WriteError, WriteOptions};
 use crate::text::{clean_message, escape_controls};
 use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats, UpdateMode};
 use glam::Vec3;
@@ -146,7 +148,8 @@ pub enum SceneError {
         /// What the broad phase said.
         source: crate::broadphase::BroadphaseError,
     },
-    /// Reading or writing failed.
+    /// Reading or writing failed (other than through [`crate::fileio`], which reports `Read`
+    /// and `Write`).
     #[error("{}: {}", escape_controls(.file), clean_message(&.source.to_string()))]
     Io {
         /// File name.
@@ -154,6 +157,33 @@ pub enum SceneError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file could not be read: not a regular file, larger than
+    /// [`MAX_SCENE_BYTES`](crate::fileio::MAX_SCENE_BYTES), or an I/O error. The message names
+    /// the file.
+    #[error("{}", escape_controls(&.0.to_string()))]
+    Read(#[from] ReadError),
+    /// The file could not be saved; the message names it and what failed. Unless it says
+    /// otherwise, the file is unchanged.
+    #[error("{}", escape_controls(&.0.to_string()))]
+    Write(WriteError),
+    /// The file is read-only and the save was not asked to replace it (see
+    /// [`Scene::save_with`]); the file is unchanged.
+    #[error("{}: the file is read-only; it was not replaced", escape_controls(.file))]
+    ReadOnly {
+        /// File name.
+        file: String,
+    },
+}
+
+impl From<WriteError> for SceneError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::ReadOnly { path } => SceneError::ReadOnly {
+                file: path.display().to_string(),
+            },
+            other => SceneError::Write(other),
+        }
+    }
 }
 
 impl Scene {
@@ -167,12 +197,20 @@ impl Scene {
         format::parse(text, file, json)
     }
 
-    /// Writes atomically (temporary file beside the target, flushed, renamed), RON or JSON by
-    /// extension. An invalid scene is refused and nothing is written.
+    /// Writes atomically with [`crate::fileio::write_atomic`] (a new temporary file beside the
+    /// target, synced, renamed over it), RON or JSON by extension. An invalid scene is refused
+    /// and nothing is written; so is a read-only file ([`SceneError::ReadOnly`]; see
+    /// [`Scene::save_with`]).
     pub fn save(&self, path: &Path) -> Result<(), SceneError> {
+        self.save_with(path, WriteOptions::default())
+    }
+
+    /// [`Scene::save`] with options: `replace_read_only` replaces a read-only file (which
+    /// keeps its mode).
+    pub fn save_with(&self, path: &Path, options: WriteOptions) -> Result<(), SceneError> {
         self.validate(&path.display().to_string())?;
         let text = self.to_text(format::is_json_path(path))?;
-        format::write_atomic(path, &text)
+        format::write_atomic(path, &text, options)
     }
 
     /// The text `save` would write.

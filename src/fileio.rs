@@ -1,0 +1,1099 @@
+//! Reading and writing the user's files safely.
+//!
+//! - [`read_bounded`] reads a regular file of at most a given size. Anything else (a directory,
+//!   FIFO, socket, device) and anything larger is refused at once, with a message that names
+//!   the file, instead of reading forever (`/dev/zero`), blocking (a FIFO with no writer) or
+//!   filling memory. Scene files use [`MAX_SCENE_BYTES`].
+//! - [`write_atomic`] replaces a file atomically: a new temporary file with a unique,
+//!   unpredictable, short name is created exclusively beside the real target (symbolic links
+//!   are followed first), written and synced, given the target's permissions (and owner, where
+//!   allowed), then renamed over the target. Readers see the old file or the new one, never a
+//!   mix; concurrent saves of one path leave one of them whole; on failure the temporary file is
+//!   removed and the target is untouched. Read-only targets are refused unless
+//!   [`WriteOptions::replace_read_only`] says otherwise.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The largest scene file [`read_bounded`] is asked to read: 256 MiB. A scene of
+/// [`MAX_SPHERES`](crate::scene::MAX_SPHERES) listed spheres in JSON is about 100 MB.
+pub const MAX_SCENE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// How many symbolic links [`write_atomic`] follows from the path it is given (Linux's own
+/// limit for one lookup is 40).
+pub const MAX_SYMLINKS: usize = 40;
+
+/// `bytes` in MiB with one decimal, for messages.
+fn mib(bytes: &u64) -> String {
+    format!("{:.1} MiB", *bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Why [`read_bounded`] refused or failed. Every message starts with the file's path.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The path names a directory, FIFO, socket, device, ... (after following links).
+    #[error("{path}: is {kind}, not a regular file")]
+    NotRegular {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead, e.g. "a FIFO".
+        kind: &'static str,
+    },
+    /// The file is larger than the limit; nothing was read.
+    #[error(
+        "{path}: the file is {size} bytes ({}), more than the limit of {max} bytes ({}); it was not read",
+        mib(.size),
+        mib(.max)
+    )]
+    TooLarge {
+        /// The path given.
+        path: PathBuf,
+        /// Its size when checked, bytes.
+        size: u64,
+        /// The limit, bytes.
+        max: u64,
+    },
+    /// More than the limit arrived while reading (the file grew, or reported a smaller size
+    /// than it holds); what was read is discarded.
+    #[error(
+        "{path}: the file holds more than the limit of {max} bytes ({}) (it grew while being read)",
+        mib(.max)
+    )]
+    Grew {
+        /// The path given.
+        path: PathBuf,
+        /// The limit, bytes.
+        max: u64,
+    },
+    /// The operating system refused or failed.
+    #[error("{path}: could not {action}: {source}")]
+    Io {
+        /// The path given.
+        path: PathBuf,
+        /// What was being done: "look up the file", "open the file", "read the file", ...
+        action: &'static str,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// How [`write_atomic`] treats the target.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Replace a read-only target (it keeps its read-only mode). When false, a read-only
+    /// target is refused with [`WriteError::ReadOnly`] and left unchanged.
+    pub replace_read_only: bool,
+}
+
+/// Why [`write_atomic`] refused or failed; the target is unchanged unless the message says
+/// otherwise (only a failure to sync the folder comes after the replacement). Every message
+/// starts with the path given.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The target is read-only and [`WriteOptions::replace_read_only`] was false.
+    #[error("{path}: the file is read-only; it was not replaced")]
+    ReadOnly {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The target (after following links) is a directory, FIFO, socket, device, ...
+    #[error("{path}: is {kind}, not a regular file; it was not replaced")]
+    NotRegular {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead, e.g. "a directory".
+        kind: &'static str,
+    },
+    /// The path ends in no file name (`/`, `..`, empty).
+    #[error("{path}: the path names no file")]
+    NoFileName {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// More than [`MAX_SYMLINKS`] symbolic links (or a loop).
+    #[error("{path}: more than {max} symbolic links to follow (a loop?)")]
+    TooManyLinks {
+        /// The path given.
+        path: PathBuf,
+        /// The limit.
+        max: usize,
+    },
+    /// The operating system refused or failed.
+    #[error("{path}: could not {action}: {source}")]
+    Io {
+        /// The path given.
+        path: PathBuf,
+        /// What was being done, naming the temporary file or folder where it matters.
+        action: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// What a file that is not a regular file is, for messages ("a FIFO").
+fn kind_of(meta: &Metadata) -> &'static str {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return "a directory";
+    }
+    if ft.is_symlink() {
+        return "a symbolic link";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() {
+            return "a character device";
+        }
+        if ft.is_block_device() {
+            return "a block device";
+        }
+    }
+    "a special file"
+}
+
+/// Refuses what is not a regular file or is larger than `max_bytes`.
+fn check_readable(path: &Path, meta: &Metadata, max_bytes: u64) -> Result<(), ReadError> {
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_of(meta),
+        });
+    }
+    if meta.len() > max_bytes {
+        return Err(ReadError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            max: max_bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Opens `path` for reading without blocking (a FIFO swapped in after the first check opens
+/// at once instead of waiting for a writer), then checks the open file itself.
+fn open_checked(path: &Path, max_bytes: u64) -> Result<File, ReadError> {
+    let io = |action, source| ReadError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK changes nothing for regular files on Linux; it only keeps open() of a
+        // FIFO or device from waiting.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| io("open the file", e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| io("check the opened file", e))?;
+    check_readable(path, &meta, max_bytes)?;
+    Ok(file)
+}
+
+/// Reads the whole of the regular file at `path` (symbolic links followed) if it holds at most
+/// `max_bytes` bytes.
+///
+/// The path is checked before opening and the open file again (it may have been swapped):
+/// anything but a regular file is refused with [`ReadError::NotRegular`] ("is a FIFO, not a
+/// regular file"), a larger file with [`ReadError::TooLarge`] before any byte is read, and a
+/// file from which more than `max_bytes` arrive anyway (it grew, or its size is not what it
+/// holds, as in `/proc`) with [`ReadError::Grew`]. At most `max_bytes + 1` bytes are read.
+pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        action: "look up the file",
+        source,
+    })?;
+    check_readable(path, &meta, max_bytes)?;
+    let file = open_checked(path, max_bytes)?;
+    // The size was checked against `max_bytes`, so this reserves at most that much.
+    let expected = usize::try_from(meta.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(expected);
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| ReadError::Io {
+            path: path.to_path_buf(),
+            action: "read the file",
+            source,
+        })?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ReadError::Grew {
+            path: path.to_path_buf(),
+            max: max_bytes,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The folder of `path` (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Follows `path` through symbolic links (at most [`MAX_SYMLINKS`]) to the file a write must
+/// replace, and returns it with its metadata (`None` when it does not exist yet, as at the end
+/// of a dangling link).
+fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>), WriteError> {
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_SYMLINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current).map_err(|source| WriteError::Io {
+                    path: path.to_path_buf(),
+                    action: format!("read the symbolic link {}", current.display()),
+                    source,
+                })?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            Ok(meta) => return Ok((current, Some(meta))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((current, None)),
+            Err(source) => {
+                return Err(WriteError::Io {
+                    path: path.to_path_buf(),
+                    action: if current == path {
+                        "look up the file".to_owned()
+                    } else {
+                        format!("look up {} (where the link points)", current.display())
+                    },
+                    source,
+                });
+            }
+        }
+    }
+    Err(WriteError::TooManyLinks {
+        path: path.to_path_buf(),
+        max: MAX_SYMLINKS,
+    })
+}
+
+/// True when the existing regular file `real` is read-only for us: no write permission bits
+/// at all, or (unix) opening it for writing is refused. Opening without truncating changes
+/// nothing.
+fn is_read_only(real: &Path, meta: &Metadata) -> bool {
+    if meta.permissions().readonly() {
+        return true;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    // Any failure other than a refusal (busy, ...) is not a question of permission; the save
+    // itself reports what goes wrong, if anything.
+    match options.open(real) {
+        Ok(_) => false,
+        Err(e) => e.kind() == io::ErrorKind::PermissionDenied,
+    }
+}
+
+/// Writes `bytes` to `path` atomically and returns once the new content is on disk.
+///
+/// Symbolic links are followed (a chain of at most [`MAX_SYMLINKS`], including a dangling
+/// link, whose target is created): the link stays a link and the file it points to is
+/// replaced. A temporary file with a short random name (`.XXXXXX.tmp`) is created exclusively
+/// (`O_EXCL`, never through a link) in that file's folder, written, given the target's
+/// permission bits (a new file gets what `File::create` would give under the umask) and, where
+/// the system allows, its owner and group (changing the owner needs root; refusals are
+/// expected and ignored), synced, then renamed over the target; then the folder is synced.
+///
+/// An existing read-only target is refused with [`WriteError::ReadOnly`] unless
+/// `options.replace_read_only`; then it is replaced and keeps its read-only mode. A target that
+/// is not a regular file is refused. On any failure before the rename the temporary file is
+/// removed and the target is untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> Result<(), WriteError> {
+    write_atomic_with(path, bytes, options, &mut |_| Ok(()))
+}
+
+/// [`write_atomic`], calling `before_rename` with the temporary file's path just before the
+/// rename (tests use it to look at the temporary file and to fail there).
+fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    options: WriteOptions,
+    before_rename: &mut dyn FnMut(&Path) -> io::Result<()>,
+) -> Result<(), WriteError> {
+    if path.file_name().is_none() {
+        return Err(WriteError::NoFileName {
+            path: path.to_path_buf(),
+        });
+    }
+    let (real, meta) = resolve(path)?;
+    if real.file_name().is_none() {
+        return Err(WriteError::NoFileName {
+            path: path.to_path_buf(),
+        });
+    }
+    if let Some(meta) = &meta {
+        if !meta.is_file() {
+            return Err(WriteError::NotRegular {
+                path: path.to_path_buf(),
+                kind: kind_of(meta),
+            });
+        }
+        if !options.replace_read_only && is_read_only(&real, meta) {
+            return Err(WriteError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+    }
+    let io = |action: String, source| WriteError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    };
+    let dir = folder_of(&real);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".").suffix(".tmp");
+    #[cfg(unix)]
+    if meta.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        // A new file: the mode `File::create` uses, narrowed by the umask when created.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    // Created with O_CREAT | O_EXCL (mode 0600 unless set above); removed again on drop.
+    let mut tmp = builder.tempfile_in(&dir).map_err(|e| {
+        io(
+            format!("create a temporary file in {}", dir.display()),
+            without_temp_path(e),
+        )
+    })?;
+    let tmp_name = tmp.path().display().to_string();
+    tmp.as_file_mut()
+        .write_all(bytes)
+        .map_err(|e| io(format!("write the temporary file {tmp_name}"), e))?;
+    if let Some(meta) = &meta {
+        keep_owner(tmp.as_file(), meta)
+            .map_err(|e| io(format!("set the owner of the temporary file {tmp_name}"), e))?;
+        // After the owner: changing the owner may clear the set-user/group-id bits.
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(|e| {
+                io(
+                    format!("set the permissions of the temporary file {tmp_name}"),
+                    e,
+                )
+            })?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| io(format!("sync the temporary file {tmp_name} to disk"), e))?;
+    let replace = format!("replace {} with the temporary file", real.display());
+    before_rename(tmp.path()).map_err(|e| io(replace.clone(), e))?;
+    // On failure the error holds the temporary file, which is removed when it drops.
+    tmp.persist(&real).map_err(|e| io(replace, e.error))?;
+    sync_folder(&dir).map_err(|e| {
+        io(
+            format!(
+                "sync the folder {} (the file was replaced, but may not survive a crash)",
+                dir.display()
+            ),
+            e,
+        )
+    })
+}
+
+/// `tempfile` appends ` at path "DIR/.XXXXXX.tmp"` to its errors: a random name the user never
+/// sees, and the message already names the folder. Keeps the kind and the system's message.
+fn without_temp_path(e: io::Error) -> io::Error {
+    let message = e.to_string();
+    match message.find(" at path \"") {
+        Some(end) => io::Error::new(e.kind(), &message[..end]),
+        None => e,
+    }
+}
+
+/// Gives `file` the owner and group of `target`. Only root may give a file away, and only a
+/// member of a group may give it that group: these refusals (`EPERM`) are expected, and the
+/// new file then keeps ours. Other errors are returned.
+#[cfg(unix)]
+fn keep_owner(file: &File, target: &Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = file.metadata()?;
+    if (ours.uid(), ours.gid()) == (target.uid(), target.gid()) {
+        return Ok(());
+    }
+    let denied = |e: &io::Error| e.kind() == io::ErrorKind::PermissionDenied;
+    match std::os::unix::fs::fchown(file, Some(target.uid()), Some(target.gid())) {
+        Ok(()) => Ok(()),
+        // Not root: try to keep at least the group.
+        Err(e) if denied(&e) => match std::os::unix::fs::fchown(file, None, Some(target.gid())) {
+            Ok(()) => Ok(()),
+            Err(e) if denied(&e) => Ok(()),
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// Owners are not kept outside unix.
+#[cfg(not(unix))]
+fn keep_owner(_file: &File, _target: &Metadata) -> io::Result<()> {
+    Ok(())
+}
+
+/// Makes a rename in `dir` durable. Systems and file systems that cannot sync a folder
+/// (`EINVAL`, unsupported) are fine; other errors are returned.
+#[cfg(unix)]
+fn sync_folder(dir: &Path) -> io::Result<()> {
+    match File::open(dir)?.sync_all() {
+        Ok(()) => Ok(()),
+        Err(e)
+            if e.raw_os_error() == Some(libc::EINVAL) || e.kind() == io::ErrorKind::Unsupported =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Folders cannot be opened to sync outside unix; the rename is as durable as the system
+/// makes it.
+#[cfg(not(unix))]
+fn sync_folder(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{Scene, SceneError};
+    #[cfg(unix)]
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+
+    fn tempdir() -> tempfile::TempDir {
+        tempfile::tempdir().expect("tempdir")
+    }
+
+    /// The names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[cfg(unix)]
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").mode() & 0o7777
+    }
+
+    #[cfg(unix)]
+    fn set_mode(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+
+    #[cfg(unix)]
+    fn os_message(code: i32) -> String {
+        io::Error::from_raw_os_error(code).to_string()
+    }
+
+    const SAVE: WriteOptions = WriteOptions {
+        replace_read_only: false,
+    };
+    const REPLACE: WriteOptions = WriteOptions {
+        replace_read_only: true,
+    };
+
+    // ---- reads ---------------------------------------------------------------------------
+
+    #[test]
+    fn a_regular_file_within_the_cap_reads_exactly() {
+        let dir = tempdir();
+        let path = dir.path().join("a.bin");
+        let bytes: Vec<u8> = (0..=255u8).chain(b"\nend\n".iter().copied()).collect();
+        std::fs::write(&path, &bytes).expect("write");
+        assert_eq!(read_bounded(&path, MAX_SCENE_BYTES).expect("read"), bytes);
+        // Exactly at the cap is allowed.
+        assert_eq!(read_bounded(&path, 261).expect("read"), bytes);
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").expect("write");
+        assert_eq!(read_bounded(&empty, 0).expect("read"), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn one_byte_over_a_small_cap_is_refused() {
+        let dir = tempdir();
+        let path = dir.path().join("a.bin");
+        std::fs::write(&path, [7u8; 261]).expect("write");
+        let err = read_bounded(&path, 260).expect_err("too large");
+        assert!(
+            matches!(
+                err,
+                ReadError::TooLarge {
+                    size: 261,
+                    max: 260,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is 261 bytes (0.0 MiB), more than the limit of 260 bytes (0.0 MiB); it was not read",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_sparse_file_over_the_scene_cap_is_refused_without_reading() {
+        let dir = tempdir();
+        let path = dir.path().join("huge.json");
+        let file = File::create(&path).expect("create");
+        file.set_len(MAX_SCENE_BYTES + 1).expect("set_len");
+        drop(file);
+        let err = read_bounded(&path, MAX_SCENE_BYTES).expect_err("too large");
+        // TooLarge comes only from the checks before reading.
+        assert!(
+            matches!(err, ReadError::TooLarge { size, max, .. }
+                if size == MAX_SCENE_BYTES + 1 && max == MAX_SCENE_BYTES),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is 268435457 bytes (256.0 MiB), more than the limit of 268435456 bytes (256.0 MiB); it was not read",
+                path.display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_refused_as_not_regular_files() {
+        for dev in ["/dev/zero", "/dev/urandom", "/dev/null"] {
+            let err = read_bounded(Path::new(dev), MAX_SCENE_BYTES).expect_err(dev);
+            assert!(
+                matches!(
+                    err,
+                    ReadError::NotRegular {
+                        kind: "a character device",
+                        ..
+                    }
+                ),
+                "{err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!("{dev}: is a character device, not a regular file")
+            );
+        }
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = tempdir();
+        let err = read_bounded(dir.path(), MAX_SCENE_BYTES).expect_err("directory");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: is a directory, not a regular file",
+                dir.path().display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success(), "mkfifo {}", path.display());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_writer_is_refused_without_blocking() {
+        let dir = tempdir();
+        let fifo = dir.path().join("pipe.ron");
+        mkfifo(&fifo);
+        let err = read_bounded(&fifo, MAX_SCENE_BYTES).expect_err("fifo");
+        assert!(
+            matches!(err, ReadError::NotRegular { kind: "a FIFO", .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("{}: is a FIFO, not a regular file", fifo.display())
+        );
+        // The check after opening (a regular file swapped for a FIFO after the first check):
+        // the open does not wait for a writer, and the open file is refused.
+        let err = open_checked(&fifo, MAX_SCENE_BYTES).expect_err("fifo");
+        assert!(
+            matches!(err, ReadError::NotRegular { kind: "a FIFO", .. }),
+            "{err:?}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_to_a_regular_file_reads_the_target() {
+        let dir = tempdir();
+        let target = dir.path().join("real.ron");
+        std::fs::write(&target, b"(name: \"x\")").expect("write");
+        let link = dir.path().join("link.ron");
+        symlink("real.ron", &link).expect("symlink");
+        assert_eq!(
+            read_bounded(&link, MAX_SCENE_BYTES).expect("read"),
+            b"(name: \"x\")"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_holding_more_than_its_size_says_is_cut_off_at_the_cap() {
+        // /proc files are regular files of size 0 that hold more.
+        let path = Path::new("/proc/self/status");
+        assert_eq!(std::fs::metadata(path).expect("stat").len(), 0);
+        let err = read_bounded(path, 16).expect_err("grew");
+        assert!(matches!(err, ReadError::Grew { max: 16, .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "/proc/self/status: the file holds more than the limit of 16 bytes (0.0 MiB) (it grew while being read)"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_missing_file_is_an_io_error_naming_it() {
+        let dir = tempdir();
+        let path = dir.path().join("missing.ron");
+        let err = read_bounded(&path, MAX_SCENE_BYTES).expect_err("missing");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: could not look up the file: {}",
+                path.display(),
+                os_message(libc::ENOENT)
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scene_load_refuses_devices_with_the_read_error() {
+        let err = Scene::load(Path::new("/dev/zero")).expect_err("device");
+        assert!(matches!(
+            err,
+            SceneError::Read(ReadError::NotRegular { .. })
+        ));
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: is a character device, not a regular file"
+        );
+    }
+
+    // ---- saves ---------------------------------------------------------------------------
+
+    #[test]
+    fn a_save_round_trips_and_replaces_longer_content() {
+        let dir = tempdir();
+        let path = dir.path().join("scene.ron");
+        write_atomic(&path, b"a longer first version\n", SAVE).expect("save");
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"a longer first version\n"
+        );
+        write_atomic(&path, b"short\n", SAVE).expect("save");
+        assert_eq!(std::fs::read(&path).expect("read"), b"short\n");
+        assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
+    }
+
+    #[test]
+    fn concurrent_saves_of_one_path_leave_one_whole_input() {
+        const THREADS: usize = 8;
+        const ROUNDS: usize = 50;
+        let dir = tempdir();
+        let path = dir.path().join("scene.ron");
+        // Different lengths and bytes, so a mix of two is never equal to one of them.
+        let inputs: Vec<Vec<u8>> = (0..THREADS)
+            .map(|t| vec![b'a' + t as u8; 4096 * (t + 1) + t])
+            .collect();
+        let barrier = std::sync::Barrier::new(THREADS);
+        for round in 0..ROUNDS {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = inputs
+                    .iter()
+                    .map(|input| {
+                        let (path, barrier) = (&path, &barrier);
+                        s.spawn(move || {
+                            barrier.wait();
+                            write_atomic(path, input, SAVE)
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().expect("thread").expect("save");
+                }
+            });
+            let got = std::fs::read(&path).expect("read");
+            assert!(
+                inputs.contains(&got),
+                "round {round}: {} bytes that are none of the inputs",
+                got.len()
+            );
+        }
+        assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_planted_at_temporary_names_are_not_followed() {
+        let dir = tempdir();
+        let victim_dir = tempdir();
+        let victim = victim_dir.path().join("victim");
+        std::fs::write(&victim, b"precious").expect("write");
+        set_mode(&victim, 0o644);
+        let name = "scene.ron";
+        let mut planted = vec![
+            format!(".{name}.{}.tmp", std::process::id()),
+            format!(".{name}.tmp"),
+            format!("{name}.tmp"),
+            format!("{name}~"),
+            format!(".{name}.swp"),
+            ".tmp".to_owned(),
+        ];
+        // A sample of names of the shape the temporary file has (`.XXXXXX.tmp`).
+        let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..300 {
+            let mut s = String::from(".");
+            for _ in 0..6 {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                s.push(alphabet[(seed >> 33) as usize % alphabet.len()] as char);
+            }
+            s.push_str(".tmp");
+            planted.push(s);
+        }
+        planted.sort();
+        planted.dedup();
+        for p in &planted {
+            symlink(&victim, dir.path().join(p)).expect("plant");
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, b"old").expect("write");
+        for round in 0..20 {
+            write_atomic(&path, format!("new {round}").as_bytes(), SAVE).expect("save");
+        }
+        assert_eq!(std::fs::read(&path).expect("read"), b"new 19");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"precious");
+        assert_eq!(mode_of(&victim), 0o644);
+        for p in &planted {
+            let link = dir.path().join(p);
+            assert_eq!(std::fs::read_link(&link).expect("still a link"), victim);
+        }
+        let mut expected = planted.clone();
+        expected.push(name.to_owned());
+        expected.sort();
+        assert_eq!(names_in(dir.path()), expected);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_save_keeps_the_targets_mode() {
+        let dir = tempdir();
+        for mode in [0o600, 0o640, 0o604, 0o755] {
+            let path = dir.path().join(format!("mode{mode:o}.ron"));
+            std::fs::write(&path, b"old").expect("write");
+            set_mode(&path, mode);
+            write_atomic(&path, b"new", SAVE).expect("save");
+            assert_eq!(mode_of(&path), mode, "{mode:o}");
+            assert_eq!(std::fs::read(&path).expect("read"), b"new");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_gets_the_mode_file_create_gives() {
+        let dir = tempdir();
+        let reference = dir.path().join("reference");
+        File::create(&reference).expect("create");
+        let path = dir.path().join("new.ron");
+        write_atomic(&path, b"new", SAVE).expect("save");
+        assert_eq!(mode_of(&path), mode_of(&reference));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_save_keeps_the_owner_where_allowed() {
+        let dir = tempdir();
+        let path = dir.path().join("owned.ron");
+        std::fs::write(&path, b"old").expect("write");
+        let mine = std::fs::metadata(&path).expect("stat");
+        let want = match std::os::unix::fs::chown(&path, Some(4242), Some(4243)) {
+            // Root: the file belongs to someone else now, and the save keeps that.
+            Ok(()) => (4242, 4243),
+            // Not root: the file stays ours.
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => (mine.uid(), mine.gid()),
+            Err(e) => panic!("chown: {e}"),
+        };
+        write_atomic(&path, b"new", SAVE).expect("save");
+        let after = std::fs::metadata(&path).expect("stat");
+        assert_eq!((after.uid(), after.gid()), want);
+        assert_eq!(std::fs::read(&path).expect("read"), b"new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_target_stays_a_link_and_its_file_gets_the_content() {
+        let dir = tempdir();
+        let real_dir = dir.path().join("real");
+        std::fs::create_dir(&real_dir).expect("mkdir");
+        let real = real_dir.join("scene.ron");
+        std::fs::write(&real, b"old").expect("write");
+        set_mode(&real, 0o640);
+        // A chain: top -> middle -> real/scene.ron, relative links.
+        let middle = dir.path().join("middle.ron");
+        symlink("real/scene.ron", &middle).expect("symlink");
+        let top = dir.path().join("top.ron");
+        symlink("middle.ron", &top).expect("symlink");
+        write_atomic(&top, b"new", SAVE).expect("save");
+        assert_eq!(
+            std::fs::read_link(&top).expect("link"),
+            Path::new("middle.ron")
+        );
+        assert_eq!(
+            std::fs::read_link(&middle).expect("link"),
+            Path::new("real/scene.ron")
+        );
+        assert_eq!(std::fs::read(&real).expect("read"), b"new");
+        assert_eq!(mode_of(&real), 0o640);
+        assert_eq!(names_in(dir.path()), vec!["middle.ron", "real", "top.ron"]);
+        assert_eq!(names_in(&real_dir), vec!["scene.ron"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_symlink_gets_its_target_created() {
+        let dir = tempdir();
+        let link = dir.path().join("link.ron");
+        symlink("made.ron", &link).expect("symlink");
+        write_atomic(&link, b"new", SAVE).expect("save");
+        assert_eq!(
+            std::fs::read_link(&link).expect("link"),
+            Path::new("made.ron")
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("made.ron")).expect("read"),
+            b"new"
+        );
+        assert_eq!(names_in(dir.path()), vec!["link.ron", "made.ron"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_loop_is_refused() {
+        let dir = tempdir();
+        let a = dir.path().join("a.ron");
+        symlink("b.ron", &a).expect("symlink");
+        symlink("a.ron", dir.path().join("b.ron")).expect("symlink");
+        let err = write_atomic(&a, b"new", SAVE).expect_err("loop");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: more than 40 symbolic links to follow (a loop?)",
+                a.display()
+            )
+        );
+        assert_eq!(names_in(dir.path()), vec!["a.ron", "b.ron"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_target_is_refused_unless_asked_and_keeps_its_mode() {
+        let dir = tempdir();
+        for mode in [0o444, 0o400, 0o000] {
+            let path = dir.path().join(format!("ro{mode:o}.ron"));
+            std::fs::write(&path, b"old").expect("write");
+            set_mode(&path, mode);
+            let err = write_atomic(&path, b"new", SAVE).expect_err("read-only");
+            assert!(matches!(err, WriteError::ReadOnly { .. }), "{err:?}");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}: the file is read-only; it was not replaced",
+                    path.display()
+                )
+            );
+            assert_eq!(std::fs::read(&path).expect("read"), b"old");
+            assert_eq!(mode_of(&path), mode);
+            write_atomic(&path, b"new", REPLACE).expect("replace");
+            assert_eq!(std::fs::read(&path).expect("read"), b"new");
+            assert_eq!(mode_of(&path), mode);
+        }
+        assert_eq!(
+            names_in(dir.path()),
+            vec!["ro0.ron", "ro400.ron", "ro444.ron"]
+        );
+    }
+
+    #[test]
+    fn a_255_byte_name_saves() {
+        let dir = tempdir();
+        let name = format!("{}.ron", "n".repeat(251));
+        assert_eq!(name.len(), 255);
+        let path = dir.path().join(&name);
+        write_atomic(&path, b"first", SAVE).expect("save");
+        write_atomic(&path, b"second", SAVE).expect("save again");
+        assert_eq!(std::fs::read(&path).expect("read"), b"second");
+        assert_eq!(names_in(dir.path()), vec![name]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_256_byte_name_fails_naming_the_path_and_leaves_nothing() {
+        let dir = tempdir();
+        let path = dir.path().join(format!("{}.ron", "n".repeat(252)));
+        let err = write_atomic(&path, b"new", SAVE).expect_err("name too long");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: could not look up the file: {}",
+                path.display(),
+                os_message(libc::ENAMETOOLONG)
+            )
+        );
+        assert_eq!(names_in(dir.path()), Vec::<String>::new());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_that_does_not_exist_gives_an_error_naming_the_path() {
+        let dir = tempdir();
+        let missing = dir.path().join("no-such-folder");
+        let path = missing.join("scene.ron");
+        let err = write_atomic(&path, b"new", SAVE).expect_err("no folder");
+        assert!(matches!(&err, WriteError::Io { path: p, .. } if p == &path));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: could not create a temporary file in {}: {}",
+                path.display(),
+                missing.display(),
+                os_message(libc::ENOENT)
+            )
+        );
+        assert_eq!(names_in(dir.path()), Vec::<String>::new());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_target_that_is_not_a_regular_file_is_refused() {
+        let dir = tempdir();
+        let sub = dir.path().join("sub.ron");
+        std::fs::create_dir(&sub).expect("mkdir");
+        let fifo = dir.path().join("pipe.ron");
+        mkfifo(&fifo);
+        for (path, kind) in [(&sub, "a directory"), (&fifo, "a FIFO")] {
+            let err = write_atomic(path, b"new", SAVE).expect_err("not regular");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}: is {kind}, not a regular file; it was not replaced",
+                    path.display()
+                )
+            );
+        }
+        let err = write_atomic(Path::new(""), b"new", SAVE).expect_err("no name");
+        assert_eq!(err.to_string(), ": the path names no file");
+        assert_eq!(names_in(dir.path()), vec!["pipe.ron", "sub.ron"]);
+        assert_eq!(names_in(&sub), Vec::<String>::new());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_failure_after_the_temporary_file_removes_it_and_keeps_the_target() {
+        let dir = tempdir();
+        let path = dir.path().join("scene.ron");
+        std::fs::write(&path, b"old").expect("write");
+        set_mode(&path, 0o640);
+        let mut seen = None;
+        let err = write_atomic_with(&path, b"new", SAVE, &mut |tmp| {
+            seen = Some((
+                tmp.to_path_buf(),
+                std::fs::read(tmp)?,
+                std::fs::symlink_metadata(tmp)?.mode() & 0o7777,
+            ));
+            Err(io::Error::other("injected failure"))
+        })
+        .expect_err("injected");
+        let (tmp, content, mode) = seen.expect("the hook ran");
+        // A short name beside the target, the new content, the target's mode.
+        assert_eq!(tmp.parent(), Some(dir.path()));
+        let tmp_name = tmp
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            tmp_name.len() == 11 && tmp_name.starts_with('.') && tmp_name.ends_with(".tmp"),
+            "{tmp_name}"
+        );
+        assert_eq!(content, b"new");
+        assert_eq!(mode, 0o640);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: could not replace {} with the temporary file: injected failure",
+                path.display(),
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), b"old");
+        assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scene_save_refuses_a_read_only_file_and_leaves_it() {
+        let dir = tempdir();
+        let path = dir.path().join("scene.ron");
+        std::fs::write(&path, b"old").expect("write");
+        set_mode(&path, 0o444);
+        let scene = Scene::builtin_default();
+        let err = scene.save(&path).expect_err("read-only");
+        assert!(
+            matches!(&err, SceneError::ReadOnly { file } if *file == path.display().to_string()),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is read-only; it was not replaced",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), b"old");
+        assert_eq!(mode_of(&path), 0o444);
+        scene.save_with(&path, REPLACE).expect("replace");
+        assert_eq!(Scene::load(&path).expect("load"), scene);
+        assert_eq!(mode_of(&path), 0o444);
+        assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
+    }
+}
