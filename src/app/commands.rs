@@ -8,7 +8,8 @@ use super::debugger::{DebuggerApp, Pick, SphereDrag};
 use super::files::{FileDialogState, FilePurpose};
 use crate::broadphase::{BroadphaseError, BroadphaseKind};
 use crate::fileio::WriteOptions;
-use crate::scene::{Generate, Scene, SceneError, Simulation, Sphere, TreeSettings};
+use crate::scene::{Generate, Scene, SceneError, Simulation, Sphere};
+use crate::tree::TreeConfig;
 use glam::{Vec2, Vec3};
 use std::path::{Path, PathBuf};
 
@@ -25,7 +26,7 @@ pub enum Command {
     Reset,
     /// New tree settings (margin, look-ahead, insertion, balancing, pairs, update), applied at
     /// once.
-    SetTreeSettings(TreeSettings),
+    SetTreeSettings(TreeConfig),
     /// Another broad phase (tree, brute force, sweep-and-prune).
     SetBroadphase(BroadphaseKind),
     /// Rebuild the tree from scratch.
@@ -374,26 +375,6 @@ impl DebuggerApp {
         self.record_step();
     }
 
-    /// The nearest centre to `center` where a sphere of `radius` lies inside the walls (z = 0
-    /// in 2D), so a drag past a wall stops at the wall instead of failing.
-    fn clamp_to_walls(&self, radius: f32, center: Vec3) -> Vec3 {
-        let w = &self.model.doc.world;
-        let mut c = center;
-        for axis in 0..3 {
-            if axis >= usize::from(self.model.doc.dimensions) {
-                c[axis] = 0.0;
-                continue;
-            }
-            let (lo, hi) = (w.min[axis] + radius, w.max[axis] - radius);
-            c[axis] = if lo <= hi {
-                c[axis].clamp(lo, hi)
-            } else {
-                0.5 * (w.min[axis] + w.max[axis])
-            };
-        }
-        c
-    }
-
     fn move_sphere(&mut self, id: u32, center: Vec3) {
         let radius = self
             .model
@@ -402,7 +383,7 @@ impl DebuggerApp {
             .iter()
             .find(|b| b.sphere.id == id)
             .map_or(0.0, |b| b.sphere.radius);
-        let center = self.clamp_to_walls(radius, center);
+        let center = self.model.sim.clamp_center(radius, center);
         match self.model.sim.move_sphere(id, center) {
             Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
             Ok(report) => {
@@ -455,7 +436,7 @@ impl DebuggerApp {
             .collect();
         radii.sort_by(f32::total_cmp);
         let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
-        let center = self.clamp_to_walls(radius, center);
+        let center = self.model.sim.clamp_center(radius, center);
         let sphere = Sphere {
             id,
             label: None,
@@ -566,7 +547,7 @@ pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
     }
 }
 
-fn describe_settings_change(old: &TreeSettings, new: &TreeSettings) -> String {
+fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {
     if old.margin != new.margin {
         format!(
             "Margin {:.3}: every fat box recomputed, pairs recomputed.",

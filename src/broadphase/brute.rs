@@ -2,7 +2,7 @@
 
 use super::{
     Body, Broadphase, BroadphaseError, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome,
-    box_to_vec3, check_config, store::Store,
+    box_to_vec3, store::Store,
 };
 use crate::tree::{Aabb, TreeConfig, TreeError, Vector};
 use glam::Vec3;
@@ -62,7 +62,7 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
     }
 
     fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
-        check_config(&config)?;
+        config.check()?;
         self.store.set_config(config);
         Ok(())
     }

@@ -194,7 +194,7 @@ pub fn make(
     dimensions: u8,
     config: TreeConfig,
 ) -> Result<Box<dyn Broadphase>, crate::tree::TreeError> {
-    check_config(&config)?;
+    config.check()?;
     match (kind, dimensions) {
         (BroadphaseKind::Tree, 2) => Ok(Box::new(TreeBroadphase::<Vec2>::new(config)?)),
         (BroadphaseKind::Tree, 3) => Ok(Box::new(TreeBroadphase::<Vec3>::new(config)?)),
@@ -237,19 +237,6 @@ impl std::fmt::Display for BroadphaseKind {
 /// The fat-box rule every broad phase shares with the tree (the tree's own function, so the
 /// boxes agree to the bit).
 pub use crate::tree::fat_box;
-
-/// Ok when the margin and look-ahead are finite and >= 0.
-pub(crate) fn check_config(config: &TreeConfig) -> Result<(), TreeError> {
-    for (name, value) in [
-        ("margin", config.margin),
-        ("velocity_lookahead", config.velocity_lookahead),
-    ] {
-        if !value.is_finite() || value < 0.0 {
-            return Err(TreeError::InvalidSetting { name, value });
-        }
-    }
-    Ok(())
-}
 
 /// A 2D or 3D vector a broad phase can work in: converts from and to the scene's `Vec3`
 /// (2D drops z and gives z = 0 back) and wraps its tree in a [`TreeView`].

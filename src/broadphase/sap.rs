@@ -3,7 +3,7 @@
 
 use super::{
     Body, Broadphase, BroadphaseError, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome,
-    box_to_vec3, brute::overlaps, check_config, store::Store,
+    box_to_vec3, brute::overlaps, store::Store,
 };
 use crate::tree::{Aabb, TreeConfig, TreeError};
 use glam::Vec3;
@@ -89,7 +89,7 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
     }
 
     fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
-        check_config(&config)?;
+        config.check()?;
         self.store.set_config(config);
         Ok(())
     }

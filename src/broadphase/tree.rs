@@ -3,8 +3,7 @@
 
 use super::{
     Body, Broadphase, BroadphaseError, BroadphaseKind, DEFAULT_PAIR_LIMIT, PairOutcome,
-    SceneVector, TreeView, UpdateOutcome, box_from_vec3, box_to_vec3, check_bodies, check_config,
-    sorted_bodies,
+    SceneVector, TreeView, UpdateOutcome, box_from_vec3, box_to_vec3, check_bodies, sorted_bodies,
 };
 use crate::tree::{Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats};
 use glam::Vec3;
@@ -174,14 +173,7 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
     }
 
     fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
-        check_config(&config)?;
-        self.tree.set_margin(config.margin)?;
-        self.tree
-            .set_velocity_lookahead(config.velocity_lookahead)?;
-        self.tree.set_insertion(config.insertion);
-        self.tree.set_balancing(config.balancing);
-        self.tree.set_pair_method(config.pairs);
-        self.tree.set_update_mode(config.update);
+        self.tree.set_config(config)?;
         self.changed = true;
         Ok(())
     }

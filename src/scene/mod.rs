@@ -14,7 +14,7 @@ pub use sim::{Simulation, ids_fit_a_table};
 
 use crate::fileio::{ReadError, WriteError, WriteOptions};
 use crate::text::{clean_message, escape_controls};
-use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeEvent, TreeStats, UpdateMode};
+use crate::tree::{Aabb, TreeConfig, TreeEvent, TreeStats};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -38,31 +38,14 @@ pub struct Scene {
     pub world: Aabb<Vec3>,
     /// Seconds per step, in (0, 1].
     pub dt: f32,
-    /// Tree settings.
-    pub tree: TreeSettings,
+    /// Tree settings (the `tree` section; the tree's own [`TreeConfig`]).
+    pub tree: TreeConfig,
     /// Listed spheres.
     pub spheres: Vec<Sphere>,
     /// Generated spheres, added after the listed ones.
     pub generate: Option<Generate>,
     /// Camera and layers saved by the app.
     pub view: Option<ViewSettings>,
-}
-
-/// The `tree` section of a scene.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TreeSettings {
-    /// Fat-box margin, world units.
-    pub margin: f32,
-    /// Seconds of predicted motion in fat boxes.
-    pub velocity_lookahead: f32,
-    /// Insertion cost.
-    pub insertion: InsertionCost,
-    /// Balancing.
-    pub balancing: Balancing,
-    /// Pair method.
-    pub pairs: PairMethod,
-    /// What a move out of the fat box does (optional in files; the library default).
-    pub update: UpdateMode,
 }
 
 /// One sphere.
@@ -147,15 +130,6 @@ pub enum SceneError {
         step: u64,
         /// What the broad phase said.
         source: crate::broadphase::BroadphaseError,
-    },
-    /// Reading or writing failed (other than through [`crate::fileio`], which reports `Read`
-    /// and `Write`).
-    #[error("{}: {}", escape_controls(.file), clean_message(&.source.to_string()))]
-    Io {
-        /// File name.
-        file: String,
-        /// The I/O error.
-        source: std::io::Error,
     },
     /// The file could not be read: not a regular file, larger than
     /// [`MAX_SCENE_BYTES`](crate::fileio::MAX_SCENE_BYTES), or an I/O error. The message names

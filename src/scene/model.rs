@@ -1,8 +1,8 @@
 //! The file form of a scene (format 1): serde structs whose field names are the file's, with
 //! unknown fields refused, vectors of 2 or 3 numbers, and the conversion to and from [`Scene`].
 
-use super::{FORMAT_VERSION, Generate, Scene, SceneError, Sphere, TreeSettings, ViewSettings};
-use crate::tree::{Aabb, Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
+use super::{FORMAT_VERSION, Generate, Scene, SceneError, Sphere, ViewSettings};
+use crate::tree::{Aabb, TreeConfig};
 use glam::Vec3;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeTuple, Serializer};
@@ -128,7 +128,7 @@ pub(crate) struct SceneFile {
     #[serde(default = "default_dt")]
     pub dt: f32,
     #[serde(default)]
-    pub tree: TreeFile,
+    pub tree: TreeConfig,
     #[serde(default)]
     pub spheres: Vec<SphereFile>,
     #[serde(default)]
@@ -143,46 +143,6 @@ pub(crate) struct SceneFile {
 pub(crate) struct WorldFile {
     pub min: FileVec,
     pub max: FileVec,
-}
-
-/// The `tree` section; every field has the library's default.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "tree", deny_unknown_fields)]
-pub(crate) struct TreeFile {
-    #[serde(default = "default_margin")]
-    pub margin: f32,
-    #[serde(default)]
-    pub velocity_lookahead: f32,
-    #[serde(default)]
-    pub insertion: InsertionCost,
-    #[serde(default)]
-    pub balancing: Balancing,
-    #[serde(default)]
-    pub pairs: PairMethod,
-    #[serde(default, skip_serializing_if = "is_default_update")]
-    pub update: UpdateMode,
-}
-
-fn is_default_update(update: &UpdateMode) -> bool {
-    *update == UpdateMode::default()
-}
-
-fn default_margin() -> f32 {
-    TreeConfig::default().margin
-}
-
-impl Default for TreeFile {
-    fn default() -> Self {
-        let c = TreeConfig::default();
-        Self {
-            margin: c.margin,
-            velocity_lookahead: c.velocity_lookahead,
-            insertion: c.insertion,
-            balancing: c.balancing,
-            pairs: c.pairs,
-            update: c.update,
-        }
-    }
 }
 
 /// One listed sphere.
@@ -296,14 +256,7 @@ impl SceneFile {
             dimensions: dims,
             world,
             dt: self.dt,
-            tree: TreeSettings {
-                margin: self.tree.margin,
-                velocity_lookahead: self.tree.velocity_lookahead,
-                insertion: self.tree.insertion,
-                balancing: self.tree.balancing,
-                pairs: self.tree.pairs,
-                update: self.tree.update,
-            },
+            tree: self.tree,
             spheres,
             generate: self.generate.map(|g| Generate {
                 count: g.count,
@@ -327,14 +280,7 @@ impl SceneFile {
                 max: FileVec::from_vec3(scene.world.max, dims),
             },
             dt: scene.dt,
-            tree: TreeFile {
-                margin: scene.tree.margin,
-                velocity_lookahead: scene.tree.velocity_lookahead,
-                insertion: scene.tree.insertion,
-                balancing: scene.tree.balancing,
-                pairs: scene.tree.pairs,
-                update: scene.tree.update,
-            },
+            tree: scene.tree,
             spheres: scene
                 .spheres
                 .iter()

@@ -1,10 +1,8 @@
 //! The simulation: spheres move by `velocity * dt` and bounce off the walls (the standard
 //! workload's rule), appear and disappear at their steps, and drive a broad phase each step.
 
-use super::validate::{check_fat_reach, check_setting, check_sphere};
-use super::{
-    Body, FORMAT_VERSION, Scene, SceneError, Sphere, StepReport, TreeSettings, ViewSettings,
-};
+use super::validate::{check_fat_reach, check_sphere, check_tree};
+use super::{Body, FORMAT_VERSION, Scene, SceneError, Sphere, StepReport, ViewSettings};
 use crate::broadphase::{self, Broadphase, BroadphaseKind};
 use crate::tree::{Aabb, TreeConfig};
 use glam::{DVec3, Vec3};
@@ -19,7 +17,7 @@ pub struct Simulation {
     dimensions: u8,
     world: Aabb<Vec3>,
     dt: f32,
-    settings: TreeSettings,
+    settings: TreeConfig,
     view: Option<ViewSettings>,
     /// Every sphere, alive or not, sorted by id.
     bodies: Vec<Body>,
@@ -33,18 +31,6 @@ pub struct Simulation {
     pair_limit: usize,
     /// Why the last step (or change) stopped, when it did.
     last_error: Option<broadphase::BroadphaseError>,
-}
-
-/// The tree configuration of the scene's settings.
-fn config_of(settings: &TreeSettings) -> TreeConfig {
-    TreeConfig {
-        margin: settings.margin,
-        velocity_lookahead: settings.velocity_lookahead,
-        insertion: settings.insertion,
-        balancing: settings.balancing,
-        pairs: settings.pairs,
-        update: settings.update,
-    }
 }
 
 fn invalid(message: String) -> SceneError {
@@ -152,7 +138,7 @@ impl Simulation {
         pair_limit: usize,
     ) -> Result<Simulation, SceneError> {
         scene.validate(SIM_FILE)?;
-        let mut broadphase = broadphase::make(kind, scene.dimensions, config_of(&scene.tree))
+        let mut broadphase = broadphase::make(kind, scene.dimensions, scene.tree)
             .map_err(|e| invalid(e.to_string()))?;
         broadphase.set_pair_limit(pair_limit);
         let bodies: Vec<Body> = scene
@@ -387,7 +373,7 @@ impl Simulation {
 
     /// The current tree settings.
     #[must_use]
-    pub fn tree_settings(&self) -> TreeSettings {
+    pub fn tree_settings(&self) -> TreeConfig {
         self.settings
     }
 
@@ -448,7 +434,7 @@ impl Simulation {
     /// afresh and the pairs recomputed. An error when the pairs pass the limit (the new broad
     /// phase stays; the spheres are kept).
     pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
-        let mut b = broadphase::make(kind, self.dimensions, config_of(&self.settings))
+        let mut b = broadphase::make(kind, self.dimensions, self.settings)
             .map_err(|e| invalid(e.to_string()))?;
         b.set_pair_limit(self.pair_limit);
         self.broadphase = b;
@@ -458,9 +444,8 @@ impl Simulation {
     /// Applies new tree settings at once (fat boxes recomputed, pairs recomputed). An error
     /// names the bad value and changes nothing; or, when the settings were applied but the
     /// pairs pass the limit, [`SceneError::Step`].
-    pub fn set_tree_settings(&mut self, settings: TreeSettings) -> Result<(), SceneError> {
-        check_setting("tree.margin", settings.margin).map_err(invalid)?;
-        check_setting("tree.velocity_lookahead", settings.velocity_lookahead).map_err(invalid)?;
+    pub fn set_tree_settings(&mut self, settings: TreeConfig) -> Result<(), SceneError> {
+        check_tree(&settings).map_err(invalid)?;
         for b in &self.bodies {
             check_fat_reach(
                 &self.world,
@@ -472,7 +457,7 @@ impl Simulation {
             .map_err(|e| invalid(format!("sphere (id {}): {e}", b.sphere.id)))?;
         }
         self.broadphase
-            .set_config(config_of(&settings))
+            .set_config(settings)
             .map_err(|e| invalid(e.to_string()))?;
         self.settings = settings;
         self.refresh(Vec::new(), Vec::new(), Instant::now())?;
@@ -496,7 +481,8 @@ impl Simulation {
     }
 
     /// The nearest centre to `center` where a sphere of `radius` lies inside the world (z = 0
-    /// in 2D); for drags that go past a wall.
+    /// in 2D); for drags that go past a wall. On an axis where the sphere is wider than the
+    /// world, the world's middle (such a sphere is refused by the scene's rules anyway).
     #[must_use]
     pub fn clamp_center(&self, radius: f32, center: Vec3) -> Vec3 {
         let mut c = center;
@@ -506,7 +492,11 @@ impl Simulation {
                 continue;
             }
             let (lo, hi) = (self.world.min[a] + radius, self.world.max[a] - radius);
-            c[a] = if lo <= hi { c[a].max(lo).min(hi) } else { lo };
+            c[a] = if lo <= hi {
+                c[a].clamp(lo, hi)
+            } else {
+                0.5 * (self.world.min[a] + self.world.max[a])
+            };
         }
         c
     }

@@ -3,8 +3,8 @@
 
 use super::model::{fmt_numbers, newer_message};
 use super::sim::tight_box_at;
-use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere, TreeSettings};
-use crate::tree::{Aabb, fat_box};
+use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere};
+use crate::tree::{Aabb, TreeConfig, TreeError, fat_box};
 use glam::Vec3;
 use std::collections::BTreeMap;
 
@@ -43,8 +43,7 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
     if !(scene.dt > 0.0 && scene.dt <= 1.0) {
         return Err(format!("dt must be in (0, 1] seconds, got {}", scene.dt));
     }
-    check_setting("tree.margin", scene.tree.margin)?;
-    check_setting("tree.velocity_lookahead", scene.tree.velocity_lookahead)?;
+    check_tree(&scene.tree)?;
     if scene.spheres.len() > MAX_SPHERES {
         return Err(format!(
             "spheres: the scene lists {} spheres; at most {MAX_SPHERES} are allowed",
@@ -109,15 +108,19 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
     Ok(())
 }
 
-/// A margin or look-ahead: finite and >= 0.
-pub(crate) fn check_setting(name: &str, value: f32) -> Result<(), String> {
-    if !value.is_finite() {
-        return Err(format!("{name} must be a finite number >= 0, got {value}"));
+/// The tree section, checked by the tree ([`TreeConfig::check`]), as a message naming the
+/// scene's field: `tree.margin must be >= 0, got -1`.
+pub(crate) fn check_tree(config: &TreeConfig) -> Result<(), String> {
+    match config.check() {
+        Ok(()) => Ok(()),
+        Err(TreeError::InvalidSetting { name, value }) if !value.is_finite() => Err(format!(
+            "tree.{name} must be a finite number >= 0, got {value}"
+        )),
+        Err(TreeError::InvalidSetting { name, value }) => {
+            Err(format!("tree.{name} must be >= 0, got {value}"))
+        }
+        Err(other) => Err(format!("tree: {other}")),
     }
-    if value < 0.0 {
-        return Err(format!("{name} must be >= 0, got {value}"));
-    }
-    Ok(())
 }
 
 /// One sphere's own rules (everything but id uniqueness), without the `spheres[i]` prefix.
@@ -185,7 +188,7 @@ pub(crate) fn check_fat_reach(
     dims: u8,
     radius: f32,
     speed: Vec3,
-    settings: &TreeSettings,
+    settings: &TreeConfig,
 ) -> Result<(), String> {
     let r = f64::from(radius);
     // The tight boxes at the walls (as the simulation rounds them): their union is all the

@@ -110,7 +110,11 @@ pub enum UpdateMode {
 }
 
 /// Settings of a tree; every one can be changed at run time.
+///
+/// In a scene file this is the `tree` section; a field left out takes its default, and an
+/// unknown field is refused. [`TreeConfig::check`] is the one place its numbers are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TreeConfig {
     /// Fat-box margin added on every side of a tight box, world units (>= 0).
     pub margin: f32,
@@ -122,7 +126,8 @@ pub struct TreeConfig {
     pub balancing: Balancing,
     /// Pair-finding method.
     pub pairs: PairMethod,
-    /// What a move out of the fat box does.
+    /// What a move out of the fat box does (written to files only when not the default).
+    #[serde(skip_serializing_if = "UpdateMode::is_default")]
     pub update: UpdateMode,
 }
 
@@ -161,9 +166,23 @@ impl PairMethod {
 impl UpdateMode {
     /// Every update mode.
     pub const ALL: [Self; 3] = [Self::Reinsert, Self::LocalReinsert, Self::EnlargeAndRebuild];
+
+    /// True for the default mode.
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl TreeConfig {
+    /// Ok when the margin and the look-ahead are finite and `>= 0`; otherwise
+    /// [`TreeError::InvalidSetting`] naming the first bad one (`margin` or
+    /// `velocity_lookahead`).
+    pub fn check(&self) -> Result<(), TreeError> {
+        check_setting("margin", self.margin)?;
+        check_setting("velocity_lookahead", self.velocity_lookahead)
+    }
+
     /// Every combination of insertion cost, balancing, pair method and update mode (81), with
     /// this configuration's margin and look-ahead: for tests and benchmarks that sweep them.
     #[must_use]
@@ -433,8 +452,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
 
     /// An empty tree; an error when the margin or look-ahead is negative or not finite.
     pub fn try_new(config: TreeConfig) -> Result<Self, TreeError> {
-        check_setting("margin", config.margin)?;
-        check_setting("velocity_lookahead", config.velocity_lookahead)?;
+        config.check()?;
         Ok(Self::new(config))
     }
 

@@ -405,8 +405,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Applies every setting of `config` (see the single setters); an error, and no change to
     /// the margin and look-ahead, when one of them is refused.
     pub fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
-        check_setting("margin", config.margin)?;
-        check_setting("velocity_lookahead", config.velocity_lookahead)?;
+        config.check()?;
         self.set_fattening(
             config.margin,
             config.velocity_lookahead,
