@@ -61,6 +61,8 @@ pub enum Command {
     DeleteSphere(u32),
     /// The most candidate pairs a step may find (past it the simulation pauses).
     SetPairLimit(usize),
+    /// Check every tree invariant after each step and change (checked once now when on).
+    SetValidateEveryStep(bool),
     /// Open a scene file (asks first when there are unsaved changes).
     Open(PathBuf),
     /// Open the built-in scene (asks first when there are unsaved changes).
@@ -211,6 +213,10 @@ impl DebuggerApp {
                     Ok(()) => format!("Pair limit: {limit} candidate pairs."),
                     Err(e) => format!("Pair limit {limit}: {e}"),
                 };
+            }
+            Command::SetValidateEveryStep(on) => {
+                self.prefs.validate_every_step = on;
+                self.model.validation = on.then(|| self.validate_tree());
             }
             Command::Rebuild => {
                 let outcome = self.model.sim.rebuild().map(|_| ());

@@ -3,7 +3,7 @@
 
 use eframe::egui;
 
-use super::commands::broadphase_name;
+use super::commands::{Command, broadphase_name};
 use super::debugger::DebuggerApp;
 use crate::scene::StepReport;
 use egui::{Color32, RichText};
@@ -206,8 +206,7 @@ impl DebuggerApp {
             .on_hover_text("Check every tree invariant after each step and change.")
             .changed()
         {
-            self.prefs.validate_every_step = validate;
-            self.model.validation = validate.then(|| self.validate_tree());
+            self.commands.push(Command::SetValidateEveryStep(validate));
         }
         match &self.model.validation {
             Some(Ok(())) if self.prefs.validate_every_step => {
