@@ -5,7 +5,7 @@
 // Each test file uses a different part of this module.
 #![allow(dead_code)]
 
-use aabb_debugger::tree::{
+use dynamic_aabb_tree::{
     Aabb, DynamicTree, NodeId, NodeView, ProxyId, QueryStats, TreeConfig, TreeStats, Vector,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -465,17 +465,16 @@ impl SplitMix {
 }
 
 /// Every insertion cost.
-pub const INSERTIONS: [aabb_debugger::tree::InsertionCost; 3] =
-    aabb_debugger::tree::InsertionCost::ALL;
+pub const INSERTIONS: [dynamic_aabb_tree::InsertionCost; 3] = dynamic_aabb_tree::InsertionCost::ALL;
 
 /// Every balancing strategy.
-pub const BALANCINGS: [aabb_debugger::tree::Balancing; 3] = aabb_debugger::tree::Balancing::ALL;
+pub const BALANCINGS: [dynamic_aabb_tree::Balancing; 3] = dynamic_aabb_tree::Balancing::ALL;
 
 /// Every pair method.
-pub const PAIR_METHODS: [aabb_debugger::tree::PairMethod; 3] = aabb_debugger::tree::PairMethod::ALL;
+pub const PAIR_METHODS: [dynamic_aabb_tree::PairMethod; 3] = dynamic_aabb_tree::PairMethod::ALL;
 
 /// Every update mode.
-pub const UPDATE_MODES: [aabb_debugger::tree::UpdateMode; 3] = aabb_debugger::tree::UpdateMode::ALL;
+pub const UPDATE_MODES: [dynamic_aabb_tree::UpdateMode; 3] = dynamic_aabb_tree::UpdateMode::ALL;
 
 /// Every combination of insertion cost, balancing, pair method and update mode, with the
 /// given margin and look-ahead.

@@ -11,13 +11,13 @@
 
 mod common;
 
-use aabb_debugger::tree::{
-    Aabb, Balancing, DynamicTree, InsertionCost, NodeId, PairMethod, ProxyId, QueryStats,
-    TreeConfig, TreeError, TreeEvent, UpdateMode, Vector,
-};
 use common::{
     BALANCINGS, INSERTIONS, Model, SplitMix, aabb, check_tree, computed_heights, every_config,
     expected_fat, vector, walk_all,
+};
+use dynamic_aabb_tree::{
+    Aabb, Balancing, DynamicTree, InsertionCost, NodeId, PairMethod, ProxyId, QueryStats,
+    TreeConfig, TreeError, TreeEvent, UpdateMode, Vector,
 };
 use glam::{Vec2, Vec3};
 use std::collections::{BTreeMap, HashSet};
@@ -84,7 +84,7 @@ impl<V: Vector> Fixture<V> {
     }
 
     /// Runs `update_pairs`, checks the pair set against brute force and returns the update.
-    fn update_pairs(&mut self) -> aabb_debugger::tree::PairUpdate {
+    fn update_pairs(&mut self) -> dynamic_aabb_tree::PairUpdate {
         let update = self.tree.update_pairs().expect("no pair limit");
         let got = self.tree.pairs().to_vec();
         assert!(

@@ -5,13 +5,24 @@ use super::query::segment_enters;
 use super::*;
 use glam::{Vec2, Vec3};
 
+/// The pair searches to test: on one thread, and split over rayon's pool when the `parallel`
+/// feature is on.
+const SPLIT: &[bool] = if cfg!(feature = "parallel") {
+    &[false, true]
+} else {
+    &[false]
+};
+
 /// splitmix64, for deterministic test data.
 struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        crate::workload::mix64(self.0)
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
     fn uniform(&mut self, a: f32, b: f32) -> f32 {
         let u = (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
@@ -1242,6 +1253,7 @@ fn every_combination_lists_each_setting_once_and_keeps_the_margins() {
 /// and the same `recomputed`. Sizes from empty to past the parallel split and past the
 /// moved-traversal threshold; steps where a few move (the pruned walk) and where most do.
 #[test]
+#[cfg(feature = "parallel")]
 fn parallel_pairs_equal_the_single_thread_ones() {
     let mut rng = Rng(11);
     for pairs in [
@@ -1307,6 +1319,7 @@ fn parallel_pairs_equal_the_single_thread_ones() {
 
 /// A pile of equal boxes under the split walk: every one of the 600 * 599 / 2 pairs, once.
 #[test]
+#[cfg(feature = "parallel")]
 fn parallel_pairs_of_a_pile_of_equal_boxes() {
     let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
         pairs: PairMethod::SelfTraversal,
@@ -1713,7 +1726,7 @@ fn the_pair_limit_stops_every_configuration_and_the_next_update_recovers() {
         "more than 1000 candidate pairs"
     );
     for (k, config) in all_configs().into_iter().enumerate() {
-        for parallel in [false, true] {
+        for &parallel in SPLIT {
             let what = format!("{config:?}, parallel {parallel}");
             let mut rng = Rng(7000 + k as u64);
             let mut tree = DynamicTree::<Vec2, u32>::new(config);
@@ -1810,7 +1823,7 @@ fn a_walk_that_would_find_millions_of_pairs_stops_at_the_limit() {
         .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
         .collect();
     for pairs in PairMethod::ALL {
-        for parallel in [false, true] {
+        for &parallel in SPLIT {
             let what = format!("{pairs:?}, parallel {parallel}");
             let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
                 pairs,
@@ -1849,7 +1862,7 @@ fn the_pair_limit_counts_the_kept_pairs_of_the_moved_traversal() {
             (b2(x, y, x + 1.0, y + 1.0), Vec2::ZERO, i)
         })
         .collect();
-    for parallel in [false, true] {
+    for &parallel in SPLIT {
         let what = format!("parallel {parallel}");
         let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
             pairs: PairMethod::MovedTraversal,
