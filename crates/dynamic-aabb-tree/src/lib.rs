@@ -112,6 +112,10 @@ mod vector;
 #[cfg(test)]
 mod tests;
 
+// The test helpers shared with the integration tests name the crate by its name.
+#[cfg(test)]
+extern crate self as dynamic_aabb_tree;
+
 pub use aabb::Aabb;
 #[cfg(feature = "parallel")]
 pub use pairs::PARALLEL_MIN_LEAVES;
