@@ -15,7 +15,9 @@ pub mod cli;
 pub mod fileio;
 pub mod scene;
 pub mod text;
-pub mod tree;
+/// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path
+/// `aabb_debugger::tree` (and `crate::tree`) the application and its tests use.
+pub use dynamic_aabb_tree as tree;
 pub mod workload;
 
 #[cfg(feature = "app")]

@@ -1,27 +1,99 @@
-//! The dynamic AABB tree: an index-linked node pool, generational proxy handles, fat leaves,
-//! three insertion costs, three balancing strategies, rebuilds, queries and pair finding.
+//! A dynamic AABB tree: a bounding volume hierarchy of axis-aligned boxes that follows its
+//! objects as they move, for the broad phase of collision detection in 2D and 3D.
 //!
-//! The tree knows nothing of spheres, scenes or the UI. One implementation serves 2D
-//! ([`glam::Vec2`]) and 3D ([`glam::Vec3`]) boxes through the [`Vector`] trait.
+//! # What it is for
 //!
-//! The public items below are the contract `scene`, `broadphase`, `cli` and `app` build
-//! against. The type is split across files by operation, each an `impl` block: `node` (pool,
-//! free list, proxy table), `insert`, `remove`, `balance` (AVL and rotations), `rebuild` (binned
-//! SAH, full and partial), `update` (create, destroy, move, margins), `pairs`, `query`,
-//! `validate`, `stats` and `events`.
+//! Testing every two of `n` moving objects for contact costs `n²/2` exact tests a step. The
+//! tree holds one box per object (a *proxy*) in a binary tree whose every branch box holds
+//! its children's, so that [`DynamicTree::update_pairs`] finds the pairs of overlapping boxes
+//! (the candidates for an exact, narrow-phase test) by visiting only branches that overlap,
+//! and [`DynamicTree::query_aabb`], [`DynamicTree::query_point`] and
+//! [`DynamicTree::ray_cast`] answer spatial queries the same way. Unlike a tree built once,
+//! it is updated in place as objects are created, moved and destroyed.
 //!
-//! Handles: a [`ProxyId`] is a slot index and the slot's generation, bumped by each destroy;
-//! a slot whose 30-bit generations are used up (after `2^30 - 1` proxies in it) is retired
-//! rather than wrapped: never put back on the free list, so a stale handle stays an error
-//! for the life of the tree and never names a new proxy.
+//! One implementation serves 2D ([`glam::Vec2`]) and 3D ([`glam::Vec3`]) boxes through the
+//! [`Vector`] trait; each proxy carries user data `T` (an index or a handle of your own).
 //!
-//! Pairs: [`DynamicTree::set_pair_limit`] bounds the candidate pairs an update may leave (no
-//! limit by default); past it [`DynamicTree::update_pairs`] stops early with
+//! # Fat boxes
+//!
+//! A leaf does not hold the object's tight box but a *fat* one ([`fat_box`]): the tight box
+//! grown by [`TreeConfig::margin`] on every side and stretched by the velocity times
+//! [`TreeConfig::velocity_lookahead`] along the motion. [`DynamicTree::move_proxy`] changes
+//! the tree only when the new tight box leaves the fat box, so an object that moves a little
+//! each step costs nothing most steps. A larger margin means fewer tree updates and more
+//! candidate pairs.
+//!
+//! # Settings
+//!
+//! A [`TreeConfig`] holds the margin and look-ahead and four strategies, every one
+//! changeable at run time (the defaults were the fastest measured):
+//!
+//! - [`InsertionCost`]: how a new leaf chooses its sibling (least volume growth, least
+//!   perimeter, or Box2D v3's branch-and-bound SAH search);
+//! - [`Balancing`]: none, AVL height rotations, or surface-area rotations;
+//! - [`PairMethod`]: the tree against itself, one query per moved proxy, or a traversal cut
+//!   down to the branches above moved proxies;
+//! - [`UpdateMode`]: what a move out of the fat box does (reinsert from the root, reinsert
+//!   locally, or enlarge in place and rebuild later).
+//!
+//! [`DynamicTree::create_proxies`] adds a batch with one binned-SAH build,
+//! [`DynamicTree::rebuild`] rebuilds the whole tree, [`DynamicTree::set_pair_limit`] bounds
+//! the pairs an update may find, [`DynamicTree::validate`] checks every invariant and
+//! [`DynamicTree::stats`] gives the tree's shape and cost.
+//!
+//! # Example
+//!
+//! ```
+//! use dynamic_aabb_tree::{Aabb, DynamicTree, TreeConfig};
+//! use glam::Vec2;
+//!
+//! let mut tree: DynamicTree<Vec2, u32> = DynamicTree::new(TreeConfig::default());
+//! let a = tree.create_proxy(Aabb::new(Vec2::ZERO, Vec2::ONE), Vec2::ZERO, 7)?;
+//! let b = tree.create_proxy(Aabb::new(Vec2::splat(0.5), Vec2::splat(2.0)), Vec2::ZERO, 8)?;
+//! // A small move stays inside the fat box (margin 0.1): nothing in the tree changes.
+//! let moved = Aabb::new(Vec2::new(0.05, 0.0), Vec2::new(1.05, 1.0));
+//! assert!(!tree.move_proxy(a, moved, Vec2::X)?);
+//! tree.update_pairs()?;
+//! assert_eq!(tree.pairs(), &[(a, b)]);
+//! tree.destroy_proxy(a)?;
+//! assert!(tree.fat_aabb(a).is_err()); // a stale handle is an error, never another proxy
+//! # Ok::<(), dynamic_aabb_tree::TreeError>(())
+//! ```
+//!
+//! # Handles
+//!
+//! A [`ProxyId`] is a slot index and the slot's generation, bumped by each destroy; a slot
+//! whose 30-bit generations are used up (after `2^30 - 1` proxies in it) is retired rather
+//! than wrapped: never put back on the free list, so a stale handle stays an error
+//! ([`TreeError::StaleProxy`]) for the life of the tree and never names a new proxy.
+//!
+//! # Pairs
+//!
+//! [`DynamicTree::set_pair_limit`] bounds the candidate pairs an update may leave (no limit
+//! by default); past it [`DynamicTree::update_pairs`] stops early with
 //! [`TreeError::PairLimit`], so a scene where everything overlaps cannot take all the memory.
 //!
-//! Settings: the margin and the velocity look-ahead can change at run time; a change
-//! recomputes every proxy's fat box at once and refits the tree (its shape is kept, the boxes
-//! are recomputed bottom-up), and the next [`DynamicTree::update_pairs`] recomputes every pair.
+//! A change of the margin or the look-ahead recomputes every proxy's fat box at once and
+//! refits the tree (its shape is kept, the boxes are recomputed bottom-up), and the next
+//! [`DynamicTree::update_pairs`] recomputes every pair.
+//!
+//! # Features
+//!
+//! - `serde`: `Serialize` and `Deserialize` for [`Aabb`], [`TreeConfig`] and its enums,
+//!   [`ProxyId`] and [`TreeStats`] (and glam's `serde` feature).
+//! - `parallel`: `DynamicTree::update_pairs_parallel`, the pair traversal split over rayon's
+//!   thread pool, and `PARALLEL_MIN_LEAVES`.
+//!
+//! With no feature the crate depends on `glam` alone.
+//!
+//! # Layout of the source
+//!
+//! The type is split across files by operation, each an `impl` block: `node` (pool, free
+//! list, proxy table), `insert`, `remove`, `balance` (AVL and rotations), `rebuild` (binned
+//! SAH, full and partial), `update` (create, destroy, move, margins), `pairs`, `query`,
+//! `validate`, `stats` and `events`.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod aabb;
 mod balance;
@@ -40,17 +112,25 @@ mod vector;
 #[cfg(test)]
 mod tests;
 
+// The test helpers shared with the integration tests name the crate by its name.
+#[cfg(test)]
+extern crate self as dynamic_aabb_tree;
+
 pub use aabb::Aabb;
+#[cfg(feature = "parallel")]
 pub use pairs::PARALLEL_MIN_LEAVES;
 pub use update::fat_box;
 pub use vector::Vector;
 
 use node::{MAX_PROXIES, NULL, Node, ProxySlot};
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::sync::OnceLock;
 
 /// How the insertion descent scores a candidate sibling.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub enum InsertionCost {
     /// Least volume (area in 2D) increase, greedy descent (Choi / Chou, seed 000).
     Volume,
@@ -62,7 +142,8 @@ pub enum InsertionCost {
 }
 
 /// How the tree keeps itself balanced after insertions and removals.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub enum Balancing {
     /// No rotations.
     None,
@@ -74,7 +155,8 @@ pub enum Balancing {
 }
 
 /// How candidate pairs (overlapping fat boxes) are found.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub enum PairMethod {
     /// The tree against itself (Chou's `childrenCrossed`, Choi's `collision_check`),
     /// recomputed only when the tree changed (Choi's `tree_updated`).
@@ -91,7 +173,8 @@ pub enum PairMethod {
 }
 
 /// What `move_proxy` does with a proxy whose tight box left its fat box.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub enum UpdateMode {
     /// Remove the leaf and insert it again with a new fat box, searching for its sibling from
     /// the root (Box2D).
@@ -113,8 +196,9 @@ pub enum UpdateMode {
 ///
 /// In a scene file this is the `tree` section; a field left out takes its default, and an
 /// unknown field is refused. [`TreeConfig::check`] is the one place its numbers are checked.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct TreeConfig {
     /// Fat-box margin added on every side of a tight box, world units (>= 0).
     pub margin: f32,
@@ -127,7 +211,10 @@ pub struct TreeConfig {
     /// Pair-finding method.
     pub pairs: PairMethod,
     /// What a move out of the fat box does (written to files only when not the default).
-    #[serde(skip_serializing_if = "UpdateMode::is_default")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(skip_serializing_if = "UpdateMode::is_default")
+    )]
     pub update: UpdateMode,
 }
 
@@ -215,7 +302,8 @@ impl TreeConfig {
 /// wrap: after `2^30 - 1` proxies in one slot the slot is retired (it holds no proxy and is
 /// never reused), so no old handle can match a new proxy. A retired slot keeps its 36 bytes
 /// (2D, `u32` user data): one slot lost per `2^30 - 1` destroys of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct ProxyId {
     /// Slot index.
     pub index: u32,
@@ -229,19 +317,15 @@ pub struct ProxyId {
 pub struct NodeId(pub u32);
 
 /// Errors at the tree's API boundary.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TreeError {
     /// The handle's proxy was destroyed, or the handle never came from this tree.
-    #[error("stale proxy handle {0:?}")]
     StaleProxy(ProxyId),
     /// A box or vector had a NaN or infinite component.
-    #[error("a box or velocity has a non-finite component")]
     NonFinite,
     /// A box had `min > max` on some axis.
-    #[error("a box has min > max on some axis")]
     Inverted,
     /// A margin or look-ahead was negative or not finite.
-    #[error("{name} must be finite and >= 0, got {value}")]
     InvalidSetting {
         /// Which setting.
         name: &'static str,
@@ -249,11 +333,9 @@ pub enum TreeError {
         value: f32,
     },
     /// The pool cannot hold more nodes (indices are `u32`).
-    #[error("the tree is full ({0} proxies)")]
     Full(usize),
     /// [`DynamicTree::with_capacity`] was asked for room past the most proxies a tree can
     /// hold (its nodes are indexed by `u32`).
-    #[error("room for {requested} proxies asked; a tree holds at most {max}")]
     CapacityTooLarge {
         /// The capacity asked for.
         requested: usize,
@@ -261,20 +343,17 @@ pub enum TreeError {
         max: usize,
     },
     /// The allocator could not give [`DynamicTree::with_capacity`] the room asked for.
-    #[error("could not allocate room for {requested} proxies")]
     AllocationFailed {
         /// The capacity asked for.
         requested: usize,
     },
     /// [`DynamicTree::update_pairs`] would have left more candidate pairs than
     /// [`DynamicTree::pair_limit`]: it stopped early and left the pair set empty.
-    #[error("more than {limit} candidate pairs")]
     PairLimit {
         /// The limit in force.
         limit: usize,
     },
     /// One item of a batch ([`DynamicTree::create_proxies`]) was refused; nothing was added.
-    #[error("item {index} of the batch: {error}")]
     InBatch {
         /// Position of the first refused item.
         index: usize,
@@ -284,14 +363,50 @@ pub enum TreeError {
 }
 
 /// A broken invariant found by [`DynamicTree::validate`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("tree invariant broken at node {node}: {what}")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidationError {
     /// The node where it was found.
     pub node: u32,
     /// What is wrong.
     pub what: String,
 }
+
+impl fmt::Display for TreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::StaleProxy(id) => write!(f, "stale proxy handle {id:?}"),
+            Self::NonFinite => f.write_str("a box or velocity has a non-finite component"),
+            Self::Inverted => f.write_str("a box has min > max on some axis"),
+            Self::InvalidSetting { name, value } => {
+                write!(f, "{name} must be finite and >= 0, got {value}")
+            }
+            Self::Full(proxies) => write!(f, "the tree is full ({proxies} proxies)"),
+            Self::CapacityTooLarge { requested, max } => write!(
+                f,
+                "room for {requested} proxies asked; a tree holds at most {max}"
+            ),
+            Self::AllocationFailed { requested } => {
+                write!(f, "could not allocate room for {requested} proxies")
+            }
+            Self::PairLimit { limit } => write!(f, "more than {limit} candidate pairs"),
+            Self::InBatch { index, error } => write!(f, "item {index} of the batch: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for TreeError {}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tree invariant broken at node {}: {}",
+            self.node, self.what
+        )
+    }
+}
+
+impl std::error::Error for ValidationError {}
 
 /// How much work a query did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -303,7 +418,8 @@ pub struct QueryStats {
 }
 
 /// Shape and cost figures of a tree.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct TreeStats {
     /// Proxies (leaves) in the tree.
     pub leaves: usize,

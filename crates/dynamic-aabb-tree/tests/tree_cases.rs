@@ -1,9 +1,11 @@
-//! Hand-checked and degenerate cases of the dynamic AABB tree: each article's method on a small
-//! case worked out by hand (seed 000's volume descent, seed 003's four boxes, the self traversal,
-//! moves inside and outside the fat box), ray-cast clipping, exact query stats, events, stats,
-//! tree quality (a 100 x 100 grid, AVL balance), and degenerate inputs (identical, zero-size and
-//! collinear boxes, coordinates near +-1e7, 100,000 create/destroy cycles, stale handles, NaN,
-//! inverted boxes, negative settings).
+//! Hand-checked and degenerate cases of the dynamic AABB tree, through its public API: each
+//! article's method on a small case worked out by hand (seed 000's volume descent, seed 003's
+//! four boxes, the self traversal, moves inside and outside the fat box), ray-cast clipping,
+//! exact query stats, events, stats, tree quality (a 100 x 100 grid, AVL balance), degenerate
+//! inputs (identical, zero-size and collinear boxes, coordinates near +-1e7, 100,000
+//! create/destroy cycles, stale handles, NaN, inverted boxes, negative settings), and on larger
+//! trees the persistent pair set, batches, rebuilds and the figures of huge boxes. The tree's
+//! internals are tested by the unit tests in `src/tests.rs`.
 //!
 //! Tree shapes are written as nested lists of proxy names, e.g. `((A B) (C D))`; the two
 //! children of a branch are listed by the least name they hold, so the order of the tree's
@@ -11,13 +13,14 @@
 
 mod common;
 
-use aabb_debugger::tree::{
+use common::shared::{SplitMix, b2, brute_pairs, rand_box, rand_vec};
+use common::{
+    BALANCINGS, INSERTIONS, Model, aabb, check_tree, computed_heights, every_config, expected_fat,
+    vector, walk_all,
+};
+use dynamic_aabb_tree::{
     Aabb, Balancing, DynamicTree, InsertionCost, NodeId, PairMethod, ProxyId, QueryStats,
     TreeConfig, TreeError, TreeEvent, UpdateMode, Vector,
-};
-use common::{
-    BALANCINGS, INSERTIONS, Model, SplitMix, aabb, check_tree, computed_heights, every_config,
-    expected_fat, vector, walk_all,
 };
 use glam::{Vec2, Vec3};
 use std::collections::{BTreeMap, HashSet};
@@ -56,6 +59,15 @@ impl<V: Vector> Fixture<V> {
         self.add(name, aabb(min, max), V::splat(0.0))
     }
 
+    /// [`Fixture::add_box`], then `validate()` (cheaper than a whole [`Fixture::check`]).
+    fn add_valid(&mut self, name: &str, min: &[f32], max: &[f32]) -> ProxyId {
+        let id = self.add_box(name, min, max);
+        if let Err(e) = self.tree.validate() {
+            panic!("{:?}: after adding {name}: {e}", self.tree.config());
+        }
+        id
+    }
+
     fn remove(&mut self, id: ProxyId) {
         let user = self.model.proxies[&id].user;
         assert_eq!(
@@ -83,10 +95,20 @@ impl<V: Vector> Fixture<V> {
         }
     }
 
-    /// Runs `update_pairs`, checks the pair set against brute force and returns the update.
-    fn update_pairs(&mut self) -> aabb_debugger::tree::PairUpdate {
+    /// Runs `update_pairs`, checks the pair set against brute force (and `pair_count`,
+    /// `pairs_unsorted` and `pair_indices` against `pairs`) and returns the update.
+    fn update_pairs(&mut self) -> dynamic_aabb_tree::PairUpdate {
         let update = self.tree.update_pairs().expect("no pair limit");
         let got = self.tree.pairs().to_vec();
+        let cfg = self.tree.config();
+        assert_eq!(self.tree.pair_count(), got.len(), "{cfg:?}: pair_count()");
+        let mut unsorted: Vec<_> = self.tree.pairs_unsorted().collect();
+        unsorted.sort();
+        assert_eq!(unsorted, got, "{cfg:?}: pairs_unsorted()");
+        let mut indices = self.tree.pair_indices().to_vec();
+        indices.sort();
+        let want: Vec<_> = got.iter().map(|(a, b)| (a.index, b.index)).collect();
+        assert_eq!(indices, want, "{cfg:?}: pair_indices()");
         assert!(
             got.windows(2).all(|w| w[0] < w[1]) && got.iter().all(|p| p.0 < p.1),
             "{:?}: pairs() not sorted (a < b, no duplicates)",
@@ -234,6 +256,14 @@ fn volume_descent_case<V: Vector>() {
 fn volume_cost_picks_the_child_of_least_volume_increase_seed_000() {
     volume_descent_case::<Vec2>();
     volume_descent_case::<Vec3>();
+    // The increase decides, not the union: N grows A by 10 and B by 30 in area, although its
+    // union with B (50) is smaller than its union with A (110).
+    let mut f = Fixture::<Vec2>::new(config(InsertionCost::Volume, Balancing::None, 0.0));
+    f.add_box("A", &[0.0, 0.0], &[10.0, 10.0]);
+    f.add_box("B", &[12.0, 0.0], &[13.0, 20.0]);
+    f.add_box("N", &[10.5, 0.0], &[11.0, 1.0]);
+    assert_eq!(f.shape(), "((A N) B)", "N must be placed beside A");
+    f.check();
 }
 
 /// Seed 003's scene: A and B side by side, C and D side by side far to the right, inserted in
@@ -269,6 +299,16 @@ fn seed_003_case<V: Vector>() {
 fn seed_003_boxes_give_a_root_over_ab_and_cd() {
     seed_003_case::<Vec2>();
     seed_003_case::<Vec3>();
+    // The article's own boxes (A and B up left, C and D down right), perimeter cost with AVL.
+    let mut f = Fixture::<Vec2>::new(config(InsertionCost::Perimeter, Balancing::Avl, 0.1));
+    f.add_box("A", &[0.0, 4.0], &[2.0, 6.0]);
+    f.add_box("B", &[3.0, 3.0], &[5.0, 5.0]);
+    f.add_box("C", &[9.0, 1.0], &[11.0, 3.0]);
+    f.add_box("D", &[12.0, 0.0], &[14.0, 2.0]);
+    assert_eq!(f.shape(), "((A B) (C D))");
+    let root = f.tree.root().and_then(|r| f.tree.node(r)).expect("a root");
+    assert_eq!(root.height, 2);
+    f.check();
 }
 
 /// Six boxes (as in Choi's figure) with overlaps worked out by hand, then eight identical
@@ -394,6 +434,38 @@ fn fat_box_follows_margin_and_lookahead() {
         f.model.config.velocity_lookahead = 1.0;
         f.model.refatten();
         f.check();
+        // Two proxies 0.5 apart: apart under a margin of 0.1,
+        // overlapping once the margin and look-ahead grow; the update after each change
+        // recomputes, the one after it does not.
+        let mut h = Fixture::<Vec2>::new(TreeConfig {
+            margin: 0.1,
+            velocity_lookahead: 0.0,
+            ..cfg
+        });
+        let a = h.add("a", aabb(&[0.0, 0.0], &[1.0, 1.0]), Vec2::new(2.0, -1.0));
+        let b = h.add_box("b", &[1.5, 0.0], &[2.5, 1.0]);
+        h.update_pairs();
+        assert!(h.tree.pairs().is_empty(), "{cfg:?}");
+        assert_eq!(h.tree.set_margin(0.25), Ok(()));
+        assert_eq!(h.tree.fat_aabb(a), Ok(aabb(&[-0.25, -0.25], &[1.25, 1.25])));
+        assert_eq!(h.tree.set_velocity_lookahead(0.5), Ok(()));
+        // Stretched by velocity * 0.5 = (1, -0.5) along the motion.
+        assert_eq!(h.tree.fat_aabb(a), Ok(aabb(&[-0.25, -0.75], &[2.25, 1.25])));
+        assert_eq!(h.tree.fat_aabb(b), Ok(aabb(&[1.25, -0.25], &[2.75, 1.25])));
+        h.model.config.margin = 0.25;
+        h.model.config.velocity_lookahead = 0.5;
+        h.model.refatten();
+        h.check();
+        assert!(
+            h.update_pairs().recomputed,
+            "{cfg:?}: after a setting changed"
+        );
+        assert_eq!(h.tree.pairs(), &[(a, b)], "{cfg:?}");
+        assert!(
+            !h.update_pairs().recomputed,
+            "{cfg:?}: nothing changed since"
+        );
+        assert_eq!(h.tree.pairs(), &[(a, b)], "{cfg:?}");
         // 3D, negative z velocity.
         let mut g = Fixture::<Vec3>::new(cfg);
         let q = g.add(
@@ -830,6 +902,24 @@ fn stats_are_exact_on_small_trees() {
             "{cfg:?}: five"
         );
         f.check();
+
+        // Three unit boxes at x = 0, 1 and 3: half perimeters 2 for each leaf, 5 for the
+        // root [0, 4] x [0, 1], and 3 or 4 for the other branch, whichever two it holds.
+        let mut g = Fixture::<Vec2>::new(cfg);
+        for (name, x) in [("A", 0.0), ("B", 1.0), ("C", 3.0)] {
+            g.add_box(name, &[x, 0.0], &[x + 1.0, 1.0]);
+        }
+        let s = g.tree.stats();
+        assert_eq!((s.leaves, s.nodes, s.height, s.min_height), (3, 5, 2, 2));
+        assert!(
+            s.area_ratio > (6.0 + 5.0 + 3.0) / 5.0 - 1e-5,
+            "{cfg:?}: {s:?}"
+        );
+        assert!(
+            s.area_ratio < (6.0 + 5.0 + 4.0) / 5.0 + 1e-5,
+            "{cfg:?}: {s:?}"
+        );
+        g.check();
     }
 }
 
@@ -942,16 +1032,50 @@ fn avl_keeps_every_nodes_children_within_one_level() {
     }
 }
 
+/// Boxes sorted along a line, the worst case for an unbalanced tree, with every third step a
+/// random destroy: under AVL every branch's children stay within one level and the height
+/// within half again the least height, plus one.
+#[test]
+fn avl_keeps_a_tree_of_boxes_sorted_along_a_line_shallow() {
+    for insertion in INSERTIONS {
+        let mut rng = SplitMix(77);
+        let mut tree = DynamicTree::<Vec2, u32>::new(config(insertion, Balancing::Avl, 0.1));
+        let mut live = Vec::new();
+        for i in 0..3000 {
+            if i % 3 == 2 {
+                let k = rng.index(live.len());
+                tree.destroy_proxy(live.swap_remove(k)).expect("destroy");
+            } else {
+                let x = i as f32;
+                let b = b2(x, 0.0, x + 0.5, rng.uniform(0.5, 3.0));
+                live.push(tree.create_proxy(b, Vec2::ZERO, i).expect("create"));
+            }
+        }
+        tree.validate().expect("valid");
+        let nodes = walk_all(&tree);
+        let heights = computed_heights(&nodes);
+        let worst = nodes
+            .iter()
+            .filter_map(|(_, view, _)| view.children)
+            .map(|[a, b]| heights[&a].abs_diff(heights[&b]))
+            .max()
+            .unwrap_or(0);
+        assert!(worst <= 1, "{insertion:?}: children differ by {worst}");
+        let s = tree.stats();
+        assert!(s.height <= s.min_height * 3 / 2 + 1, "{insertion:?} {s:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Degenerate inputs
 // ---------------------------------------------------------------------------------------------
 
 #[test]
 fn many_identical_boxes() {
-    for cfg in configs_with_pairs(0.1) {
+    for cfg in every_config(0.1, 0.0) {
         let mut f = Fixture::<Vec2>::new(cfg);
         let ids: Vec<ProxyId> = (0..256)
-            .map(|i| f.add_box(&i.to_string(), &[3.0, 4.0], &[5.0, 6.0]))
+            .map(|i| f.add_valid(&i.to_string(), &[3.0, 4.0], &[5.0, 6.0]))
             .collect();
         f.check();
         f.update_pairs();
@@ -977,7 +1101,7 @@ fn many_identical_boxes() {
     // 3D, the default configuration.
     let mut g = Fixture::<Vec3>::new(TreeConfig::default());
     for i in 0..200 {
-        g.add_box(&i.to_string(), &[1.0, 1.0, 1.0], &[2.0, 2.0, 2.0]);
+        g.add_valid(&i.to_string(), &[1.0, 1.0, 1.0], &[2.0, 2.0, 2.0]);
     }
     g.check();
     g.update_pairs();
@@ -991,15 +1115,15 @@ fn zero_size_case<V: Vector>(cfg: TreeConfig) {
     for i in 0..4 {
         for j in 0..4 {
             let p = [i as f32, j as f32, (i + j) as f32 % 4.0];
-            f.add_box(&format!("p{n}"), &p, &p);
+            f.add_valid(&format!("p{n}"), &p, &p);
             n += 1;
         }
     }
     let origin = [0.0, 0.0, 0.0];
-    f.add_box("o1", &origin, &origin);
-    f.add_box("o2", &origin, &origin);
+    f.add_valid("o1", &origin, &origin);
+    f.add_valid("o2", &origin, &origin);
     let q = [1.0, 2.0, 3.0];
-    f.add_box("q1", &q, &q);
+    f.add_valid("q1", &q, &q);
     f.check();
     f.update_pairs();
     assert_eq!(f.tree.pairs().len(), 3 + 1, "{cfg:?} {}D", V::DIM);
@@ -1027,7 +1151,7 @@ fn zero_size_case<V: Vector>(cfg: TreeConfig) {
 
 #[test]
 fn zero_size_boxes() {
-    for cfg in configs_with_pairs(0.0) {
+    for cfg in every_config(0.0, 0.0) {
         zero_size_case::<Vec2>(cfg);
         zero_size_case::<Vec3>(TreeConfig {
             velocity_lookahead: 0.5,
@@ -1038,11 +1162,11 @@ fn zero_size_boxes() {
 
 #[test]
 fn boxes_on_one_line() {
-    for cfg in configs_with_pairs(0.0) {
+    for cfg in every_config(0.0, 0.0) {
         // Flat boxes end to end on the x axis: neighbours touch.
         let mut f = Fixture::<Vec2>::new(cfg);
         let ids: Vec<ProxyId> = (0..64)
-            .map(|i| f.add_box(&i.to_string(), &[i as f32, 0.0], &[i as f32 + 1.0, 0.0]))
+            .map(|i| f.add_valid(&i.to_string(), &[i as f32, 0.0], &[i as f32 + 1.0, 0.0]))
             .collect();
         f.check();
         f.update_pairs();
@@ -1073,8 +1197,8 @@ fn boxes_on_one_line() {
         let mut g = Fixture::<Vec3>::new(cfg);
         for i in 0..32 {
             let x = i as f32;
-            g.add_box(&format!("x{i}"), &[x, 0.0, 0.0], &[x + 1.0, 0.0, 0.0]);
-            g.add_box(&format!("d{i}"), &[x, x, x], &[x, x, x]);
+            g.add_valid(&format!("x{i}"), &[x, 0.0, 0.0], &[x + 1.0, 0.0, 0.0]);
+            g.add_valid(&format!("d{i}"), &[x, x, x], &[x, x, x]);
         }
         g.check();
         g.update_pairs();
@@ -1089,10 +1213,10 @@ fn far_coordinates_case<V: Vector>(cfg: TreeConfig) {
     for k in 0..16 {
         for sign in [1.0f32, -1.0] {
             let x = sign * 1.0e7 + 2.0 * k as f32;
-            small.push(f.add_box(&format!("{sign}{k}"), &[x, 5.0, 5.0], &[x + 1.0, 6.0, 6.0]));
+            small.push(f.add_valid(&format!("{sign}{k}"), &[x, 5.0, 5.0], &[x + 1.0, 6.0, 6.0]));
         }
     }
-    let huge = f.add_box("huge", &[-1.0e7, -1.0e7, -1.0e7], &[1.0e7, 1.0e7, 1.0e7]);
+    let huge = f.add_valid("huge", &[-1.0e7, -1.0e7, -1.0e7], &[1.0e7, 1.0e7, 1.0e7]);
     f.check();
     f.update_pairs();
     // At 1e7 an f32 step is 1.0, so the 0.1 margin rounds away and neighbours 1.0 apart do not
@@ -1137,7 +1261,7 @@ fn far_coordinates_case<V: Vector>(cfg: TreeConfig) {
 
 #[test]
 fn coordinates_near_plus_minus_1e7() {
-    for cfg in configs_with_pairs(0.1) {
+    for cfg in every_config(0.1, 0.0) {
         far_coordinates_case::<Vec2>(cfg);
         far_coordinates_case::<Vec3>(cfg);
     }
@@ -1163,6 +1287,14 @@ fn create_destroy_cycles() -> (usize, usize) {
             .create_proxy(tight, Vec2::ZERO, cycle)
             .expect("create");
         assert!(seen.insert(id), "cycle {cycle}: handle {id:?} given twice");
+        // The freed slot and nodes are taken back: 11 slots and 21 nodes at most, ever.
+        assert_eq!(id.index, 10, "cycle {cycle}: the free slot is reused");
+        let leaf = f.tree.leaf_of(id).expect("live");
+        let parent = f.tree.node(leaf).and_then(|v| v.parent).expect("a parent");
+        assert!(
+            leaf.0 < 21 && parent.0 < 21,
+            "cycle {cycle}: leaf {leaf:?} or its parent {parent:?} past a pool of 21 nodes"
+        );
         assert_eq!(f.tree.user_data(id), Ok(cycle));
         assert_eq!(f.tree.destroy_proxy(id), Ok(cycle));
         assert!(!f.tree.contains(id));
@@ -1203,6 +1335,7 @@ fn create_destroy_cycles_do_not_grow_the_storage() {
 #[test]
 fn stale_and_double_destroyed_handles() {
     let mut f = Fixture::<Vec2>::new(TreeConfig::default());
+    f.check();
     let never = ProxyId {
         index: 0,
         generation: 0,
@@ -1234,6 +1367,8 @@ fn stale_and_double_destroyed_handles() {
     f.check();
     // The slot is reused: the old handle must not reach the new proxy.
     let c = f.add_box("C", &[5.0, 5.0], &[6.0, 6.0]);
+    assert_eq!(c.index, a.index, "the slot is reused");
+    assert_ne!(c.generation, a.generation);
     assert_ne!(c, a);
     assert_eq!(
         f.tree
@@ -1264,6 +1399,11 @@ fn stale_and_double_destroyed_handles() {
     ] {
         assert!(!f.tree.contains(forged), "{forged:?}");
         assert_eq!(f.tree.fat_aabb(forged), Err(TreeError::StaleProxy(forged)));
+        assert_eq!(
+            f.tree
+                .move_proxy(forged, aabb(&[0.0, 0.0], &[1.0, 1.0]), Vec2::ZERO),
+            Err(TreeError::StaleProxy(forged))
+        );
         assert_eq!(
             f.tree.destroy_proxy(forged),
             Err(TreeError::StaleProxy(forged))
@@ -1333,23 +1473,48 @@ fn refused_case<V: Vector>() {
         Aabb::try_new(vector::<V>(&[1.0, 0.0, 0.0]), vector(&[0.0, 1.0, 1.0])),
         Err(TreeError::Inverted)
     );
-    // Queries with non-finite input must not panic or disturb the tree.
+    // Queries with non-finite input must not panic or disturb the tree; a point or a ray
+    // with a NaN finds nothing (a ray with a non-finite input tests no node).
     let nan_box: Aabb<V> = aabb(&[f32::NAN, 0.0, 0.0], &[1.0, 1.0, 1.0]);
     f.tree.query_aabb(&nan_box, |_| true);
     f.tree
         .query_aabb(&aabb(&[2.0, 2.0, 2.0], &[0.0, 0.0, 0.0]), |_| true);
+    let mut hits = 0;
+    f.tree.query_point(vector(&[f32::NAN, 0.5, 0.5]), |_| {
+        hits += 1;
+        true
+    });
     f.tree
-        .query_point(vector(&[f32::NAN, f32::NAN, f32::NAN]), |_| true);
-    f.tree.ray_cast(
-        vector(&[f32::NAN, 0.0, 0.0]),
-        vector(&[1.0, 1.0, 1.0]),
-        1.0,
-        |_, _| 1.0,
-    );
-    f.tree
-        .ray_cast(zero, vector(&[1.0, 1.0, 1.0]), f32::NAN, |_, _| 1.0);
+        .query_point(vector(&[f32::NAN, f32::NAN, f32::NAN]), |_| {
+            hits += 1;
+            true
+        });
+    assert_eq!(hits, 0, "a point with a NaN lies in no box");
+    for (origin, end, max_fraction) in [
+        (vector(&[f32::NAN, 0.0, 0.0]), vector(&[1.0, 1.0, 1.0]), 1.0),
+        (zero, vector(&[1.0, 1.0, 1.0]), f32::NAN),
+    ] {
+        let stats = f.tree.ray_cast(origin, end, max_fraction, |_, _| {
+            hits += 1;
+            1.0
+        });
+        assert_eq!(stats, QueryStats::default(), "ray {origin:?} -> {end:?}");
+    }
+    assert_eq!(hits, 0, "a ray with a non-finite input hits nothing");
     f.check();
     f.update_pairs();
+
+    // A finite box whose fat box overflows to infinity is refused too, and nothing is added.
+    let mut wide = Fixture::<V>::new(TreeConfig {
+        margin: 1e38,
+        ..TreeConfig::default()
+    });
+    assert_eq!(
+        wide.tree
+            .create_proxy(aabb(&[0.0, 0.0, 0.0], &[3e38, 1.0, 1.0]), zero, 0),
+        Err(TreeError::NonFinite)
+    );
+    wide.check();
 }
 
 #[test]
@@ -1360,9 +1525,9 @@ fn nan_and_inverted_boxes_are_refused() {
 
 #[test]
 fn negative_margin_and_lookahead_are_refused() {
-    let invalid = |r: Result<(), TreeError>, what: &str, name_part: &str, value: f32| match r {
+    let invalid = |r: Result<(), TreeError>, what: &str, want_name: &str, value: f32| match r {
         Err(TreeError::InvalidSetting { name, value: v }) => {
-            assert!(name.contains(name_part), "{what}: setting named {name:?}");
+            assert_eq!(name, want_name, "{what}: setting named {name:?}");
             assert!(v.to_bits() == value.to_bits(), "{what}: value {v}");
         }
         other => panic!("{what}: {other:?}"),
@@ -1371,8 +1536,13 @@ fn negative_margin_and_lookahead_are_refused() {
         (-1.0f32, 0.0f32, "margin", -1.0f32),
         (f32::NAN, 0.0, "margin", f32::NAN),
         (f32::INFINITY, 0.0, "margin", f32::INFINITY),
-        (0.1, -0.5, "look", -0.5),
-        (0.1, f32::NEG_INFINITY, "look", f32::NEG_INFINITY),
+        (0.1, -0.5, "velocity_lookahead", -0.5),
+        (
+            0.1,
+            f32::NEG_INFINITY,
+            "velocity_lookahead",
+            f32::NEG_INFINITY,
+        ),
     ] {
         let cfg = TreeConfig {
             margin,
@@ -1403,13 +1573,13 @@ fn negative_margin_and_lookahead_are_refused() {
     invalid(
         f.tree.set_velocity_lookahead(-2.0),
         "set_velocity_lookahead(-2)",
-        "look",
+        "velocity_lookahead",
         -2.0,
     );
     invalid(
         f.tree.set_velocity_lookahead(f32::INFINITY),
         "set_velocity_lookahead(inf)",
-        "look",
+        "velocity_lookahead",
         f32::INFINITY,
     );
     // Nothing changed.
@@ -1423,4 +1593,435 @@ fn negative_margin_and_lookahead_are_refused() {
     f.model.refatten();
     f.check();
     f.update_pairs();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Persistent pairs, batches, rebuilds and figures on larger trees
+// ---------------------------------------------------------------------------------------------
+
+/// `overlaps` and `contains` on closed boxes, per axis, in 2D and 3D: touching counts, a gap
+/// on any one axis does not, and a NaN bound never overlaps or contains.
+#[test]
+fn box_predicates_are_closed_and_per_axis() {
+    let a2 = Aabb::new(Vec2::new(0.0, 0.0), Vec2::new(1.0, 1.0));
+    let touching = Aabb::new(Vec2::new(1.0, 1.0), Vec2::new(2.0, 2.0));
+    let gap_x = Aabb::new(Vec2::new(1.001, 0.0), Vec2::new(2.0, 1.0));
+    let gap_y = Aabb::new(Vec2::new(0.0, -2.0), Vec2::new(1.0, -0.001));
+    let nan = Aabb::new(Vec2::new(f32::NAN, 0.0), Vec2::new(0.5, 0.5));
+    assert!(a2.overlaps(&touching) && touching.overlaps(&a2));
+    assert!(!a2.overlaps(&gap_x) && !gap_x.overlaps(&a2));
+    assert!(!a2.overlaps(&gap_y) && !gap_y.overlaps(&a2));
+    assert!(!a2.overlaps(&nan) && !nan.overlaps(&a2));
+    assert!(a2.contains(&a2) && !a2.contains(&touching) && !a2.contains(&nan));
+
+    let a3 = Aabb::new(Vec3::ZERO, Vec3::ONE);
+    let touching3 = Aabb::new(Vec3::ONE, Vec3::splat(2.0));
+    let gap_z = Aabb::new(Vec3::new(0.0, 0.0, 1.5), Vec3::new(1.0, 1.0, 2.0));
+    let inside_xy_gap_z = Aabb::new(Vec3::new(0.2, 0.2, -1.0), Vec3::new(0.8, 0.8, -0.5));
+    assert!(a3.overlaps(&touching3) && touching3.overlaps(&a3));
+    assert!(!a3.overlaps(&gap_z) && !gap_z.overlaps(&a3));
+    assert!(!a3.overlaps(&inside_xy_gap_z) && !inside_xy_gap_z.overlaps(&a3));
+    assert!(a3.contains(&Aabb::new(Vec3::splat(0.5), Vec3::ONE)));
+    assert!(!a3.contains(&inside_xy_gap_z));
+}
+
+#[test]
+fn every_combination_lists_each_setting_once_and_keeps_the_margins() {
+    let base = TreeConfig {
+        margin: 0.3,
+        velocity_lookahead: 0.25,
+        ..TreeConfig::default()
+    };
+    let all = base.every_combination();
+    assert_eq!(all.len(), 3 * 3 * 3 * 3);
+    for (i, a) in all.iter().enumerate() {
+        assert_eq!((a.margin, a.velocity_lookahead), (0.3, 0.25));
+        assert!(all[i + 1..].iter().all(|b| b != a), "{a:?} twice");
+    }
+    assert!(all.contains(&base), "the defaults are among them");
+}
+
+#[test]
+fn moved_queries_keep_the_persistent_set() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        pairs: PairMethod::MovedQueries,
+        margin: 0.0,
+        ..TreeConfig::default()
+    });
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("a");
+    let b = tree
+        .create_proxy(b2(0.5, 0.0, 1.5, 1.0), Vec2::ZERO, 1)
+        .expect("b");
+    let c = tree
+        .create_proxy(b2(5.0, 0.0, 6.0, 1.0), Vec2::ZERO, 2)
+        .expect("c");
+    assert!(tree.update_pairs().expect("no pair limit").recomputed);
+    assert_eq!(tree.pairs(), &[(a, b)]);
+    // c moves onto b: (b, c) appears, (a, b) is kept.
+    assert_eq!(
+        tree.move_proxy(c, b2(1.2, 0.0, 2.2, 1.0), Vec2::ZERO),
+        Ok(true)
+    );
+    let update = tree.update_pairs().expect("no pair limit");
+    assert!(update.recomputed);
+    assert_eq!(tree.pairs(), &[(a, b), (b, c)]);
+    // a leaves: (a, b) goes.
+    tree.destroy_proxy(a).expect("destroy");
+    tree.update_pairs().expect("no pair limit");
+    assert_eq!(tree.pairs(), &[(b, c)]);
+    // A new proxy in a's old slot does not inherit a's pairs.
+    let d = tree
+        .create_proxy(b2(100.0, 0.0, 101.0, 1.0), Vec2::ZERO, 3)
+        .expect("d");
+    assert_eq!(d.index, a.index);
+    tree.update_pairs().expect("no pair limit");
+    assert_eq!(tree.pairs(), &[(b, c)]);
+    assert!(!tree.update_pairs().expect("no pair limit").recomputed);
+}
+
+#[test]
+fn pairs_keep_their_handles_until_the_next_update_after_a_destroy() {
+    for pairs in [
+        PairMethod::SelfTraversal,
+        PairMethod::MovedQueries,
+        PairMethod::MovedTraversal,
+    ] {
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs,
+            ..TreeConfig::default()
+        });
+        let a = tree
+            .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+            .expect("create");
+        let b = tree
+            .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
+            .expect("create");
+        tree.update_pairs().expect("no pair limit");
+        tree.destroy_proxy(a).expect("destroy");
+        // The slot is re-used at once by a proxy that overlaps nothing.
+        let c = tree
+            .create_proxy(b2(9.0, 9.0, 10.0, 10.0), Vec2::ZERO, 2)
+            .expect("create");
+        assert_eq!(c.index, a.index);
+        assert_ne!(c, a);
+        assert_eq!(tree.pairs(), &[(a, b)], "{pairs:?}: as of the last update");
+        assert_eq!(tree.pairs_unsorted().collect::<Vec<_>>(), vec![(a, b)]);
+        tree.update_pairs().expect("no pair limit");
+        assert!(tree.pairs().is_empty(), "{pairs:?}");
+        assert_eq!(tree.pair_count(), 0);
+        tree.validate().expect("valid");
+    }
+}
+
+#[test]
+fn a_pile_of_equal_boxes_overflows_the_pair_stack_and_still_gives_every_pair() {
+    for pairs in [PairMethod::SelfTraversal, PairMethod::MovedTraversal] {
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs,
+            ..TreeConfig::default()
+        });
+        let items: Vec<_> = (0..600u32)
+            .map(|i| (b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, i))
+            .collect();
+        tree.create_proxies(&items).expect("batch");
+        tree.update_pairs().expect("no pair limit");
+        assert_eq!(tree.pair_count(), 600 * 599 / 2, "{pairs:?}");
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+    }
+}
+
+#[test]
+fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
+    let mut rng = SplitMix(5);
+    let mut trees: Vec<DynamicTree<Vec2, u32>> =
+        [PairMethod::SelfTraversal, PairMethod::MovedTraversal]
+            .into_iter()
+            .map(|pairs| {
+                DynamicTree::new(TreeConfig {
+                    pairs,
+                    ..TreeConfig::default()
+                })
+            })
+            .collect();
+    // Above SMALL_TREE_LEAVES, where MovedTraversal prunes.
+    let n = 3000;
+    let items: Vec<_> = (0..n as u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 160.0, 2.0), Vec2::ZERO, i))
+        .collect();
+    let mut ids: Vec<Vec<ProxyId>> = trees
+        .iter_mut()
+        .map(|t| t.create_proxies(&items).expect("batch"))
+        .collect();
+    for t in &mut trees {
+        t.update_pairs().expect("no pair limit");
+    }
+    for step in 0..8u32 {
+        // Thirty of 3,000 move far, three go and three come (in the slots just freed): well
+        // under the share that makes MovedTraversal go over the whole tree.
+        let moves: Vec<(usize, Aabb<Vec2>)> = (0..30)
+            .map(|_| (rng.index(n), rand_box::<Vec2>(&mut rng, 160.0, 2.0)))
+            .collect();
+        let gone: Vec<usize> = (0..3)
+            .map(|k| (step as usize * 97 + k * 1009) % n)
+            .collect();
+        let come: Vec<Aabb<Vec2>> = (0..3)
+            .map(|_| rand_box::<Vec2>(&mut rng, 160.0, 2.0))
+            .collect();
+        let mut visits = Vec::new();
+        for (t, ids) in trees.iter_mut().zip(ids.iter_mut()) {
+            for &(k, b) in &moves {
+                t.move_proxy(ids[k], b, Vec2::ZERO).expect("move");
+            }
+            for (&k, &b) in gone.iter().zip(&come) {
+                t.destroy_proxy(ids[k]).expect("destroy");
+                ids[k] = t
+                    .create_proxy(b, Vec2::ZERO, 10_000 + k as u32)
+                    .expect("create");
+            }
+            let u = t.update_pairs().expect("no pair limit");
+            assert!(u.recomputed);
+            visits.push(u.stats.node_visits);
+            t.validate().expect("valid");
+            assert_eq!(t.pairs(), brute_pairs(t).as_slice());
+        }
+        assert!(
+            visits[1] < visits[0] / 2,
+            "pruned traversal {} vs full {}",
+            visits[1],
+            visits[0]
+        );
+    }
+}
+
+#[test]
+fn batch_creation_of_a_bad_item_adds_nothing_and_names_it() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("create");
+    let b = tree
+        .create_proxy(b2(0.5, 0.5, 1.5, 1.5), Vec2::ZERO, 1)
+        .expect("create");
+    tree.update_pairs().expect("no pair limit");
+    let items = vec![
+        (b2(2.0, 2.0, 3.0, 3.0), Vec2::ZERO, 2),
+        (b2(2.0, 2.0, 3.0, 3.0), Vec2::ZERO, 3),
+        (b2(4.0, 4.0, 3.0, 5.0), Vec2::ZERO, 4),
+        (b2(f32::NAN, 0.0, 1.0, 1.0), Vec2::ZERO, 5),
+    ];
+    let err = tree.create_proxies(&items).expect_err("inverted box");
+    assert_eq!(
+        err,
+        TreeError::InBatch {
+            index: 2,
+            error: Box::new(TreeError::Inverted)
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "item 2 of the batch: a box has min > max on some axis"
+    );
+    let err = tree
+        .create_proxies(&items[3..])
+        .expect_err("non-finite box");
+    assert_eq!(
+        err,
+        TreeError::InBatch {
+            index: 0,
+            error: Box::new(TreeError::NonFinite)
+        }
+    );
+    assert_eq!(tree.len(), 2);
+    tree.validate().expect("valid");
+    assert!(
+        !tree.update_pairs().expect("no pair limit").recomputed,
+        "nothing changed"
+    );
+    assert_eq!(tree.pairs(), &[(a, b)]);
+    // An empty batch is no change either.
+    assert_eq!(tree.create_proxies(&[]), Ok(Vec::new()));
+    tree.validate().expect("valid");
+    assert_eq!(tree.len(), 2);
+}
+
+#[test]
+fn rebuild_gives_a_low_sah_tree_with_the_same_pairs() {
+    let mut rng = SplitMix(5);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        insertion: InsertionCost::Perimeter,
+        balancing: Balancing::None,
+        ..TreeConfig::default()
+    });
+    for i in 0..2000 {
+        let b = rand_box::<Vec2>(&mut rng, 200.0, 2.0);
+        tree.create_proxy(b, Vec2::ZERO, i).expect("create");
+    }
+    tree.update_pairs().expect("no pair limit");
+    let before = tree.pairs().to_vec();
+    let ratio_before = tree.stats().area_ratio;
+    tree.set_recording(true);
+    tree.rebuild();
+    assert_eq!(
+        tree.take_events(),
+        vec![TreeEvent::Rebuild { partial: false }]
+    );
+    tree.validate().expect("valid");
+    let s = tree.stats();
+    assert!(
+        s.area_ratio < ratio_before,
+        "{} vs {ratio_before}",
+        s.area_ratio
+    );
+    assert!(s.height <= 2 * s.min_height, "{s:?}");
+    // Leaf boxes are untouched: the pairs are the same and need no recomputation.
+    assert!(!tree.update_pairs().expect("no pair limit").recomputed);
+    tree.set_pair_method(PairMethod::MovedQueries);
+    tree.update_pairs().expect("no pair limit");
+    assert_eq!(tree.pairs(), before.as_slice());
+}
+
+#[test]
+fn enlarge_then_partial_rebuild() {
+    let mut rng = SplitMix(9);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        update: UpdateMode::EnlargeAndRebuild,
+        ..TreeConfig::default()
+    });
+    let ids: Vec<_> = (0..500)
+        .map(|i| {
+            let b = rand_box::<Vec2>(&mut rng, 100.0, 2.0);
+            tree.create_proxy(b, Vec2::ZERO, i).expect("create")
+        })
+        .collect();
+    tree.set_recording(true);
+    // Move a few far: their leaves are enlarged in place.
+    for &id in ids.iter().take(20) {
+        let t = tree.tight_aabb(id).expect("live");
+        let d = Vec2::new(30.0, -20.0);
+        let leaf = tree.leaf_of(id).expect("live");
+        assert_eq!(
+            tree.move_proxy(id, Aabb::new(t.min + d, t.max + d), Vec2::ZERO),
+            Ok(true)
+        );
+        assert_eq!(
+            tree.leaf_of(id),
+            Ok(leaf),
+            "enlarging keeps the leaf in place"
+        );
+        tree.validate().expect("valid while enlarged");
+    }
+    let events = tree.take_events();
+    assert_eq!(events.len(), 20);
+    assert!(events.iter().all(|e| matches!(e, TreeEvent::Reinsert(_))));
+    tree.update_pairs().expect("no pair limit");
+    assert_eq!(
+        tree.take_events(),
+        vec![TreeEvent::Rebuild { partial: true }]
+    );
+    tree.validate().expect("valid after partial rebuild");
+    assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
+    // Nothing enlarged any more: a no-op.
+    tree.rebuild_partial();
+    assert!(tree.take_events().is_empty());
+}
+
+/// `stats()` of trees whose boxes overflow an `f32` half area (a 3D box of side 1e20, boxes
+/// near +-3e38): every figure finite, the area ratio as computed by hand in `f64`.
+#[test]
+fn stats_are_finite_for_boxes_whose_area_overflows_f32() {
+    fn half_f64<V: Vector>(b: &Aabb<V>) -> f64 {
+        let e: Vec<f64> = (0..V::DIM)
+            .map(|i| f64::from(b.max.axis(i)) - f64::from(b.min.axis(i)))
+            .collect();
+        if V::DIM == 2 {
+            e[0] + e[1]
+        } else {
+            e[0] * e[1] + e[1] * e[2] + e[2] * e[0]
+        }
+    }
+    /// A tree of the two boxes (margin 0): leaves in pool slots 0 and 1, the root in 2.
+    fn check<V: Vector>(a: Aabb<V>, b: Aabb<V>, ratio: f32) {
+        let root = a.union(&b);
+        assert!(
+            !root.half_area().is_finite(),
+            "the f32 half area overflows: {root:?}"
+        );
+        let mut tree = DynamicTree::<V, u32>::new(TreeConfig {
+            margin: 0.0,
+            ..TreeConfig::default()
+        });
+        tree.create_proxy(a, V::splat(0.0), 0).expect("create");
+        tree.create_proxy(b, V::splat(0.0), 1).expect("create");
+        tree.validate().expect("valid");
+        let s = tree.stats();
+        // In pool order, as `stats` sums.
+        let want = ((half_f64(&a) + half_f64(&b) + half_f64(&root)) / half_f64(&root)) as f32;
+        assert_eq!(s.area_ratio, want, "{a:?} {b:?}");
+        assert!(
+            (s.area_ratio - ratio).abs() < 1e-6,
+            "{} vs {ratio}",
+            s.area_ratio
+        );
+        assert_eq!(
+            (s.leaves, s.nodes, s.height, s.min_height),
+            (2, 3, 1, 1),
+            "{a:?}"
+        );
+        assert!(s.area_ratio.is_finite() && s.bytes > 0);
+    }
+    // 2D near +-3e38: root 6e38 + 6e38 (1.2e39 overflows f32), leaves 2e38 each: 16 / 12.
+    check(
+        b2(-3e38, -3e38, -2e38, -2e38),
+        b2(2e38, 2e38, 3e38, 3e38),
+        16.0 / 12.0,
+    );
+    // 3D of side 1e20: leaves 3e40 each, root 27e40: 33 / 27.
+    let cube = |lo: f32, hi: f32| Aabb::new(Vec3::splat(lo), Vec3::splat(hi));
+    check(cube(0.0, 1e20), cube(2e20, 3e20), 33.0 / 27.0);
+    // 3D near +-3e38: leaves 3e76 each, root 108e76: 114 / 108.
+    check(cube(-3e38, -2e38), cube(2e38, 3e38), 114.0 / 108.0);
+
+    // Many huge boxes in 2D and 3D: finite, and the f64 sum over the nodes by hand.
+    fn many<V: Vector>(seed: u64) {
+        let mut rng = SplitMix(seed);
+        let mut tree = DynamicTree::<V, u32>::new(TreeConfig {
+            margin: 0.0,
+            ..TreeConfig::default()
+        });
+        for i in 0..200u32 {
+            // Half of them near -3e38, half (mirrored) near +3e38.
+            let min = rand_vec::<V>(&mut rng, -3.3e38, 0.0);
+            let max = min + rand_vec::<V>(&mut rng, 0.0, 1e38);
+            let zero = V::splat(0.0);
+            let b = if i % 2 == 0 {
+                Aabb::new(min, max)
+            } else {
+                Aabb::new(zero - max, zero - min)
+            };
+            tree.create_proxy(b, zero, i).expect("create");
+        }
+        tree.validate().expect("valid");
+        let s = tree.stats();
+        let mut total = 0.0f64;
+        let mut root_area = 0.0f64;
+        tree.walk(|id, view, depth| {
+            total += half_f64(&view.aabb);
+            if depth == 0 {
+                assert_eq!(Some(id), tree.root());
+                root_area = half_f64(&view.aabb);
+            }
+        });
+        let want = (total / root_area) as f32;
+        assert!(s.area_ratio.is_finite(), "{s:?}");
+        assert!(
+            (s.area_ratio - want).abs() <= want * 1e-6,
+            "{s:?} vs {want}"
+        );
+        assert!(s.area_ratio >= 1.0);
+        assert_eq!((s.leaves, s.nodes), (200, 399));
+    }
+    many::<Vec2>(41);
+    many::<Vec3>(42);
 }

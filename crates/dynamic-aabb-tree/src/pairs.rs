@@ -9,6 +9,7 @@ use super::{
     DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, TreeError, UpdateMode, Vector,
 };
 use std::sync::OnceLock;
+#[cfg(feature = "parallel")]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `MovedTraversal` recomputes every pair by the self traversal when more than one proxy in
@@ -60,12 +61,14 @@ impl PairBudget for Budget {
 /// Pairs a task of [`par_self_pairs`] finds between two reports of its count to the shared
 /// total: the memory held past the limit when the walks stop is at most about this many
 /// pairs per thread.
+#[cfg(feature = "parallel")]
 const SYNC_PAIRS: usize = 1024;
 
 /// The bound the tasks of [`par_self_pairs`] share: each task adds its count to `total`
 /// every [`SYNC_PAIRS`] pairs and at its end, and stops once the total is past `limit`. The
 /// total only grows and every count reaches it, so "past the limit" is never wrong; `Relaxed`
 /// is enough, as nothing else is read through it.
+#[cfg(feature = "parallel")]
 struct SharedBudget<'a> {
     total: &'a AtomicUsize,
     limit: usize,
@@ -75,6 +78,7 @@ struct SharedBudget<'a> {
     next_sync: usize,
 }
 
+#[cfg(feature = "parallel")]
 impl<'a> SharedBudget<'a> {
     fn new(total: &'a AtomicUsize, limit: usize) -> Self {
         Self {
@@ -101,6 +105,7 @@ impl<'a> SharedBudget<'a> {
     }
 }
 
+#[cfg(feature = "parallel")]
 impl PairBudget for SharedBudget<'_> {
     #[inline(always)]
     fn exceeded(&mut self, emitted: usize) -> bool {
@@ -270,15 +275,18 @@ fn against<V: Vector, const DIRTY_ONLY: bool>(
 /// standard workload with 2 threads the split walk took 2.2x the time at 1,000 circles and
 /// 1.2x at 10,000 (waking the pool and joining the lists cost more than half a walk saves),
 /// and 0.9x at 100,000.
+#[cfg(feature = "parallel")]
 pub const PARALLEL_MIN_LEAVES: usize = 50_000;
 
 /// How many levels of the tree [`par_self_pairs`] splits into separate tasks: up to 2^6 = 64
 /// subtrees and the crossings of the branches above them, enough for rayon to balance a few
 /// threads.
+#[cfg(feature = "parallel")]
 const PARALLEL_SPLIT_LEVELS: u32 = 6;
 
 /// What one task of [`par_self_pairs`] found: its pairs, its tests, and true when it stopped
 /// at the limit.
+#[cfg(feature = "parallel")]
 type TaskPairs = (Vec<(u32, u32)>, QueryStats, bool);
 
 /// [`self_pairs`] split over rayon's thread pool, pushing each pair `(a, b)`, `a < b`, to
@@ -291,6 +299,7 @@ type TaskPairs = (Vec<(u32, u32)>, QueryStats, bool);
 /// held before included): the tasks share one count ([`SharedBudget`]) and stop once it is
 /// past the limit, so the pairs held at once stay near the limit (not tasks times it), and
 /// none is added to `pairs`.
+#[cfg(feature = "parallel")]
 pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     root: u32,
@@ -427,11 +436,13 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// stays on one thread), from [`PARALLEL_MIN_LEAVES`] leaves up. The same pairs, in
     /// another order; the same tests counted; the same [`TreeError::PairLimit`] (the threads
     /// share one count, so they stop near the limit together).
+    #[cfg(feature = "parallel")]
     pub fn update_pairs_parallel(&mut self) -> Result<PairUpdate, TreeError> {
         self.update_pairs_on(self.live as usize >= PARALLEL_MIN_LEAVES)
     }
 
-    /// [`DynamicTree::update_pairs`], on one thread or split over rayon's pool.
+    /// [`DynamicTree::update_pairs`], on one thread or (with the `parallel` feature) split over
+    /// rayon's pool.
     pub(crate) fn update_pairs_on(&mut self, parallel: bool) -> Result<PairUpdate, TreeError> {
         if self.config.update == UpdateMode::EnlargeAndRebuild && self.any_enlarged {
             self.rebuild_partial();
@@ -491,9 +502,12 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             ..
         } = self;
         pairs.clear();
+        #[cfg(feature = "parallel")]
         if parallel {
             return par_self_pairs::<V, false>(nodes, *root, *pair_limit, pairs);
         }
+        #[cfg(not(feature = "parallel"))]
+        debug_assert!(!parallel, "the split walk needs the `parallel` feature");
         self_pairs::<V, false>(nodes, *root, *pair_limit, |a, b| {
             pairs.push(ordered(a, b));
         })
@@ -581,9 +595,17 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // clear the flags (also when the walk stopped at the limit).
         let leaves = || moved.iter().map(|&i| proxies[i as usize].leaf);
         set_dirty_above(nodes, leaves(), true);
+        #[cfg(feature = "parallel")]
         let found = if parallel {
             par_self_pairs::<V, true>(nodes, *root, limit, pairs)
         } else {
+            self_pairs::<V, true>(nodes, *root, room, |a, b| {
+                pairs.push(ordered(a, b));
+            })
+        };
+        #[cfg(not(feature = "parallel"))]
+        let found = {
+            debug_assert!(!parallel, "the split walk needs the `parallel` feature");
             self_pairs::<V, true>(nodes, *root, room, |a, b| {
                 pairs.push(ordered(a, b));
             })

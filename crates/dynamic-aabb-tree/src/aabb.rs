@@ -1,10 +1,12 @@
 //! Axis-aligned bounding boxes over a [`Vector`], with the checks the tree's API boundary needs.
 
 use super::{TreeError, Vector};
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 /// An axis-aligned box `[min, max]` (closed on both ends).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct Aabb<V> {
     /// The least corner.
     pub min: V,

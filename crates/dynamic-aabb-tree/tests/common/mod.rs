@@ -1,11 +1,15 @@
 //! Shared helpers of the tree integration tests: vectors from numbers, a brute-force model of
 //! the proxies (tight box, velocity, fat box), brute-force pairs and queries, and a check of a
-//! tree's whole structure against the model.
+//! tree's whole structure against the model; and, from [`shared`], the crate's seeded random
+//! numbers, random boxes and brute-force pairs.
 
 // Each test file uses a different part of this module.
 #![allow(dead_code)]
 
-use aabb_debugger::tree::{
+/// The helpers the unit tests and the benchmark share with the integration tests.
+pub mod shared;
+
+use dynamic_aabb_tree::{
     Aabb, DynamicTree, NodeId, NodeView, ProxyId, QueryStats, TreeConfig, TreeStats, Vector,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -439,43 +443,17 @@ pub fn check_tree<V: Vector>(tree: &DynamicTree<V, u32>, model: &Model<V>) -> Re
     Ok(())
 }
 
-/// splitmix64, for seeded test data.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// An integer in `lo..=hi`.
-    pub fn int(&mut self, lo: i32, hi: i32) -> i32 {
-        lo + self.below((hi - lo + 1) as u64) as i32
-    }
-}
-
 /// Every insertion cost.
-pub const INSERTIONS: [aabb_debugger::tree::InsertionCost; 3] =
-    aabb_debugger::tree::InsertionCost::ALL;
+pub const INSERTIONS: [dynamic_aabb_tree::InsertionCost; 3] = dynamic_aabb_tree::InsertionCost::ALL;
 
 /// Every balancing strategy.
-pub const BALANCINGS: [aabb_debugger::tree::Balancing; 3] = aabb_debugger::tree::Balancing::ALL;
+pub const BALANCINGS: [dynamic_aabb_tree::Balancing; 3] = dynamic_aabb_tree::Balancing::ALL;
 
 /// Every pair method.
-pub const PAIR_METHODS: [aabb_debugger::tree::PairMethod; 3] = aabb_debugger::tree::PairMethod::ALL;
+pub const PAIR_METHODS: [dynamic_aabb_tree::PairMethod; 3] = dynamic_aabb_tree::PairMethod::ALL;
 
 /// Every update mode.
-pub const UPDATE_MODES: [aabb_debugger::tree::UpdateMode; 3] = aabb_debugger::tree::UpdateMode::ALL;
+pub const UPDATE_MODES: [dynamic_aabb_tree::UpdateMode; 3] = dynamic_aabb_tree::UpdateMode::ALL;
 
 /// Every combination of insertion cost, balancing, pair method and update mode, with the
 /// given margin and look-ahead.
