@@ -22,3 +22,8 @@ pub mod workload;
 
 #[cfg(feature = "app")]
 pub mod app;
+
+/// The README's Rust examples, compiled and run as doctests by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

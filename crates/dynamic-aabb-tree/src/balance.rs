@@ -1,6 +1,6 @@
-//! Balancing: the walk up after an insertion or removal, AVL height rotations (Gaul, seed 003,
-//! Box2D v2's `b2Balance`) and surface-area rotations (Box2D v3's `b2RotateNodes`, Kopta et
-//! al.).
+//! Balancing: the walk up after an insertion or removal, AVL height rotations (Gaul; the blog
+//! post "AABB Trees for Collision Detection"; Box2D v2's `b2Balance`) and surface-area
+//! rotations (Box2D v3's `b2RotateNodes`, Kopta et al.).
 
 use super::node::NULL;
 use super::{Balancing, DynamicTree, NodeId, TreeEvent, Vector};

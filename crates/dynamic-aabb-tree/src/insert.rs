@@ -66,7 +66,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         Ok(())
     }
 
-    /// Greedy descent (Choi / Chou with volume, seed 003 with perimeter): at each branch go
+    /// Greedy descent (Choi and Chou with volume; the blog post "AABB Trees for Collision
+    /// Detection" with perimeter): at each branch go
     /// to the child whose `measure` grows least (`Volume`: `measure(child + new) -
     /// measure(child)`) or whose union with the new box is least (`Perimeter`), ties to the
     /// first child; the leaf reached is the sibling.

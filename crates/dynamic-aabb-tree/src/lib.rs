@@ -132,9 +132,10 @@ use std::sync::OnceLock;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub enum InsertionCost {
-    /// Least volume (area in 2D) increase, greedy descent (Choi / Chou, seed 000).
+    /// Least volume (area in 2D) increase, greedy descent (Choi, after Chou).
     Volume,
-    /// Least perimeter of the combined box, greedy descent (seed 003).
+    /// Least perimeter of the combined box, greedy descent (the blog post "AABB Trees for
+    /// Collision Detection").
     Perimeter,
     /// Box2D v3's branch-and-bound search for the sibling of least SAH cost.
     #[default]
@@ -147,7 +148,7 @@ pub enum InsertionCost {
 pub enum Balancing {
     /// No rotations.
     None,
-    /// AVL-style height rotations (Gaul, seed 003).
+    /// AVL-style height rotations (Gaul; the blog post "AABB Trees for Collision Detection").
     Avl,
     /// Surface-area-reducing tree rotations (Box2D v3, Kopta et al.).
     #[default]

@@ -1,5 +1,5 @@
-//! Removing a leaf: its sibling takes the parent's place (seed 003's "promote the sibling"),
-//! the parent returns to the free list, and the ancestors are refit.
+//! Removing a leaf: its sibling takes the parent's place ("promote the sibling", as in the blog
+//! post "AABB Trees for Collision Detection"), the parent returns to the free list, and the ancestors are refit.
 
 use super::node::NULL;
 use super::{Balancing, DynamicTree, Vector};

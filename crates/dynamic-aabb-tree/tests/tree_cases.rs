@@ -1,5 +1,5 @@
 //! Hand-checked and degenerate cases of the dynamic AABB tree, through its public API: each
-//! article's method on a small case worked out by hand (seed 000's volume descent, seed 003's
+//! article's method on a small case worked out by hand (Choi's volume descent, the ABCD blog post's
 //! four boxes, the self traversal, moves inside and outside the fat box), ray-cast clipping,
 //! exact query stats, events, stats, tree quality (a 100 x 100 grid, AVL balance), degenerate
 //! inputs (identical, zero-size and collinear boxes, coordinates near +-1e7, 100,000
@@ -231,7 +231,7 @@ fn configs_with_pairs(margin: f32) -> Vec<TreeConfig> {
 
 /// Seed 000 (Choi, after Chou): at a branch, the new leaf goes down the child whose volume grows
 /// least. C lies inside A's box (no growth) but beside the small B: volume picks A, while
-/// seed 003's perimeter of the combined box picks B. Margin 0.2 as in Choi's code.
+/// the ABCD blog post's perimeter of the combined box picks B. Margin 0.2 as in Choi's code.
 fn volume_descent_case<V: Vector>() {
     for (insertion, after_c, after_d) in [
         // Volume: C joins A (growth 0 < 2.8); D, inside A, goes down (A C) then joins A.
@@ -253,7 +253,7 @@ fn volume_descent_case<V: Vector>() {
 }
 
 #[test]
-fn volume_cost_picks_the_child_of_least_volume_increase_seed_000() {
+fn volume_cost_picks_the_child_of_least_volume_increase_as_in_choi() {
     volume_descent_case::<Vec2>();
     volume_descent_case::<Vec3>();
     // The increase decides, not the union: N grows A by 10 and B by 30 in area, although its
@@ -270,7 +270,7 @@ fn volume_cost_picks_the_child_of_least_volume_increase_seed_000() {
 /// that order. Greedy descent without balancing chains them as (A (B (C D))); AVL rotates
 /// that to ((A B) (C D)); surface-area rotations swap A and C when C arrives; the SAH search
 /// makes C the sibling of the root and D the sibling of C. Worked out by hand with margin 0.1.
-fn seed_003_case<V: Vector>() {
+fn abcd_case<V: Vector>() {
     for insertion in INSERTIONS {
         for balancing in BALANCINGS {
             let mut f = Fixture::<V>::new(config(insertion, balancing, 0.1));
@@ -296,9 +296,9 @@ fn seed_003_case<V: Vector>() {
 }
 
 #[test]
-fn seed_003_boxes_give_a_root_over_ab_and_cd() {
-    seed_003_case::<Vec2>();
-    seed_003_case::<Vec3>();
+fn abcd_boxes_give_a_root_over_ab_and_cd() {
+    abcd_case::<Vec2>();
+    abcd_case::<Vec3>();
     // The article's own boxes (A and B up left, C and D down right), perimeter cost with AVL.
     let mut f = Fixture::<Vec2>::new(config(InsertionCost::Perimeter, Balancing::Avl, 0.1));
     f.add_box("A", &[0.0, 4.0], &[2.0, 6.0]);
@@ -629,8 +629,8 @@ fn ray_cast_reports_entry_fractions_and_clips() {
     f.check();
 }
 
-/// The seed 003 tree ((A B) (C D)), built with SAH + rotations and no margin: each query tests
-/// the nodes whose ancestors all passed, and counts the leaves among them.
+/// The ABCD blog post's tree ((A B) (C D)), built with SAH + rotations and no margin: each
+/// query tests the nodes whose ancestors all passed, and counts the leaves among them.
 #[test]
 fn query_stats_are_exact_on_a_tiny_tree() {
     for balancing in BALANCINGS {
@@ -814,7 +814,7 @@ fn events_are_recorded() {
 }
 
 #[test]
-fn avl_records_its_rotation_on_seed_003() {
+fn avl_records_its_rotation_on_the_abcd_boxes() {
     for insertion in [InsertionCost::Volume, InsertionCost::Perimeter] {
         let mut f = Fixture::<Vec2>::new(config(insertion, Balancing::Avl, 0.1));
         f.tree.set_recording(true);
