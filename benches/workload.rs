@@ -25,10 +25,10 @@
 
 mod peers;
 
+use aabb_debugger::broadphase::config_label;
 use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
 use aabb_debugger::workload::{
-    self, BruteForce, PairTally, RunReport, SweepAndPrune, TreeBroadphase, Workload,
-    WorkloadBroadphase, config_label,
+    self, OurBroadphase, PairTally, RunReport, Workload, WorkloadBroadphase,
 };
 use criterion::{Criterion, SamplingMode};
 use peers::{Box2dTree, BvhCrate, ParryBvh, RstarTree};
@@ -49,7 +49,7 @@ fn tree_entry(config: TreeConfig) -> Entry {
     Entry {
         label: format!("ours {}", config_label(&config)),
         ours: true,
-        make: Box::new(move || Box::new(TreeBroadphase::new(config))),
+        make: Box::new(move || Box::new(OurBroadphase::tree(config))),
     }
 }
 
@@ -67,7 +67,7 @@ fn parallel_entry() -> Entry {
             rayon::current_num_threads()
         ),
         ours: true,
-        make: Box::new(move || Box::new(TreeBroadphase::parallel(config))),
+        make: Box::new(move || Box::new(OurBroadphase::tree_parallel(config))),
     }
 }
 
@@ -183,7 +183,7 @@ fn peer_entries(n: usize) -> Vec<Entry> {
         Entry {
             label: "sweep-and-prune".to_owned(),
             ours: false,
-            make: Box::new(|| Box::new(SweepAndPrune::new())),
+            make: Box::new(|| Box::new(OurBroadphase::sweep_and_prune())),
         },
     ];
     if std::env::var("AABB_BENCH_SLOW_PEERS").is_ok_and(|v| v == "1") {
@@ -202,7 +202,7 @@ fn peer_entries(n: usize) -> Vec<Entry> {
         list.push(Entry {
             label: "brute force".to_owned(),
             ours: false,
-            make: Box::new(|| Box::new(BruteForce::new())),
+            make: Box::new(|| Box::new(OurBroadphase::brute_force())),
         });
     }
     list

@@ -3,8 +3,9 @@
 //!
 //! - [`tree`]: the dynamic AABB tree; knows nothing of spheres, scenes or the UI.
 //! - [`scene`]: the scene model, file format and simulation.
-//! - [`broadphase`]: what drives the tree each step, plus brute force and sweep-and-prune.
+//! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune), one each.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
+//! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
@@ -13,6 +14,7 @@
 pub mod broadphase;
 pub mod cli;
 pub mod fileio;
+pub mod motion;
 pub mod scene;
 pub mod text;
 /// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path

@@ -3,18 +3,16 @@
 //!
 //! A broad phase plugs in through [`WorkloadBroadphase`]; [`run`] builds it, steps the circles
 //! and tallies the pairs it reports. Every correct broad phase gives the same
-//! [`RunReport::pair_hash`]. Brute force ([`BruteForce`]), sweep-and-prune ([`SweepAndPrune`])
-//! and our tree ([`TreeBroadphase`]) live here; the benchmark adds the peers.
+//! [`RunReport::pair_hash`]. Ours are the crate's broad phases ([`crate::broadphase`]: the
+//! tree, brute force, sweep-and-prune), driven through [`OurBroadphase`]; the benchmark adds
+//! the peers.
 
-mod brute;
-mod sap;
-mod tree;
-
-pub use brute::BruteForce;
-pub use sap::SweepAndPrune;
-pub use tree::{TreeBroadphase, config_label};
-
-use crate::tree::Aabb;
+use crate::broadphase::{
+    Bodies, Body, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase, UpdateOutcome,
+    config_label,
+};
+use crate::motion::advance_and_bounce;
+use crate::tree::{Aabb, TreeConfig};
 use glam::Vec2;
 use std::time::Instant;
 
@@ -267,21 +265,12 @@ impl Workload {
             let r = c.radius;
             let mut p = c.center;
             let mut v = c.velocity;
-            p.x += v.x * DT_SECS;
-            if p.x < r {
-                p.x = r;
-                v.x = -v.x;
-            } else if p.x > side - r {
-                p.x = side - r;
-                v.x = -v.x;
-            }
-            p.y += v.y * DT_SECS;
-            if p.y < r {
-                p.y = r;
-                v.y = -v.y;
-            } else if p.y > side - r {
-                p.y = side - r;
-                v.y = -v.y;
+            for axis in 0..2 {
+                let (x, bounced) = advance_and_bounce(p[axis], v[axis], DT_SECS, r, side - r);
+                p[axis] = x;
+                if bounced {
+                    v[axis] = -v[axis];
+                }
             }
             c.center = p;
             c.velocity = v;
@@ -311,6 +300,147 @@ pub trait WorkloadBroadphase {
     /// Bytes the structure holds (capacities), when the implementation can say.
     fn bytes(&self) -> Option<usize> {
         None
+    }
+}
+
+/// One of the crate's broad phases ([`crate::broadphase`]) driving the workload: circle `i` is
+/// body `i`, with the workload's margin ([`MARGIN`]) and no look-ahead. It keeps the bodies
+/// and the update's outcome between steps, so a step allocates nothing.
+#[derive(Clone, Debug)]
+pub struct OurBroadphase<B> {
+    phase: B,
+    name: String,
+    outcome: UpdateOutcome,
+}
+
+/// The circles as the broad phases' bodies: circle `i` is body `i`, read in place.
+struct CircleBodies<'a>(&'a [Circle]);
+
+impl Bodies<Vec2> for CircleBodies<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    #[inline]
+    fn body(&self, k: usize) -> Body<Vec2> {
+        let c = &self.0[k];
+        Body {
+            // Ids fit u32: the count is at most MAX_CIRCLES.
+            id: k as u32,
+            tight: c.tight(),
+            velocity: c.velocity,
+        }
+    }
+}
+
+/// The workload's settings for a tree configuration: its margin, no look-ahead.
+#[must_use]
+pub fn workload_config(config: TreeConfig) -> TreeConfig {
+    TreeConfig {
+        margin: MARGIN,
+        velocity_lookahead: 0.0,
+        ..config
+    }
+}
+
+impl OurBroadphase<TreeBroadphase<Vec2>> {
+    /// The tree with a given configuration (margin and look-ahead forced to the workload's).
+    #[must_use]
+    pub fn tree(config: TreeConfig) -> Self {
+        Self::tree_on(config, false)
+    }
+
+    /// The same, finding pairs on rayon's thread pool.
+    #[must_use]
+    pub fn tree_parallel(config: TreeConfig) -> Self {
+        Self::tree_on(config, true)
+    }
+
+    fn tree_on(config: TreeConfig, parallel: bool) -> Self {
+        let config = workload_config(config);
+        let mut tree = match TreeBroadphase::new(config) {
+            Ok(tree) => tree,
+            // The workload's margin (0.1) and look-ahead (0) are valid settings.
+            Err(_) => unreachable!("the workload's margin and look-ahead are valid"),
+        };
+        // The workload's pairs are bounded (about 0.63 per circle); it runs without a limit,
+        // as the peers do.
+        crate::broadphase::Broadphase::set_pair_limit(&mut tree, usize::MAX);
+        tree.set_parallel(parallel);
+        let threads = if parallel { ", rayon" } else { "" };
+        Self::with_name(tree, format!("tree {}{threads}", config_label(&config)))
+    }
+
+    /// The tree (for stats after a run).
+    #[must_use]
+    pub fn tree_ref(&self) -> &crate::tree::DynamicTree<Vec2, u32> {
+        self.phase.tree()
+    }
+}
+
+impl OurBroadphase<BruteForce<Vec2>> {
+    /// Brute force.
+    #[must_use]
+    pub fn brute_force() -> Self {
+        let mut phase = BruteForce::new(workload_config(TreeConfig::default()));
+        crate::broadphase::Broadphase::set_pair_limit(&mut phase, usize::MAX);
+        Self::with_name(phase, "brute force".to_owned())
+    }
+}
+
+impl OurBroadphase<SweepAndPrune<Vec2>> {
+    /// Sweep-and-prune.
+    #[must_use]
+    pub fn sweep_and_prune() -> Self {
+        let mut phase = SweepAndPrune::new(workload_config(TreeConfig::default()));
+        crate::broadphase::Broadphase::set_pair_limit(&mut phase, usize::MAX);
+        Self::with_name(phase, "sweep-and-prune".to_owned())
+    }
+}
+
+impl<B: BroadphaseCore<Vec2>> OurBroadphase<B> {
+    fn with_name(phase: B, name: String) -> Self {
+        Self {
+            phase,
+            name,
+            outcome: UpdateOutcome::default(),
+        }
+    }
+
+    /// The broad phase itself.
+    #[must_use]
+    pub fn phase(&self) -> &B {
+        &self.phase
+    }
+}
+
+impl<B: BroadphaseCore<Vec2>> WorkloadBroadphase for OurBroadphase<B> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn build(&mut self, workload: &Workload) {
+        if let Err(e) = self.phase.build(&CircleBodies(workload.circles())) {
+            unreachable!("the workload's circles are finite and fit the world: {e}");
+        }
+    }
+
+    fn update(&mut self, workload: &Workload) -> usize {
+        let bodies = CircleBodies(workload.circles());
+        if let Err(e) = self.phase.update_bodies(&bodies, &mut self.outcome) {
+            unreachable!("the workload's circles are finite and fit the world: {e}");
+        }
+        self.outcome.reinserted.len()
+    }
+
+    fn find_pairs(&mut self, _workload: &Workload, tally: &mut PairTally) {
+        if let Err(e) = self.phase.visit_pairs(|a, b| tally.add(a, b)) {
+            unreachable!("the workload runs without a pair limit: {e}");
+        }
+    }
+
+    fn bytes(&self) -> Option<usize> {
+        Some(self.phase.bytes())
     }
 }
 
@@ -525,7 +655,7 @@ mod tests {
             Some(WorkloadError::CircleCount(MAX_CIRCLES + 1))
         );
         assert_eq!(
-            run(&mut BruteForce::new(), 10, 0).err(),
+            run(&mut OurBroadphase::brute_force(), 10, 0).err(),
             Some(WorkloadError::StepCount(0))
         );
     }
@@ -587,8 +717,8 @@ mod tests {
 
     #[test]
     fn brute_force_and_sweep_and_prune_agree() {
-        let brute = run(&mut BruteForce::new(), 500, 60).expect("valid run");
-        let sap = run(&mut SweepAndPrune::new(), 500, 60).expect("valid run");
+        let brute = run(&mut OurBroadphase::brute_force(), 500, 60).expect("valid run");
+        let sap = run(&mut OurBroadphase::sweep_and_prune(), 500, 60).expect("valid run");
         assert_eq!(brute.total_pairs, sap.total_pairs);
         assert_eq!(brute.pair_hash, sap.pair_hash);
         assert_eq!(brute.total_reinserts, sap.total_reinserts);

@@ -4,8 +4,7 @@
 use aabb_debugger::cli::bench::{BenchArgs, report_json, run_bench};
 use aabb_debugger::cli::{Cli, Command};
 use aabb_debugger::workload::{
-    self, BruteForce, Circle, SweepAndPrune, TreeBroadphase, Workload, WorkloadBroadphase, mix64,
-    run_workload,
+    self, Circle, OurBroadphase, Workload, WorkloadBroadphase, mix64, run_workload,
 };
 use clap::Parser;
 use glam::Vec2;
@@ -23,7 +22,8 @@ fn bench_args(argv: &[&str]) -> BenchArgs {
 fn bench_n1000_matches_brute_force_over_600_steps() {
     let args = bench_args(&["--n", "1000"]);
     let ours = run_bench(&args).expect("bench runs");
-    let brute = workload::run(&mut BruteForce::new(), 1000, 600).expect("brute force runs");
+    let brute =
+        workload::run(&mut OurBroadphase::brute_force(), 1000, 600).expect("brute force runs");
     assert_eq!(ours.steps, 600);
     assert_eq!(ours.total_pairs, brute.total_pairs);
     assert_eq!(ours.pair_hash, brute.pair_hash);
@@ -38,7 +38,7 @@ fn bench_n1000_matches_brute_force_over_600_steps() {
 
 #[test]
 fn every_tree_configuration_matches_sweep_and_prune() {
-    let sap = workload::run(&mut SweepAndPrune::new(), 300, 120).expect("sap runs");
+    let sap = workload::run(&mut OurBroadphase::sweep_and_prune(), 300, 120).expect("sap runs");
     for insertion in ["volume", "perimeter", "surface-area"] {
         for balancing in ["none", "avl", "rotations"] {
             for pairs in ["self-traversal", "moved-queries"] {
@@ -94,9 +94,9 @@ fn tiny_hand_checked_case_has_the_expected_hash() {
     // The same number from an independent computation (Python).
     assert_eq!(expected, 0xe943_66f4_2c1e_b62b);
     let mut impls: Vec<Box<dyn WorkloadBroadphase>> = vec![
-        Box::new(BruteForce::new()),
-        Box::new(SweepAndPrune::new()),
-        Box::new(TreeBroadphase::new(Default::default())),
+        Box::new(OurBroadphase::brute_force()),
+        Box::new(OurBroadphase::sweep_and_prune()),
+        Box::new(OurBroadphase::tree(Default::default())),
     ];
     for imp in &mut impls {
         let report = run_workload(imp.as_mut(), tiny_case(), 3).expect("runs");
@@ -151,11 +151,17 @@ fn json_has_exactly_the_design_keys_and_the_configuration() {
             "update",
         ]
     );
-    assert_eq!(
-        object["structure_bytes"],
-        serde_json::Value::Null,
-        "SAP cannot say"
+    // Sweep-and-prune holds, per circle, its id (4 bytes), tight and fat box (16 + 16),
+    // velocity (8), sweep entry (24) and sweep position (4): 72 bytes, plus the pair list and
+    // the step's list of recomputed boxes (a few KB at most here).
+    let bytes = object["structure_bytes"]
+        .as_u64()
+        .expect("SAP says its bytes");
+    assert!(
+        (200 * 72..200 * 72 + 4096).contains(&bytes),
+        "{bytes} bytes"
     );
+    assert_eq!(object["bytes_per_proxy"], bytes as f64 / 200.0);
     assert_eq!(object["n"], 200);
     assert_eq!(object["steps"], 5);
     assert_eq!(object["peak_rss_kb"], 1234);

@@ -1,6 +1,11 @@
-//! What drives a broad phase each step: the [`Broadphase`] trait and its three implementations,
-//! the dynamic tree, brute force and sweep-and-prune, which must give identical pairs, and
-//! refuse the same bodies with the same [`BroadphaseError`].
+//! The broad phases: the dynamic tree, brute force and sweep-and-prune, one implementation each,
+//! which must give identical pairs and refuse the same bodies with the same [`BroadphaseError`].
+//!
+//! Each works in its own dimension `V` (`Vec2` or `Vec3`) through [`BroadphaseCore`], the
+//! allocation-free per-step interface the benchmark workload drives
+//! ([`crate::workload::OurBroadphase`]). The scene drives the same types through the
+//! object-safe [`Broadphase`] (boxes in `Vec3`, pairs as a sorted list), which [`make`] builds
+//! for a scene's dimension.
 
 mod brute;
 mod sap;
@@ -9,21 +14,22 @@ mod tree;
 
 pub use brute::BruteForce;
 pub use sap::SweepAndPrune;
-pub use tree::TreeBroadphase;
+pub use tree::{TreeBroadphase, config_label};
 
 use crate::tree::{Aabb, DynamicTree, TreeConfig, TreeError, TreeEvent, TreeStats, Vector};
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
-/// One body as the broad phase sees it: 2D scenes use z = 0 and ignore it.
+/// One body as the broad phase sees it. Scenes give `Vec3` (2D scenes use z = 0, which a 2D
+/// broad phase ignores); [`BroadphaseCore`] takes bodies in the broad phase's own dimension.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Body {
-    /// The sphere's id (unique within a scene).
+pub struct Body<V = Vec3> {
+    /// The body's id (a sphere's id; unique within one update).
     pub id: u32,
     /// The tight box.
-    pub tight: Aabb<Vec3>,
+    pub tight: Aabb<V>,
     /// Velocity, world units per second.
-    pub velocity: Vec3,
+    pub velocity: V,
 }
 
 /// Which broad phase to run.
@@ -91,6 +97,80 @@ pub struct PairOutcome {
     /// False when nothing changed since the last call and the previous set was reused
     /// (Choi's `tree_updated` flag).
     pub recomputed: bool,
+}
+
+/// Where a broad phase reads the bodies of one update: a slice of [`Body`], or anything that
+/// can give body `k` on demand (the benchmark's circles), so that nothing is copied on the
+/// usual step.
+pub trait Bodies<V> {
+    /// How many bodies.
+    fn len(&self) -> usize;
+    /// True when there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Body `k`, `k < len()`.
+    fn body(&self, k: usize) -> Body<V>;
+    /// All of them, in order.
+    fn to_vec(&self) -> Vec<Body<V>> {
+        (0..self.len()).map(|k| self.body(k)).collect()
+    }
+}
+
+impl<V: Copy> Bodies<V> for [Body<V>] {
+    fn len(&self) -> usize {
+        <[Body<V>]>::len(self)
+    }
+    #[inline]
+    fn body(&self, k: usize) -> Body<V> {
+        self[k]
+    }
+    fn to_vec(&self) -> Vec<Body<V>> {
+        <[Body<V>]>::to_vec(self)
+    }
+}
+
+impl<V: Copy> Bodies<V> for Vec<Body<V>> {
+    fn len(&self) -> usize {
+        <[Body<V>]>::len(self)
+    }
+    #[inline]
+    fn body(&self, k: usize) -> Body<V> {
+        self[k]
+    }
+    fn to_vec(&self) -> Vec<Body<V>> {
+        self.clone()
+    }
+}
+
+/// A broad phase in its own dimension `V`: what both the scene (through [`Broadphase`]) and
+/// the benchmark workload drive each step, with no conversion and no copies of the pairs.
+///
+/// The fat-box rule is the tree's ([`fat_box`]): the tight box grown by the margin and
+/// stretched by `velocity * velocity_lookahead`, recomputed only when the tight box leaves it.
+pub trait BroadphaseCore<V: SceneVector> {
+    /// Which one this is.
+    fn kind(&self) -> BroadphaseKind;
+    /// Brings the broad phase to `bodies` (sorted by id, or sorted here; the first of a
+    /// repeated id counts): adds new ids, removes missing ones, moves the others, and records
+    /// what it did in `out` (cleared first). A body whose boxes cannot be used (see
+    /// [`check_body`]) is an error, and then nothing is changed.
+    fn update_bodies(
+        &mut self,
+        bodies: &(impl Bodies<V> + ?Sized),
+        out: &mut UpdateOutcome,
+    ) -> Result<(), BroadphaseError>;
+    /// Replaces everything with `bodies`, the way the broad phase builds best from scratch
+    /// (the tree: one bulk build). An error as for [`BroadphaseCore::update_bodies`], and
+    /// then nothing is changed.
+    fn build(&mut self, bodies: &(impl Bodies<V> + ?Sized)) -> Result<(), BroadphaseError>;
+    /// Finds the candidate pairs as of the last update (only if something changed since the
+    /// last search) and calls `visit(a, b)`, `a < b`, once for each, in no set order. Returns
+    /// whether the pairs were recomputed; [`BroadphaseError::PairLimit`] when there are more
+    /// than the limit (the search stops as soon as it passes it, and `visit` is not called).
+    fn visit_pairs(&mut self, visit: impl FnMut(u32, u32)) -> Result<bool, BroadphaseError>;
+    /// Bytes the structure holds (capacities).
+    fn bytes(&self) -> usize;
 }
 
 /// A broad phase: keeps a fat box per body and reports the pairs whose fat boxes overlap.
@@ -174,9 +254,53 @@ pub fn check_body(body: &Body, config: &TreeConfig) -> Result<(), BroadphaseErro
     Ok(())
 }
 
-/// [`check_body`] for every body, before anything changes.
-pub(crate) fn check_bodies(bodies: &[Body], config: &TreeConfig) -> Result<(), BroadphaseError> {
-    bodies.iter().try_for_each(|b| check_body(b, config))
+/// [`check_body`] for every body of any dimension, before anything changes: a quick test of
+/// each, and the full one (which words the error) only for a body that fails it.
+pub(crate) fn check_bodies<V: SceneVector>(
+    bodies: &(impl Bodies<V> + ?Sized),
+    config: &TreeConfig,
+) -> Result<(), BroadphaseError> {
+    check_bodies_against(bodies, config, 0, |_| 0).map(|_| ())
+}
+
+/// [`check_bodies`], and in the same pass whether the bodies have exactly the ids
+/// `id_at(0), .., id_at(known - 1)` in that order (the usual step: the same bodies as last
+/// time, each only moved).
+pub(crate) fn check_bodies_against<V: SceneVector>(
+    bodies: &(impl Bodies<V> + ?Sized),
+    config: &TreeConfig,
+    known: usize,
+    id_at: impl Fn(usize) -> u32,
+) -> Result<bool, BroadphaseError> {
+    let (margin, lookahead) = (config.margin, config.velocity_lookahead);
+    let mut same = bodies.len() == known;
+    for k in 0..bodies.len() {
+        let body = &bodies.body(k);
+        let fat = fat_box(&body.tight, body.velocity, margin, lookahead);
+        let usable = body.tight.min.all_le(body.tight.max)
+            && body.velocity.all_finite()
+            && fat.min.all_finite()
+            && fat.max.all_finite();
+        if !usable {
+            check_body(&body_to_vec3(body), config)?;
+            // The quick test and the full one agree; this is only reached if they did not.
+            return Err(BroadphaseError::Body {
+                id: body.id,
+                reason: "its boxes cannot be used".to_owned(),
+            });
+        }
+        same = same && id_at(k) == body.id;
+    }
+    Ok(same)
+}
+
+/// A body in the scene's `Vec3`, from a body in `V`.
+pub(crate) fn body_to_vec3<V: SceneVector>(body: &Body<V>) -> Body<Vec3> {
+    Body {
+        id: body.id,
+        tight: box_to_vec3(&body.tight),
+        velocity: body.velocity.to_vec3(),
+    }
 }
 
 /// The tree behind a tree broad phase, in the dimension of the scene, for drawing.
@@ -196,8 +320,8 @@ pub fn make(
 ) -> Result<Box<dyn Broadphase>, crate::tree::TreeError> {
     config.check()?;
     match (kind, dimensions) {
-        (BroadphaseKind::Tree, 2) => Ok(Box::new(TreeBroadphase::<Vec2>::new(config)?)),
-        (BroadphaseKind::Tree, 3) => Ok(Box::new(TreeBroadphase::<Vec3>::new(config)?)),
+        (BroadphaseKind::Tree, 2) => Ok(Box::new(recording(TreeBroadphase::<Vec2>::new(config)?))),
+        (BroadphaseKind::Tree, 3) => Ok(Box::new(recording(TreeBroadphase::<Vec3>::new(config)?))),
         (BroadphaseKind::Brute, 2) => Ok(Box::new(BruteForce::<Vec2>::new(config))),
         (BroadphaseKind::Brute, 3) => Ok(Box::new(BruteForce::<Vec3>::new(config))),
         (BroadphaseKind::Sap, 2) => Ok(Box::new(SweepAndPrune::<Vec2>::new(config))),
@@ -207,6 +331,12 @@ pub fn make(
             value: f32::from(other),
         }),
     }
+}
+
+/// The tree broad phase of a scene records its events for the debugger.
+fn recording<V: SceneVector>(mut tree: TreeBroadphase<V>) -> TreeBroadphase<V> {
+    tree.set_recording(true);
+    tree
 }
 
 impl BroadphaseKind {
@@ -241,6 +371,8 @@ pub use crate::tree::fat_box;
 /// A 2D or 3D vector a broad phase can work in: converts from and to the scene's `Vec3`
 /// (2D drops z and gives z = 0 back) and wraps its tree in a [`TreeView`].
 pub trait SceneVector: Vector {
+    /// `bodies` in this dimension: borrowed as they are in 3D, converted in 2D.
+    fn bodies_from_vec3(bodies: &[Body<Vec3>]) -> std::borrow::Cow<'_, [Body<Self>]>;
     /// The first `DIM` components of `v`.
     fn from_vec3(v: Vec3) -> Self;
     /// As a `Vec3`, z = 0 in 2D.
@@ -250,6 +382,18 @@ pub trait SceneVector: Vector {
 }
 
 impl SceneVector for Vec2 {
+    fn bodies_from_vec3(bodies: &[Body<Vec3>]) -> std::borrow::Cow<'_, [Body<Self>]> {
+        std::borrow::Cow::Owned(
+            bodies
+                .iter()
+                .map(|b| Body {
+                    id: b.id,
+                    tight: box_from_vec3(&b.tight),
+                    velocity: b.velocity.truncate(),
+                })
+                .collect(),
+        )
+    }
     fn from_vec3(v: Vec3) -> Self {
         v.truncate()
     }
@@ -262,6 +406,9 @@ impl SceneVector for Vec2 {
 }
 
 impl SceneVector for Vec3 {
+    fn bodies_from_vec3(bodies: &[Body<Vec3>]) -> std::borrow::Cow<'_, [Body<Self>]> {
+        std::borrow::Cow::Borrowed(bodies)
+    }
     fn from_vec3(v: Vec3) -> Self {
         v
     }
@@ -284,13 +431,169 @@ pub(crate) fn box_from_vec3<V: SceneVector>(b: &Aabb<Vec3>) -> Aabb<V> {
 }
 
 /// `bodies` when they are strictly sorted by id, else a sorted copy with the first of each id.
-pub(crate) fn sorted_bodies(bodies: &[Body]) -> std::borrow::Cow<'_, [Body]> {
+pub(crate) fn sorted_bodies<V: Copy>(bodies: &[Body<V>]) -> std::borrow::Cow<'_, [Body<V>]> {
     if bodies.windows(2).all(|w| w[0].id < w[1].id) {
         std::borrow::Cow::Borrowed(bodies)
     } else {
         let mut owned = bodies.to_vec();
+        // Stable: the first of a repeated id stays first, and dedup keeps it.
         owned.sort_by_key(|b| b.id);
         owned.dedup_by_key(|b| b.id);
         std::borrow::Cow::Owned(owned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::SplitMix64;
+
+    /// Bodies with ids `0..n` at random places in `[0, 20]²`, some of them missing.
+    fn bodies(rng: &mut SplitMix64, n: u32, keep: u64) -> Vec<Body<Vec2>> {
+        let mut out = Vec::new();
+        for id in 0..n {
+            if rng.next_u64() % 100 >= keep {
+                continue;
+            }
+            let c = Vec2::new(rng.uniform(0.0, 20.0), rng.uniform(0.0, 20.0));
+            let r = rng.uniform(0.1, 1.0);
+            out.push(Body {
+                id,
+                tight: Aabb::new(c - Vec2::splat(r), c + Vec2::splat(r)),
+                velocity: Vec2::new(rng.uniform(-2.0, 2.0), rng.uniform(-2.0, 2.0)),
+            });
+        }
+        out
+    }
+
+    /// The pairs `visit_pairs` gives, sorted, and whether they were recomputed.
+    fn visited<B: BroadphaseCore<Vec2>>(b: &mut B) -> (Vec<(u32, u32)>, bool) {
+        let mut pairs = Vec::new();
+        let recomputed = b
+            .visit_pairs(|a, c| {
+                assert!(a < c, "({a}, {c}) is not ordered");
+                pairs.push((a, c));
+            })
+            .expect("under the pair limit");
+        pairs.sort_unstable();
+        (pairs, recomputed)
+    }
+
+    /// Every pair of fat boxes, tested directly.
+    fn reference(fat: &[(u32, Aabb<Vec2>)]) -> Vec<(u32, u32)> {
+        let mut pairs = Vec::new();
+        for (i, (a, fa)) in fat.iter().enumerate() {
+            for (b, fb) in &fat[i + 1..] {
+                if fa.overlaps(fb) {
+                    pairs.push(((*a).min(*b), (*a).max(*b)));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs
+    }
+
+    /// One broad phase of each kind, driven through the per-step interface by bodies that
+    /// come, go and move, and one built from scratch at every step: the pairs equal brute
+    /// force over the fat boxes the tree keeps, the updates report the same ids, and the
+    /// object-safe interface gives the same pairs sorted.
+    #[test]
+    fn the_three_agree_through_the_core_interface_and_build_matches_update() {
+        let config = TreeConfig {
+            margin: 0.3,
+            velocity_lookahead: 0.1,
+            ..TreeConfig::default()
+        };
+        let mut tree = TreeBroadphase::<Vec2>::new(config).expect("valid config");
+        let mut brute = BruteForce::<Vec2>::new(config);
+        let mut sap = SweepAndPrune::<Vec2>::new(config);
+        let mut rng = SplitMix64::new(7);
+        let mut total = 0;
+        for step in 0..40 {
+            // Every fifth step some bodies come and go; otherwise the same ones move.
+            let keep = if step % 5 == 0 { 80 } else { 100 };
+            let now = bodies(&mut rng, 120, keep);
+            let mut outs = [
+                UpdateOutcome::default(),
+                UpdateOutcome::default(),
+                UpdateOutcome::default(),
+            ];
+            tree.update_bodies(&now, &mut outs[0]).expect("usable");
+            brute.update_bodies(&now, &mut outs[1]).expect("usable");
+            sap.update_bodies(&now, &mut outs[2]).expect("usable");
+            assert_eq!(outs[0], outs[1], "step {step}");
+            assert_eq!(outs[0], outs[2], "step {step}");
+            let fat: Vec<(u32, Aabb<Vec2>)> = now
+                .iter()
+                .map(|b| {
+                    let f = Broadphase::fat_aabb(&tree, b.id).expect("present");
+                    assert_eq!(Broadphase::fat_aabb(&brute, b.id), Some(f));
+                    assert_eq!(Broadphase::fat_aabb(&sap, b.id), Some(f));
+                    (b.id, box_from_vec3(&f))
+                })
+                .collect();
+            let expected = reference(&fat);
+            total += expected.len();
+            assert_eq!(visited(&mut tree).0, expected, "tree, step {step}");
+            assert_eq!(visited(&mut brute).0, expected, "brute, step {step}");
+            assert_eq!(visited(&mut sap).0, expected, "sap, step {step}");
+            // Asked again with nothing changed: the same pairs, not recomputed.
+            assert_eq!(visited(&mut sap), (expected.clone(), false));
+            assert_eq!(visited(&mut brute), (expected.clone(), false));
+            assert_eq!(
+                Broadphase::find_pairs(&mut sap).expect("found").pairs,
+                expected
+            );
+            // Built from scratch on the same bodies: fresh fat boxes, so pairs by them.
+            let mut built = TreeBroadphase::<Vec2>::new(config).expect("valid config");
+            built.build(&now).expect("usable");
+            let fresh: Vec<(u32, Aabb<Vec2>)> = now
+                .iter()
+                .map(|b| (b.id, fat_box(&b.tight, b.velocity, 0.3, 0.1)))
+                .collect();
+            assert_eq!(visited(&mut built).0, reference(&fresh), "step {step}");
+            built.tree().validate().expect("a valid tree");
+        }
+        assert!(total > 200, "the case has pairs to find ({total})");
+    }
+
+    /// A bad body among good ones is refused by all three with the same error, and nothing
+    /// changes: the next good update reports the same outcome on each.
+    #[test]
+    fn a_bad_body_is_refused_alike_and_changes_nothing() {
+        let config = TreeConfig::default();
+        let mut rng = SplitMix64::new(3);
+        let good = bodies(&mut rng, 30, 100);
+        let mut bad = good.clone();
+        bad[17].velocity.x = f32::NAN;
+        let mut tree = TreeBroadphase::<Vec2>::new(config).expect("valid config");
+        let mut brute = BruteForce::<Vec2>::new(config);
+        let mut sap = SweepAndPrune::<Vec2>::new(config);
+        let mut out = UpdateOutcome::default();
+        let errors = [
+            tree.update_bodies(&bad, &mut out).expect_err("refused"),
+            brute.update_bodies(&bad, &mut out).expect_err("refused"),
+            sap.update_bodies(&bad, &mut out).expect_err("refused"),
+        ];
+        for e in &errors {
+            assert!(
+                e.to_string()
+                    .starts_with("sphere 17: its velocity is not finite ([NaN, "),
+                "{e}"
+            );
+        }
+        // Nothing was added: the good bodies all arrive new, on each.
+        let ids: Vec<u32> = good.iter().map(|b| b.id).collect();
+        for phase in [
+            &mut tree as &mut dyn Broadphase,
+            &mut brute as &mut dyn Broadphase,
+            &mut sap as &mut dyn Broadphase,
+        ] {
+            let bodies: Vec<Body> = good.iter().map(body_to_vec3).collect();
+            let out = phase.update(&bodies).expect("usable");
+            assert_eq!(out.added, ids, "{}", phase.kind());
+            assert_eq!(out.reinserted, ids, "{}", phase.kind());
+            assert!(out.removed.is_empty(), "{}", phase.kind());
+        }
     }
 }

@@ -1,20 +1,34 @@
-//! Sweep-and-prune along x: fat boxes sorted by their least x, each tested only against the
-//! boxes that start before it ends.
+//! Sweep-and-prune along x: fat boxes kept sorted by their least x (an insertion sort between
+//! searches, cheap when little moved), each tested only against the boxes that start before it
+//! ends.
 
 use super::{
-    Body, Broadphase, BroadphaseError, BroadphaseKind, PairOutcome, SceneVector, UpdateOutcome,
-    box_to_vec3, brute::overlaps, store::Store,
+    Bodies, Body, Broadphase, BroadphaseCore, BroadphaseError, BroadphaseKind, PairOutcome,
+    SceneVector, UpdateOutcome, box_to_vec3, store::Store,
 };
 use crate::tree::{Aabb, TreeConfig, TreeError};
 use glam::Vec3;
 
-/// Sorts fat boxes along x and sweeps; the sort order is kept between searches, so a
-/// nearly sorted list sorts fast.
+/// One fat box in sweep order.
+#[derive(Clone, Copy, Debug)]
+struct SweepEntry<V> {
+    fat: Aabb<V>,
+    /// The body's id.
+    id: u32,
+    /// The body's index in the store.
+    index: u32,
+}
+
+/// Sorts fat boxes along x and sweeps; the sweep order and a copy of each fat box are kept
+/// between searches, so a search after a step re-sorts a nearly sorted list and sweeps one
+/// contiguous array.
 #[derive(Clone, Debug)]
 pub struct SweepAndPrune<V> {
     store: Store<V>,
-    /// Indices into the store's entries, by least x then id (rebuilt when bodies come or go).
-    order: Vec<u32>,
+    /// By least x (ties in any order: the pairs are a set).
+    sweep: Vec<SweepEntry<V>>,
+    /// Position in `sweep` of each store index.
+    position: Vec<u32>,
 }
 
 impl<V: SceneVector> SweepAndPrune<V> {
@@ -23,8 +37,122 @@ impl<V: SceneVector> SweepAndPrune<V> {
     pub fn new(config: TreeConfig) -> Self {
         Self {
             store: Store::new(config),
-            order: Vec::new(),
+            sweep: Vec::new(),
+            position: Vec::new(),
         }
+    }
+
+    /// Brings the sweep copies to the store's fat boxes: all of them, sorted afresh, when
+    /// bodies came or went; otherwise only the recomputed ones (the sort waits for the search).
+    fn refresh_sweep(&mut self) {
+        if self.store.take_reshaped() {
+            let store = &self.store;
+            self.sweep = (0..store.ids.len())
+                .map(|k| SweepEntry {
+                    fat: store.fat[k],
+                    id: store.ids[k],
+                    // Indices fit u32: there is one per body id.
+                    index: k as u32,
+                })
+                .collect();
+            self.sweep
+                .sort_unstable_by(|a, b| a.fat.min.axis(0).total_cmp(&b.fat.min.axis(0)));
+            self.position = vec![0; self.sweep.len()];
+            self.record_positions();
+        } else {
+            let store = &self.store;
+            for &k in &store.refattened {
+                self.sweep[self.position[k as usize] as usize].fat = store.fat[k as usize];
+            }
+        }
+        self.store.refattened.clear();
+    }
+
+    /// Insertion sort by least x: linear in the number of boxes plus the number of swaps.
+    fn resort(&mut self) {
+        let e = &mut self.sweep;
+        let mut swapped = false;
+        for i in 1..e.len() {
+            let item = e[i];
+            let key = item.fat.min.axis(0);
+            let mut j = i;
+            while j > 0 && e[j - 1].fat.min.axis(0) > key {
+                e[j] = e[j - 1];
+                j -= 1;
+            }
+            if j != i {
+                e[j] = item;
+                swapped = true;
+            }
+        }
+        if swapped {
+            self.record_positions();
+        }
+    }
+
+    fn record_positions(&mut self) {
+        for (p, entry) in self.sweep.iter().enumerate() {
+            // Positions fit u32, as indices do.
+            self.position[entry.index as usize] = p as u32;
+        }
+    }
+}
+
+impl<V: SceneVector> BroadphaseCore<V> for SweepAndPrune<V> {
+    fn kind(&self) -> BroadphaseKind {
+        BroadphaseKind::Sap
+    }
+
+    fn update_bodies(
+        &mut self,
+        bodies: &(impl Bodies<V> + ?Sized),
+        out: &mut UpdateOutcome,
+    ) -> Result<(), BroadphaseError> {
+        self.store.update(bodies, out)?;
+        self.refresh_sweep();
+        Ok(())
+    }
+
+    fn build(&mut self, bodies: &(impl Bodies<V> + ?Sized)) -> Result<(), BroadphaseError> {
+        self.store.build(bodies)?;
+        self.refresh_sweep();
+        Ok(())
+    }
+
+    fn visit_pairs(&mut self, mut visit: impl FnMut(u32, u32)) -> Result<bool, BroadphaseError> {
+        if self.store.is_dirty() {
+            self.resort();
+        }
+        let sweep = &self.sweep;
+        let recomputed = self.store.search(false, |_, sink| {
+            for (k, a) in sweep.iter().enumerate() {
+                let end_x = a.fat.max.axis(0);
+                for b in &sweep[k + 1..] {
+                    // Sorted by least x: once one starts after `a` ends, all later ones do.
+                    if b.fat.min.axis(0) > end_x {
+                        break;
+                    }
+                    if a.fat.overlaps(&b.fat) {
+                        sink.push(if a.id < b.id {
+                            (a.id, b.id)
+                        } else {
+                            (b.id, a.id)
+                        })?;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        for &(a, b) in self.store.pairs() {
+            visit(a, b);
+        }
+        Ok(recomputed)
+    }
+
+    fn bytes(&self) -> usize {
+        self.store.bytes()
+            + self.sweep.capacity() * std::mem::size_of::<SweepEntry<V>>()
+            + self.position.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -34,10 +162,8 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
     }
 
     fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
-        let out = self.store.update(bodies)?;
-        if !(out.added.is_empty() && out.removed.is_empty()) {
-            self.order.clear();
-        }
+        let mut out = UpdateOutcome::default();
+        self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
         Ok(out)
     }
 
@@ -46,41 +172,10 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
     }
 
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {
-        let order = &mut self.order;
-        self.store.find_pairs(|entries, sink| {
-            if order.len() != entries.len() {
-                *order = (0..entries.len() as u32).collect();
-            }
-            // Stable sort on the kept order: adaptive on nearly sorted input. Ties on least x are
-            // broken by index (that is, by id) so the order never depends on history.
-            order.sort_by(|&a, &b| {
-                let (ea, eb) = (&entries[a as usize], &entries[b as usize]);
-                ea.fat
-                    .min
-                    .axis(0)
-                    .total_cmp(&eb.fat.min.axis(0))
-                    .then(a.cmp(&b))
-            });
-            for (k, &i) in order.iter().enumerate() {
-                let a = &entries[i as usize];
-                let end_x = a.fat.max.axis(0);
-                for &j in &order[k + 1..] {
-                    let b = &entries[j as usize];
-                    // Sorted by least x: once one starts after `a` ends, all later ones do.
-                    if b.fat.min.axis(0) > end_x {
-                        break;
-                    }
-                    if overlaps(&a.fat, &b.fat) {
-                        sink.push(if a.id < b.id {
-                            (a.id, b.id)
-                        } else {
-                            (b.id, a.id)
-                        })?;
-                    }
-                }
-            }
-            sink.pairs.sort_unstable();
-            Ok(())
+        let recomputed = self.visit_pairs(|_, _| {})?;
+        Ok(PairOutcome {
+            pairs: self.store.sorted_pairs().to_vec(),
+            recomputed,
         })
     }
 
@@ -91,6 +186,7 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
     fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
         config.check()?;
         self.store.set_config(config);
+        self.refresh_sweep();
         Ok(())
     }
 }

@@ -1,38 +1,38 @@
 //! The body store brute force and sweep-and-prune share: tight box, velocity and fat box per
-//! id, kept with the tree's fat-box rule, and the dirty flag behind `recomputed`.
+//! id (one array each, sorted by id), kept with the tree's fat-box rule, and the dirty flag
+//! behind `recomputed`.
 
 use super::{
-    Body, BroadphaseError, DEFAULT_PAIR_LIMIT, PairOutcome, SceneVector, UpdateOutcome,
-    box_from_vec3, check_bodies, fat_box, sorted_bodies,
+    Bodies, Body, BroadphaseError, DEFAULT_PAIR_LIMIT, SceneVector, UpdateOutcome, check_bodies,
+    check_bodies_against, fat_box, sorted_bodies,
 };
 use crate::tree::{Aabb, TreeConfig};
-
-/// One body as brute force and sweep-and-prune keep it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Entry<V> {
-    /// The sphere id.
-    pub id: u32,
-    /// The tight box given by the last update.
-    pub tight: Aabb<V>,
-    /// The velocity given by the last update.
-    pub velocity: V,
-    /// The fat box, recomputed only when the tight box leaves it.
-    pub fat: Aabb<V>,
-}
 
 /// Bodies sorted by id, their fat boxes, and whether anything changed since pairs were found.
 #[derive(Clone, Debug)]
 pub(crate) struct Store<V> {
     /// Margin, look-ahead and the rest (only margin and look-ahead matter here).
     pub config: TreeConfig,
-    /// Sorted by id.
-    pub entries: Vec<Entry<V>>,
+    /// Body ids, ascending; index `k` of the other arrays is body `ids[k]`.
+    pub ids: Vec<u32>,
+    /// The tight box given by the last update.
+    pub tight: Vec<Aabb<V>>,
+    /// The velocity given by the last update.
+    pub velocity: Vec<V>,
+    /// The fat box, recomputed only when the tight box leaves it.
+    pub fat: Vec<Aabb<V>>,
+    /// Indices whose fat box the last update recomputed, ascending (when not `reshaped`).
+    pub refattened: Vec<u32>,
+    /// True when indices changed (bodies came or went) or every fat box was recomputed since
+    /// the owner last looked ([`Store::take_reshaped`]).
+    reshaped: bool,
     /// True when a fat box changed, or a body came or went, since the last pair search.
-    pub dirty: bool,
-    /// The pairs of the last search, sorted.
-    pub pairs: Vec<(u32, u32)>,
+    dirty: bool,
+    /// The pairs of the last search, `(a, b)` with `a < b`; sorted when `sorted`.
+    pairs: Vec<(u32, u32)>,
+    sorted: bool,
     /// The most pairs a search may find.
-    pub pair_limit: usize,
+    pair_limit: usize,
 }
 
 impl<V: SceneVector> Store<V> {
@@ -40,14 +40,21 @@ impl<V: SceneVector> Store<V> {
     pub fn new(config: TreeConfig) -> Self {
         Self {
             config,
-            entries: Vec::new(),
+            ids: Vec::new(),
+            tight: Vec::new(),
+            velocity: Vec::new(),
+            fat: Vec::new(),
+            refattened: Vec::new(),
+            reshaped: true,
             dirty: true,
             pairs: Vec::new(),
+            sorted: true,
             pair_limit: DEFAULT_PAIR_LIMIT,
         }
     }
 
-    fn fat(&self, tight: &Aabb<V>, velocity: V) -> Aabb<V> {
+    #[inline]
+    fn fat_of(&self, tight: &Aabb<V>, velocity: V) -> Aabb<V> {
         fat_box(
             tight,
             velocity,
@@ -56,55 +63,104 @@ impl<V: SceneVector> Store<V> {
         )
     }
 
+    /// True (once) when indices changed or every fat box was recomputed since the last call:
+    /// an owner that mirrors the fat boxes rebuilds its copy then, and otherwise copies only
+    /// [`Store::refattened`].
+    pub fn take_reshaped(&mut self) -> bool {
+        std::mem::take(&mut self.reshaped)
+    }
+
     /// Merges `bodies` into the store: new ids get a fat box, missing ids go, the others keep
     /// their fat box unless their tight box left it. A body whose boxes cannot be used is an
     /// error, and nothing changes.
-    pub fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
-        check_bodies(bodies, &self.config)?;
-        let bodies = sorted_bodies(bodies);
-        let mut out = UpdateOutcome::default();
-        let mut merged = Vec::with_capacity(bodies.len());
-        let mut old = self.entries.iter().peekable();
-        for body in bodies.iter() {
-            while let Some(e) = old.next_if(|e| e.id < body.id) {
-                out.removed.push(e.id);
+    pub fn update(
+        &mut self,
+        bodies: &(impl Bodies<V> + ?Sized),
+        out: &mut UpdateOutcome,
+    ) -> Result<(), BroadphaseError> {
+        let ids = &self.ids;
+        let same = check_bodies_against(bodies, &self.config, ids.len(), |k| ids[k])?;
+        out.reinserted.clear();
+        out.added.clear();
+        out.removed.clear();
+        self.refattened.clear();
+        if same {
+            // The usual step: the same bodies, each only moved.
+            for k in 0..bodies.len() {
+                let body = bodies.body(k);
+                self.tight[k] = body.tight;
+                self.velocity[k] = body.velocity;
+                if !self.fat[k].contains(&body.tight) {
+                    self.fat[k] = self.fat_of(&body.tight, body.velocity);
+                    out.reinserted.push(body.id);
+                    // Indices fit u32: there is one per body id.
+                    self.refattened.push(k as u32);
+                }
             }
-            let tight = box_from_vec3::<V>(&body.tight);
-            let velocity = V::from_vec3(body.velocity);
-            let entry = match old.next_if(|e| e.id == body.id) {
-                Some(e) if e.fat.contains(&tight) => Entry {
-                    tight,
-                    velocity,
-                    ..*e
-                },
+        } else {
+            self.merge(&sorted_bodies(&bodies.to_vec()), out);
+        }
+        if !(out.removed.is_empty() && out.reinserted.is_empty()) {
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// The update when bodies came or went: new arrays, merged by id.
+    fn merge(&mut self, bodies: &[Body<V>], out: &mut UpdateOutcome) {
+        let n = bodies.len();
+        let (mut ids, mut tight, mut velocity, mut fat) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut old = (0..self.ids.len()).peekable();
+        for body in bodies {
+            while let Some(k) = old.next_if(|&k| self.ids[k] < body.id) {
+                out.removed.push(self.ids[k]);
+            }
+            let f = match old.next_if(|&k| self.ids[k] == body.id) {
+                Some(k) if self.fat[k].contains(&body.tight) => self.fat[k],
                 Some(_) => {
                     out.reinserted.push(body.id);
-                    Entry {
-                        id: body.id,
-                        tight,
-                        velocity,
-                        fat: self.fat(&tight, velocity),
-                    }
+                    self.fat_of(&body.tight, body.velocity)
                 }
                 None => {
                     out.added.push(body.id);
                     out.reinserted.push(body.id);
-                    Entry {
-                        id: body.id,
-                        tight,
-                        velocity,
-                        fat: self.fat(&tight, velocity),
-                    }
+                    self.fat_of(&body.tight, body.velocity)
                 }
             };
-            merged.push(entry);
+            ids.push(body.id);
+            tight.push(body.tight);
+            velocity.push(body.velocity);
+            fat.push(f);
         }
-        out.removed.extend(old.map(|e| e.id));
-        if !(out.removed.is_empty() && out.reinserted.is_empty()) {
-            self.dirty = true;
-        }
-        self.entries = merged;
-        Ok(out)
+        out.removed.extend(old.map(|k| self.ids[k]));
+        self.ids = ids;
+        self.tight = tight;
+        self.velocity = velocity;
+        self.fat = fat;
+        self.reshaped = true;
+    }
+
+    /// Replaces every body with `bodies`. An error as for [`Store::update`].
+    pub fn build(&mut self, bodies: &(impl Bodies<V> + ?Sized)) -> Result<(), BroadphaseError> {
+        check_bodies(bodies, &self.config)?;
+        let owned = bodies.to_vec();
+        let bodies = sorted_bodies(&owned);
+        self.ids = bodies.iter().map(|b| b.id).collect();
+        self.tight = bodies.iter().map(|b| b.tight).collect();
+        self.velocity = bodies.iter().map(|b| b.velocity).collect();
+        self.fat = bodies
+            .iter()
+            .map(|b| self.fat_of(&b.tight, b.velocity))
+            .collect();
+        self.refattened.clear();
+        self.reshaped = true;
+        self.dirty = true;
+        Ok(())
     }
 
     /// Applies new settings; when the margin or look-ahead changed, every fat box is
@@ -117,42 +173,56 @@ impl<V: SceneVector> Store<V> {
         if !refatten {
             return;
         }
-        for i in 0..self.entries.len() {
-            let e = self.entries[i];
-            self.entries[i].fat = self.fat(&e.tight, e.velocity);
+        for k in 0..self.ids.len() {
+            self.fat[k] = self.fat_of(&self.tight[k], self.velocity[k]);
         }
+        self.reshaped = true;
     }
 
-    /// Finds pairs with `search` (given the entries, sorted by id, and a [`PairSink`] that
-    /// holds the limit; the pairs must come out sorted `(a, b)` with `a < b`) only when
-    /// something changed since the last search; otherwise the previous pairs, with
-    /// `recomputed: false` (Choi's `tree_updated`). Past the limit the pairs are dropped and
-    /// the next call searches again.
-    pub fn find_pairs(
+    /// Runs `search` (given the ids and a [`PairSink`] that holds the limit; it must give each pair once,
+    /// `(a, b)` with `a < b`, any order; `sorted` says whether it gives them sorted) only when
+    /// something changed since the last search; returns whether it ran (Choi's
+    /// `tree_updated`). Past the limit the pairs are dropped and the next call searches again.
+    pub fn search(
         &mut self,
-        search: impl FnOnce(&[Entry<V>], &mut PairSink) -> Result<(), BroadphaseError>,
-    ) -> Result<PairOutcome, BroadphaseError> {
-        if self.dirty {
-            let mut sink = PairSink {
-                pairs: std::mem::take(&mut self.pairs),
-                limit: self.pair_limit,
-            };
-            sink.pairs.clear();
-            if let Err(e) = search(&self.entries, &mut sink) {
-                self.pairs = Vec::new();
-                return Err(e);
-            }
-            self.pairs = sink.pairs;
-            self.dirty = false;
-            return Ok(PairOutcome {
-                pairs: self.pairs.clone(),
-                recomputed: true,
-            });
+        sorted: bool,
+        search: impl FnOnce(&[u32], &mut PairSink) -> Result<(), BroadphaseError>,
+    ) -> Result<bool, BroadphaseError> {
+        if !self.dirty {
+            return Ok(false);
         }
-        Ok(PairOutcome {
-            pairs: self.pairs.clone(),
-            recomputed: false,
-        })
+        let mut sink = PairSink {
+            pairs: std::mem::take(&mut self.pairs),
+            limit: self.pair_limit,
+        };
+        sink.pairs.clear();
+        if let Err(e) = search(&self.ids, &mut sink) {
+            self.pairs = Vec::new();
+            return Err(e);
+        }
+        self.pairs = sink.pairs;
+        self.sorted = sorted;
+        self.dirty = false;
+        Ok(true)
+    }
+
+    /// True when the next [`Store::search`] will run.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The pairs of the last search, in the order it found them.
+    pub fn pairs(&self) -> &[(u32, u32)] {
+        &self.pairs
+    }
+
+    /// The pairs of the last search, sorted.
+    pub fn sorted_pairs(&mut self) -> &[(u32, u32)] {
+        if !self.sorted {
+            self.pairs.sort_unstable();
+            self.sorted = true;
+        }
+        &self.pairs
     }
 
     /// Sets the pair limit; the next search runs again (a search refused under the old limit
@@ -164,10 +234,17 @@ impl<V: SceneVector> Store<V> {
 
     /// The fat box of `id`.
     pub fn fat_aabb(&self, id: u32) -> Option<Aabb<V>> {
-        self.entries
-            .binary_search_by_key(&id, |e| e.id)
-            .ok()
-            .map(|i| self.entries[i].fat)
+        self.ids.binary_search(&id).ok().map(|k| self.fat[k])
+    }
+
+    /// Bytes the arrays hold (capacities).
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.ids.capacity() * size_of::<u32>()
+            + (self.tight.capacity() + self.fat.capacity()) * size_of::<Aabb<V>>()
+            + self.velocity.capacity() * size_of::<V>()
+            + self.refattened.capacity() * size_of::<u32>()
+            + self.pairs.capacity() * size_of::<(u32, u32)>()
     }
 }
 

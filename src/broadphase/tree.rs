@@ -2,38 +2,63 @@
 //! box leaves its fat box; pairs from the tree's own pair finder.
 
 use super::{
-    Body, Broadphase, BroadphaseError, BroadphaseKind, DEFAULT_PAIR_LIMIT, PairOutcome,
-    SceneVector, TreeView, UpdateOutcome, box_from_vec3, box_to_vec3, check_bodies, sorted_bodies,
+    Bodies, Body, Broadphase, BroadphaseCore, BroadphaseError, BroadphaseKind, DEFAULT_PAIR_LIMIT,
+    PairOutcome, SceneVector, TreeView, UpdateOutcome, box_to_vec3, check_bodies,
+    check_bodies_against, sorted_bodies,
 };
-use crate::tree::{Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats};
+use crate::tree::{
+    Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
+    TreeEvent, TreeStats, UpdateMode,
+};
 use glam::Vec3;
 
-/// A [`DynamicTree`] keyed by sphere id, recording its events for the debugger.
+/// A [`DynamicTree`] keyed by body id; made by [`super::make`] it records its events for the
+/// debugger.
 #[derive(Clone, Debug)]
 pub struct TreeBroadphase<V: SceneVector> {
     tree: DynamicTree<V, u32>,
-    /// `(sphere id, proxy)`, sorted by id.
-    proxies: Vec<(u32, ProxyId)>,
-    /// The pairs of the last search as sphere ids, sorted.
+    /// Body ids, ascending; `handles[k]` is the proxy of body `ids[k]` (two arrays, so the
+    /// step's id check reads only the ids).
+    ids: Vec<u32>,
+    handles: Vec<ProxyId>,
+    /// The body id of each proxy slot (`ProxyId::index`): pairs come from the tree as slots.
+    id_of_slot: Vec<u32>,
+    /// The pairs of the last search as body ids, sorted, when `sorted_valid`.
     pairs: Vec<(u32, u32)>,
+    sorted_valid: bool,
     /// True when proxies came or went since the last search (the tree says the rest).
     changed: bool,
-    /// The most pairs a search may find.
-    pair_limit: usize,
+    /// Pairs found on rayon's thread pool ([`DynamicTree::update_pairs_parallel`]).
+    parallel: bool,
 }
 
 impl<V: SceneVector> TreeBroadphase<V> {
-    /// An empty tree broad phase; an error when the margin or look-ahead is bad.
+    /// An empty tree broad phase that does not record events; an error when the margin or
+    /// look-ahead is bad.
     pub fn new(config: TreeConfig) -> Result<Self, TreeError> {
         let mut tree = DynamicTree::try_new(config)?;
-        tree.set_recording(true);
+        tree.set_pair_limit(DEFAULT_PAIR_LIMIT);
         Ok(Self {
             tree,
-            proxies: Vec::new(),
+            ids: Vec::new(),
+            handles: Vec::new(),
+            id_of_slot: Vec::new(),
             pairs: Vec::new(),
+            sorted_valid: false,
             changed: true,
-            pair_limit: DEFAULT_PAIR_LIMIT,
+            parallel: false,
         })
+    }
+
+    /// Records the tree's events (for [`Broadphase::take_events`]) or stops recording them.
+    pub fn set_recording(&mut self, on: bool) {
+        self.tree.set_recording(on);
+    }
+
+    /// Finds pairs on rayon's thread pool ([`DynamicTree::update_pairs_parallel`]) or on the
+    /// calling thread (the default); the pairs are the same.
+    pub fn set_parallel(&mut self, on: bool) {
+        self.parallel = on;
     }
 
     /// The tree itself.
@@ -43,54 +68,94 @@ impl<V: SceneVector> TreeBroadphase<V> {
     }
 
     /// Moves `proxy` to `body`'s box and velocity; true when the tree reinserted it.
-    fn move_to(&mut self, proxy: ProxyId, body: &Body) -> Result<bool, BroadphaseError> {
-        let tight = box_from_vec3::<V>(&body.tight);
+    fn move_to(&mut self, proxy: ProxyId, body: &Body<V>) -> Result<bool, BroadphaseError> {
         self.tree
-            .move_proxy(proxy, tight, V::from_vec3(body.velocity))
+            .move_proxy(proxy, body.tight, body.velocity)
             .map_err(|e| BroadphaseError::Body {
                 id: body.id,
                 reason: e.to_string(),
             })
     }
 
+    fn record_slot(&mut self, proxy: ProxyId, id: u32) {
+        let slot = proxy.index as usize;
+        if self.id_of_slot.len() <= slot {
+            self.id_of_slot.resize(slot + 1, u32::MAX);
+        }
+        self.id_of_slot[slot] = id;
+    }
+
     fn proxy(&self, id: u32) -> Option<ProxyId> {
-        self.proxies
-            .binary_search_by_key(&id, |&(i, _)| i)
-            .ok()
-            .map(|k| self.proxies[k].1)
+        self.ids.binary_search(&id).ok().map(|k| self.handles[k])
+    }
+
+    /// Brings the tree's pairs up to date; true when they were recomputed.
+    fn search(&mut self) -> Result<bool, BroadphaseError> {
+        let update = if self.parallel {
+            self.tree.update_pairs_parallel()
+        } else {
+            self.tree.update_pairs()
+        };
+        let update = match update {
+            Ok(update) => update,
+            Err(TreeError::PairLimit { limit }) => {
+                self.pairs.clear();
+                self.sorted_valid = false;
+                self.changed = true;
+                return Err(BroadphaseError::PairLimit { limit });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let recomputed = update.recomputed || self.changed;
+        if recomputed {
+            self.sorted_valid = false;
+            self.changed = false;
+        }
+        Ok(recomputed)
+    }
+
+    /// The current pairs as body ids, `a < b`, in the tree's order.
+    fn id_pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.tree.pair_indices().iter().map(|&(a, b)| {
+            let (a, b) = (self.id_of_slot[a as usize], self.id_of_slot[b as usize]);
+            if a < b { (a, b) } else { (b, a) }
+        })
     }
 }
 
-impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
+impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
     fn kind(&self) -> BroadphaseKind {
         BroadphaseKind::Tree
     }
 
-    fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
+    fn update_bodies(
+        &mut self,
+        bodies: &(impl Bodies<V> + ?Sized),
+        out: &mut UpdateOutcome,
+    ) -> Result<(), BroadphaseError> {
         // Every body is checked first, so a refused one changes nothing (the tree would refuse
         // the same ones, but only after moving those before it).
-        check_bodies(bodies, self.tree.config())?;
-        let bodies = sorted_bodies(bodies);
-        let mut out = UpdateOutcome::default();
+        let ids = &self.ids;
+        let same = check_bodies_against(bodies, self.tree.config(), ids.len(), |k| ids[k])?;
+        out.reinserted.clear();
+        out.added.clear();
+        out.removed.clear();
         // The usual step: the same bodies as last time, each only moved.
-        if bodies.len() == self.proxies.len()
-            && bodies
-                .iter()
-                .zip(&self.proxies)
-                .all(|(b, &(id, _))| b.id == id)
-        {
+        if same {
             for k in 0..bodies.len() {
-                let (id, proxy) = self.proxies[k];
-                if self.move_to(proxy, &bodies[k])? {
-                    out.reinserted.push(id);
+                let body = bodies.body(k);
+                if self.move_to(self.handles[k], &body)? {
+                    out.reinserted.push(body.id);
                 }
             }
-            return Ok(out);
+            return Ok(());
         }
+        let owned = bodies.to_vec();
+        let bodies = sorted_bodies(&owned);
         // Stage 1: remove the proxies of bodies that are gone, so their nodes can be reused.
-        let mut kept = Vec::with_capacity(self.proxies.len());
+        let mut kept = Vec::with_capacity(self.ids.len());
         let mut next = bodies.iter().peekable();
-        for &(id, proxy) in &self.proxies {
+        for (&id, &proxy) in self.ids.iter().zip(&self.handles) {
             while next.next_if(|b| b.id < id).is_some() {}
             if next.peek().is_some_and(|b| b.id == id) {
                 kept.push((id, proxy));
@@ -100,7 +165,8 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
             }
         }
         // Stage 2: move the bodies that stay and create the new ones, in id order.
-        let mut proxies = Vec::with_capacity(bodies.len());
+        let mut ids = Vec::with_capacity(bodies.len());
+        let mut handles = Vec::with_capacity(bodies.len());
         let mut old = kept.into_iter().peekable();
         for body in bodies.iter() {
             match old.next_if(|&(id, _)| id == body.id) {
@@ -108,19 +174,20 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
                     if self.move_to(proxy, body)? {
                         out.reinserted.push(id);
                     }
-                    proxies.push((id, proxy));
+                    ids.push(id);
+                    handles.push(proxy);
                 }
                 None => {
-                    let tight = box_from_vec3::<V>(&body.tight);
-                    let velocity = V::from_vec3(body.velocity);
                     let proxy = self
                         .tree
-                        .create_proxy(tight, velocity, body.id)
+                        .create_proxy(body.tight, body.velocity, body.id)
                         .map_err(|e| BroadphaseError::Body {
                             id: body.id,
                             reason: e.to_string(),
                         })?;
-                    proxies.push((body.id, proxy));
+                    self.record_slot(proxy, body.id);
+                    ids.push(body.id);
+                    handles.push(proxy);
                     out.added.push(body.id);
                     out.reinserted.push(body.id);
                 }
@@ -129,37 +196,76 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         if !(out.added.is_empty() && out.removed.is_empty()) {
             self.changed = true;
         }
-        self.proxies = proxies;
+        self.ids = ids;
+        self.handles = handles;
+        Ok(())
+    }
+
+    fn build(&mut self, bodies: &(impl Bodies<V> + ?Sized)) -> Result<(), BroadphaseError> {
+        check_bodies(bodies, self.tree.config())?;
+        let owned = bodies.to_vec();
+        let bodies = sorted_bodies(&owned);
+        let items: Vec<_> = bodies.iter().map(|b| (b.tight, b.velocity, b.id)).collect();
+        let mut tree = DynamicTree::try_new(*self.tree.config())?;
+        tree.set_recording(self.tree.is_recording());
+        tree.set_pair_limit(self.tree.pair_limit());
+        let created = tree.create_proxies(&items)?;
+        self.tree = tree;
+        self.id_of_slot.clear();
+        for (body, &proxy) in bodies.iter().zip(&created) {
+            self.record_slot(proxy, body.id);
+        }
+        self.ids = bodies.iter().map(|b| b.id).collect();
+        self.handles = created;
+        self.changed = true;
+        self.sorted_valid = false;
+        Ok(())
+    }
+
+    fn visit_pairs(&mut self, mut visit: impl FnMut(u32, u32)) -> Result<bool, BroadphaseError> {
+        let recomputed = self.search()?;
+        for (a, b) in self.id_pairs() {
+            visit(a, b);
+        }
+        Ok(recomputed)
+    }
+
+    fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.tree.bytes()
+            + self.ids.capacity() * size_of::<u32>()
+            + self.handles.capacity() * size_of::<ProxyId>()
+            + self.id_of_slot.capacity() * size_of::<u32>()
+            + self.pairs.capacity() * size_of::<(u32, u32)>()
+    }
+}
+
+impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
+    fn kind(&self) -> BroadphaseKind {
+        BroadphaseKind::Tree
+    }
+
+    fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
+        let mut out = UpdateOutcome::default();
+        self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
         Ok(out)
     }
 
     fn set_pair_limit(&mut self, limit: usize) {
-        self.pair_limit = limit;
         self.tree.set_pair_limit(limit);
         self.changed = true;
     }
 
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {
-        let update = match self.tree.update_pairs() {
-            Ok(update) => update,
-            Err(TreeError::PairLimit { limit }) => {
-                self.pairs.clear();
-                self.changed = true;
-                return Err(BroadphaseError::PairLimit { limit });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let recomputed = update.recomputed || self.changed;
-        if recomputed {
-            let tree = &self.tree;
+        let recomputed = self.search()?;
+        if !self.sorted_valid {
             // Refilled in place: a fresh buffer a step cost page faults at 10,000 spheres.
-            self.pairs.clear();
-            for (a, b) in tree.pairs_unsorted() {
-                let (a, b) = (tree.user_data(a)?, tree.user_data(b)?);
-                self.pairs.push(if a < b { (a, b) } else { (b, a) });
-            }
-            self.pairs.sort_unstable();
-            self.changed = false;
+            let mut pairs = std::mem::take(&mut self.pairs);
+            pairs.clear();
+            pairs.extend(self.id_pairs());
+            pairs.sort_unstable();
+            self.pairs = pairs;
+            self.sorted_valid = true;
         }
         Ok(PairOutcome {
             pairs: self.pairs.clone(),
@@ -193,4 +299,30 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
     fn rebuild(&mut self) {
         self.tree.rebuild();
     }
+}
+
+/// A short label of a configuration, e.g. `SA+rot, self, reinsert`.
+#[must_use]
+pub fn config_label(config: &TreeConfig) -> String {
+    let insertion = match config.insertion {
+        InsertionCost::Volume => "vol",
+        InsertionCost::Perimeter => "perim",
+        InsertionCost::SurfaceArea => "SA",
+    };
+    let balancing = match config.balancing {
+        Balancing::None => "none",
+        Balancing::Avl => "avl",
+        Balancing::Rotations => "rot",
+    };
+    let pairs = match config.pairs {
+        PairMethod::SelfTraversal => "self",
+        PairMethod::MovedQueries => "queries",
+        PairMethod::MovedTraversal => "moved",
+    };
+    let update = match config.update {
+        UpdateMode::Reinsert => "reinsert",
+        UpdateMode::LocalReinsert => "local",
+        UpdateMode::EnlargeAndRebuild => "enlarge",
+    };
+    format!("{insertion}+{balancing}, {pairs}, {update}")
 }

@@ -2,9 +2,7 @@
 //! or sweep-and-prune), printing timings, pair counts, the pair hash and peak memory.
 
 use crate::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
-use crate::workload::{
-    self, BruteForce, RunReport, STANDARD_STEPS, SweepAndPrune, TreeBroadphase, WorkloadBroadphase,
-};
+use crate::workload::{self, OurBroadphase, RunReport, STANDARD_STEPS, WorkloadBroadphase};
 use clap::ValueEnum;
 use std::fmt::Write as _;
 
@@ -227,9 +225,9 @@ impl BenchArgs {
 pub fn run_bench(args: &BenchArgs) -> anyhow::Result<RunReport> {
     args.check()?;
     let mut broadphase: Box<dyn WorkloadBroadphase> = match args.broadphase {
-        BroadphaseArg::Tree => Box::new(TreeBroadphase::new(args.tree_config())),
-        BroadphaseArg::Brute => Box::new(BruteForce::new()),
-        BroadphaseArg::Sap => Box::new(SweepAndPrune::new()),
+        BroadphaseArg::Tree => Box::new(OurBroadphase::tree(args.tree_config())),
+        BroadphaseArg::Brute => Box::new(OurBroadphase::brute_force()),
+        BroadphaseArg::Sap => Box::new(OurBroadphase::sweep_and_prune()),
     };
     Ok(workload::run(broadphase.as_mut(), args.n, args.steps)?)
 }

@@ -564,14 +564,16 @@ fn move_and_bounce(body: &mut Body, dt: f32, dims: usize, world: &Aabb<Vec3>) {
     let s = &mut body.sphere;
     let r = f64::from(s.radius);
     for a in 0..dims {
-        let mut x = body.position[a] + f64::from(s.velocity[a]) * f64::from(dt);
         let lo = f64::from(world.min[a]) + r;
         let hi = f64::from(world.max[a]) - r;
-        if x < lo {
-            x = lo;
-            s.velocity[a] = -s.velocity[a];
-        } else if x > hi {
-            x = hi;
+        let (x, bounced) = crate::motion::advance_and_bounce(
+            body.position[a],
+            f64::from(s.velocity[a]),
+            f64::from(dt),
+            lo,
+            hi,
+        );
+        if bounced {
             s.velocity[a] = -s.velocity[a];
         }
         body.position[a] = x;
