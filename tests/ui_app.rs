@@ -6,7 +6,7 @@
 #![cfg(feature = "app")]
 
 use aabb_debugger::app::prefs::ViewMode;
-use aabb_debugger::app::{AppOptions, Command, DebuggerApp, Pick};
+use aabb_debugger::app::{Command, DebuggerApp, Pick};
 use aabb_debugger::broadphase::TreeView;
 use aabb_debugger::scene::Scene;
 use eframe::egui;
@@ -14,6 +14,9 @@ use egui::accesskit::Role;
 use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+
+#[path = "common/ui.rs"]
+mod ui;
 
 /// Five spheres in a 20 x 12 box, margin 1: 2 and 5 touch, 3 moves.
 const SCENE: &str = r#"(
@@ -39,22 +42,10 @@ fn scene() -> Scene {
 }
 
 fn harness_with(scene: Scene) -> Harness<'static, DebuggerApp> {
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1400.0, 900.0))
-        .build_eframe(move |cc| {
-            DebuggerApp::new(
-                &cc.egui_ctx,
-                None,
-                scene,
-                None,
-                AppOptions {
-                    playing: false,
-                    ephemeral: true,
-                    ..AppOptions::default()
-                },
-            )
-            .expect("the app starts")
-        });
+    let mut harness = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        scene,
+    );
     harness.state_mut().prefs_mut().view_mode = ViewMode::Both;
     harness.run_steps(3);
     harness

@@ -7,12 +7,15 @@
 
 #![cfg(feature = "app")]
 
+use aabb_debugger::app::Command;
 use aabb_debugger::app::prefs::{Layers, ViewMode};
-use aabb_debugger::app::{AppOptions, Command, DebuggerApp};
 use aabb_debugger::scene::Scene;
 use eframe::egui;
 use egui_kittest::Harness;
 use std::time::Instant;
+
+#[path = "common/ui.rs"]
+mod ui;
 
 /// The allocator the app binary uses (`src/main.rs`): with glibc's, the frame's output buffers
 /// page-fault and a frame costs up to three times as much.
@@ -47,25 +50,14 @@ fn thread_cpu_ns() -> Option<u64> {
 /// milliseconds when the platform tells.
 fn measure(count: u32, frames: usize) -> (f64, f64, Option<f64>) {
     let scene = scene(count);
-    let mut h = Harness::builder()
-        .with_size(egui::Vec2::new(1600.0, 1000.0))
-        // One simulation step a frame, as at 60 frames a second (the harness's default step of
-        // a quarter second would run six).
-        .with_step_dt(1.0 / 60.0)
-        .build_eframe(move |cc| {
-            DebuggerApp::new(
-                &cc.egui_ctx,
-                None,
-                scene,
-                None,
-                AppOptions {
-                    playing: false,
-                    ephemeral: true,
-                    ..AppOptions::default()
-                },
-            )
-            .expect("the app starts")
-        });
+    let mut h = ui::app_harness(
+        Harness::builder()
+            .with_size(egui::Vec2::new(1600.0, 1000.0))
+            // One simulation step a frame, as at 60 frames a second (the harness's default
+            // step of a quarter second would run six).
+            .with_step_dt(1.0 / 60.0),
+        scene,
+    );
     {
         let prefs = h.state_mut().prefs_mut();
         prefs.view_mode = ViewMode::Both;

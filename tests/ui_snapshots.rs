@@ -5,11 +5,14 @@
 #![cfg(all(feature = "app", feature = "snapshots"))]
 
 use aabb_debugger::app::prefs::{ThemeChoice, ViewMode};
-use aabb_debugger::app::{AppOptions, DebuggerApp, Pick};
+use aabb_debugger::app::{Command, DebuggerApp, Pick};
 use aabb_debugger::scene::Scene;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;
+
+#[path = "common/ui.rs"]
+mod ui;
 
 const SCENE: &str = r#"(
     format_version: 1,
@@ -32,22 +35,12 @@ const SCENE: &str = r#"(
 
 fn harness(view: ViewMode, theme: ThemeChoice) -> Harness<'static, DebuggerApp> {
     let scene = Scene::parse(SCENE, "six.ron", false).expect("valid scene");
-    let mut h = Harness::builder()
-        .with_size(Vec2::new(1200.0, 700.0))
-        .wgpu()
-        .build_eframe(move |cc| {
-            DebuggerApp::new(
-                &cc.egui_ctx,
-                None,
-                scene,
-                None,
-                AppOptions {
-                    ephemeral: true,
-                    ..AppOptions::default()
-                },
-            )
-            .expect("the app starts")
-        });
+    let mut h = ui::app_harness(
+        Harness::builder()
+            .with_size(Vec2::new(1200.0, 700.0))
+            .wgpu(),
+        scene,
+    );
     {
         let prefs = h.state_mut().prefs_mut();
         prefs.view_mode = view;
@@ -63,7 +56,7 @@ fn harness(view: ViewMode, theme: ThemeChoice) -> Harness<'static, DebuggerApp> 
 fn world_and_tree_dark() {
     let mut h = harness(ViewMode::Both, ThemeChoice::Dark);
     h.state_mut()
-        .push_command(aabb_debugger::app::Command::Select(Some(Pick::Sphere(5))));
+        .push_command(Command::Select(Some(Pick::Sphere(5))));
     h.run_steps(2);
     h.snapshot("world_and_tree_dark");
 }

@@ -1,17 +1,15 @@
-//! What the UI asks for. Panels never change the simulation or the document while they draw;
-//! they return [`Command`]s, applied by [`DebuggerApp::apply`] after the panels are drawn.
+//! What the UI asks for. Views never change the state while they draw; they return
+//! [`Command`]s, which the shell applies through `State::apply` (`apply.rs`) after the panels
+//! are drawn. This file only names them: it imports no view and no state.
 
-use eframe::egui;
-
-use super::camera::Plane;
-use super::debugger::{DebuggerApp, Pick, SphereDrag};
-use super::files::{FileDialogState, FilePurpose};
-use crate::broadphase::{BroadphaseError, BroadphaseKind};
-use crate::fileio::WriteOptions;
-use crate::scene::{Generate, Scene, SceneError, Simulation, Sphere};
+use super::camera::{Plane, WorldCamera};
+use super::pick::Pick;
+use super::prefs::PrefChange;
+use crate::broadphase::BroadphaseKind;
+use crate::scene::Generate;
 use crate::tree::TreeConfig;
 use glam::{Vec2, Vec3};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One thing the user asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,9 +89,46 @@ pub enum Command {
     Quit,
     /// Dismiss the error window.
     DismissError,
+    /// Show or hide the help window (its close button).
+    ShowHelp(bool),
+    /// Show or hide the "about" window.
+    ShowAbout(bool),
+    /// The file dialog closed (a file was picked, or it was cancelled).
+    CloseFileDialog,
+    /// The "unsaved changes?" question was answered or dismissed.
+    CloseConfirm,
+    /// Apply a command that loses unsaved changes: the user agreed to lose them.
+    Confirmed(Box<Command>),
+    /// Change a preference (views, panels, theme, layers, speed, depths).
+    SetPref(PrefChange),
+    /// What the pointer rests on this frame (a report). The shell starts each frame's
+    /// commands with `Hover(None)`; a view under the pointer follows with what it rests on.
+    Hover(Option<Pick>),
+    /// The world view's camera after this frame's pan, zoom or fit (a report).
+    SetWorldCamera {
+        /// The camera.
+        camera: WorldCamera,
+        /// True when the view fitted the world (the pending fit is done).
+        fitted: bool,
+    },
+    /// Milliseconds a view spent building its meshes this frame (a report; shown in the
+    /// statistics and charted with the next steps).
+    AddDrawTime(f32),
 }
 
 impl Command {
+    /// True for a view's report of the frame it just drew (hover, world camera, drawing
+    /// time), as opposed to a request. The shell applies a frame's reports before its
+    /// requests, so a request (open a scene, fit) overrides what the frame showed, as when
+    /// the views changed their state while they drew.
+    #[must_use]
+    pub fn is_report(&self) -> bool {
+        matches!(
+            self,
+            Command::Hover(_) | Command::SetWorldCamera { .. } | Command::AddDrawTime(_)
+        )
+    }
+
     /// True for commands that would lose unsaved changes.
     #[must_use]
     pub fn discards_changes(&self) -> bool {
@@ -104,445 +139,6 @@ impl Command {
     }
 }
 
-fn with_extension(path: PathBuf) -> PathBuf {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("ron" | "json") => path,
-        _ => {
-            let mut s = path.into_os_string();
-            s.push(".ron");
-            PathBuf::from(s)
-        }
-    }
-}
-
-impl DebuggerApp {
-    /// Applies one command. `confirmed` is true once the user agreed to lose unsaved changes.
-    pub fn apply(&mut self, command: Command, confirmed: bool) {
-        if command.discards_changes() && self.model.dirty && !confirmed {
-            self.dialogs.confirm = Some(command);
-            return;
-        }
-        self.apply_now(command);
-        self.sync_stopped();
-    }
-
-    /// Pauses and says why when the simulation's last step or change stopped in the broad
-    /// phase (the pair limit, or a body it refused); clears the message once it runs again.
-    /// The scene is kept either way.
-    pub(super) fn sync_stopped(&mut self) {
-        match self.model.sim.last_error() {
-            Some(e) => {
-                let mut message = format!("Step {}: {e}.", self.model.sim.step_index());
-                if matches!(e, BroadphaseError::PairLimit { .. }) {
-                    message.push_str(" The scene is kept: change one of these, then play on.");
-                }
-                if self.model.stopped.as_ref() != Some(&message) {
-                    self.model.playing = false;
-                    self.model.status = format!("Paused: {message}");
-                    self.model.stopped = Some(message);
-                }
-            }
-            None => self.model.stopped = None,
-        }
-    }
-
-    /// A simulation of `scene` on the current broad phase and pair limit, at step 0 even when
-    /// step 0 passes the limit ([`Self::sync_stopped`] then pauses and says so).
-    fn start(&self, scene: &Scene) -> Result<Simulation, SceneError> {
-        Simulation::paused_at_zero(scene, self.model.kind, self.model.pair_limit)
-    }
-
-    fn apply_now(&mut self, command: Command) {
-        match command {
-            Command::SetPlaying(on) => self.model.playing = on,
-            Command::TogglePlay => {
-                self.model.playing = !self.model.playing;
-                self.model.status = if self.model.playing {
-                    "Playing."
-                } else {
-                    "Paused."
-                }
-                .into();
-            }
-            Command::Step => {
-                self.model.playing = false;
-                self.step_once();
-                let r = self.model.sim.report();
-                self.model.status = format!(
-                    "Step {}: {} reinserted, pairs {}.",
-                    r.step,
-                    r.reinserted.len(),
-                    if r.pairs_recomputed {
-                        "recomputed"
-                    } else {
-                        "not recomputed"
-                    }
-                );
-            }
-            Command::Reset => self.reset(),
-            Command::SetTreeSettings(settings) => {
-                match self.model.sim.set_tree_settings(settings) {
-                    // Applied, but the pairs passed the limit: `sync_stopped` says so.
-                    Ok(()) | Err(SceneError::Step { .. }) => {
-                        let old = self.model.doc.tree;
-                        self.model.doc.tree = settings;
-                        self.model.dirty = true;
-                        self.model.rev += 1;
-                        self.record_step();
-                        self.model.status = describe_settings_change(&old, &settings);
-                    }
-                    Err(e) => self.model.status = format!("Setting refused: {e}"),
-                }
-            }
-            Command::SetBroadphase(kind) => match self.model.sim.set_broadphase(kind) {
-                // Switched, but the pairs passed the limit: `sync_stopped` says so.
-                Ok(_) | Err(SceneError::Step { .. }) => {
-                    self.model.kind = kind;
-                    self.model.rev += 1;
-                    self.record_step();
-                    self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
-                }
-                Err(e) => self.model.status = format!("Broad phase refused: {e}"),
-            },
-            Command::SetPairLimit(limit) => {
-                self.model.pair_limit = limit;
-                let outcome = self.model.sim.set_pair_limit(limit).map(|_| ());
-                self.model.rev += 1;
-                self.record_step();
-                self.model.status = match outcome {
-                    Ok(()) => format!("Pair limit: {limit} candidate pairs."),
-                    Err(e) => format!("Pair limit {limit}: {e}"),
-                };
-            }
-            Command::SetValidateEveryStep(on) => {
-                self.prefs.validate_every_step = on;
-                self.model.validation = on.then(|| self.validate_tree());
-            }
-            Command::Rebuild => {
-                let outcome = self.model.sim.rebuild().map(|_| ());
-                self.model.rev += 1;
-                self.record_step();
-                self.model.status = match outcome {
-                    Ok(()) => "Tree rebuilt from scratch (binned SAH).".into(),
-                    Err(e) => format!("Tree rebuilt; {e}"),
-                };
-            }
-            Command::SetGenerator(generate) => {
-                let mut doc = self.model.doc.clone();
-                doc.generate = generate;
-                match doc
-                    .validate(&self.document_name())
-                    .and_then(|()| self.start(&doc))
-                {
-                    Ok(sim) => {
-                        self.model.doc = doc;
-                        self.model.sim = sim;
-                        self.model.dirty = true;
-                        self.after_restart();
-                        self.model.status = "Generator applied; the scene restarted.".into();
-                    }
-                    Err(e) => self.model.status = format!("Generator refused: {e}"),
-                }
-            }
-            Command::Select(pick) => self.view.selection = pick,
-            Command::BeginDrag { id, press } => {
-                let Some(body) = self
-                    .model
-                    .sim
-                    .bodies()
-                    .iter()
-                    .find(|b| b.sphere.id == id && b.alive)
-                else {
-                    return;
-                };
-                self.view.selection = Some(Pick::Sphere(id));
-                self.view.drag = Some(SphereDrag {
-                    id,
-                    start_center_world: body.sphere.center,
-                    press_in_world: press,
-                    moves: 0,
-                    reinserts: 0,
-                    recomputations: 0,
-                    active: true,
-                });
-            }
-            Command::MoveSphere { id, center } => self.move_sphere(id, center),
-            Command::EndDrag => {
-                if let Some(drag) = &mut self.view.drag {
-                    drag.active = false;
-                }
-            }
-            Command::AddSphere { center } => self.add_sphere(center),
-            Command::DeleteSphere(id) => match self.model.sim.remove_sphere(id) {
-                Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
-                Ok(report) => {
-                    let recomputed = report.pairs_recomputed;
-                    self.model.dirty = true;
-                    self.model.rev += 1;
-                    self.record_step();
-                    if self.view.selection == Some(Pick::Sphere(id)) {
-                        self.view.selection = None;
-                    }
-                    self.model.status = format!(
-                        "Sphere {id} removed from the tree; pairs {}.",
-                        if recomputed {
-                            "recomputed"
-                        } else {
-                            "not recomputed"
-                        }
-                    );
-                }
-                Err(e) => self.model.status = format!("Could not remove sphere {id}: {e}"),
-            },
-            Command::Open(path) => self.open(&path),
-            Command::OpenBuiltin => {
-                let scene = Scene::builtin_default();
-                self.replace_document(scene, None);
-            }
-            Command::OpenDialog => {
-                self.dialogs.file = Some(FileDialogState::new(
-                    FilePurpose::Open,
-                    self.model.path.as_deref(),
-                ));
-            }
-            Command::Save => match self.model.path.clone() {
-                Some(path) => self.save_to(&path),
-                None => {
-                    self.dialogs.file = Some(FileDialogState::new(FilePurpose::SaveAs, None));
-                }
-            },
-            Command::SaveAs(path) => self.save_to(&with_extension(path)),
-            Command::ReplaceReadOnly(path) => {
-                self.dialogs.replace_read_only = None;
-                self.save_with(
-                    &path,
-                    WriteOptions {
-                        replace_read_only: true,
-                    },
-                );
-            }
-            Command::KeepReadOnly(path) => {
-                self.dialogs.replace_read_only = None;
-                self.model.status = format!(
-                    "Not saved: {} is read-only and was left unchanged.",
-                    path.display()
-                );
-            }
-            Command::SaveAsDialog => {
-                self.dialogs.file = Some(FileDialogState::new(
-                    FilePurpose::SaveAs,
-                    self.model.path.as_deref(),
-                ));
-            }
-            Command::Fit => {
-                self.view.fit_pending = true;
-                self.view.tree_fit_pending = true;
-            }
-            Command::SetPlane(plane) => {
-                if self.model.doc.dimensions == 3 && self.view.plane != plane {
-                    self.view.plane = plane;
-                    self.view.fit_pending = true;
-                }
-            }
-            Command::ToggleHelp => self.dialogs.help = !self.dialogs.help,
-            Command::Quit => {
-                self.allow_close_now();
-                self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            }
-            Command::DismissError => self.model.error = None,
-        }
-    }
-
-    /// An edit that was applied, after which the pairs passed the limit.
-    fn changed_but_stopped(&mut self, e: &SceneError) {
-        self.model.dirty = true;
-        self.model.rev += 1;
-        self.record_step();
-        self.model.status = e.to_string();
-    }
-
-    fn reset(&mut self) {
-        match self.start(&self.model.doc) {
-            Ok(sim) => {
-                self.model.sim = sim;
-                self.after_restart();
-                self.model.status = "Reset to step 0 of the scene as last opened or saved.".into();
-            }
-            Err(e) => self.model.status = format!("Reset failed: {e}"),
-        }
-    }
-
-    fn after_restart(&mut self) {
-        self.model.rev += 1;
-        self.model.history.clear();
-        self.view.drag = None;
-        self.view.hover = None;
-        self.view.tree_fit_pending = true;
-        self.record_step();
-    }
-
-    fn move_sphere(&mut self, id: u32, center: Vec3) {
-        let radius = self
-            .model
-            .sim
-            .bodies()
-            .iter()
-            .find(|b| b.sphere.id == id)
-            .map_or(0.0, |b| b.sphere.radius);
-        let center = self.model.sim.clamp_center(radius, center);
-        match self.model.sim.move_sphere(id, center) {
-            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
-            Ok(report) => {
-                let reinserted = report.reinserted.contains(&id);
-                let recomputed = report.pairs_recomputed;
-                self.model.dirty = true;
-                self.model.rev += 1;
-                self.record_step();
-                let mut total = (u32::from(reinserted), u32::from(recomputed));
-                if let Some(drag) = &mut self.view.drag
-                    && drag.id == id
-                {
-                    drag.moves += 1;
-                    drag.reinserts += u32::from(reinserted);
-                    drag.recomputations += u32::from(recomputed);
-                    total = (drag.reinserts, drag.recomputations);
-                }
-                self.model.status = if reinserted {
-                    format!(
-                        "Sphere {id} left its fat box: reinserted into the tree, pairs recomputed ({} reinserts this drag).",
-                        total.0
-                    )
-                } else {
-                    format!(
-                        "Sphere {id} moved within its fat box: not reinserted, pairs {} ({} reinserts this drag).",
-                        if recomputed {
-                            "recomputed"
-                        } else {
-                            "not recomputed"
-                        },
-                        total.0
-                    )
-                };
-            }
-            Err(e) => self.model.status = format!("Could not move sphere {id}: {e}"),
-        }
-    }
-
-    fn add_sphere(&mut self, center: Vec3) {
-        let bodies = self.model.sim.bodies();
-        let id = bodies
-            .iter()
-            .map(|b| b.sphere.id)
-            .max()
-            .map_or(0, |m| m.saturating_add(1));
-        let mut radii: Vec<f32> = bodies
-            .iter()
-            .filter(|b| b.alive)
-            .map(|b| b.sphere.radius)
-            .collect();
-        radii.sort_by(f32::total_cmp);
-        let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
-        let center = self.model.sim.clamp_center(radius, center);
-        let sphere = Sphere {
-            id,
-            label: None,
-            center,
-            radius,
-            velocity: Vec3::ZERO,
-            appear_at: self.model.sim.step_index(),
-            disappear_at: None,
-        };
-        match self.model.sim.add_sphere(sphere) {
-            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
-            Ok(report) => {
-                let recomputed = report.pairs_recomputed;
-                self.model.dirty = true;
-                self.model.rev += 1;
-                self.record_step();
-                self.view.selection = Some(Pick::Sphere(id));
-                self.model.status = format!(
-                    "Sphere {id} added and inserted into the tree; pairs {}.",
-                    if recomputed {
-                        "recomputed"
-                    } else {
-                        "not recomputed"
-                    }
-                );
-            }
-            Err(e) => self.model.status = format!("Could not add a sphere: {e}"),
-        }
-    }
-
-    fn open(&mut self, path: &Path) {
-        match Scene::load(path) {
-            Ok(scene) => self.replace_document(scene, Some(path.to_path_buf())),
-            Err(e) => {
-                let message = e.to_string();
-                self.model.status = format!(
-                    "Could not open {}; the open scene is unchanged.",
-                    path.display()
-                );
-                self.model.error = Some(message);
-            }
-        }
-    }
-
-    fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
-        match self.start(&scene) {
-            Ok(sim) => {
-                self.model.sim = sim;
-                self.model.doc = scene;
-                self.model.path = path.clone();
-                self.model.dirty = false;
-                self.model.error = None;
-                self.view.selection = None;
-                self.after_restart();
-                self.apply_scene_view();
-                if let Some(p) = path {
-                    self.prefs.push_recent(p);
-                }
-                self.model.status = self.opened_message();
-            }
-            Err(e) => {
-                self.model.status =
-                    "Could not start the scene; the open scene is unchanged.".into();
-                self.model.error = Some(e.to_string());
-            }
-        }
-    }
-
-    fn save_to(&mut self, path: &Path) {
-        self.save_with(path, WriteOptions::default());
-    }
-
-    /// Saves the running scene (with the view) to `path`. A read-only file is not replaced
-    /// unless `options` say so: the user is asked first (Replace / Cancel).
-    fn save_with(&mut self, path: &Path, options: WriteOptions) {
-        let mut scene = self.model.sim.scene();
-        scene.view = Some(self.view_settings());
-        match scene.save_with(path, options) {
-            Ok(()) => {
-                self.model.doc = scene;
-                self.model.path = Some(path.to_path_buf());
-                self.model.dirty = false;
-                self.prefs.push_recent(path.to_path_buf());
-                self.model.status = format!("Saved {}.", path.display());
-            }
-            Err(SceneError::ReadOnly { .. }) => {
-                self.dialogs.replace_read_only = Some(path.to_path_buf());
-                self.model.status = format!(
-                    "{} is read-only: replace it, or cancel the save?",
-                    path.display()
-                );
-            }
-            Err(e) => {
-                self.model.status = format!("Could not save {}.", path.display());
-                self.model.error = Some(e.to_string());
-            }
-        }
-    }
-}
-
 /// The name of a broad phase in the UI.
 #[must_use]
 pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
@@ -550,38 +146,5 @@ pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
         BroadphaseKind::Tree => "dynamic AABB tree",
         BroadphaseKind::Brute => "brute force",
         BroadphaseKind::Sap => "sweep-and-prune",
-    }
-}
-
-fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {
-    if old.margin != new.margin {
-        format!(
-            "Margin {:.3}: every fat box recomputed, pairs recomputed.",
-            new.margin
-        )
-    } else if old.velocity_lookahead != new.velocity_lookahead {
-        format!(
-            "Look-ahead {:.3} s: every fat box recomputed, pairs recomputed.",
-            new.velocity_lookahead
-        )
-    } else if old.insertion != new.insertion {
-        format!(
-            "Insertion cost {:?}: used from the next insertion on.",
-            new.insertion
-        )
-    } else if old.balancing != new.balancing {
-        format!(
-            "Balancing {:?}: used from the next insertion on.",
-            new.balancing
-        )
-    } else if old.pairs != new.pairs {
-        format!("Pair method {:?}.", new.pairs)
-    } else if old.update != new.update {
-        format!(
-            "Update mode {:?}: used from the next move out of a fat box on.",
-            new.update
-        )
-    } else {
-        "Tree settings unchanged.".into()
     }
 }

@@ -1,9 +1,9 @@
-//! Files: the in-app Open / Save As dialog (egui_file), the scene files beside the app
-//! (`scenes/`), and the "unsaved changes" confirmation.
+//! Files: the in-app Open / Save As dialog widget (egui_file) and the scene files beside the
+//! app (`scenes/`). The dialog view (`views/files.rs`) turns what the widget picks into
+//! commands.
 
 use eframe::egui;
 
-use super::commands::Command;
 use egui_file::FileDialog;
 use std::path::{Path, PathBuf};
 
@@ -57,18 +57,13 @@ impl FileDialogState {
         Self { purpose, dialog }
     }
 
-    /// Shows the dialog; returns the command it produced, and whether it is still open.
-    pub fn show(&mut self, ctx: &egui::Context) -> (Option<Command>, bool) {
+    /// Shows the dialog; returns the file picked, if any, and whether it is still open.
+    pub fn show(&mut self, ctx: &egui::Context) -> (Option<PathBuf>, bool) {
         self.dialog.show(ctx);
         if self.dialog.selected()
             && let Some(path) = self.dialog.path()
         {
-            let path = path.to_path_buf();
-            let cmd = match self.purpose {
-                FilePurpose::Open => Command::Open(path),
-                FilePurpose::SaveAs => Command::SaveAs(path),
-            };
-            return (Some(cmd), false);
+            return (Some(path.to_path_buf()), false);
         }
         let open = matches!(self.dialog.state(), egui_file::State::Open);
         (None, open)

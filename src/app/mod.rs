@@ -4,33 +4,71 @@
 //! - [`DebuggerApp`]: the app, exported so tests drive it headless with egui_kittest.
 //! - [`Command`]: what the UI asks for; applied after the panels are drawn.
 //! - [`run_window`] and [`run_screenshot`]: what the command line calls.
+//!
+//! # Shape
+//!
+//! As egui's demo app gives each demo its own type and file, each view is its own type in
+//! `views/`, behind one trait, [`views::View`]:
+//!
+//! ```text
+//! fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>);
+//! ```
+//!
+//! A view reads the state (`&State`: model, preferences, shared view state, snapshot), may
+//! keep and change its own UI state (the world view its pan and mesh buffers, the tree view
+//! its camera and layout, the windows the file dialog widget), and pushes [`Command`]s for
+//! everything else. The shell ([`DebuggerApp`], `shell.rs`) owns the state and the views,
+//! lays the views out each frame, and after all of them applies the commands through the one
+//! path, `State::apply` (`apply.rs`): first the views' reports of the frame they drew (hover,
+//! world camera, drawing time), then their requests. The only other change of the state is
+//! the clock (`State::advance_time`), which the shell runs before the views draw.
+//!
+//! A new view is one new file: `views/<name>.rs` with a type implementing `View`, declared
+//! in `views/mod.rs`, a field of the shell's `Views`, and one line where the shell lays it
+//! out. What it needs changed is a new `Command` variant (`commands.rs`) and its arm in
+//! `apply.rs`.
+//!
+//! # Layers
+//!
+//! Each module imports only modules of the layers below it; nothing imports upward, so the
+//! modules import each other in no circle.
+//!
+//! 1. Values: `camera`, `mesh`, `palette`, `prefs`, `pick`, `history`, `files`; `snapshot`
+//!    (uses `camera`).
+//! 2. `commands` (the [`Command`] type: values only).
+//! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
+//! 4. `apply` (`State::apply`: commands change the state).
+//! 5. `views` (read `state`, push `commands`; never `apply` or the shell; among themselves
+//!    only the `View` trait, and the windows the file dialog view).
+//! 6. `shell` ([`DebuggerApp`]: owns the state and the views, routes, applies).
+//! 7. `screenshot` (wraps a `DebuggerApp` for the `screenshot` command); this file
+//!    (`run_window`).
 
 use eframe::egui;
 
+mod apply;
 pub mod camera;
-mod commands;
-mod debugger;
+pub mod commands;
 pub mod files;
+pub mod history;
 pub mod mesh;
 pub mod palette;
-mod panels;
+pub mod pick;
 pub mod prefs;
+mod screenshot;
+mod shell;
 pub mod snapshot;
-pub mod stats;
-pub mod tree_view;
-mod world_view;
+pub mod state;
+pub mod views;
 
 pub use commands::Command;
-use debugger::ResultSlot;
-pub use debugger::{AppOptions, DebuggerApp, Pick, ScreenshotPlan, SphereDrag};
-pub use panels::SHORTCUTS;
+pub use pick::{Pick, SphereDrag};
+pub use screenshot::{ScreenshotPlan, run_screenshot};
+pub use shell::{AppOptions, DebuggerApp};
+pub use views::windows::SHORTCUTS;
 
 use crate::scene::Scene;
-use anyhow::Context as _;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::path::PathBuf;
 
 /// The window's initial size, points.
 const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
@@ -70,113 +108,4 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
     )
     .map_err(|e| anyhow::anyhow!("could not open the window: {e}"))?;
     Ok(0)
-}
-
-/// Opens the real window on `scene_path`, renders it as `plan` says, writes the PNG and closes.
-/// Returns 0 on success; an error (exit 1) for a bad scene or a failed render; exits the
-/// process with status 3 when nothing was saved within `timeout`.
-pub fn run_screenshot(
-    scene_path: &Path,
-    plan: ScreenshotPlan,
-    timeout: Duration,
-) -> anyhow::Result<i32> {
-    let scene = Scene::load(scene_path)?;
-    let out = plan.out.clone();
-    let size = plan.size;
-    // A private storage folder: no remembered panel sizes or prefs change the picture.
-    let storage_dir =
-        std::env::temp_dir().join(format!("aabb-debugger-screenshot-{}", std::process::id()));
-    let done = Arc::new(AtomicBool::new(false));
-    {
-        let done = Arc::clone(&done);
-        let out = out.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(timeout);
-            if !done.load(Ordering::SeqCst) {
-                eprintln!(
-                    "error: screenshot: nothing was saved to {} within {} s (no display, or the window never rendered)",
-                    out.display(),
-                    timeout.as_secs()
-                );
-                std::process::exit(3);
-            }
-        });
-    }
-    let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("aabb-debugger screenshot")
-            .with_app_id("aabb-debugger-screenshot")
-            .with_inner_size([size[0] as f32, size[1] as f32])
-            .with_resizable(false),
-        persist_window: false,
-        persistence_path: Some(storage_dir.clone()),
-        system_font_fallback: false,
-        ..Default::default()
-    };
-    let result_slot: Arc<std::sync::Mutex<Option<ResultSlot>>> = Arc::default();
-    let slot = Arc::clone(&result_slot);
-    let path = scene_path.to_path_buf();
-    let run = eframe::run_native(
-        "aabb-debugger-screenshot",
-        options,
-        Box::new(move |cc| {
-            // Screenshots are taken at one pixel per point, so the PNG is `--size` pixels.
-            cc.egui_ctx.set_zoom_factor(1.0);
-            let app = DebuggerApp::new(
-                &cc.egui_ctx,
-                None,
-                scene,
-                Some(path),
-                AppOptions {
-                    playing: false,
-                    screenshot: Some(plan),
-                    ephemeral: true,
-                },
-            )?;
-            if let Ok(mut s) = slot.lock() {
-                *s = app.screenshot_result();
-            }
-            Ok(Box::new(app))
-        }),
-    );
-    done.store(true, Ordering::SeqCst);
-    if let Err(e) = std::fs::remove_dir_all(&storage_dir)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        // The run's own scratch folder; the screenshot itself is not affected.
-        eprintln!(
-            "screenshot: could not remove the scratch folder {}: {e}",
-            storage_dir.display()
-        );
-    }
-    run.map_err(|e| anyhow::anyhow!("screenshot: {e}"))?;
-    let outcome = result_slot
-        .lock()
-        .ok()
-        .and_then(|s| s.clone())
-        .and_then(|r| r.lock().ok().and_then(|r| r.clone()));
-    match outcome {
-        Some(Ok(())) => {
-            let img = image::open(&out)
-                .with_context(|| format!("reading back {}", out.display()))?
-                .to_rgba8();
-            let colours: std::collections::HashSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
-            println!(
-                "{} ({}x{}, {} colours)",
-                out.display(),
-                img.width(),
-                img.height(),
-                colours.len()
-            );
-            if colours.len() < 2 {
-                anyhow::bail!(
-                    "screenshot: {} is one flat colour; nothing was drawn",
-                    out.display()
-                );
-            }
-            Ok(0)
-        }
-        Some(Err(e)) => anyhow::bail!("screenshot: {e}"),
-        None => anyhow::bail!("screenshot: the window closed before the screenshot was taken"),
-    }
 }

@@ -317,6 +317,54 @@ impl Prefs {
     }
 }
 
+/// One change of the preferences, asked for by a view (see `Command::SetPref`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PrefChange {
+    /// Which views are shown.
+    ViewMode(ViewMode),
+    /// The colour theme.
+    Theme(ThemeChoice),
+    /// Show the controls panel.
+    ShowControls(bool),
+    /// Show the statistics panel.
+    ShowStats(bool),
+    /// Show the tree's event list.
+    ShowEvents(bool),
+    /// Simulation speed, steps per displayed 1/60 s.
+    Speed(f32),
+    /// Show or hide a world layer.
+    Layer(Layer, bool),
+    /// Branch boxes drawn from `min` down to `max` (raised to `min` when below it).
+    BranchDepths {
+        /// From this depth...
+        min: u32,
+        /// ...down to this one (inclusive).
+        max: u32,
+    },
+    /// The tree view collapses nodes below this depth.
+    TreeCollapseDepth(u32),
+}
+
+impl Prefs {
+    /// Makes one change.
+    pub fn change(&mut self, change: PrefChange) {
+        match change {
+            PrefChange::ViewMode(mode) => self.view_mode = mode,
+            PrefChange::Theme(theme) => self.theme = theme,
+            PrefChange::ShowControls(on) => self.show_controls = on,
+            PrefChange::ShowStats(on) => self.show_stats = on,
+            PrefChange::ShowEvents(on) => self.show_events = on,
+            PrefChange::Speed(speed) => self.speed = speed,
+            PrefChange::Layer(layer, on) => *self.layers.get_mut(layer) = on,
+            PrefChange::BranchDepths { min, max } => {
+                self.branch_depth_min = min;
+                self.branch_depth_max = max.max(min);
+            }
+            PrefChange::TreeCollapseDepth(depth) => self.tree_collapse_depth = depth,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

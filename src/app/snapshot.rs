@@ -286,6 +286,24 @@ impl Snapshot {
     pub fn proxy_sphere(&self, proxy: ProxyId) -> Option<u32> {
         self.proxy_node(proxy).and_then(|i| self.nodes[i].sphere)
     }
+
+    /// How many leaves lie below node `index` (1 for a leaf, 0 for no such node). Walks the
+    /// subtree: for one node at a time (a tooltip), not for every node.
+    #[must_use]
+    pub fn leaves_below(&self, index: usize) -> u32 {
+        if index >= self.nodes.len() {
+            return 0;
+        }
+        let mut leaves = 0;
+        let mut stack = vec![index];
+        while let Some(i) = stack.pop() {
+            match self.nodes[i].children {
+                Some([a, b]) => stack.extend([a, b]),
+                None => leaves += 1,
+            }
+        }
+        leaves
+    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,21 @@
 //! The tree view: the current tree as a node-link diagram (root at the top, branches green,
 //! leaves blue with the sphere id), collapsed below a chosen depth, with pan and zoom, hover
 //! and selection shared with the world view, and the tree's events of the last step.
+//!
+//! The diagram's camera and layout are the view's own: the state only asks for a fit
+//! (`tree_fit_request`).
 
 use eframe::egui;
 
-use super::commands::Command;
-use super::debugger::{DebuggerApp, Pick};
-use super::mesh::{TREE_MESH, paint_alone};
-use super::palette::Palette;
-use super::snapshot::Snapshot;
-use crate::tree::{ProxyId, TreeEvent};
+use super::View;
+use crate::app::camera::TreeCamera;
+use crate::app::commands::{Command, broadphase_name};
+use crate::app::mesh::{MeshPool, TREE_MESH, paint_alone};
+use crate::app::palette::Palette;
+use crate::app::pick::Pick;
+use crate::app::snapshot::Snapshot;
+use crate::app::state::State;
+use crate::tree::{NodeId, ProxyId, TreeEvent};
 use egui::{Align2, FontId, PointerButton, Pos2, Rect, Sense, vec2};
 use std::time::Instant;
 
@@ -191,125 +197,106 @@ fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
 /// At most this many events are listed.
 const EVENT_LIST_LIMIT: usize = 100_000;
 
-impl DebuggerApp {
+/// The tree view's own state: its camera, the diagram's layout, where it was drawn and its
+/// mesh buffers.
+#[derive(Default)]
+pub struct TreeView {
+    /// The diagram's camera.
+    camera: TreeCamera,
+    /// The fit request of the state last fitted for.
+    fitted: u64,
+    /// The diagram's layout (cached per change).
+    layout: TreeLayout,
+    /// What the layout was computed for: (model revision, collapse depth).
+    layout_key: Option<(u64, u32)>,
+    /// Where the diagram was drawn last frame (`None` when it was not).
+    rect: Option<Rect>,
+    /// The mesh buffers, kept from frame to frame.
+    meshes: MeshPool,
+}
+
+impl View for TreeView {
     /// The tree view with its event list, filling `ui`.
-    pub(super) fn tree_view_ui(&mut self, ui: &mut egui::Ui) {
-        if self.snapshot.nodes.is_empty() {
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        if state.snapshot.nodes.is_empty() {
             ui.centered_and_justified(|ui| {
                 ui.weak(format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
-                    super::commands::broadphase_name(self.model.kind)
+                    broadphase_name(state.model.kind)
                 ));
             });
-            self.view.tree_rect = None;
+            self.rect = None;
             return;
         }
-        if self.prefs.show_events {
+        if state.prefs.show_events {
             egui::Panel::bottom("tree_events")
                 .resizable(true)
                 .default_size(110.0)
-                .show(ui, |ui| self.events_ui(ui));
+                .show(ui, |ui| events_ui(ui, state, out));
         }
-        egui::CentralPanel::no_frame().show(ui, |ui| self.tree_diagram_ui(ui));
+        egui::CentralPanel::no_frame().show(ui, |ui| self.diagram_ui(ui, state, out));
+    }
+}
+
+impl TreeView {
+    /// Notes that the view is not shown this frame.
+    pub fn hide(&mut self) {
+        self.rect = None;
     }
 
-    fn events_ui(&mut self, ui: &mut egui::Ui) {
-        let events = &self.model.sim.report().events;
-        ui.horizontal(|ui| {
-            ui.strong(format!("Tree events of the last step: {}", events.len()));
-            let r = self.model.sim.report();
-            if !r.appeared.is_empty() || !r.disappeared.is_empty() {
-                ui.weak(format!(
-                    "(appeared {}, disappeared {})",
-                    id_list(&r.appeared),
-                    id_list(&r.disappeared)
-                ));
-            }
-        });
-        let mut select = None;
-        let mut hover = None;
-        // Only the rows in sight are laid out: a step of a big scene has thousands of events.
-        let row_height = ui.text_style_height(&egui::TextStyle::Button)
-            + 2.0 * ui.spacing().button_padding.y
-            + ui.spacing().item_spacing.y;
-        let shown = events.len().min(EVENT_LIST_LIMIT);
-        let more = usize::from(events.len() > EVENT_LIST_LIMIT);
-        egui::ScrollArea::vertical()
-            .auto_shrink([false, false])
-            .show_rows(ui, row_height, shown + more, |ui, rows| {
-                for event in events
-                    .iter()
-                    .take(shown)
-                    .skip(rows.start)
-                    .take(rows.end - rows.start)
-                {
-                    let node = event_node(&self.snapshot, event);
-                    let pick = node.map(|i| {
-                        let n = &self.snapshot.nodes[i];
-                        n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
-                    });
-                    let selected = pick.is_some() && pick == self.view.selection;
-                    let r = ui.selectable_label(selected, describe_event(&self.snapshot, event));
-                    if r.clicked() {
-                        select = Some(pick);
-                    }
-                    if r.hovered() && pick.is_some() {
-                        hover = pick;
-                    }
-                }
-                if rows.end > shown {
-                    ui.weak(format!("… and {} more", events.len() - EVENT_LIST_LIMIT));
-                }
-            });
-        if let Some(pick) = select {
-            self.commands.push(Command::Select(pick));
-        }
-        if hover.is_some() {
-            self.view.hover_next = hover;
-        }
+    /// Where a tree node was drawn last frame.
+    #[must_use]
+    pub fn node_screen_pos(&self, snapshot: &Snapshot, node: NodeId) -> Option<Pos2> {
+        let viewport = self.rect?;
+        let index = snapshot.node_index(node)?;
+        let pos = self.layout.position_of(index)?;
+        Some(self.camera.screen_from_layout(viewport, pos))
     }
 
-    fn tree_diagram_ui(&mut self, ui: &mut egui::Ui) {
+    /// The node-link diagram, filling `ui`.
+    fn diagram_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
         let viewport = response.rect;
-        self.view.tree_rect = Some(viewport);
-        let collapse = self.prefs.tree_collapse_depth.max(1);
-        let key = (self.model.rev, collapse);
+        self.rect = Some(viewport);
+        let collapse = state.prefs.tree_collapse_depth.max(1);
+        let key = (state.model.rev, collapse);
         let started = Instant::now();
-        if self.view.tree_layout_key != Some(key) {
-            self.view.tree_layout.recompute(&self.snapshot, collapse);
-            self.view.tree_layout_key = Some(key);
+        if self.layout_key != Some(key) {
+            self.layout.recompute(&state.snapshot, collapse);
+            self.layout_key = Some(key);
         }
-        let layout = &self.view.tree_layout;
-        if self.view.tree_fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
-            self.view
-                .tree_camera
+        let layout = &self.layout;
+        if self.fitted != state.view.tree_fit_request
+            && viewport.width() > 10.0
+            && viewport.height() > 10.0
+        {
+            self.camera
                 .fit(viewport, layout.width, layout.levels as f32);
-            self.view.tree_fit_pending = false;
+            self.fitted = state.view.tree_fit_request;
         }
 
-        if self.view.interactive {
+        if state.view.interactive {
             if let Some(pos) = response.hover_pos() {
                 let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
                 let factor = zoom * (scroll * 0.0025).exp();
                 if (factor - 1.0).abs() > 1e-4 {
-                    self.view.tree_camera.zoom_around(viewport, pos, factor);
+                    self.camera.zoom_around(viewport, pos, factor);
                 }
             }
             if response.dragged_by(PointerButton::Primary)
                 || response.dragged_by(PointerButton::Secondary)
                 || response.dragged_by(PointerButton::Middle)
             {
-                self.view.tree_camera.offset += response.drag_delta();
+                self.camera.offset += response.drag_delta();
             }
             if response.double_clicked() {
-                self.commands.push(Command::Fit);
+                out.push(Command::Fit);
             }
         }
 
-        let cam = self.view.tree_camera;
-        let layout = &self.view.tree_layout;
-        let snap = &self.snapshot;
+        let cam = self.camera;
+        let layout = &self.layout;
+        let snap = &state.snapshot;
         let radius = (cam.scale.x * 0.38)
             .min(cam.scale.y * 0.28)
             .clamp(1.5, 13.0);
@@ -328,13 +315,13 @@ impl DebuggerApp {
                 n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
             })
         };
-        if self.view.interactive {
+        if state.view.interactive {
             if let Some(pos) = response.hover_pos() {
-                self.view.hover_next = pick_at(pos);
+                out.push(Command::Hover(pick_at(pos)));
             }
             if response.clicked() {
                 let pick = response.interact_pointer_pos().and_then(pick_at);
-                self.commands.push(Command::Select(pick));
+                out.push(Command::Select(pick));
             }
         }
 
@@ -350,7 +337,7 @@ impl DebuggerApp {
         // (a link, when both its ends would be). A tree of 10,000 leaves fully expanded in a
         // panel 800 points wide draws about half its nodes this way and looks the same.
         let levels = layout.levels as usize + 1;
-        let mut m = self.view.meshes.builder(TREE_MESH);
+        let mut m = self.meshes.builder(TREE_MESH);
         let mut texts: Vec<(Pos2, String, f32)> = Vec::new();
         let mut last_link = vec![(f32::NEG_INFINITY, f32::NEG_INFINITY); levels];
         for item in &layout.items {
@@ -399,7 +386,7 @@ impl DebuggerApp {
         }
 
         // Last step's events, then hover and selection with the path up to the root.
-        for event in self.model.sim.report().events.iter().take(20_000) {
+        for event in state.model.sim.report().events.iter().take(20_000) {
             if let Some(k) = event_node(snap, event).and_then(|i| layout.item_for(snap, i)) {
                 let p = cam.screen_from_layout(viewport, layout.items[k].pos);
                 if visible.contains(p) {
@@ -407,7 +394,7 @@ impl DebuggerApp {
                 }
             }
         }
-        for pick in [self.view.selection, self.view.hover] {
+        for pick in [state.view.selection, state.view.hover] {
             let node = match pick {
                 Some(Pick::Sphere(id)) => snap.sphere(id).and_then(|s| s.node),
                 Some(Pick::Node(n)) => snap.node_index(n),
@@ -425,7 +412,7 @@ impl DebuggerApp {
                 k = parent;
             }
         }
-        if let Some(shape) = self.view.meshes.finish(m) {
+        if let Some(shape) = self.meshes.finish(m) {
             paint_alone(&painter, shape);
         }
         let text_color = if ui.visuals().dark_mode {
@@ -453,7 +440,64 @@ impl DebuggerApp {
             FontId::proportional(11.0),
             ui.visuals().weak_text_color(),
         );
-        self.view.draw_ms += started.elapsed().as_secs_f32() * 1e3;
+        out.push(Command::AddDrawTime(started.elapsed().as_secs_f32() * 1e3));
+    }
+}
+
+/// The tree's events of the last step, under the diagram.
+fn events_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    let events = &state.model.sim.report().events;
+    ui.horizontal(|ui| {
+        ui.strong(format!("Tree events of the last step: {}", events.len()));
+        let r = state.model.sim.report();
+        if !r.appeared.is_empty() || !r.disappeared.is_empty() {
+            ui.weak(format!(
+                "(appeared {}, disappeared {})",
+                id_list(&r.appeared),
+                id_list(&r.disappeared)
+            ));
+        }
+    });
+    let mut select = None;
+    let mut hover = None;
+    // Only the rows in sight are laid out: a step of a big scene has thousands of events.
+    let row_height = ui.text_style_height(&egui::TextStyle::Button)
+        + 2.0 * ui.spacing().button_padding.y
+        + ui.spacing().item_spacing.y;
+    let shown = events.len().min(EVENT_LIST_LIMIT);
+    let more = usize::from(events.len() > EVENT_LIST_LIMIT);
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, false])
+        .show_rows(ui, row_height, shown + more, |ui, rows| {
+            for event in events
+                .iter()
+                .take(shown)
+                .skip(rows.start)
+                .take(rows.end - rows.start)
+            {
+                let node = event_node(&state.snapshot, event);
+                let pick = node.map(|i| {
+                    let n = &state.snapshot.nodes[i];
+                    n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
+                });
+                let selected = pick.is_some() && pick == state.view.selection;
+                let r = ui.selectable_label(selected, describe_event(&state.snapshot, event));
+                if r.clicked() {
+                    select = Some(pick);
+                }
+                if r.hovered() && pick.is_some() {
+                    hover = pick;
+                }
+            }
+            if rows.end > shown {
+                ui.weak(format!("… and {} more", events.len() - EVENT_LIST_LIMIT));
+            }
+        });
+    if let Some(pick) = select {
+        out.push(Command::Select(pick));
+    }
+    if hover.is_some() {
+        out.push(Command::Hover(hover));
     }
 }
 
@@ -462,7 +506,6 @@ mod tests {
     use super::*;
     use crate::app::camera::WorldRect;
     use crate::app::snapshot::NodeItem;
-    use crate::tree::NodeId;
     use glam::Vec2;
 
     fn node(id: u32, depth: u32, parent: Option<usize>, children: Option<[usize; 2]>) -> NodeItem {
@@ -515,6 +558,16 @@ mod tests {
         assert_eq!(layout.position_of(4), Some(vec2(2.0, 1.0)));
         assert_eq!(layout.position_of(0), Some(vec2(1.25, 0.0)));
         assert_eq!(layout.leaves_below(0), 3);
+    }
+
+    #[test]
+    fn the_snapshot_counts_the_leaves_the_layout_counts() {
+        let snap = small();
+        let layout = TreeLayout::compute(&snap, 10);
+        for i in 0..snap.nodes.len() {
+            assert_eq!(snap.leaves_below(i), layout.leaves_below(i), "node {i}");
+        }
+        assert_eq!(snap.leaves_below(snap.nodes.len()), 0);
     }
 
     #[test]

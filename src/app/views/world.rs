@@ -1,15 +1,20 @@
 //! The world view: spheres, their tight and fat boxes, the tree's branch boxes, velocity
 //! arrows, candidate pairs and labels, each a switchable layer drawn as one hand-built mesh;
 //! pan, zoom, fit, hover tooltips, selection, dragging, adding and deleting spheres.
+//!
+//! The camera is the state's (it is saved with the scene): the view pans, zooms and fits a
+//! copy, draws with it, and reports it ([`Command::SetWorldCamera`]).
 
 use eframe::egui;
 
-use super::camera::{ScreenFromWorld, WorldRect};
-use super::commands::Command;
-use super::debugger::{DebuggerApp, Pick};
-use super::mesh::{WORLD_MESH, paint_alone};
-use super::palette::Palette;
-use super::prefs::Layer;
+use super::View;
+use crate::app::camera::{ScreenFromWorld, WorldCamera, WorldRect};
+use crate::app::commands::Command;
+use crate::app::mesh::{MeshPool, WORLD_MESH, paint_alone};
+use crate::app::palette::Palette;
+use crate::app::pick::Pick;
+use crate::app::prefs::Layer;
+use crate::app::state::State;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
 use std::time::Instant;
@@ -32,111 +37,137 @@ pub struct WorldDrawInfo {
     pub vertices: usize,
 }
 
-impl DebuggerApp {
-    /// The deepest branch depth drawn: the user's range, cut so at most [`BRANCH_BUDGET`] boxes
-    /// are drawn.
-    fn branch_depth_limit(&self) -> (u32, u32, bool) {
-        let lo = self.prefs.branch_depth_min;
-        let hi = self.prefs.branch_depth_max.min(self.snapshot.max_depth);
-        let mut per_depth = vec![0usize; self.snapshot.max_depth as usize + 1];
-        for n in &self.snapshot.nodes {
-            if n.children.is_some() {
-                per_depth[n.depth as usize] += 1;
-            }
-        }
-        let mut total = 0;
-        let mut limit = hi;
-        for d in lo..=hi {
-            total += per_depth.get(d as usize).copied().unwrap_or(0);
-            if total > BRANCH_BUDGET {
-                limit = d.saturating_sub(1).max(lo);
-                return (lo, limit, true);
-            }
-        }
-        (lo, limit, false)
-    }
+/// The world view's own state: where it was drawn, a pan in progress, the context menu's
+/// point and its mesh buffers.
+#[derive(Default)]
+pub struct WorldView {
+    /// Where the view was drawn last frame (`None` when it was not).
+    rect: Option<Rect>,
+    /// A primary drag on empty space is panning the world.
+    panning: bool,
+    /// The plane point where the context menu was opened.
+    context_point: Option<Vec2>,
+    /// The mesh buffers, kept from frame to frame.
+    meshes: MeshPool,
+}
 
-    /// What is under a plane point: a sphere, else a leaf box outline (its sphere), else a
-    /// branch box outline, among the visible layers.
-    pub(super) fn pick_world(&self, p: Vec2, tolerance_world: f32) -> Option<Pick> {
-        let layers = self.prefs.layers;
-        let snap = &self.snapshot;
-        // Spheres: the smallest one containing the point.
+/// The deepest branch depth drawn: the user's range, cut so at most [`BRANCH_BUDGET`] boxes
+/// are drawn.
+fn branch_depth_limit(state: &State) -> (u32, u32, bool) {
+    let snapshot = &state.snapshot;
+    let lo = state.prefs.branch_depth_min;
+    let hi = state.prefs.branch_depth_max.min(snapshot.max_depth);
+    let mut per_depth = vec![0usize; snapshot.max_depth as usize + 1];
+    for n in &snapshot.nodes {
+        if n.children.is_some() {
+            per_depth[n.depth as usize] += 1;
+        }
+    }
+    let mut total = 0;
+    let mut limit = hi;
+    for d in lo..=hi {
+        total += per_depth.get(d as usize).copied().unwrap_or(0);
+        if total > BRANCH_BUDGET {
+            limit = d.saturating_sub(1).max(lo);
+            return (lo, limit, true);
+        }
+    }
+    (lo, limit, false)
+}
+
+/// What is under a plane point: a sphere, else a leaf box outline (its sphere), else a branch
+/// box outline, among the visible layers.
+#[must_use]
+pub fn pick_world(state: &State, p: Vec2, tolerance_world: f32) -> Option<Pick> {
+    let layers = state.prefs.layers;
+    let snap = &state.snapshot;
+    // Spheres: the smallest one containing the point.
+    let mut best: Option<(f32, u32)> = None;
+    for s in &snap.spheres {
+        let d = (p - s.center).length();
+        if d <= s.radius + tolerance_world * 0.5 && best.is_none_or(|(r, _)| s.radius < r) {
+            best = Some((s.radius, s.id));
+        }
+    }
+    if let Some((_, id)) = best {
+        return Some(Pick::Sphere(id));
+    }
+    if layers.leaves {
         let mut best: Option<(f32, u32)> = None;
         for s in &snap.spheres {
-            let d = (p - s.center).length();
-            if d <= s.radius + tolerance_world * 0.5 && best.is_none_or(|(r, _)| s.radius < r) {
-                best = Some((s.radius, s.id));
+            if let Some(f) = s.fat
+                && f.distance_to_outline(p) <= tolerance_world
+            {
+                let area = f.size().x * f.size().y;
+                if best.is_none_or(|(a, _)| area < a) {
+                    best = Some((area, s.id));
+                }
             }
         }
         if let Some((_, id)) = best {
             return Some(Pick::Sphere(id));
         }
-        if layers.leaves {
-            let mut best: Option<(f32, u32)> = None;
-            for s in &snap.spheres {
-                if let Some(f) = s.fat
-                    && f.distance_to_outline(p) <= tolerance_world
-                {
-                    let area = f.size().x * f.size().y;
-                    if best.is_none_or(|(a, _)| area < a) {
-                        best = Some((area, s.id));
-                    }
-                }
-            }
-            if let Some((_, id)) = best {
-                return Some(Pick::Sphere(id));
-            }
-        }
-        if layers.branches {
-            let (lo, hi, _) = self.branch_depth_limit();
-            let mut best: Option<(u32, usize)> = None;
-            for (i, n) in snap.nodes.iter().enumerate() {
-                if n.children.is_some()
-                    && (lo..=hi).contains(&n.depth)
-                    && n.rect.distance_to_outline(p) <= tolerance_world
-                    && best.is_none_or(|(d, _)| n.depth > d)
-                {
-                    best = Some((n.depth, i));
-                }
-            }
-            if let Some((_, i)) = best {
-                return Some(Pick::Node(snap.nodes[i].id));
-            }
-        }
-        None
     }
+    if layers.branches {
+        let (lo, hi, _) = branch_depth_limit(state);
+        let mut best: Option<(u32, usize)> = None;
+        for (i, n) in snap.nodes.iter().enumerate() {
+            if n.children.is_some()
+                && (lo..=hi).contains(&n.depth)
+                && n.rect.distance_to_outline(p) <= tolerance_world
+                && best.is_none_or(|(d, _)| n.depth > d)
+            {
+                best = Some((n.depth, i));
+            }
+        }
+        if let Some((_, i)) = best {
+            return Some(Pick::Node(snap.nodes[i].id));
+        }
+    }
+    None
+}
 
+impl View for WorldView {
     /// The world view, filling `ui`.
-    pub(super) fn world_view_ui(&mut self, ui: &mut egui::Ui) {
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
         let viewport = response.rect;
-        self.view.world_rect = Some(viewport);
-        if self.view.fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
-            if let Some(bounds) = self.snapshot.bounds() {
-                self.view.camera.fit(viewport, bounds);
+        self.rect = Some(viewport);
+        let mut camera = state.view.camera;
+        let mut fitted = false;
+        if state.view.fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
+            if let Some(bounds) = state.snapshot.bounds() {
+                camera.fit(viewport, bounds);
             }
-            self.view.fit_pending = false;
+            fitted = true;
         }
 
-        if self.view.interactive {
-            self.world_input(ui, &response, viewport);
+        // What the pointer rests on in this view, this frame.
+        let mut hover = None;
+        if state.view.interactive {
+            hover = self.input(ui, state, &response, viewport, &mut camera, out);
         }
 
         let started = Instant::now();
         let dark = ui.visuals().dark_mode;
-        let info = self.draw_world(&painter, viewport, Palette::for_dark_mode(dark));
-        self.view.draw_ms += started.elapsed().as_secs_f32() * 1e3;
+        let info = self.draw(
+            state,
+            &camera,
+            &painter,
+            viewport,
+            Palette::for_dark_mode(dark),
+        );
+        out.push(Command::AddDrawTime(started.elapsed().as_secs_f32() * 1e3));
 
         // Overlay: what level of detail cut.
         let text_color = ui.visuals().weak_text_color();
-        let mut overlay = format!("step {}", self.model.sim.step_index());
+        let mut overlay = format!("step {}", state.model.sim.step_index());
         if info.branches_cut
             && let Some(d) = info.branch_depth_drawn
         {
             overlay.push_str(&format!(
                 " · branches drawn to depth {d} of {} (level of detail)",
-                self.snapshot.max_depth
+                state.snapshot.max_depth
             ));
         }
         painter.text(
@@ -158,47 +189,87 @@ impl DebuggerApp {
             );
         }
 
-        if self.view.interactive
-            && let Some(pick) = self.view.hover_next
-            && self.view.drag.is_none_or(|d| !d.active)
+        if state.view.interactive
+            && let Some(Some(pick)) = hover
+            && state.view.drag.is_none_or(|d| !d.active)
         {
             response
                 .clone()
-                .on_hover_ui_at_pointer(|ui| self.pick_tooltip(ui, pick));
+                .on_hover_ui_at_pointer(|ui| pick_tooltip(state, ui, pick));
         }
-        let context_point = self.view.context_point;
+        let context_point = self.context_point;
         response.context_menu(|ui| {
             let Some(p) = context_point else {
                 ui.close();
                 return;
             };
-            let under = self.pick_world(p, 0.0);
+            let under = pick_world(state, p, 0.0);
             if let Some(Pick::Sphere(id)) = under {
                 if ui.button(format!("Delete sphere {id}")).clicked() {
-                    self.commands.push(Command::DeleteSphere(id));
+                    out.push(Command::DeleteSphere(id));
                     ui.close();
                 }
                 if ui.button(format!("Select sphere {id}")).clicked() {
-                    self.commands.push(Command::Select(Some(Pick::Sphere(id))));
+                    out.push(Command::Select(Some(Pick::Sphere(id))));
                     ui.close();
                 }
             }
             if ui.button("Add a sphere here  (A)").clicked() {
-                let base = self.view_center_base();
-                self.commands.push(Command::AddSphere {
-                    center: self.view.plane.unproject(p, base),
+                let base = state.view_center_base();
+                out.push(Command::AddSphere {
+                    center: state.view.plane.unproject(p, base),
                 });
                 ui.close();
             }
             if ui.button("Fit the world  (F)").clicked() {
-                self.commands.push(Command::Fit);
+                out.push(Command::Fit);
                 ui.close();
             }
         });
+        if let Some(pick) = hover {
+            out.push(Command::Hover(pick));
+        }
+        if fitted || camera != state.view.camera {
+            out.push(Command::SetWorldCamera { camera, fitted });
+        }
+    }
+}
+
+impl WorldView {
+    /// Where the view was drawn last frame, if it was.
+    #[must_use]
+    pub fn rect(&self) -> Option<Rect> {
+        self.rect
     }
 
-    fn world_input(&mut self, ui: &egui::Ui, response: &egui::Response, viewport: Rect) {
-        let t = self.view.camera.transform(viewport);
+    /// Notes that the view is not shown this frame.
+    pub fn hide(&mut self) {
+        self.rect = None;
+    }
+
+    /// The world point under the pointer when it is over the view (as drawn last frame).
+    #[must_use]
+    pub fn pointer_in_world(&self, ctx: &egui::Context, camera: &WorldCamera) -> Option<Vec2> {
+        let viewport = self.rect?;
+        let pos = ctx.input(|i| i.pointer.hover_pos())?;
+        viewport
+            .contains(pos)
+            .then(|| camera.transform(viewport).world_from_screen(pos))
+    }
+
+    /// Pan, zoom, drag, click, double-click and context-menu input. Changes `camera` and the
+    /// view's own state; returns the hover when the pointer is over the view (`Some(None)`
+    /// over empty space).
+    fn input(
+        &mut self,
+        ui: &egui::Ui,
+        state: &State,
+        response: &egui::Response,
+        viewport: Rect,
+        camera: &mut WorldCamera,
+        out: &mut Vec<Command>,
+    ) -> Option<Option<Pick>> {
+        let t = camera.transform(viewport);
         let tolerance = PICK_TOLERANCE / t.scale;
 
         // Zoom around the cursor (wheel, pinch, ctrl+wheel).
@@ -206,199 +277,213 @@ impl DebuggerApp {
             let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
             let factor = zoom * (scroll * 0.0025).exp();
             if (factor - 1.0).abs() > 1e-4 {
-                self.view.camera.zoom_around(viewport, pos, factor);
+                camera.zoom_around(viewport, pos, factor);
             }
         }
-        let t = self.view.camera.transform(viewport);
+        let t = camera.transform(viewport);
 
         // Pan with the right or middle button.
         if response.dragged_by(PointerButton::Secondary)
             || response.dragged_by(PointerButton::Middle)
         {
-            self.view.camera.pan(response.drag_delta());
+            camera.pan(response.drag_delta());
         }
 
         // Primary: drag a sphere, or pan on empty space.
         if response.drag_started_by(PointerButton::Primary) {
             let press = ui.input(|i| i.pointer.press_origin()).unwrap_or_default();
             let press_world = t.world_from_screen(press);
-            match self.pick_world(press_world, 0.0) {
+            match pick_world(state, press_world, 0.0) {
                 Some(Pick::Sphere(id)) => {
-                    self.commands.push(Command::BeginDrag {
+                    out.push(Command::BeginDrag {
                         id,
                         press: press_world,
                     });
-                    self.drag_to_pointer(ui, &t, id, press_world, None);
+                    drag_to_pointer(ui, state, &t, id, press_world, None, out);
                 }
-                _ => self.view.panning = true,
+                _ => self.panning = true,
             }
         } else if response.dragged_by(PointerButton::Primary) {
-            if let Some(drag) = self.view.drag.filter(|d| d.active) {
+            if let Some(drag) = state.view.drag.filter(|d| d.active) {
                 if response.drag_delta() != egui::Vec2::ZERO {
-                    self.drag_to_pointer(
+                    drag_to_pointer(
                         ui,
+                        state,
                         &t,
                         drag.id,
                         drag.press_in_world,
                         Some(drag.start_center_world),
+                        out,
                     );
                 }
-            } else if self.view.panning {
-                self.view.camera.pan(response.drag_delta());
+            } else if self.panning {
+                camera.pan(response.drag_delta());
             }
         }
         if response.drag_stopped() {
-            self.commands.push(Command::EndDrag);
-            self.view.panning = false;
+            out.push(Command::EndDrag);
+            self.panning = false;
         }
 
         if response.clicked() {
             let pick = response
                 .interact_pointer_pos()
-                .and_then(|p| self.pick_world(t.world_from_screen(p), tolerance));
-            self.commands.push(Command::Select(pick));
+                .and_then(|p| pick_world(state, t.world_from_screen(p), tolerance));
+            out.push(Command::Select(pick));
         }
         if response.double_clicked()
             && response
                 .interact_pointer_pos()
-                .is_some_and(|p| self.pick_world(t.world_from_screen(p), 0.0).is_none())
+                .is_some_and(|p| pick_world(state, t.world_from_screen(p), 0.0).is_none())
         {
-            self.commands.push(Command::Fit);
+            out.push(Command::Fit);
         }
         if response.secondary_clicked() {
-            self.view.context_point = response
+            self.context_point = response
                 .interact_pointer_pos()
                 .map(|p| t.world_from_screen(p));
         }
         if let Some(pos) = response.hover_pos()
             && !response.context_menu_opened()
         {
-            self.view.hover_next = self.pick_world(t.world_from_screen(pos), tolerance);
+            return Some(pick_world(state, t.world_from_screen(pos), tolerance));
         }
+        None
     }
+}
 
-    /// Queues the move that puts sphere `id` under the pointer, keeping the offset it had at
-    /// the press.
-    fn drag_to_pointer(
-        &mut self,
-        ui: &egui::Ui,
-        t: &ScreenFromWorld,
-        id: u32,
-        press_world: Vec2,
-        start_center: Option<glam::Vec3>,
-    ) {
-        let Some(pointer) = ui.input(|i| i.pointer.latest_pos()) else {
-            return;
-        };
-        let start = match start_center {
-            Some(c) => c,
-            None => match self.snapshot.sphere(id) {
-                Some(s) => s.center_world,
-                None => return,
-            },
-        };
-        let delta = t.world_from_screen(pointer) - press_world;
-        let plane = self.view.plane;
-        let center = plane.unproject(plane.project(start) + delta, start);
-        self.commands.push(Command::MoveSphere { id, center });
-    }
+/// Queues the move that puts sphere `id` under the pointer, keeping the offset it had at the
+/// press.
+fn drag_to_pointer(
+    ui: &egui::Ui,
+    state: &State,
+    t: &ScreenFromWorld,
+    id: u32,
+    press_world: Vec2,
+    start_center: Option<glam::Vec3>,
+    out: &mut Vec<Command>,
+) {
+    let Some(pointer) = ui.input(|i| i.pointer.latest_pos()) else {
+        return;
+    };
+    let start = match start_center {
+        Some(c) => c,
+        None => match state.snapshot.sphere(id) {
+            Some(s) => s.center_world,
+            None => return,
+        },
+    };
+    let delta = t.world_from_screen(pointer) - press_world;
+    let plane = state.view.plane;
+    let center = plane.unproject(plane.project(start) + delta, start);
+    out.push(Command::MoveSphere { id, center });
+}
 
-    fn pick_tooltip(&self, ui: &mut egui::Ui, pick: Pick) {
-        let fmt3 = |v: glam::Vec3| {
-            if self.model.doc.dimensions == 3 {
-                format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z)
-            } else {
-                format!("({:.3}, {:.3})", v.x, v.y)
-            }
-        };
-        let fmt_rect = |r: &WorldRect| {
-            format!(
-                "({:.3}, {:.3}) – ({:.3}, {:.3})",
-                r.min.x, r.min.y, r.max.x, r.max.y
-            )
-        };
-        match pick {
-            Pick::Sphere(id) => {
-                let Some(s) = self.snapshot.sphere(id) else {
-                    return;
-                };
-                ui.strong(match &s.label {
-                    Some(l) => format!("Sphere {id} “{l}”"),
-                    None => format!("Sphere {id}"),
-                });
-                egui::Grid::new("sphere_tip").num_columns(2).show(ui, |ui| {
-                    ui.label("centre");
-                    ui.label(fmt3(s.center_world));
+/// The hover tooltip of a sphere or a branch.
+fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
+    let fmt3 = |v: glam::Vec3| {
+        if state.model.doc.dimensions == 3 {
+            format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z)
+        } else {
+            format!("({:.3}, {:.3})", v.x, v.y)
+        }
+    };
+    let fmt_rect = |r: &WorldRect| {
+        format!(
+            "({:.3}, {:.3}) – ({:.3}, {:.3})",
+            r.min.x, r.min.y, r.max.x, r.max.y
+        )
+    };
+    match pick {
+        Pick::Sphere(id) => {
+            let Some(s) = state.snapshot.sphere(id) else {
+                return;
+            };
+            ui.strong(match &s.label {
+                Some(l) => format!("Sphere {id} “{l}”"),
+                None => format!("Sphere {id}"),
+            });
+            egui::Grid::new("sphere_tip").num_columns(2).show(ui, |ui| {
+                ui.label("centre");
+                ui.label(fmt3(s.center_world));
+                ui.end_row();
+                ui.label("radius");
+                ui.label(format!("{:.3}", s.radius));
+                ui.end_row();
+                ui.label("velocity");
+                ui.label(fmt3(s.velocity_world));
+                ui.end_row();
+                ui.label("tight box");
+                ui.label(fmt_rect(&s.tight));
+                ui.end_row();
+                ui.label("fat box");
+                ui.label(state.fat_box(id).map_or("—".to_owned(), |f| {
+                    format!("{} – {}", fmt3(f.min), fmt3(f.max))
+                }));
+                ui.end_row();
+                if let Some(i) = s.node {
+                    let n = &state.snapshot.nodes[i];
+                    ui.label("tree node");
+                    ui.label(format!(
+                        "leaf #{} (proxy {:?})",
+                        n.id.0,
+                        n.proxy.map(|p| p.index)
+                    ));
                     ui.end_row();
-                    ui.label("radius");
-                    ui.label(format!("{:.3}", s.radius));
-                    ui.end_row();
-                    ui.label("velocity");
-                    ui.label(fmt3(s.velocity_world));
-                    ui.end_row();
-                    ui.label("tight box");
-                    ui.label(fmt_rect(&s.tight));
-                    ui.end_row();
-                    ui.label("fat box");
-                    ui.label(self.fat_box(id).map_or("—".to_owned(), |f| {
-                        format!("{} – {}", fmt3(f.min), fmt3(f.max))
-                    }));
-                    ui.end_row();
-                    if let Some(i) = s.node {
-                        let n = &self.snapshot.nodes[i];
-                        ui.label("tree node");
-                        ui.label(format!(
-                            "leaf #{} (proxy {:?})",
-                            n.id.0,
-                            n.proxy.map(|p| p.index)
-                        ));
-                        ui.end_row();
-                        ui.label("depth");
-                        ui.label(n.depth.to_string());
-                        ui.end_row();
-                    }
-                    ui.label("colliding");
-                    ui.label(if s.colliding { "yes" } else { "no" });
-                    ui.end_row();
-                });
-            }
-            Pick::Node(node) => {
-                let Some(i) = self.snapshot.node_index(node) else {
-                    return;
-                };
-                let n = &self.snapshot.nodes[i];
-                ui.strong(format!("Branch #{}", node.0));
-                egui::Grid::new("node_tip").num_columns(2).show(ui, |ui| {
                     ui.label("depth");
                     ui.label(n.depth.to_string());
                     ui.end_row();
-                    ui.label("height");
-                    ui.label(n.height.to_string());
-                    ui.end_row();
-                    ui.label("box");
-                    ui.label(fmt_rect(&n.rect));
-                    ui.end_row();
-                    ui.label("leaves below");
-                    ui.label(self.view.tree_layout.leaves_below(i).to_string());
-                    ui.end_row();
-                });
-            }
+                }
+                ui.label("colliding");
+                ui.label(if s.colliding { "yes" } else { "no" });
+                ui.end_row();
+            });
+        }
+        Pick::Node(node) => {
+            let Some(i) = state.snapshot.node_index(node) else {
+                return;
+            };
+            let n = &state.snapshot.nodes[i];
+            ui.strong(format!("Branch #{}", node.0));
+            egui::Grid::new("node_tip").num_columns(2).show(ui, |ui| {
+                ui.label("depth");
+                ui.label(n.depth.to_string());
+                ui.end_row();
+                ui.label("height");
+                ui.label(n.height.to_string());
+                ui.end_row();
+                ui.label("box");
+                ui.label(fmt_rect(&n.rect));
+                ui.end_row();
+                ui.label("leaves below");
+                ui.label(state.snapshot.leaves_below(i).to_string());
+                ui.end_row();
+            });
         }
     }
+}
 
+impl WorldView {
     /// Builds and paints every visible layer; returns what level of detail did.
-    fn draw_world(&self, painter: &egui::Painter, viewport: Rect, pal: Palette) -> WorldDrawInfo {
-        let t = self.view.camera.transform(viewport);
+    fn draw(
+        &self,
+        state: &State,
+        camera: &WorldCamera,
+        painter: &egui::Painter,
+        viewport: Rect,
+        pal: Palette,
+    ) -> WorldDrawInfo {
+        let t = camera.transform(viewport);
         let visible = t.world_rect_from_screen(viewport.expand(4.0));
-        let layers = self.prefs.layers;
-        let snap = &self.snapshot;
+        let layers = state.prefs.layers;
+        let snap = &state.snapshot;
         let mut info = WorldDrawInfo::default();
         let mut labels: Vec<(Pos2, String, f32)> = Vec::new();
         painter.rect_filled(viewport, 0.0, pal.background);
 
         // Every layer goes into one mesh, in drawing order: egui copies each mesh into its
         // output, which grew (and copied again) once per layer when each layer was a mesh.
-        let mut m = self.view.meshes.builder(WORLD_MESH);
+        let mut m = self.meshes.builder(WORLD_MESH);
         for layer in Layer::ALL {
             if !layers.get(layer) {
                 continue;
@@ -410,7 +495,7 @@ impl DebuggerApp {
                     }
                 }
                 Layer::Branches => {
-                    let (lo, hi, cut) = self.branch_depth_limit();
+                    let (lo, hi, cut) = branch_depth_limit(state);
                     info.branches_cut = cut;
                     info.branch_depth_drawn = Some(hi);
                     let height = snap.max_depth.max(1);
@@ -513,8 +598,8 @@ impl DebuggerApp {
         }
 
         // Hover and selection, orange, on top.
-        let hover = self.view.hover;
-        for (pick, width) in [(self.view.selection, 2.5), (hover, 2.0)] {
+        let hover = state.view.hover;
+        for (pick, width) in [(state.view.selection, 2.5), (hover, 2.0)] {
             match pick {
                 Some(Pick::Sphere(id)) => {
                     if let Some(s) = snap.sphere(id) {
@@ -534,7 +619,7 @@ impl DebuggerApp {
             }
         }
         info.vertices = m.vertex_count();
-        if let Some(shape) = self.view.meshes.finish(m) {
+        if let Some(shape) = self.meshes.finish(m) {
             paint_alone(painter, shape);
         }
         for (pos, text, size) in labels {

@@ -1,0 +1,480 @@
+//! How commands change the state: [`State::apply`], the one path by which the UI changes the
+//! model, the preferences and the shared view state. Imports no view.
+
+use super::commands::{Command, broadphase_name};
+use super::files::FilePurpose;
+use super::pick::{Pick, SphereDrag};
+use super::state::{FileRequest, State};
+use crate::fileio::WriteOptions;
+use crate::scene::{Scene, SceneError, Simulation, Sphere};
+use crate::tree::TreeConfig;
+use glam::Vec3;
+use std::path::{Path, PathBuf};
+
+fn with_extension(path: PathBuf) -> PathBuf {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("ron" | "json") => path,
+        _ => {
+            let mut s = path.into_os_string();
+            s.push(".ron");
+            PathBuf::from(s)
+        }
+    }
+}
+
+impl State {
+    /// Applies one command. `confirmed` is true once the user agreed to lose unsaved changes.
+    pub fn apply(&mut self, command: Command, confirmed: bool) {
+        if command.discards_changes() && self.model.dirty && !confirmed {
+            self.dialogs.confirm = Some(command);
+            return;
+        }
+        self.apply_now(command);
+        self.sync_stopped();
+    }
+
+    /// A simulation of `scene` on the current broad phase and pair limit, at step 0 even when
+    /// step 0 passes the limit ([`Self::sync_stopped`] then pauses and says so).
+    fn start(&self, scene: &Scene) -> Result<Simulation, SceneError> {
+        Simulation::paused_at_zero(scene, self.model.kind, self.model.pair_limit)
+    }
+
+    fn apply_now(&mut self, command: Command) {
+        match command {
+            Command::SetPlaying(on) => self.model.playing = on,
+            Command::TogglePlay => {
+                self.model.playing = !self.model.playing;
+                self.model.status = if self.model.playing {
+                    "Playing."
+                } else {
+                    "Paused."
+                }
+                .into();
+            }
+            Command::Step => {
+                self.model.playing = false;
+                self.step_once();
+                let r = self.model.sim.report();
+                self.model.status = format!(
+                    "Step {}: {} reinserted, pairs {}.",
+                    r.step,
+                    r.reinserted.len(),
+                    if r.pairs_recomputed {
+                        "recomputed"
+                    } else {
+                        "not recomputed"
+                    }
+                );
+            }
+            Command::Reset => self.reset(),
+            Command::SetTreeSettings(settings) => {
+                match self.model.sim.set_tree_settings(settings) {
+                    // Applied, but the pairs passed the limit: `sync_stopped` says so.
+                    Ok(()) | Err(SceneError::Step { .. }) => {
+                        let old = self.model.doc.tree;
+                        self.model.doc.tree = settings;
+                        self.model.dirty = true;
+                        self.model.rev += 1;
+                        self.record_step();
+                        self.model.status = describe_settings_change(&old, &settings);
+                    }
+                    Err(e) => self.model.status = format!("Setting refused: {e}"),
+                }
+            }
+            Command::SetBroadphase(kind) => match self.model.sim.set_broadphase(kind) {
+                // Switched, but the pairs passed the limit: `sync_stopped` says so.
+                Ok(_) | Err(SceneError::Step { .. }) => {
+                    self.model.kind = kind;
+                    self.model.rev += 1;
+                    self.record_step();
+                    self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
+                }
+                Err(e) => self.model.status = format!("Broad phase refused: {e}"),
+            },
+            Command::SetPairLimit(limit) => {
+                self.model.pair_limit = limit;
+                let outcome = self.model.sim.set_pair_limit(limit).map(|_| ());
+                self.model.rev += 1;
+                self.record_step();
+                self.model.status = match outcome {
+                    Ok(()) => format!("Pair limit: {limit} candidate pairs."),
+                    Err(e) => format!("Pair limit {limit}: {e}"),
+                };
+            }
+            Command::SetValidateEveryStep(on) => {
+                self.prefs.validate_every_step = on;
+                self.model.validation = on.then(|| self.validate_tree());
+            }
+            Command::Rebuild => {
+                let outcome = self.model.sim.rebuild().map(|_| ());
+                self.model.rev += 1;
+                self.record_step();
+                self.model.status = match outcome {
+                    Ok(()) => "Tree rebuilt from scratch (binned SAH).".into(),
+                    Err(e) => format!("Tree rebuilt; {e}"),
+                };
+            }
+            Command::SetGenerator(generate) => {
+                let mut doc = self.model.doc.clone();
+                doc.generate = generate;
+                match doc
+                    .validate(&self.document_name())
+                    .and_then(|()| self.start(&doc))
+                {
+                    Ok(sim) => {
+                        self.model.doc = doc;
+                        self.model.sim = sim;
+                        self.model.dirty = true;
+                        self.after_restart();
+                        self.model.status = "Generator applied; the scene restarted.".into();
+                    }
+                    Err(e) => self.model.status = format!("Generator refused: {e}"),
+                }
+            }
+            Command::Select(pick) => self.view.selection = pick,
+            Command::BeginDrag { id, press } => {
+                let Some(body) = self
+                    .model
+                    .sim
+                    .bodies()
+                    .iter()
+                    .find(|b| b.sphere.id == id && b.alive)
+                else {
+                    return;
+                };
+                self.view.selection = Some(Pick::Sphere(id));
+                self.view.drag = Some(SphereDrag {
+                    id,
+                    start_center_world: body.sphere.center,
+                    press_in_world: press,
+                    moves: 0,
+                    reinserts: 0,
+                    recomputations: 0,
+                    active: true,
+                });
+            }
+            Command::MoveSphere { id, center } => self.move_sphere(id, center),
+            Command::EndDrag => {
+                if let Some(drag) = &mut self.view.drag {
+                    drag.active = false;
+                }
+            }
+            Command::AddSphere { center } => self.add_sphere(center),
+            Command::DeleteSphere(id) => match self.model.sim.remove_sphere(id) {
+                Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
+                Ok(report) => {
+                    let recomputed = report.pairs_recomputed;
+                    self.model.dirty = true;
+                    self.model.rev += 1;
+                    self.record_step();
+                    if self.view.selection == Some(Pick::Sphere(id)) {
+                        self.view.selection = None;
+                    }
+                    self.model.status = format!(
+                        "Sphere {id} removed from the tree; pairs {}.",
+                        if recomputed {
+                            "recomputed"
+                        } else {
+                            "not recomputed"
+                        }
+                    );
+                }
+                Err(e) => self.model.status = format!("Could not remove sphere {id}: {e}"),
+            },
+            Command::Open(path) => self.open(&path),
+            Command::OpenBuiltin => {
+                let scene = Scene::builtin_default();
+                self.replace_document(scene, None);
+            }
+            Command::OpenDialog => {
+                self.request_file(FilePurpose::Open, self.model.path.clone());
+            }
+            Command::Save => match self.model.path.clone() {
+                Some(path) => self.save_to(&path),
+                None => self.request_file(FilePurpose::SaveAs, None),
+            },
+            Command::SaveAs(path) => self.save_to(&with_extension(path)),
+            Command::ReplaceReadOnly(path) => {
+                self.dialogs.replace_read_only = None;
+                self.save_with(
+                    &path,
+                    WriteOptions {
+                        replace_read_only: true,
+                    },
+                );
+            }
+            Command::KeepReadOnly(path) => {
+                self.dialogs.replace_read_only = None;
+                self.model.status = format!(
+                    "Not saved: {} is read-only and was left unchanged.",
+                    path.display()
+                );
+            }
+            Command::SaveAsDialog => {
+                self.request_file(FilePurpose::SaveAs, self.model.path.clone());
+            }
+            Command::Fit => {
+                self.view.fit_pending = true;
+                self.view.tree_fit_request += 1;
+            }
+            Command::SetPlane(plane) => {
+                if self.model.doc.dimensions == 3 && self.view.plane != plane {
+                    self.view.plane = plane;
+                    self.view.fit_pending = true;
+                }
+            }
+            Command::ToggleHelp => self.dialogs.help = !self.dialogs.help,
+            Command::Quit => {
+                self.allow_close = true;
+                self.close_requested = true;
+            }
+            Command::DismissError => self.model.error = None,
+            Command::ShowHelp(on) => self.dialogs.help = on,
+            Command::ShowAbout(on) => self.dialogs.about = on,
+            Command::CloseFileDialog => self.dialogs.file = None,
+            Command::CloseConfirm => self.dialogs.confirm = None,
+            Command::Confirmed(command) => self.apply(*command, true),
+            Command::SetPref(change) => self.prefs.change(change),
+            Command::Hover(pick) => self.view.hover = pick,
+            Command::SetWorldCamera { camera, fitted } => {
+                self.view.camera = camera;
+                if fitted {
+                    self.view.fit_pending = false;
+                }
+            }
+            Command::AddDrawTime(ms) => self.view.draw_ms += ms,
+        }
+    }
+
+    /// Opens the file dialog for `purpose`, starting beside `start`.
+    fn request_file(&mut self, purpose: FilePurpose, start: Option<PathBuf>) {
+        self.dialogs.file_requests += 1;
+        self.dialogs.file = Some(FileRequest {
+            purpose,
+            start,
+            serial: self.dialogs.file_requests,
+        });
+    }
+
+    /// An edit that was applied, after which the pairs passed the limit.
+    fn changed_but_stopped(&mut self, e: &SceneError) {
+        self.model.dirty = true;
+        self.model.rev += 1;
+        self.record_step();
+        self.model.status = e.to_string();
+    }
+
+    fn reset(&mut self) {
+        match self.start(&self.model.doc) {
+            Ok(sim) => {
+                self.model.sim = sim;
+                self.after_restart();
+                self.model.status = "Reset to step 0 of the scene as last opened or saved.".into();
+            }
+            Err(e) => self.model.status = format!("Reset failed: {e}"),
+        }
+    }
+
+    fn after_restart(&mut self) {
+        self.model.rev += 1;
+        self.model.history.clear();
+        self.view.drag = None;
+        self.view.hover = None;
+        self.view.tree_fit_request += 1;
+        self.record_step();
+    }
+
+    fn move_sphere(&mut self, id: u32, center: Vec3) {
+        let radius = self
+            .model
+            .sim
+            .bodies()
+            .iter()
+            .find(|b| b.sphere.id == id)
+            .map_or(0.0, |b| b.sphere.radius);
+        let center = self.model.sim.clamp_center(radius, center);
+        match self.model.sim.move_sphere(id, center) {
+            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
+            Ok(report) => {
+                let reinserted = report.reinserted.contains(&id);
+                let recomputed = report.pairs_recomputed;
+                self.model.dirty = true;
+                self.model.rev += 1;
+                self.record_step();
+                let mut total = (u32::from(reinserted), u32::from(recomputed));
+                if let Some(drag) = &mut self.view.drag
+                    && drag.id == id
+                {
+                    drag.moves += 1;
+                    drag.reinserts += u32::from(reinserted);
+                    drag.recomputations += u32::from(recomputed);
+                    total = (drag.reinserts, drag.recomputations);
+                }
+                self.model.status = if reinserted {
+                    format!(
+                        "Sphere {id} left its fat box: reinserted into the tree, pairs recomputed ({} reinserts this drag).",
+                        total.0
+                    )
+                } else {
+                    format!(
+                        "Sphere {id} moved within its fat box: not reinserted, pairs {} ({} reinserts this drag).",
+                        if recomputed {
+                            "recomputed"
+                        } else {
+                            "not recomputed"
+                        },
+                        total.0
+                    )
+                };
+            }
+            Err(e) => self.model.status = format!("Could not move sphere {id}: {e}"),
+        }
+    }
+
+    fn add_sphere(&mut self, center: Vec3) {
+        let bodies = self.model.sim.bodies();
+        let id = bodies
+            .iter()
+            .map(|b| b.sphere.id)
+            .max()
+            .map_or(0, |m| m.saturating_add(1));
+        let mut radii: Vec<f32> = bodies
+            .iter()
+            .filter(|b| b.alive)
+            .map(|b| b.sphere.radius)
+            .collect();
+        radii.sort_by(f32::total_cmp);
+        let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
+        let center = self.model.sim.clamp_center(radius, center);
+        let sphere = Sphere {
+            id,
+            label: None,
+            center,
+            radius,
+            velocity: Vec3::ZERO,
+            appear_at: self.model.sim.step_index(),
+            disappear_at: None,
+        };
+        match self.model.sim.add_sphere(sphere) {
+            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
+            Ok(report) => {
+                let recomputed = report.pairs_recomputed;
+                self.model.dirty = true;
+                self.model.rev += 1;
+                self.record_step();
+                self.view.selection = Some(Pick::Sphere(id));
+                self.model.status = format!(
+                    "Sphere {id} added and inserted into the tree; pairs {}.",
+                    if recomputed {
+                        "recomputed"
+                    } else {
+                        "not recomputed"
+                    }
+                );
+            }
+            Err(e) => self.model.status = format!("Could not add a sphere: {e}"),
+        }
+    }
+
+    fn open(&mut self, path: &Path) {
+        match Scene::load(path) {
+            Ok(scene) => self.replace_document(scene, Some(path.to_path_buf())),
+            Err(e) => {
+                let message = e.to_string();
+                self.model.status = format!(
+                    "Could not open {}; the open scene is unchanged.",
+                    path.display()
+                );
+                self.model.error = Some(message);
+            }
+        }
+    }
+
+    fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
+        match self.start(&scene) {
+            Ok(sim) => {
+                self.model.sim = sim;
+                self.model.doc = scene;
+                self.model.path = path.clone();
+                self.model.dirty = false;
+                self.model.error = None;
+                self.view.selection = None;
+                self.after_restart();
+                self.apply_scene_view();
+                if let Some(p) = path {
+                    self.prefs.push_recent(p);
+                }
+                self.model.status = self.opened_message();
+            }
+            Err(e) => {
+                self.model.status =
+                    "Could not start the scene; the open scene is unchanged.".into();
+                self.model.error = Some(e.to_string());
+            }
+        }
+    }
+
+    fn save_to(&mut self, path: &Path) {
+        self.save_with(path, WriteOptions::default());
+    }
+
+    /// Saves the running scene (with the view) to `path`. A read-only file is not replaced
+    /// unless `options` say so: the user is asked first (Replace / Cancel).
+    fn save_with(&mut self, path: &Path, options: WriteOptions) {
+        let mut scene = self.model.sim.scene();
+        scene.view = Some(self.view_settings());
+        match scene.save_with(path, options) {
+            Ok(()) => {
+                self.model.doc = scene;
+                self.model.path = Some(path.to_path_buf());
+                self.model.dirty = false;
+                self.prefs.push_recent(path.to_path_buf());
+                self.model.status = format!("Saved {}.", path.display());
+            }
+            Err(SceneError::ReadOnly { .. }) => {
+                self.dialogs.replace_read_only = Some(path.to_path_buf());
+                self.model.status = format!(
+                    "{} is read-only: replace it, or cancel the save?",
+                    path.display()
+                );
+            }
+            Err(e) => {
+                self.model.status = format!("Could not save {}.", path.display());
+                self.model.error = Some(e.to_string());
+            }
+        }
+    }
+}
+
+fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {
+    if old.margin != new.margin {
+        format!(
+            "Margin {:.3}: every fat box recomputed, pairs recomputed.",
+            new.margin
+        )
+    } else if old.velocity_lookahead != new.velocity_lookahead {
+        format!(
+            "Look-ahead {:.3} s: every fat box recomputed, pairs recomputed.",
+            new.velocity_lookahead
+        )
+    } else if old.insertion != new.insertion {
+        format!(
+            "Insertion cost {:?}: used from the next insertion on.",
+            new.insertion
+        )
+    } else if old.balancing != new.balancing {
+        format!(
+            "Balancing {:?}: used from the next insertion on.",
+            new.balancing
+        )
+    } else if old.pairs != new.pairs {
+        format!("Pair method {:?}.", new.pairs)
+    } else if old.update != new.update {
+        format!(
+            "Update mode {:?}: used from the next move out of a fat box on.",
+            new.update
+        )
+    } else {
+        "Tree settings unchanged.".into()
+    }
+}

@@ -1,0 +1,275 @@
+//! The `screenshot` command's run: opens the real window on a scene, prepares it as the plan
+//! says (steps, selection, layers, views, theme), renders a few frames, saves the window as a
+//! PNG and closes. [`ScreenshotApp`] wraps the [`DebuggerApp`]; the app knows nothing of it.
+
+use eframe::egui;
+
+use super::pick::Pick;
+use super::prefs::{Layers, ThemeChoice, ViewMode};
+use super::shell::{AppOptions, DebuggerApp};
+use crate::scene::{Scene, SceneError};
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the `screenshot` command asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScreenshotPlan {
+    /// Where the PNG goes.
+    pub out: PathBuf,
+    /// Steps to run before the shot.
+    pub steps: u64,
+    /// Window size in points.
+    pub size: [u32; 2],
+    /// A sphere to select.
+    pub select: Option<u32>,
+    /// Visible layers (default: the scene's, else the defaults).
+    pub layers: Option<Layers>,
+    /// Views to show.
+    pub view: Option<ViewMode>,
+    /// Theme.
+    pub theme: Option<ThemeChoice>,
+}
+
+/// Where a screenshot run leaves its outcome (`Ok` once the PNG is written).
+type ResultSlot = Arc<Mutex<Option<Result<(), String>>>>;
+
+/// A screenshot in progress.
+struct ScreenshotRun {
+    plan: ScreenshotPlan,
+    frames: u32,
+    requested: bool,
+    image: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
+    result: ResultSlot,
+}
+
+/// The debugger app, and the screenshot it is taking.
+struct ScreenshotApp {
+    app: DebuggerApp,
+    run: ScreenshotRun,
+}
+
+impl eframe::App for ScreenshotApp {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        self.app.ui(ui, frame);
+        self.run.progress(ui.ctx());
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        self.app.save(storage);
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        self.app.persist_egui_memory()
+    }
+
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        self.app.clear_color(visuals)
+    }
+}
+
+/// Runs the plan's steps, selects its sphere and sets its layers, views and theme (the status
+/// line keeps the "Opened …" message). Fails when the sphere to select is not alive then.
+fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneError> {
+    let state = &mut app.state;
+    for _ in 0..plan.steps {
+        state.step_once();
+        if state.model.sim.last_error().is_some() {
+            break;
+        }
+    }
+    if let Some(id) = plan.select {
+        if !state
+            .model
+            .sim
+            .bodies()
+            .iter()
+            .any(|b| b.sphere.id == id && b.alive)
+        {
+            return Err(SceneError::Invalid {
+                file: state.document_name(),
+                message: format!(
+                    "--select {id}: no live sphere has id {id} after {} steps",
+                    plan.steps
+                ),
+            });
+        }
+        state.view.selection = Some(Pick::Sphere(id));
+    }
+    if let Some(layers) = plan.layers {
+        state.prefs.layers = layers;
+    }
+    if let Some(view) = plan.view {
+        state.prefs.view_mode = view;
+    }
+    if let Some(theme) = plan.theme {
+        state.prefs.theme = theme;
+    }
+    state.model.playing = false;
+    Ok(())
+}
+
+impl ScreenshotRun {
+    /// After each frame: asks for the pixels once the panels settled, then saves them and
+    /// closes the window.
+    fn progress(&mut self, ctx: &egui::Context) {
+        let run = self;
+        run.frames += 1;
+        ctx.request_repaint();
+        // Let panels settle (sizes are known after the first frames), then ask for the pixels.
+        if !run.requested && run.frames >= 5 {
+            let slot = Arc::clone(&run.image);
+            ctx.request_screenshot(move |image| {
+                if let Ok(mut s) = slot.lock() {
+                    *s = Some(image);
+                }
+            });
+            run.requested = true;
+            return;
+        }
+        let image = run.image.lock().ok().and_then(|mut s| s.take());
+        if let Some(image) = image {
+            let outcome = save_png(&image, &run.plan.out);
+            if let Ok(mut r) = run.result.lock() {
+                *r = Some(outcome);
+            }
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+}
+
+/// Opens the real window on `scene_path`, renders it as `plan` says, writes the PNG and closes.
+/// Returns 0 on success; an error (exit 1) for a bad scene or a failed render; exits the
+/// process with status 3 when nothing was saved within `timeout`.
+pub fn run_screenshot(
+    scene_path: &Path,
+    plan: ScreenshotPlan,
+    timeout: Duration,
+) -> anyhow::Result<i32> {
+    let scene = Scene::load(scene_path)?;
+    let out = plan.out.clone();
+    let size = plan.size;
+    // A private storage folder: no remembered panel sizes or prefs change the picture.
+    let storage_dir =
+        std::env::temp_dir().join(format!("aabb-debugger-screenshot-{}", std::process::id()));
+    let done = Arc::new(AtomicBool::new(false));
+    {
+        let done = Arc::clone(&done);
+        let out = out.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(timeout);
+            if !done.load(Ordering::SeqCst) {
+                eprintln!(
+                    "error: screenshot: nothing was saved to {} within {} s (no display, or the window never rendered)",
+                    out.display(),
+                    timeout.as_secs()
+                );
+                std::process::exit(3);
+            }
+        });
+    }
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("aabb-debugger screenshot")
+            .with_app_id("aabb-debugger-screenshot")
+            .with_inner_size([size[0] as f32, size[1] as f32])
+            .with_resizable(false),
+        persist_window: false,
+        persistence_path: Some(storage_dir.clone()),
+        system_font_fallback: false,
+        ..Default::default()
+    };
+    let result: ResultSlot = Arc::default();
+    let slot = Arc::clone(&result);
+    let path = scene_path.to_path_buf();
+    let run = eframe::run_native(
+        "aabb-debugger-screenshot",
+        options,
+        Box::new(move |cc| {
+            // Screenshots are taken at one pixel per point, so the PNG is `--size` pixels.
+            cc.egui_ctx.set_zoom_factor(1.0);
+            let mut app = DebuggerApp::new(
+                &cc.egui_ctx,
+                None,
+                scene,
+                Some(path),
+                AppOptions {
+                    playing: false,
+                    ephemeral: true,
+                    still: true,
+                },
+            )?;
+            prepare(&mut app, &plan)?;
+            Ok(Box::new(ScreenshotApp {
+                app,
+                run: ScreenshotRun {
+                    plan,
+                    frames: 0,
+                    requested: false,
+                    image: Arc::default(),
+                    result: slot,
+                },
+            }))
+        }),
+    );
+    done.store(true, Ordering::SeqCst);
+    if let Err(e) = std::fs::remove_dir_all(&storage_dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        // The run's own scratch folder; the screenshot itself is not affected.
+        eprintln!(
+            "screenshot: could not remove the scratch folder {}: {e}",
+            storage_dir.display()
+        );
+    }
+    run.map_err(|e| anyhow::anyhow!("screenshot: {e}"))?;
+    let outcome = result.lock().ok().and_then(|r| r.clone());
+    match outcome {
+        Some(Ok(())) => {
+            let img = image::open(&out)
+                .with_context(|| format!("reading back {}", out.display()))?
+                .to_rgba8();
+            let colours: std::collections::HashSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
+            println!(
+                "{} ({}x{}, {} colours)",
+                out.display(),
+                img.width(),
+                img.height(),
+                colours.len()
+            );
+            if colours.len() < 2 {
+                anyhow::bail!(
+                    "screenshot: {} is one flat colour; nothing was drawn",
+                    out.display()
+                );
+            }
+            Ok(0)
+        }
+        Some(Err(e)) => anyhow::bail!("screenshot: {e}"),
+        None => anyhow::bail!("screenshot: the window closed before the screenshot was taken"),
+    }
+}
+
+/// Writes an egui image as a PNG: encoded in memory, then written atomically (a read-only
+/// file is refused).
+fn save_png(image: &egui::ColorImage, path: &Path) -> Result<(), String> {
+    let [w, h] = image.size;
+    let mut bytes = Vec::with_capacity(w * h * 4);
+    for c in &image.pixels {
+        bytes.extend_from_slice(&c.to_srgba_unmultiplied());
+    }
+    let img = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
+        .ok_or_else(|| format!("the screenshot has the wrong number of pixels for {w}x{h}"))?;
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .map_err(|e| format!("{}: could not encode the PNG: {e}", path.display()))?;
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    crate::fileio::write_atomic(path, &png, crate::fileio::WriteOptions::default())
+        .map_err(|e| e.to_string())
+}

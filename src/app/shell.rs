@@ -1,0 +1,491 @@
+//! The shell: [`DebuggerApp`] owns the state and the views. Each frame it turns the keyboard
+//! and dropped files into commands and applies them, runs the clock, lays the views out (each
+//! reads `&State` and pushes commands), then applies what they returned through the one
+//! `apply` path. It also saves the preferences and keeps the window title and theme.
+
+use eframe::egui;
+
+use super::camera::{WorldCamera, WorldRect};
+use super::commands::Command;
+use super::pick::{Pick, SphereDrag};
+use super::prefs::{Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
+use super::snapshot::Snapshot;
+use super::state::State;
+use super::views::View;
+use super::views::controls::Controls;
+use super::views::menu::MenuBar;
+use super::views::stats::StatsPanel;
+use super::views::status::StatusBar;
+use super::views::tree::TreeView;
+use super::views::windows::Windows;
+use super::views::world::WorldView;
+use crate::scene::{Scene, SceneError, Simulation};
+use crate::tree::{Aabb, NodeId};
+use egui::{Key, KeyboardShortcut, Modifiers, Pos2};
+use glam::{Vec2, Vec3};
+use std::path::{Path, PathBuf};
+
+/// How the app starts.
+#[derive(Clone, Debug, Default)]
+pub struct AppOptions {
+    /// Start playing at once (the window does; tests and screenshots do not).
+    pub playing: bool,
+    /// Ignore and do not write eframe storage (tests, screenshots).
+    pub ephemeral: bool,
+    /// Take no pointer input: no hover, pan or clicks (screenshots, where a stray pointer
+    /// must not change the picture).
+    pub still: bool,
+}
+
+/// The views, each its own type (see `views/`).
+#[derive(Default)]
+struct Views {
+    menu: MenuBar,
+    status: StatusBar,
+    controls: Controls,
+    stats: StatsPanel,
+    world: WorldView,
+    tree: TreeView,
+    windows: Windows,
+}
+
+/// The debugger window's app. Build it with [`DebuggerApp::new`]; drive it with eframe or
+/// egui_kittest.
+pub struct DebuggerApp {
+    ctx: egui::Context,
+    /// Everything the views read; changed by [`DebuggerApp::apply`] and the clock.
+    pub(super) state: State,
+    views: Views,
+    /// Commands queued by [`DebuggerApp::push_command`], applied at the next frame.
+    pending: Vec<Command>,
+    ephemeral: bool,
+    applied_theme: Option<ThemeChoice>,
+    title: String,
+}
+
+impl DebuggerApp {
+    /// The app on `scene` (from `path`, if any), with preferences from `storage` unless
+    /// `options.ephemeral`. Fails only when the simulation refuses the scene.
+    pub fn new(
+        ctx: &egui::Context,
+        storage: Option<&dyn eframe::Storage>,
+        scene: Scene,
+        path: Option<PathBuf>,
+        options: AppOptions,
+    ) -> Result<DebuggerApp, SceneError> {
+        let prefs = if options.ephemeral {
+            Prefs::default()
+        } else {
+            storage
+                .and_then(|s| eframe::get_value::<Prefs>(s, STORAGE_KEY))
+                .unwrap_or_default()
+        };
+        let state = State::new(scene, path, prefs, options.playing, !options.still)?;
+        Ok(DebuggerApp {
+            ctx: ctx.clone(),
+            state,
+            views: Views::default(),
+            pending: Vec::new(),
+            ephemeral: options.ephemeral,
+            applied_theme: None,
+            title: String::new(),
+        })
+    }
+
+    /// Applies one command. `confirmed` is true once the user agreed to lose unsaved changes.
+    pub fn apply(&mut self, command: Command, confirmed: bool) {
+        self.state.apply(command, confirmed);
+        if std::mem::take(&mut self.state.close_requested) {
+            self.ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Read access, for tests and the CLI.
+
+    /// The running simulation.
+    #[must_use]
+    pub fn sim(&self) -> &Simulation {
+        &self.state.model.sim
+    }
+
+    /// The document (the scene as last opened or saved, plus settings changed since).
+    #[must_use]
+    pub fn document(&self) -> &Scene {
+        &self.state.model.doc
+    }
+
+    /// The open file, if any.
+    #[must_use]
+    pub fn path(&self) -> Option<&Path> {
+        self.state.model.path.as_deref()
+    }
+
+    /// True when there are unsaved changes.
+    #[must_use]
+    pub fn is_dirty(&self) -> bool {
+        self.state.model.dirty
+    }
+
+    /// True while playing.
+    #[must_use]
+    pub fn is_playing(&self) -> bool {
+        self.state.model.playing
+    }
+
+    /// The status line.
+    #[must_use]
+    pub fn status(&self) -> &str {
+        &self.state.model.status
+    }
+
+    /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
+    /// refused), while it is stopped.
+    #[must_use]
+    pub fn stopped(&self) -> Option<&str> {
+        self.state.model.stopped.as_deref()
+    }
+
+    /// The most candidate pairs a step may find.
+    #[must_use]
+    pub fn pair_limit(&self) -> usize {
+        self.state.model.pair_limit
+    }
+
+    /// The error shown in the error window, if any.
+    #[must_use]
+    pub fn error(&self) -> Option<&str> {
+        self.state.model.error.as_deref()
+    }
+
+    /// The preferences.
+    #[must_use]
+    pub fn prefs(&self) -> &Prefs {
+        &self.state.prefs
+    }
+
+    /// The preferences, to change (layers, theme, panels).
+    pub fn prefs_mut(&mut self) -> &mut Prefs {
+        &mut self.state.prefs
+    }
+
+    /// The selection.
+    #[must_use]
+    pub fn selection(&self) -> Option<Pick> {
+        self.state.view.selection
+    }
+
+    /// What the pointer rests on, in either view.
+    #[must_use]
+    pub fn hover(&self) -> Option<Pick> {
+        self.state.view.hover
+    }
+
+    /// The sphere drag in progress, or the last one.
+    #[must_use]
+    pub fn drag(&self) -> Option<SphereDrag> {
+        self.state.view.drag
+    }
+
+    /// The window title the app asked for.
+    #[must_use]
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The world camera.
+    #[must_use]
+    pub fn camera(&self) -> WorldCamera {
+        self.state.view.camera
+    }
+
+    /// The fat box of a sphere, from the broad phase.
+    #[must_use]
+    pub fn fat_box(&self, id: u32) -> Option<Aabb<Vec3>> {
+        self.state.fat_box(id)
+    }
+
+    /// Queues a command; it is applied at the start of the next frame, before the views draw
+    /// (as a keyboard shortcut is).
+    pub fn push_command(&mut self, command: Command) {
+        self.pending.push(command);
+    }
+
+    /// Where a sphere's centre was drawn in the last frame's world view.
+    #[must_use]
+    pub fn sphere_screen_pos(&self, id: u32) -> Option<Pos2> {
+        let viewport = self.views.world.rect()?;
+        let sphere = self.state.snapshot.sphere(id)?;
+        Some(
+            self.state
+                .view
+                .camera
+                .transform(viewport)
+                .pos(sphere.center),
+        )
+    }
+
+    /// The screen point under which a world plane point was drawn last frame.
+    #[must_use]
+    pub fn screen_pos_of_world(&self, pos_in_world: Vec2) -> Option<Pos2> {
+        let viewport = self.views.world.rect()?;
+        Some(self.state.view.camera.transform(viewport).pos(pos_in_world))
+    }
+
+    /// Where a tree node was drawn in the last frame's tree view.
+    #[must_use]
+    pub fn tree_node_screen_pos(&self, node: NodeId) -> Option<Pos2> {
+        self.views.tree.node_screen_pos(&self.state.snapshot, node)
+    }
+
+    /// The box the world view highlights for the hover (a node's box, or a sphere's fat box).
+    #[must_use]
+    pub fn world_highlight(&self) -> Option<WorldRect> {
+        match self.state.view.hover? {
+            Pick::Sphere(id) => {
+                let s = self.state.snapshot.sphere(id)?;
+                Some(s.fat.unwrap_or(s.tight))
+            }
+            Pick::Node(node) => {
+                let i = self.state.snapshot.node_index(node)?;
+                Some(self.state.snapshot.nodes[i].rect)
+            }
+        }
+    }
+
+    /// The snapshot the views drew last frame.
+    #[must_use]
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.state.snapshot
+    }
+
+    /// The name shown in the title: the file name, or the scene's name.
+    #[must_use]
+    pub fn document_name(&self) -> String {
+        self.state.document_name()
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // The frame.
+
+    /// The keyboard: shortcuts become commands, applied before the views draw.
+    fn shortcuts(&self, ctx: &egui::Context, out: &mut Vec<Command>) {
+        let save_as = KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+        let save = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
+        let open = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+        let mut cmds = Vec::new();
+        ctx.input_mut(|i| {
+            if i.consume_shortcut(&save_as) {
+                cmds.push(Command::SaveAsDialog);
+            }
+            if i.consume_shortcut(&save) {
+                cmds.push(Command::Save);
+            }
+            if i.consume_shortcut(&open) {
+                cmds.push(Command::OpenDialog);
+            }
+            if i.consume_key(Modifiers::NONE, Key::F1) {
+                cmds.push(Command::ToggleHelp);
+            }
+        });
+        // Single keys only when no text field wants them and no dialog is up.
+        let dialogs = &self.state.dialogs;
+        if ctx.egui_wants_keyboard_input()
+            || dialogs.file.is_some()
+            || dialogs.confirm.is_some()
+            || dialogs.replace_read_only.is_some()
+        {
+            out.extend(cmds);
+            return;
+        }
+        ctx.input_mut(|i| {
+            if i.consume_key(Modifiers::NONE, Key::Space) {
+                cmds.push(Command::TogglePlay);
+            }
+            if i.consume_key(Modifiers::NONE, Key::ArrowRight)
+                || i.consume_key(Modifiers::NONE, Key::N)
+            {
+                cmds.push(Command::Step);
+            }
+            if i.consume_key(Modifiers::NONE, Key::R) {
+                cmds.push(Command::Reset);
+            }
+            if i.consume_key(Modifiers::NONE, Key::F) {
+                cmds.push(Command::Fit);
+            }
+            if i.consume_key(Modifiers::NONE, Key::Escape) {
+                cmds.push(Command::Select(None));
+            }
+        });
+        let hover = self.state.view.hover;
+        let selection = self.state.view.selection;
+        ctx.input_mut(|i| {
+            let delete = i.consume_key(Modifiers::NONE, Key::Delete)
+                || i.consume_key(Modifiers::NONE, Key::Backspace);
+            if delete && let Some(Pick::Sphere(id)) = selection.or(hover) {
+                cmds.push(Command::DeleteSphere(id));
+            }
+        });
+        if let Some(pos) = self
+            .views
+            .world
+            .pointer_in_world(ctx, &self.state.view.camera)
+            && ctx.input_mut(|i| i.consume_key(Modifiers::NONE, Key::A))
+        {
+            let base = self.state.view_center_base();
+            cmds.push(Command::AddSphere {
+                center: self.state.view.plane.unproject(pos, base),
+            });
+        }
+        out.extend(cmds);
+    }
+
+    /// A file dropped on the window opens.
+    fn handle_dropped_files(ctx: &egui::Context, out: &mut Vec<Command>) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        if let Some(path) = dropped.into_iter().next() {
+            out.push(Command::Open(path));
+        }
+    }
+
+    /// A close request with unsaved changes waits for "discard them?".
+    fn handle_close_request(&mut self, ctx: &egui::Context) {
+        let close = ctx.input(|i| i.viewport().close_requested());
+        if close && self.state.model.dirty && !self.state.allow_close && self.state.view.interactive
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            // Asks, since there are unsaved changes.
+            self.apply(Command::Quit, false);
+        }
+    }
+
+    /// The window title: the document, with a dot while it has unsaved changes.
+    fn update_title(&mut self, ctx: &egui::Context) {
+        let title = format!(
+            "{}{} — aabb-debugger",
+            self.state.document_name(),
+            if self.state.model.dirty { " •" } else { "" }
+        );
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+    }
+
+    /// Sets egui's theme when the preference changed.
+    fn apply_theme(&mut self, ctx: &egui::Context) {
+        if self.applied_theme != Some(self.state.prefs.theme) {
+            ctx.set_theme(match self.state.prefs.theme {
+                ThemeChoice::Dark => egui::Theme::Dark,
+                ThemeChoice::Light => egui::Theme::Light,
+            });
+            self.applied_theme = Some(self.state.prefs.theme);
+        }
+    }
+
+    /// Every panel and window of one frame: each view draws from the state and pushes its
+    /// commands onto `out`.
+    fn views_ui(&mut self, ui: &mut egui::Ui, out: &mut Vec<Command>) {
+        let state = &self.state;
+        let v = &mut self.views;
+        egui::Panel::top("menu_bar").show(ui, |ui| v.menu.ui(ui, state, out));
+        egui::Panel::bottom("status_bar").show(ui, |ui| v.status.ui(ui, state, out));
+        if state.prefs.show_controls {
+            egui::Panel::left("controls")
+                .resizable(true)
+                .default_size(240.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| v.controls.ui(ui, state, out));
+                });
+        }
+        if state.prefs.show_stats {
+            egui::Panel::right("statistics")
+                .resizable(true)
+                .default_size(285.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| v.stats.ui(ui, state, out));
+                });
+        }
+        egui::CentralPanel::no_frame().show(ui, |ui| match state.prefs.view_mode {
+            ViewMode::World => {
+                v.tree.hide();
+                v.world.ui(ui, state, out);
+            }
+            ViewMode::Tree => {
+                v.world.hide();
+                v.tree.ui(ui, state, out);
+            }
+            ViewMode::Both => {
+                let width = ui.available_width();
+                egui::Panel::right("tree_side")
+                    .resizable(true)
+                    .default_size((width * 0.38).max(200.0))
+                    .frame(egui::Frame::NONE)
+                    .show(ui, |ui| v.tree.ui(ui, state, out));
+                egui::CentralPanel::no_frame().show(ui, |ui| v.world.ui(ui, state, out));
+            }
+        });
+        v.windows.ui(ui, state, out);
+    }
+
+    /// Draws one frame into `ui` (the whole window) and applies what it asked for.
+    pub fn frame_ui(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        self.state.begin_frame();
+        self.apply_theme(&ctx);
+        self.handle_close_request(&ctx);
+        // Queued commands, dropped files and shortcuts go first, so this frame shows their
+        // result.
+        let mut early = std::mem::take(&mut self.pending);
+        Self::handle_dropped_files(&ctx, &mut early);
+        self.shortcuts(&ctx, &mut early);
+        for c in early {
+            self.apply(c, false);
+        }
+        let dt_secs = ctx.input(|i| i.stable_dt).clamp(0.0, 0.1);
+        if self.state.advance_time(dt_secs) {
+            ctx.request_repaint();
+        }
+        self.state.refresh_snapshot();
+
+        // What the pointer rests on is what a view reports this frame, else nothing.
+        let mut out = vec![Command::Hover(None)];
+        self.views_ui(ui, &mut out);
+        // The views' reports of the frame they drew first, then their requests (see
+        // `Command::is_report`).
+        let (reports, requests): (Vec<Command>, Vec<Command>) =
+            out.into_iter().partition(Command::is_report);
+        for c in reports.into_iter().chain(requests) {
+            self.apply(c, false);
+        }
+        self.state.refresh_snapshot();
+        self.update_title(&ctx);
+    }
+}
+
+impl eframe::App for DebuggerApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.frame_ui(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if !self.ephemeral {
+            eframe::set_value(storage, STORAGE_KEY, &self.state.prefs);
+        }
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        !self.ephemeral
+    }
+
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        visuals.panel_fill.to_normalized_gamma_f32()
+    }
+}

@@ -1,0 +1,368 @@
+//! The state the views read: the model (simulation and document), the preferences, the view
+//! state the views share (plane, world camera, selection, hover, drag), the open windows and
+//! the snapshot drawn from the model. It changes only through `State::apply` (`apply.rs`) and
+//! the clock (`State::advance_time`), both called by the shell; views get `&State`.
+
+use super::camera::{Plane, WorldCamera};
+use super::commands::Command;
+use super::files::FilePurpose;
+use super::history::History;
+use super::pick::{Pick, SphereDrag};
+use super::prefs::{Layers, Prefs};
+use super::snapshot::Snapshot;
+use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeView};
+use crate::scene::{Scene, SceneError, Simulation, ViewSettings};
+use crate::tree::Aabb;
+use glam::{Vec2, Vec3};
+use std::path::PathBuf;
+
+/// The simulation and the document: changed only by `State::apply` and the clock.
+pub struct Model {
+    /// The scene as last opened or saved, plus settings changed since (what Reset returns to).
+    pub doc: Scene,
+    /// Its file, if any.
+    pub path: Option<PathBuf>,
+    /// Unsaved changes.
+    pub dirty: bool,
+    /// The running simulation.
+    pub sim: Simulation,
+    /// The broad phase in use.
+    pub kind: BroadphaseKind,
+    /// Bumped on every change of the simulation, so views know when to refresh.
+    pub rev: u64,
+    /// Playing or paused.
+    pub playing: bool,
+    /// Fractional steps owed to real time.
+    pub step_debt: f32,
+    /// The status line.
+    pub status: String,
+    /// Recent steps, for the charts.
+    pub history: History,
+    /// The result of the last validation, when "validate every step" is on.
+    pub validation: Option<Result<(), String>>,
+    /// A load or save error to show in a window.
+    pub error: Option<String>,
+    /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
+    /// refused); shown until it runs again.
+    pub stopped: Option<String>,
+    /// The most candidate pairs a step may find (kept across scenes).
+    pub pair_limit: usize,
+}
+
+/// What the views share about how the model is shown (each view keeps the rest itself).
+pub struct ViewState {
+    /// Projection plane of 3D scenes.
+    pub plane: Plane,
+    /// The world camera (saved with the scene).
+    pub camera: WorldCamera,
+    /// Fit the world at the next frame.
+    pub fit_pending: bool,
+    /// Bumped whenever the tree should be fitted into its view; the tree view fits when it
+    /// has not fitted for this request yet.
+    pub tree_fit_request: u64,
+    /// The selection.
+    pub selection: Option<Pick>,
+    /// What the pointer rests on (from the last frame).
+    pub hover: Option<Pick>,
+    /// The sphere being dragged.
+    pub drag: Option<SphereDrag>,
+    /// Milliseconds the views spent building meshes so far this frame.
+    pub draw_ms: f32,
+    /// The same for the whole last frame (what the statistics show).
+    pub last_draw_ms: f32,
+    /// False in screenshot runs: no hover or input from a stray pointer.
+    pub interactive: bool,
+}
+
+/// An open file dialog, as asked for by a command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileRequest {
+    /// What it is for.
+    pub purpose: FilePurpose,
+    /// The file it starts beside.
+    pub start: Option<PathBuf>,
+    /// Counts requests, so a new request replaces an open dialog.
+    pub serial: u64,
+}
+
+/// Windows and dialogs.
+#[derive(Default)]
+pub struct Dialogs {
+    /// The help window (F1).
+    pub help: bool,
+    /// A command waiting for "discard unsaved changes?".
+    pub confirm: Option<Command>,
+    /// A read-only file a save was refused for, waiting for "replace it?".
+    pub replace_read_only: Option<PathBuf>,
+    /// The file dialog asked for, while it is open.
+    pub file: Option<FileRequest>,
+    /// The "about" window.
+    pub about: bool,
+    /// File dialogs asked for so far (the next request's serial).
+    pub file_requests: u64,
+}
+
+/// Everything the views read; see the module doc.
+pub struct State {
+    /// The simulation and the document.
+    pub model: Model,
+    /// The preferences (saved between launches).
+    pub prefs: Prefs,
+    /// What the views share.
+    pub view: ViewState,
+    /// Windows and dialogs.
+    pub dialogs: Dialogs,
+    /// What the views draw, taken from the model once per change.
+    pub snapshot: Snapshot,
+    snapshot_key: Option<(u64, Plane)>,
+    /// The next close request goes through (the user agreed to lose unsaved changes).
+    pub allow_close: bool,
+    /// A command asked to close the window; the shell does it and clears this.
+    pub close_requested: bool,
+}
+
+impl State {
+    /// The state at step 0 of `scene` (from `path`, if any), with `prefs`. Fails only when the
+    /// simulation refuses the scene.
+    pub fn new(
+        scene: Scene,
+        path: Option<PathBuf>,
+        prefs: Prefs,
+        playing: bool,
+        interactive: bool,
+    ) -> Result<State, SceneError> {
+        let kind = BroadphaseKind::Tree;
+        let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
+        let sim = Simulation::paused_at_zero(&scene, kind, pair_limit)?;
+        let mut state = State {
+            model: Model {
+                doc: scene,
+                path,
+                dirty: false,
+                sim,
+                kind,
+                rev: 0,
+                playing,
+                step_debt: 0.0,
+                status: String::new(),
+                history: History::default(),
+                validation: None,
+                error: None,
+                stopped: None,
+                pair_limit,
+            },
+            prefs,
+            view: ViewState {
+                plane: Plane::XY,
+                camera: WorldCamera::default(),
+                fit_pending: true,
+                tree_fit_request: 1,
+                selection: None,
+                hover: None,
+                drag: None,
+                draw_ms: 0.0,
+                last_draw_ms: 0.0,
+                interactive,
+            },
+            dialogs: Dialogs::default(),
+            snapshot: Snapshot::default(),
+            snapshot_key: None,
+            allow_close: false,
+            close_requested: false,
+        };
+        state.apply_scene_view();
+        state.model.status = state.opened_message();
+        state.record_step();
+        state.sync_stopped();
+        Ok(state)
+    }
+
+    /// The name shown in the title: the file name, or the scene's name.
+    #[must_use]
+    pub fn document_name(&self) -> String {
+        match &self.model.path {
+            Some(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            None => format!("{} (not saved)", self.model.doc.name),
+        }
+    }
+
+    /// The fat box of a sphere, from the broad phase.
+    #[must_use]
+    pub fn fat_box(&self, id: u32) -> Option<Aabb<Vec3>> {
+        self.model.sim.broadphase().fat_aabb(id)
+    }
+
+    /// The world point new spheres get for the coordinate the view plane hides.
+    #[must_use]
+    pub fn view_center_base(&self) -> Vec3 {
+        let w = &self.model.doc.world;
+        (w.min + w.max) * 0.5
+    }
+
+    /// The view settings to save with the scene.
+    pub(super) fn view_settings(&self) -> ViewSettings {
+        ViewSettings {
+            center: Some((self.view.camera.center.x, self.view.camera.center.y)),
+            zoom: Some(self.view.camera.zoom),
+            layers: Some(self.prefs.layers.names()),
+            plane: Some(self.view.plane.name().to_owned()),
+        }
+    }
+
+    /// Takes camera, layers and plane from the open scene's saved view.
+    pub(super) fn apply_scene_view(&mut self) {
+        self.view.plane = Plane::XY;
+        self.view.fit_pending = true;
+        self.view.tree_fit_request += 1;
+        let Some(view) = self.model.doc.view.clone() else {
+            return;
+        };
+        if self.model.doc.dimensions == 3
+            && let Some(plane) = view.plane.as_deref().and_then(Plane::from_name)
+        {
+            self.view.plane = plane;
+        }
+        if let Some(names) = &view.layers
+            && let Ok(layers) = Layers::from_names(names)
+        {
+            self.prefs.layers = layers;
+        }
+        if let (Some((x, y)), Some(zoom)) = (view.center, view.zoom)
+            && x.is_finite()
+            && y.is_finite()
+            && zoom.is_finite()
+            && zoom > 0.0
+        {
+            self.view.camera = WorldCamera {
+                center: Vec2::new(x, y),
+                zoom,
+            };
+            self.view.fit_pending = false;
+        }
+    }
+
+    /// The status line after opening a scene: its name and size, and its warnings (see
+    /// [`Scene::warnings`]).
+    pub(super) fn opened_message(&self) -> String {
+        let mut status = format!(
+            "Opened {} ({} spheres).",
+            self.document_name(),
+            self.model.sim.bodies().iter().filter(|b| b.alive).count()
+        );
+        for warning in self.model.doc.warnings(self.model.pair_limit) {
+            status.push_str(" Warning: ");
+            status.push_str(&warning);
+            status.push('.');
+        }
+        status
+    }
+
+    /// One simulation step, with its history sample and validation.
+    pub(super) fn step_once(&mut self) {
+        let outcome = self.model.sim.step().map(|_| ());
+        self.model.rev += 1;
+        self.record_step();
+        if let Err(e) = outcome {
+            // Only the broad phase stops a step (`SceneError::Step`); `sync_stopped` pauses
+            // and shows why from the simulation's own record of it.
+            debug_assert!(matches!(e, SceneError::Step { .. }), "{e}");
+            self.sync_stopped();
+        }
+    }
+
+    /// Records the current report in the history and validates when asked to.
+    pub(super) fn record_step(&mut self) {
+        let draw_ms = self.view.last_draw_ms;
+        self.model.history.push(self.model.sim.report(), draw_ms);
+        if self.prefs.validate_every_step {
+            self.model.validation = Some(self.validate_tree());
+        }
+    }
+
+    /// Checks the tree's invariants (Ok for the other broad phases).
+    pub(super) fn validate_tree(&self) -> Result<(), String> {
+        match self.model.sim.broadphase().tree_view() {
+            Some(TreeView::D2(tree)) => tree.validate().map_err(|e| e.to_string()),
+            Some(TreeView::D3(tree)) => tree.validate().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// Pauses and says why when the simulation's last step or change stopped in the broad
+    /// phase (the pair limit, or a body it refused); clears the message once it runs again.
+    /// The scene is kept either way.
+    pub(super) fn sync_stopped(&mut self) {
+        match self.model.sim.last_error() {
+            Some(e) => {
+                let mut message = format!("Step {}: {e}.", self.model.sim.step_index());
+                if matches!(e, BroadphaseError::PairLimit { .. }) {
+                    message.push_str(" The scene is kept: change one of these, then play on.");
+                }
+                if self.model.stopped.as_ref() != Some(&message) {
+                    self.model.playing = false;
+                    self.model.status = format!("Paused: {message}");
+                    self.model.stopped = Some(message);
+                }
+            }
+            None => self.model.stopped = None,
+        }
+    }
+
+    /// Starts a frame's bookkeeping: the last frame's drawing time becomes what the
+    /// statistics show.
+    pub(super) fn begin_frame(&mut self) {
+        self.view.last_draw_ms = self.view.draw_ms;
+        self.view.draw_ms = 0.0;
+    }
+
+    /// The clock: runs the steps owed to `dt_secs` of real time while playing (`speed` steps
+    /// per 1/60 s, at most 16 a frame). Returns true while playing (the shell asks for the
+    /// next frame).
+    pub(super) fn advance_time(&mut self, dt_secs: f32) -> bool {
+        if !self.model.playing {
+            self.model.step_debt = 0.0;
+            return false;
+        }
+        self.model.step_debt += dt_secs * 60.0 * self.prefs.speed.max(0.0);
+        let steps = (self.model.step_debt.floor() as u32).min(16);
+        self.model.step_debt = (self.model.step_debt - steps as f32).min(1.0);
+        for _ in 0..steps {
+            self.step_once();
+            if !self.model.playing {
+                // A step stopped (the pair limit): the rest of this frame's steps wait.
+                break;
+            }
+        }
+        true
+    }
+
+    /// Takes a new snapshot when the model or the plane changed since the last one (a 2D
+    /// scene is always seen on the XY plane), and drops a selection it no longer holds.
+    pub(super) fn refresh_snapshot(&mut self) {
+        if self.model.doc.dimensions != 3 {
+            self.view.plane = Plane::XY;
+        }
+        let key = (self.model.rev, self.view.plane);
+        if self.snapshot_key == Some(key) {
+            return;
+        }
+        self.snapshot.refresh(&self.model.sim, self.view.plane);
+        self.snapshot
+            .set_walls(&self.model.doc.world, self.view.plane);
+        self.snapshot_key = Some(key);
+        // Branch selections and hovers name nodes, which a change of the tree may reuse.
+        if let Some(Pick::Node(n)) = self.view.selection
+            && self.snapshot.node_index(n).is_none()
+        {
+            self.view.selection = None;
+        }
+        if let Some(Pick::Sphere(id)) = self.view.selection
+            && self.snapshot.sphere(id).is_none()
+        {
+            self.view.selection = None;
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The controls panel (left): simulation (play, step, reset, speed, pair limit), the tree's
+//! settings, the broad phase, generated spheres, layers, the tree view's depth and the
+//! selection.
+
+use eframe::egui;
+
+use super::View;
+use crate::app::camera::Plane;
+use crate::app::commands::{Command, broadphase_name};
+use crate::app::pick::Pick;
+use crate::app::prefs::{Layer, PrefChange};
+use crate::app::state::State;
+use crate::broadphase::BroadphaseKind;
+use crate::scene::Generate;
+use crate::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
+
+/// The controls panel (it keeps nothing of its own; the generator's fields being edited are
+/// in egui's memory).
+#[derive(Default)]
+pub struct Controls;
+
+fn insertion_name(c: InsertionCost) -> &'static str {
+    match c {
+        InsertionCost::Volume => "Volume (Choi)",
+        InsertionCost::Perimeter => "Perimeter (greedy)",
+        InsertionCost::SurfaceArea => "Surface area (Box2D v3)",
+    }
+}
+
+fn balancing_name(b: Balancing) -> &'static str {
+    match b {
+        Balancing::None => "None",
+        Balancing::Avl => "AVL rotations",
+        Balancing::Rotations => "SAH rotations (Box2D v3)",
+    }
+}
+
+fn pairs_name(p: PairMethod) -> &'static str {
+    match p {
+        PairMethod::SelfTraversal => "Self traversal",
+        PairMethod::MovedQueries => "Moved queries + pair set (Box2D)",
+        PairMethod::MovedTraversal => "Moved traversal + pair set",
+    }
+}
+
+fn update_name(u: UpdateMode) -> &'static str {
+    match u {
+        UpdateMode::Reinsert => "Reinsert from the root (Box2D)",
+        UpdateMode::LocalReinsert => "Reinsert nearby (Bullet)",
+        UpdateMode::EnlargeAndRebuild => "Enlarge + partial rebuild (Box2D v3)",
+    }
+}
+
+/// A combo box choosing `value` among `all`, each shown by `name`; its response says
+/// `changed()` when a new value was picked.
+fn choice_combo<T: Copy + PartialEq>(
+    ui: &mut egui::Ui,
+    label: &str,
+    value: &mut T,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> egui::Response {
+    let mut changed = false;
+    let mut response = egui::ComboBox::from_label(label)
+        .selected_text(name(*value))
+        .show_ui(ui, |ui| {
+            for &v in all {
+                changed |= ui.selectable_value(value, v, name(v)).changed();
+            }
+        })
+        .response;
+    if changed {
+        response.mark_changed();
+    }
+    response
+}
+
+impl View for Controls {
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        ui.heading("Simulation");
+        ui.horizontal(|ui| {
+            let label = if state.model.playing { "Pause" } else { "Play" };
+            if ui.button(label).on_hover_text("Space").clicked() {
+                out.push(Command::TogglePlay);
+            }
+            if ui
+                .button("Step")
+                .on_hover_text("Right arrow or N")
+                .clicked()
+            {
+                out.push(Command::Step);
+            }
+            if ui
+                .button("Reset")
+                .on_hover_text("R: back to step 0")
+                .clicked()
+            {
+                out.push(Command::Reset);
+            }
+        });
+        let mut speed = state.prefs.speed;
+        if ui
+            .add(
+                egui::Slider::new(&mut speed, 0.05..=20.0)
+                    .logarithmic(true)
+                    .text("Speed (steps per frame)"),
+            )
+            .changed()
+        {
+            out.push(Command::SetPref(PrefChange::Speed(speed)));
+        }
+        let mut limit = state.model.pair_limit;
+        let response = ui
+            .add(
+                egui::DragValue::new(&mut limit)
+                    .range(1..=usize::MAX / 2)
+                    .speed(10_000.0)
+                    .prefix("Pair limit: "),
+            )
+            .on_hover_text(
+                "The most candidate pairs a step may find. Past it the simulation pauses and \
+                 keeps the scene, instead of filling memory.",
+            );
+        if response.changed() && limit != state.model.pair_limit {
+            out.push(Command::SetPairLimit(limit));
+        }
+        if let Some(message) = &state.model.stopped {
+            ui.colored_label(egui::Color32::from_rgb(230, 80, 80), message);
+        }
+
+        ui.separator();
+        ui.heading("Tree");
+        let mut s = state.model.doc.tree;
+        let mut changed = false;
+        changed |= ui
+            .add(
+                egui::Slider::new(&mut s.margin, 0.0..=10.0)
+                    .logarithmic(true)
+                    .smallest_positive(0.001)
+                    .text("Margin"),
+            )
+            .on_hover_text("Fat-box margin, world units, added on every side of a tight box.")
+            .changed();
+        changed |= ui
+            .add(
+                egui::Slider::new(&mut s.velocity_lookahead, 0.0..=5.0)
+                    .logarithmic(true)
+                    .smallest_positive(0.001)
+                    .text("Look-ahead (s)"),
+            )
+            .on_hover_text("Seconds of predicted motion added to fat boxes along the velocity.")
+            .changed();
+        changed |= choice_combo(
+            ui,
+            "Insertion",
+            &mut s.insertion,
+            &InsertionCost::ALL,
+            insertion_name,
+        )
+        .changed();
+        changed |= choice_combo(
+            ui,
+            "Balancing",
+            &mut s.balancing,
+            &Balancing::ALL,
+            balancing_name,
+        )
+        .changed();
+        changed |= choice_combo(ui, "Pairs", &mut s.pairs, &PairMethod::ALL, pairs_name).changed();
+        changed |= choice_combo(ui, "Update", &mut s.update, &UpdateMode::ALL, update_name)
+            .on_hover_text("What a move out of the fat box does.")
+            .changed();
+        if changed {
+            out.push(Command::SetTreeSettings(s));
+        }
+        if ui
+            .button("Rebuild the tree")
+            .on_hover_text("Full rebuild with binned SAH.")
+            .clicked()
+        {
+            out.push(Command::Rebuild);
+        }
+
+        ui.separator();
+        ui.heading("Broad phase");
+        ui.horizontal_wrapped(|ui| {
+            for kind in [
+                BroadphaseKind::Tree,
+                BroadphaseKind::Brute,
+                BroadphaseKind::Sap,
+            ] {
+                if ui
+                    .radio(state.model.kind == kind, broadphase_name(kind))
+                    .clicked()
+                    && state.model.kind != kind
+                {
+                    out.push(Command::SetBroadphase(kind));
+                }
+            }
+        });
+
+        ui.separator();
+        ui.heading("Generated spheres");
+        generator_ui(ui, state, out);
+
+        ui.separator();
+        ui.heading("Layers");
+        for layer in Layer::ALL {
+            let mut on = state.prefs.layers.get(layer);
+            if ui.checkbox(&mut on, layer.label()).changed() {
+                out.push(Command::SetPref(PrefChange::Layer(layer, on)));
+            }
+        }
+        let max_depth = state.snapshot.max_depth;
+        let (mut min, mut max) = (state.prefs.branch_depth_min, state.prefs.branch_depth_max);
+        ui.add(egui::Slider::new(&mut min, 0..=max_depth.max(1)).text("Branches from depth"));
+        ui.add(egui::Slider::new(&mut max, 0..=max_depth.max(1)).text("… to depth"));
+        max = max.max(min);
+        if (min, max) != (state.prefs.branch_depth_min, state.prefs.branch_depth_max) {
+            out.push(Command::SetPref(PrefChange::BranchDepths { min, max }));
+        }
+        if state.model.doc.dimensions == 3 {
+            ui.horizontal(|ui| {
+                ui.label("Projection plane");
+                for plane in Plane::ALL {
+                    if ui
+                        .selectable_label(state.view.plane == plane, plane.name())
+                        .clicked()
+                    {
+                        out.push(Command::SetPlane(plane));
+                    }
+                }
+            });
+        }
+
+        ui.separator();
+        ui.heading("Tree view");
+        let mut collapse = state.prefs.tree_collapse_depth;
+        if ui
+            .add(egui::Slider::new(&mut collapse, 1..=64).text("Collapse below depth"))
+            .changed()
+        {
+            out.push(Command::SetPref(PrefChange::TreeCollapseDepth(collapse)));
+        }
+        if ui.button("Fit views").clicked() {
+            out.push(Command::Fit);
+        }
+
+        ui.separator();
+        ui.heading("Selection");
+        match state.view.selection {
+            Some(Pick::Sphere(id)) => {
+                ui.label(format!("Sphere {id}"));
+                ui.horizontal(|ui| {
+                    if ui.button("Delete").clicked() {
+                        out.push(Command::DeleteSphere(id));
+                    }
+                    if ui.button("Deselect").clicked() {
+                        out.push(Command::Select(None));
+                    }
+                });
+            }
+            Some(Pick::Node(n)) => {
+                ui.label(format!("Branch node #{}", n.0));
+                if ui.button("Deselect").clicked() {
+                    out.push(Command::Select(None));
+                }
+            }
+            None => {
+                ui.weak("Click a sphere, a box or a tree node.");
+            }
+        }
+    }
+}
+
+/// The generator's fields, edited in egui's memory until applied.
+fn generator_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    let id = ui.make_persistent_id("generator_edit");
+    let current = state.model.doc.generate;
+    let mut g: Generate = ui
+        .data(|d| d.get_temp::<GenerateEdit>(id))
+        .filter(|e| e.base == current)
+        .map_or_else(|| current.unwrap_or(DEFAULT_GENERATE), |e| e.edit);
+    let mut apply = false;
+    ui.add(
+        egui::Slider::new(&mut g.count, 1..=200_000)
+            .logarithmic(true)
+            .text("Count"),
+    );
+    ui.horizontal(|ui| {
+        ui.add(egui::DragValue::new(&mut g.seed).prefix("seed "));
+        if ui
+            .button("New seed")
+            .on_hover_text("Another seed")
+            .clicked()
+        {
+            g.seed = g
+                .seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407)
+                >> 1;
+        }
+    });
+    let mut max_speed = g.speed.1;
+    if ui
+        .add(egui::Slider::new(&mut max_speed, 0.0..=50.0).text("Max speed"))
+        .changed()
+    {
+        g.speed = (g.speed.0.min(max_speed), max_speed);
+    }
+    ui.horizontal(|ui| {
+        let label = if current.is_some() {
+            "Apply (restarts)"
+        } else {
+            "Add generated spheres"
+        };
+        apply = ui.button(label).clicked();
+        if current.is_some() && ui.button("Remove").clicked() {
+            out.push(Command::SetGenerator(None));
+        }
+    });
+    if apply {
+        out.push(Command::SetGenerator(Some(g)));
+        ui.data_mut(|d| d.remove::<GenerateEdit>(id));
+    } else {
+        ui.data_mut(|d| {
+            d.insert_temp(
+                id,
+                GenerateEdit {
+                    base: current,
+                    edit: g,
+                },
+            )
+        });
+    }
+}
+
+/// The generator a scene without one starts from.
+const DEFAULT_GENERATE: Generate = Generate {
+    count: 500,
+    radius: (0.3, 1.0),
+    speed: (0.0, 3.0),
+    seed: 7,
+};
+
+/// The generator fields being edited, until applied.
+#[derive(Clone, Copy, Debug)]
+struct GenerateEdit {
+    base: Option<Generate>,
+    edit: Generate,
+}

@@ -1,0 +1,126 @@
+//! The menu bar: File, Scenes (the scene files beside the app and the recent ones), View
+//! (views, panels, theme) and Help.
+
+use eframe::egui;
+
+use super::View;
+use crate::app::commands::Command;
+use crate::app::files::{list_scenes, scenes_dir};
+use crate::app::prefs::{PrefChange, ThemeChoice, ViewMode};
+use crate::app::state::State;
+use egui::RichText;
+
+/// The menu bar (it keeps nothing of its own).
+#[derive(Default)]
+pub struct MenuBar;
+
+impl View for MenuBar {
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui
+                    .add(egui::Button::new("Open…").shortcut_text("Ctrl+O"))
+                    .clicked()
+                {
+                    out.push(Command::OpenDialog);
+                }
+                if ui
+                    .add(egui::Button::new("Save").shortcut_text("Ctrl+S"))
+                    .clicked()
+                {
+                    out.push(Command::Save);
+                }
+                if ui
+                    .add(egui::Button::new("Save As…").shortcut_text("Ctrl+Shift+S"))
+                    .clicked()
+                {
+                    out.push(Command::SaveAsDialog);
+                }
+                ui.separator();
+                if ui.button("Open the built-in scene").clicked() {
+                    out.push(Command::OpenBuiltin);
+                }
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    out.push(Command::Quit);
+                }
+            });
+            ui.menu_button("Scenes", |ui| {
+                let files = scenes_dir().map(|d| list_scenes(&d)).unwrap_or_default();
+                if files.is_empty() {
+                    ui.weak("No scenes/ directory found");
+                }
+                for f in files {
+                    let name = f
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                    if ui
+                        .button(name)
+                        .on_hover_text(f.display().to_string())
+                        .clicked()
+                    {
+                        out.push(Command::Open(f.clone()));
+                    }
+                }
+                ui.separator();
+                ui.label(RichText::new("Recent").strong());
+                if state.prefs.recent_files.is_empty() {
+                    ui.weak("none yet");
+                }
+                for f in &state.prefs.recent_files {
+                    if ui.button(f.display().to_string()).clicked() {
+                        out.push(Command::Open(f.clone()));
+                    }
+                }
+            });
+            ui.menu_button("View", |ui| {
+                let prefs = &state.prefs;
+                let mut mode = prefs.view_mode;
+                ui.radio_value(&mut mode, ViewMode::Both, "World and tree");
+                ui.radio_value(&mut mode, ViewMode::World, "World only");
+                ui.radio_value(&mut mode, ViewMode::Tree, "Tree only");
+                if mode != prefs.view_mode {
+                    out.push(Command::SetPref(PrefChange::ViewMode(mode)));
+                }
+                ui.separator();
+                let mut controls = prefs.show_controls;
+                if ui.checkbox(&mut controls, "Controls panel").changed() {
+                    out.push(Command::SetPref(PrefChange::ShowControls(controls)));
+                }
+                let mut stats = prefs.show_stats;
+                if ui.checkbox(&mut stats, "Statistics panel").changed() {
+                    out.push(Command::SetPref(PrefChange::ShowStats(stats)));
+                }
+                let mut events = prefs.show_events;
+                if ui.checkbox(&mut events, "Tree event list").changed() {
+                    out.push(Command::SetPref(PrefChange::ShowEvents(events)));
+                }
+                ui.separator();
+                let mut theme = prefs.theme;
+                ui.radio_value(&mut theme, ThemeChoice::Dark, "Dark theme");
+                ui.radio_value(&mut theme, ThemeChoice::Light, "Light theme");
+                if theme != prefs.theme {
+                    out.push(Command::SetPref(PrefChange::Theme(theme)));
+                }
+                ui.separator();
+                if ui
+                    .add(egui::Button::new("Fit").shortcut_text("F"))
+                    .clicked()
+                {
+                    out.push(Command::Fit);
+                }
+            });
+            ui.menu_button("Help", |ui| {
+                if ui
+                    .add(egui::Button::new("Keyboard and mouse").shortcut_text("F1"))
+                    .clicked()
+                {
+                    out.push(Command::ToggleHelp);
+                }
+                if ui.button("About").clicked() {
+                    out.push(Command::ShowAbout(true));
+                }
+            });
+        });
+    }
+}

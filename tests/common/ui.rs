@@ -1,0 +1,28 @@
+//! The egui_kittest set-up the UI tests share (`ui_app`, `ui_frame_time`, `ui_snapshots`):
+//! include it with `#[path = "common/ui.rs"] mod ui;`.
+
+use aabb_debugger::app::{AppOptions, DebuggerApp};
+use aabb_debugger::scene::Scene;
+use egui_kittest::{Harness, HarnessBuilder};
+
+/// The debugger app on `scene`, in a harness `builder` set up (size, step, renderer): paused,
+/// on the default preferences, storing nothing (as each UI test starts it). Runs no frame.
+pub fn app_harness(
+    builder: HarnessBuilder<DebuggerApp>,
+    scene: Scene,
+) -> Harness<'static, DebuggerApp> {
+    builder.build_eframe(move |cc| {
+        DebuggerApp::new(
+            &cc.egui_ctx,
+            None,
+            scene,
+            None,
+            AppOptions {
+                playing: false,
+                ephemeral: true,
+                ..AppOptions::default()
+            },
+        )
+        .expect("the app starts")
+    })
+}
