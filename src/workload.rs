@@ -331,6 +331,14 @@ impl Bodies<Vec2> for CircleBodies<'_> {
             velocity: c.velocity,
         }
     }
+
+    /// The workload's circles are finite and inside its finite world square (checked when it
+    /// was made, kept by the step rule). With no look-ahead, as the workload runs, and a
+    /// margin under 1e30 (less than half the spacing of f32 at its largest value, so adding it
+    /// to any finite coordinate rounds to a finite one), no fat box can overflow.
+    fn known_usable(&self, config: &TreeConfig) -> bool {
+        config.velocity_lookahead == 0.0 && config.margin.is_finite() && config.margin < 1e30
+    }
 }
 
 /// The workload's settings for a tree configuration: its margin, no look-ahead.

@@ -68,13 +68,12 @@ impl<V: SceneVector> TreeBroadphase<V> {
     }
 
     /// Moves `proxy` to `body`'s box and velocity; true when the tree reinserted it.
+    #[inline]
     fn move_to(&mut self, proxy: ProxyId, body: &Body<V>) -> Result<bool, BroadphaseError> {
-        self.tree
-            .move_proxy(proxy, body.tight, body.velocity)
-            .map_err(|e| BroadphaseError::Body {
-                id: body.id,
-                reason: e.to_string(),
-            })
+        match self.tree.move_proxy(proxy, body.tight, body.velocity) {
+            Ok(moved) => Ok(moved),
+            Err(e) => Err(refused(body.id, &e)),
+        }
     }
 
     fn record_slot(&mut self, proxy: ProxyId, id: u32) {
@@ -120,6 +119,16 @@ impl<V: SceneVector> TreeBroadphase<V> {
             let (a, b) = (self.id_of_slot[a as usize], self.id_of_slot[b as usize]);
             if a < b { (a, b) } else { (b, a) }
         })
+    }
+}
+
+/// The error for a body the tree refused (kept out of line: the step's loop never takes it).
+#[cold]
+#[inline(never)]
+fn refused(id: u32, error: &TreeError) -> BroadphaseError {
+    BroadphaseError::Body {
+        id,
+        reason: error.to_string(),
     }
 }
 
@@ -181,10 +190,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
                     let proxy = self
                         .tree
                         .create_proxy(body.tight, body.velocity, body.id)
-                        .map_err(|e| BroadphaseError::Body {
-                            id: body.id,
-                            reason: e.to_string(),
-                        })?;
+                        .map_err(|e| refused(body.id, &e))?;
                     self.record_slot(proxy, body.id);
                     ids.push(body.id);
                     handles.push(proxy);
