@@ -59,8 +59,9 @@ fn awkward_scene(dimensions: u8) -> Scene {
 #[test]
 fn every_scene_file_round_trips_through_ron_and_json_text() {
     let files = scene_files();
-    // 14 article figures, stress-5000, random-1000, spheres-3d and the built-in default.
-    assert_eq!(files.len(), 18, "{} scene files", files.len());
+    // 14 article figures, stress-5000, random-1000, spheres-3d, the built-in default and the
+    // three advisor scenes.
+    assert_eq!(files.len(), 21, "{} scene files", files.len());
     for path in files {
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for json in [false, true] {
