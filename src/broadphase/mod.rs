@@ -460,21 +460,22 @@ pub(crate) fn sorted_bodies<V: Copy>(bodies: &[Body<V>]) -> std::borrow::Cow<'_,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::SplitMix64;
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64;
 
     /// Bodies with ids `0..n` at random places in `[0, 20]²`, some of them missing.
-    fn bodies(rng: &mut SplitMix64, n: u32, keep: u64) -> Vec<Body<Vec2>> {
+    fn bodies(rng: &mut Pcg64, n: u32, keep: u64) -> Vec<Body<Vec2>> {
         let mut out = Vec::new();
         for id in 0..n {
-            if rng.next_u64() % 100 >= keep {
+            if rng.random_range(0..100) >= keep {
                 continue;
             }
-            let c = Vec2::new(rng.uniform(0.0, 20.0), rng.uniform(0.0, 20.0));
-            let r = rng.uniform(0.1, 1.0);
+            let c = Vec2::new(rng.random_range(0.0..20.0), rng.random_range(0.0..20.0));
+            let r = rng.random_range(0.1..1.0);
             out.push(Body {
                 id,
                 tight: Aabb::new(c - Vec2::splat(r), c + Vec2::splat(r)),
-                velocity: Vec2::new(rng.uniform(-2.0, 2.0), rng.uniform(-2.0, 2.0)),
+                velocity: Vec2::new(rng.random_range(-2.0..2.0), rng.random_range(-2.0..2.0)),
             });
         }
         out
@@ -521,7 +522,7 @@ mod tests {
         let mut tree = TreeBroadphase::<Vec2>::new(config).expect("valid config");
         let mut brute = BruteForce::<Vec2>::new(config);
         let mut sap = SweepAndPrune::<Vec2>::new(config);
-        let mut rng = SplitMix64::new(7);
+        let mut rng = Pcg64::seed_from_u64(7);
         let mut total = 0;
         for step in 0..40 {
             // Every fifth step some bodies come and go; otherwise the same ones move.
@@ -576,7 +577,7 @@ mod tests {
     #[test]
     fn a_bad_body_is_refused_alike_and_changes_nothing() {
         let config = TreeConfig::default();
-        let mut rng = SplitMix64::new(3);
+        let mut rng = Pcg64::seed_from_u64(3);
         let good = bodies(&mut rng, 30, 100);
         let mut bad = good.clone();
         bad[17].velocity.x = f32::NAN;
