@@ -5,7 +5,9 @@ use super::{
     Body, Broadphase, BroadphaseError, BroadphaseKind, DEFAULT_PAIR_LIMIT, PairOutcome,
     SceneVector, TreeView, UpdateOutcome, box_from_vec3, box_to_vec3, check_bodies, sorted_bodies,
 };
-use crate::tree::{Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats};
+use crate::tree::{
+    Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats, WorkCounts,
+};
 use glam::Vec3;
 
 /// A [`DynamicTree`] keyed by sphere id, recording its events for the debugger.
@@ -192,5 +194,9 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
 
     fn rebuild(&mut self) {
         self.tree.rebuild();
+    }
+
+    fn work_counts(&self) -> Option<WorkCounts> {
+        Some(self.tree.work())
     }
 }
