@@ -5,6 +5,8 @@
 //! - [`scene`]: the scene model, file format and simulation.
 //! - [`broadphase`]: what drives the tree each step, plus brute force and sweep-and-prune.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
+//! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
+//!   in parallel, with a recommendation.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
@@ -14,6 +16,7 @@ pub mod broadphase;
 pub mod cli;
 pub mod fileio;
 pub mod scene;
+pub mod sweep;
 pub mod text;
 /// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path
 /// `aabb_debugger::tree` (and `crate::tree`) the application and its tests use.
