@@ -6,6 +6,8 @@
 //! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune), one each.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
 //! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
+//! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
+//!   in parallel, with a recommendation.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
@@ -16,6 +18,7 @@ pub mod cli;
 pub mod fileio;
 pub mod motion;
 pub mod scene;
+pub mod sweep;
 pub mod text;
 /// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path
 /// `aabb_debugger::tree` (and `crate::tree`) the application and its tests use.

@@ -16,7 +16,9 @@ pub use brute::BruteForce;
 pub use sap::SweepAndPrune;
 pub use tree::{TreeBroadphase, config_label};
 
-use crate::tree::{Aabb, DynamicTree, TreeConfig, TreeError, TreeEvent, TreeStats, Vector};
+use crate::tree::{
+    Aabb, DynamicTree, TreeConfig, TreeError, TreeEvent, TreeStats, Vector, WorkCounts,
+};
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -217,6 +219,11 @@ pub trait Broadphase {
     }
     /// Full rebuild (the tree only; the others have nothing to rebuild).
     fn rebuild(&mut self) {}
+    /// The tree's machine-independent work counts since this broad phase was made (see
+    /// [`WorkCounts`]); `None` for brute force and sweep-and-prune.
+    fn work_counts(&self) -> Option<WorkCounts> {
+        None
+    }
 }
 
 /// Ok when a body's tight box and velocity are finite, the box is not inverted, and its fat

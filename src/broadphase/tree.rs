@@ -8,7 +8,7 @@ use super::{
 };
 use crate::tree::{
     Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
-    TreeEvent, TreeStats, UpdateMode,
+    TreeEvent, TreeStats, UpdateMode, WorkCounts,
 };
 use glam::Vec3;
 
@@ -304,6 +304,10 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
 
     fn rebuild(&mut self) {
         self.tree.rebuild();
+    }
+
+    fn work_counts(&self) -> Option<WorkCounts> {
+        Some(self.tree.work())
     }
 }
 

@@ -1,11 +1,13 @@
-//! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `check`, `bench` and
-//! `screenshot` are the headless (or self-closing) subcommands. Each lives in its own file.
+//! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `check`, `sweep`,
+//! `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
+//! own file.
 
 pub mod bench;
 pub mod check;
 pub mod run;
 #[cfg(feature = "app")]
 pub mod screenshot;
+pub mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -32,6 +34,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Steps a scene headless and prints a summary.
     Run(run::RunArgs),
+    /// Runs a scene at every margin x look-ahead value of a grid and recommends one.
+    Sweep(sweep::SweepArgs),
     /// Runs the standard benchmark workload on the tree.
     Bench(bench::BenchArgs),
     /// Opens the real window, renders a scene, saves a PNG and exits.
@@ -44,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Some(Command::Check(args)) => check::main(&args),
         Some(Command::Run(args)) => run::main(&args),
+        Some(Command::Sweep(args)) => sweep::main(&args),
         Some(Command::Bench(args)) => bench::main(&args),
         #[cfg(feature = "app")]
         Some(Command::Screenshot(args)) => screenshot::main(&args),

@@ -44,6 +44,26 @@ pub struct RunArgs {
     /// message (memory stays bounded).
     #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT)]
     pub pair_limit: usize,
+    /// Runs with this fat-box margin (world units, >= 0) instead of the scene's.
+    #[arg(long, allow_hyphen_values = true)]
+    pub margin: Option<f32>,
+    /// Runs with this velocity look-ahead (seconds, >= 0) instead of the scene's.
+    #[arg(long, allow_hyphen_values = true)]
+    pub lookahead: Option<f32>,
+}
+
+/// `scene` with the margin and look-ahead of the command line, when given (the scene's rules
+/// are checked when it runs: a bad value is refused naming `tree.margin` or
+/// `tree.velocity_lookahead`).
+#[must_use]
+pub fn with_overrides(mut scene: Scene, margin: Option<f32>, lookahead: Option<f32>) -> Scene {
+    if let Some(m) = margin {
+        scene.tree.margin = m;
+    }
+    if let Some(l) = lookahead {
+        scene.tree.velocity_lookahead = l;
+    }
+    scene
 }
 
 /// Tree stats as `run --json` prints them.
@@ -226,6 +246,7 @@ pub fn readable(s: &RunSummary) -> String {
 pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let file = args.scene.display().to_string();
     let summary = Scene::load(&args.scene).and_then(|scene| {
+        let scene = with_overrides(scene, args.margin, args.lookahead);
         summarize_with_limit(
             &scene,
             &file,

@@ -424,6 +424,14 @@ impl Simulation {
         self.broadphase.as_ref()
     }
 
+    /// The tree's work counts since the broad phase was made (by [`Simulation::new`] or a
+    /// switch of broad phase): nodes and leaves visited by its updates and pair searches,
+    /// the same on every machine; `None` for brute force and sweep-and-prune.
+    #[must_use]
+    pub fn work_counts(&self) -> Option<crate::tree::WorkCounts> {
+        self.broadphase.work_counts()
+    }
+
     /// Which broad phase runs.
     #[must_use]
     pub fn broadphase_kind(&self) -> BroadphaseKind {

@@ -24,7 +24,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let mut index = start;
         // Consecutive nodes on the way up that neither changed nor rotated (`Rotations`).
         let mut quiet = 0u32;
+        let mut visits = 0u64;
         while index != NULL {
+            visits += 1;
             let before = self.nodes[index as usize];
             self.refit_node(index);
             match balancing {
@@ -61,6 +63,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             }
             index = self.nodes[index as usize].parent;
         }
+        self.count_update(visits, 0);
     }
 
     /// Restores `|height(child1) - height(child2)| <= 1` at `a` (whose children are already

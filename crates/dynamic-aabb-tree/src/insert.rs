@@ -13,18 +13,25 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// The lowest ancestor of `leaf` whose box holds `fat`, and how many levels up it is (1:
     /// the parent); `(NULL, 0)` when none does. Under it the leaf can take box `fat` without
     /// any box above growing.
+    #[cfg(test)]
     pub(crate) fn holding_ancestor(&self, leaf: u32, fat: &Aabb<V>) -> (u32, usize) {
+        let (holder, levels, _) = self.holding_ancestor_counted(leaf, fat);
+        (holder, levels)
+    }
+
+    /// [`DynamicTree::holding_ancestor`] and how many ancestors it tested.
+    pub(crate) fn holding_ancestor_counted(&self, leaf: u32, fat: &Aabb<V>) -> (u32, usize, u64) {
         let mut index = self.nodes[leaf as usize].parent;
         let mut levels = 1;
         while index != NULL {
             let node = &self.nodes[index as usize];
             if node.aabb.contains(fat) {
-                return (index, levels);
+                return (index, levels, levels as u64);
             }
             index = node.parent;
             levels += 1;
         }
-        (NULL, 0)
+        (NULL, 0, levels as u64 - 1)
     }
 
     /// Links the detached leaf `leaf` into the tree, searching for its sibling under `start`
@@ -38,13 +45,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let leaf_box = self.nodes[leaf as usize].aabb;
 
         // Stage 1: find the best sibling.
-        let sibling = match self.config.insertion {
+        let (sibling, visits) = match self.config.insertion {
             InsertionCost::Volume => self.find_sibling_greedy(&leaf_box, |b| b.volume()),
             InsertionCost::Perimeter => self.find_sibling_greedy(&leaf_box, |b| b.perimeter()),
             InsertionCost::SurfaceArea => {
                 self.find_best_sibling(&leaf_box, if start == NULL { self.root } else { start })
             }
         };
+        self.count_update(visits.nodes, visits.leaves);
 
         // Stage 2: a new parent over the sibling and the leaf, in the sibling's place.
         let new_parent = self.alloc_node()?;
@@ -71,14 +79,26 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// to the child whose `measure` grows least (`Volume`: `measure(child + new) -
     /// measure(child)`) or whose union with the new box is least (`Perimeter`), ties to the
     /// first child; the leaf reached is the sibling.
-    fn find_sibling_greedy(&self, leaf_box: &Aabb<V>, measure: impl Fn(&Aabb<V>) -> f32) -> u32 {
+    /// Also returns the nodes it looked at: each branch on the way and its two children.
+    fn find_sibling_greedy(
+        &self,
+        leaf_box: &Aabb<V>,
+        measure: impl Fn(&Aabb<V>) -> f32,
+    ) -> (u32, Visits) {
         let by_increase = self.config.insertion == InsertionCost::Volume;
         let mut index = self.root;
+        let mut branches = 0u64;
         loop {
             let node = &self.nodes[index as usize];
             if node.is_leaf() {
-                return index;
+                // The leaf reached was counted as a child of the last branch (or is the root).
+                let visits = Visits {
+                    nodes: 1 + 2 * branches,
+                    leaves: u64::from(branches == 0),
+                };
+                return (index, visits);
             }
+            branches += 1;
             let a = &self.nodes[node.child1 as usize].aabb;
             let b = &self.nodes[node.child2 as usize].aabb;
             let (cost_a, cost_b) = if by_increase {
@@ -105,7 +125,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// - anything below a branch C costs at least `area(D)` + the inherited growth +
     ///   C's own growth, so the descent stops when neither child's lower bound beats the best;
     /// - otherwise it goes to the child of the lower bound (ties: the nearer centre).
-    fn find_best_sibling(&self, d: &Aabb<V>, start: u32) -> u32 {
+    ///
+    /// Also returns the nodes it looked at: the start and the two children of each branch
+    /// it went through (as node visits; a leaf start is also a leaf visit).
+    fn find_best_sibling(&self, d: &Aabb<V>, start: u32) -> (u32, Visits) {
         let area_d = d.half_area();
         let center_d = d.center();
         let root = &self.nodes[start as usize];
@@ -115,9 +138,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let mut best_sibling = start;
         let mut best_cost = direct_cost;
         let mut index = start;
+        // Branches passed through (one add a level; the visits are made from it at the end).
+        let mut branches = 0u64;
+        let mut leaf_start = false;
         loop {
             let node = &self.nodes[index as usize];
             if node.is_leaf() {
+                // Only a leaf start gets here (a leaf child is never descended into).
+                leaf_start = true;
                 break;
             }
             // Stage 1: the cost of making `index` itself the sibling.
@@ -135,6 +163,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             let n2 = &self.nodes[c2 as usize];
             let leaf1 = n1.is_leaf();
             let leaf2 = n2.is_leaf();
+            branches += 1;
             let direct1 = n1.aabb.union(d).half_area();
             let direct2 = n2.aabb.union(d).half_area();
             let mut lower1 = f32::MAX;
@@ -184,8 +213,22 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 direct_cost = direct2;
             }
         }
-        best_sibling
+        let visits = Visits {
+            nodes: 1 + 2 * branches,
+            leaves: u64::from(leaf_start),
+        };
+        (best_sibling, visits)
     }
+}
+
+/// Nodes and leaves a descent looked at (leaves included in `nodes`), counted in locals and
+/// added to the tree's [`super::WorkCounts`] once.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Visits {
+    /// Nodes, leaves included.
+    pub(crate) nodes: u64,
+    /// Leaves.
+    pub(crate) leaves: u64,
 }
 
 /// The squared length of a vector.

@@ -39,7 +39,8 @@
 //! [`DynamicTree::create_proxies`] adds a batch with one binned-SAH build,
 //! [`DynamicTree::rebuild`] rebuilds the whole tree, [`DynamicTree::set_pair_limit`] bounds
 //! the pairs an update may find, [`DynamicTree::validate`] checks every invariant and
-//! [`DynamicTree::stats`] gives the tree's shape and cost.
+//! [`DynamicTree::stats`] gives the tree's shape and cost, [`DynamicTree::work`] the nodes and
+//! leaves its updates and pair searches visited ([`WorkCounts`]: machine-independent).
 //!
 //! # Example
 //!
@@ -418,6 +419,69 @@ pub struct QueryStats {
     pub leaf_visits: u32,
 }
 
+/// Machine-independent counts of the work a tree did since it was made (or since
+/// [`DynamicTree::take_work`]): node and leaf visits of its updates and of its pair finding.
+/// Same operations, same counts, on any machine and whatever the thread count (the parallel
+/// pair search counts the same tests as the serial one).
+///
+/// What counts as a visit (each time a node is reached, so a node reached twice counts twice):
+///
+/// - updates ([`DynamicTree::create_proxy`], [`DynamicTree::move_proxy`],
+///   [`DynamicTree::destroy_proxy`], rebuilds): every `move_proxy` tests its leaf's fat box
+///   (one leaf visit); a proxy whose tight box left it adds the ancestors tested for one that
+///   holds the new fat box (`LocalReinsert`), the nodes the sibling search looked at (leaves
+///   among them counted as leaf visits), the nodes refit and balanced on the walks up after
+///   the removal and the insertion, or the ancestors enlarged (`EnlargeAndRebuild`); a
+///   rebuild counts each subtree it places and each branch it makes. Changes of settings,
+///   which refit the whole tree, are not counted.
+/// - pair finding ([`DynamicTree::update_pairs`]): the box tests of the search
+///   ([`PairUpdate::stats`]): node visits are tests of two nodes (or of a query box against a
+///   node, `MovedQueries`), leaf visits the tests of two leaves (or of a leaf). A search that
+///   stops at the pair limit counts the tests it made (the parallel search: those of the
+///   walks that finished).
+///
+/// `node_visits` include the leaf visits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct WorkCounts {
+    /// Nodes (leaves included) visited by updates.
+    pub update_node_visits: u64,
+    /// Leaves visited by updates.
+    pub update_leaf_visits: u64,
+    /// Node tests of pair finding (leaf tests included).
+    pub pair_node_visits: u64,
+    /// Tests of two leaves (or of a query box against a leaf) in pair finding.
+    pub pair_leaf_visits: u64,
+}
+
+impl WorkCounts {
+    /// Node visits of updates and of pair finding together.
+    #[must_use]
+    pub fn node_visits(&self) -> u64 {
+        self.update_node_visits + self.pair_node_visits
+    }
+
+    /// The counts since `earlier` (an earlier reading of the same tree), field by field
+    /// (saturating at 0, should `earlier` not be earlier).
+    #[must_use]
+    pub fn since(&self, earlier: &WorkCounts) -> WorkCounts {
+        WorkCounts {
+            update_node_visits: self
+                .update_node_visits
+                .saturating_sub(earlier.update_node_visits),
+            update_leaf_visits: self
+                .update_leaf_visits
+                .saturating_sub(earlier.update_leaf_visits),
+            pair_node_visits: self
+                .pair_node_visits
+                .saturating_sub(earlier.pair_node_visits),
+            pair_leaf_visits: self
+                .pair_leaf_visits
+                .saturating_sub(earlier.pair_leaf_visits),
+        }
+    }
+}
+
 /// Shape and cost figures of a tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -530,6 +594,12 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     recording: bool,
     /// Recorded events, oldest first.
     events: Vec<TreeEvent>,
+    /// Work counted since the tree was made or the counts were taken (but the leaf tests of
+    /// `move_proxy`, in `moves_tested`).
+    work: WorkCounts,
+    /// `move_proxy` calls on a live proxy since the counts were taken: one leaf visit each
+    /// (kept apart so the common call adds to one counter).
+    moves_tested: u64,
 }
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
@@ -564,6 +634,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             build_items: Vec::new(),
             recording: false,
             events: Vec::new(),
+            work: WorkCounts::default(),
+            moves_tested: 0,
         }
     }
 

@@ -462,6 +462,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         } else {
             self.pairs_by_move_buffer(parallel)
         };
+        self.count_pairs(stats);
         for &i in &self.moved {
             self.proxies[i as usize].state &= !MOVED;
         }

@@ -118,6 +118,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         for &branch in created.iter().rev() {
             self.refit_node(branch);
         }
+        // Each subtree placed and each branch made.
+        self.count_update((work.len() + created.len()) as u64, 0);
     }
 }
 

@@ -23,6 +23,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.replace_child(grandparent, parent, sibling);
         self.free_node(parent);
         self.nodes[leaf as usize].parent = NULL;
+        // The parent and the sibling (the walk up counts itself).
+        self.count_update(2, 0);
         // Stage 2: refit upwards (box shrink, height change); only AVL rotates on removal.
         if grandparent != NULL {
             self.fix_upwards(grandparent, self.config.balancing == Balancing::Avl);

@@ -1,8 +1,9 @@
 //! Shape and cost figures of the tree: height, least possible height, SAH area ratio, node
-//! and leaf counts, and the bytes its storage holds.
+//! and leaf counts, and the bytes its storage holds; and the work counts of its updates and
+//! pair searches.
 
 use super::node::{NULL, Node, ProxySlot};
-use super::{DynamicTree, ProxyId, TreeStats, Vector};
+use super::{DynamicTree, ProxyId, QueryStats, TreeStats, Vector, WorkCounts};
 use std::mem::size_of;
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
@@ -64,5 +65,37 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             + self.moved_bits.capacity() * size_of::<u64>()
             + self.build_items.capacity() * size_of::<u32>()
             + self.events.capacity() * size_of::<super::TreeEvent>()
+    }
+
+    /// The work counted since the tree was made or the last [`DynamicTree::take_work`] (see
+    /// [`WorkCounts`] for what counts). Counting costs a few additions per update and per
+    /// pair search, never one per node.
+    pub fn work(&self) -> WorkCounts {
+        let mut work = self.work;
+        work.update_node_visits += self.moves_tested;
+        work.update_leaf_visits += self.moves_tested;
+        work
+    }
+
+    /// [`DynamicTree::work`], and the counts start again from 0.
+    pub fn take_work(&mut self) -> WorkCounts {
+        let work = self.work();
+        self.work = WorkCounts::default();
+        self.moves_tested = 0;
+        work
+    }
+
+    /// Adds the visits of one update (its counts kept in locals until now).
+    #[inline]
+    pub(crate) fn count_update(&mut self, nodes: u64, leaves: u64) {
+        self.work.update_node_visits += nodes;
+        self.work.update_leaf_visits += leaves;
+    }
+
+    /// Adds the tests of one pair search.
+    #[inline]
+    pub(crate) fn count_pairs(&mut self, stats: QueryStats) {
+        self.work.pair_node_visits += u64::from(stats.node_visits);
+        self.work.pair_leaf_visits += u64::from(stats.leaf_visits);
     }
 }

@@ -361,6 +361,74 @@ fn local_reinsertion_keeps_a_leaf_in_place_when_its_grandparent_holds_the_new_bo
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
 }
 
+/// The work counts of a few hand-followed operations: a containment test per move, the
+/// ancestors tested, the removal, the sibling search and the walk up of a move out of the
+/// fat box, and one test of two leaves per pair search of a two-leaf tree.
+#[test]
+fn work_counts_follow_each_update_and_pair_search() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let a = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("a");
+    // The first leaf becomes the root: nothing visited.
+    assert_eq!(tree.work(), WorkCounts::default());
+    tree.create_proxy(b2(0.5, 0.5, 2.0, 2.0), Vec2::ZERO, 1)
+        .expect("b");
+    // The sibling search looks at the root (a leaf); the walk up refits the new parent.
+    let created = WorkCounts {
+        update_node_visits: 2,
+        update_leaf_visits: 1,
+        ..WorkCounts::default()
+    };
+    assert_eq!(tree.work(), created);
+    tree.update_pairs().expect("no limit");
+    // The root against itself: its two leaves tested once.
+    let paired = WorkCounts {
+        pair_node_visits: 1,
+        pair_leaf_visits: 1,
+        ..created
+    };
+    assert_eq!(tree.work(), paired);
+    // Inside the fat box: the containment test alone.
+    assert!(
+        !tree
+            .move_proxy(a, b2(0.05, 0.0, 1.05, 1.0), Vec2::ZERO)
+            .expect("move")
+    );
+    assert_eq!(tree.work().update_node_visits, 3);
+    assert_eq!(tree.work().update_leaf_visits, 2);
+    // Out of it, far: the containment test (1), the root tested as holder (1), the removal's
+    // parent and sibling (2), the sibling search from the new root, a leaf (1), the walk up
+    // from the new parent (1).
+    assert!(
+        tree.move_proxy(a, b2(10.0, 10.0, 11.0, 11.0), Vec2::ZERO)
+            .expect("move")
+    );
+    tree.update_pairs().expect("no limit");
+    let moved = WorkCounts {
+        update_node_visits: 9,
+        update_leaf_visits: 4,
+        pair_node_visits: 2,
+        pair_leaf_visits: 2,
+    };
+    assert_eq!(tree.work(), moved);
+    assert_eq!(moved.node_visits(), 11);
+    assert_eq!(
+        moved.since(&paired),
+        WorkCounts {
+            update_node_visits: 7,
+            update_leaf_visits: 3,
+            pair_node_visits: 1,
+            pair_leaf_visits: 1,
+        }
+    );
+    assert_eq!(tree.take_work(), moved);
+    assert_eq!(tree.work(), WorkCounts::default());
+    // Nothing moved: the next search does nothing and counts nothing.
+    tree.update_pairs().expect("no limit");
+    assert_eq!(tree.work(), WorkCounts::default());
+}
+
 #[test]
 fn the_inline_stack_spills_past_its_room_and_pops_in_lifo_order() {
     let mut stack = super::node::InlineStack::<(u32, u32), 4>::new();
@@ -437,6 +505,7 @@ fn parallel_pairs_equal_the_single_thread_ones() {
                     par.update_pairs_on(true).expect("no pair limit"),
                 );
                 assert_eq!(u1, u2, "{what}, step {step}: recomputed and tests");
+                assert_eq!(one.work(), par.work(), "{what}, step {step}: work counts");
                 assert_eq!(one.pairs(), par.pairs(), "{what}, step {step}");
                 assert_eq!(par.pairs(), brute_pairs(&par).as_slice(), "{what}");
                 par.validate().expect("valid");

@@ -209,6 +209,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         velocity: V,
     ) -> Result<bool, TreeError> {
         let leaf = self.slot(id)?.leaf;
+        // One leaf visit: the containment test below (the rest of the work is counted where
+        // it is done).
+        self.moves_tested += 1;
         // Fast path: a box inside the (always finite) fat box is finite, so only its
         // orientation and the velocity are left to check; anything else takes the full checks
         // below, which report the same errors in the same order.
@@ -233,7 +236,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             UpdateMode::Reinsert | UpdateMode::LocalReinsert => {
                 // Stage 1: the lowest ancestor whose box holds the new one (`LocalReinsert`).
                 let (holder, levels) = if self.config.update == UpdateMode::LocalReinsert {
-                    self.holding_ancestor(leaf, &fat)
+                    let (holder, levels, tested) = self.holding_ancestor_counted(leaf, &fat);
+                    self.count_update(tested, 0);
+                    (holder, levels)
                 } else {
                     (NULL, 0)
                 };
@@ -263,8 +268,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     fn enlarge_leaf(&mut self, leaf: u32, fat: Aabb<V>) {
         self.nodes[leaf as usize].aabb = fat;
         let mut index = self.nodes[leaf as usize].parent;
+        let mut visits = 0u64;
         // Stage 1: grow ancestors until one already holds the new box.
         while index != NULL {
+            visits += 1;
             let node = &mut self.nodes[index as usize];
             let grown = !node.aabb.contains(&fat);
             if grown {
@@ -278,6 +285,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         // Stage 2: flag the rest of the path up to the first flagged ancestor.
         while index != NULL {
+            visits += 1;
             let node = &mut self.nodes[index as usize];
             if node.is_enlarged() {
                 break;
@@ -285,6 +293,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             node.set_enlarged(true);
             index = node.parent;
         }
+        self.count_update(visits, 0);
         if self.nodes[leaf as usize].parent != NULL {
             self.any_enlarged = true;
         }
