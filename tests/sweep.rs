@@ -340,3 +340,40 @@ fn a_plan_from_a_running_simulation_starts_where_it_is() {
         (r, c, k, work)
     );
 }
+
+/// The three advisor scenes have clearly different best margins by work, on the grid their
+/// README section and comments use at look-ahead 0 (margins 0.02 to 1.22 by 0.2, 300 steps):
+/// slow and dense 0.02, fast and sparse 0.82, mixed sizes 0.22. The work totals are the exact
+/// counts (node visits plus candidate pairs), the same on every machine.
+#[test]
+fn each_advisor_scene_has_its_own_best_margin_by_work() {
+    let margins = aabb_debugger::sweep::MarginRange::parse("0.02:1.22:0.2")
+        .and_then(|r| r.values())
+        .expect("a valid range");
+    assert_eq!(margins.len(), 7);
+    for (file, best_margin, work_total) in [
+        ("advisor-slow-dense.ron", 0.02, 5_628_550),
+        ("advisor-fast-sparse.ron", 0.82, 1_045_971),
+        ("advisor-mixed-sizes.ron", 0.22, 3_495_810),
+    ] {
+        let report = sweep(
+            &scene(file),
+            SweepSpec::new(margins.clone(), vec![0.0], 300),
+        );
+        let best = report.advice.best_by_work.expect("every point finished");
+        let point = &report.points[best.index];
+        assert_eq!(
+            (point.point.margin, point.point.lookahead, best.work_total),
+            (best_margin, 0.0, work_total),
+            "{file}"
+        );
+        assert_eq!(best.work_total, point.work_total(), "{file}");
+        // Least by definition: every other point does more work.
+        for (i, p) in report.points.iter().enumerate() {
+            assert!(
+                i == best.index || p.work_total() > best.work_total,
+                "{file}"
+            );
+        }
+    }
+}

@@ -245,6 +245,8 @@ pub struct BestByWorkJson {
     pub point: PointRef,
     /// Its node visits.
     pub node_visits_total: u64,
+    /// What was minimised: node visits plus candidate pairs (one narrow-phase test each).
+    pub work_total: u64,
 }
 
 /// `cost_model` in `--json`.
@@ -332,6 +334,7 @@ impl SweepJson {
             best_by_work: best_by_work.as_ref().map(|b| BestByWorkJson {
                 point: at(b.index),
                 node_visits_total: b.node_visits_total,
+                work_total: b.work_total,
             }),
             why: why.clone(),
             cost_model: model.as_ref().map(|m| CostModelJson {

@@ -47,6 +47,8 @@ pub struct BestByWork {
     pub index: usize,
     /// Its node visits (updates and pair finding).
     pub node_visits_total: u64,
+    /// What was minimised: node visits plus candidate pairs ([`PointResult::work_total`]).
+    pub work_total: u64,
 }
 
 /// `ms a step ≈ ms_per_reinsert * reinserts + ms_per_pair_test * pair tests + ms_fixed`.
@@ -112,8 +114,8 @@ pub fn advise(points: &[PointResult]) -> Advice {
     });
     let best_work = usable.iter().copied().min_by(|&a, &b| {
         points[a]
-            .node_visits_total()
-            .cmp(&points[b].node_visits_total())
+            .work_total()
+            .cmp(&points[b].work_total())
             .then(by_tie(a, b))
     });
     let (Some(best_time), Some(best_work)) = (best_time, best_work) else {
@@ -149,6 +151,7 @@ pub fn advise(points: &[PointResult]) -> Advice {
         best_by_work: Some(BestByWork {
             index: best_work,
             node_visits_total: points[best_work].node_visits_total(),
+            work_total: points[best_work].work_total(),
         }),
         why: why(points, &usable, best_work),
         model,
@@ -204,7 +207,8 @@ fn why(points: &[PointResult], usable: &[usize], best: usize) -> String {
     // Each claim only when the counts bear it out: updates cost more below the best, pair
     // finding more above it.
     let updates_fall = lo.work.update_node_visits > b.work.update_node_visits;
-    let pairs_grow = hi.work.pair_node_visits > b.work.pair_node_visits;
+    let pairs_grow = hi.work.pair_node_visits + hi.candidate_pairs_total
+        > b.work.pair_node_visits + b.candidate_pairs_total;
     let m = b.point.margin;
     if m == lo.point.margin && pairs_grow {
         format!(
@@ -224,12 +228,12 @@ fn why(points: &[PointResult], usable: &[usize], best: usize) -> String {
         )
     } else {
         format!(
-            "The least work is at margin {m} ({} node visits a step; {:.0} at {}, {:.0} at {}); \
-             neither reinserts nor false positives clearly drive it.",
-            b.per_step(b.node_visits_total()) as u64,
-            lo.per_step(lo.node_visits_total()),
+            "The least work is at margin {m} ({} node visits and pair tests a step; {:.0} at \
+             {}, {:.0} at {}); neither reinserts nor false positives clearly drive it.",
+            b.per_step(b.work_total()) as u64,
+            lo.per_step(lo.work_total()),
             lo.point.margin,
-            hi.per_step(hi.node_visits_total()),
+            hi.per_step(hi.work_total()),
             hi.point.margin
         )
     }
@@ -409,12 +413,14 @@ mod tests {
         // Times 0.1 + 0.1 + 0.01, 0.04 + 0.15 + 0.01, 0.01 + 0.25 + 0.01, 0.005 + 0.4 + 0.01:
         // the second is least.
         assert_eq!(advice.best_by_time.expect("a best").index, 1);
-        // Work 20 * r + t a step: 3000, 2300, 2700, 4100.
+        // Node visits 20 * r + t a step: 3000, 2300, 2700, 4100; plus t / 10 candidate pairs:
+        // work 3100, 2450, 2950, 4500.
         assert_eq!(
             advice.best_by_work,
             Some(BestByWork {
                 index: 1,
-                node_visits_total: 230_000
+                node_visits_total: 230_000,
+                work_total: 245_000,
             })
         );
         assert_eq!(

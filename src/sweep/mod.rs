@@ -227,6 +227,16 @@ impl PointResult {
         self.work.node_visits()
     }
 
+    /// The work the advisor minimises: the tree's node visits plus one narrow-phase test per
+    /// candidate pair per step. The pairs count even on steps where the tree kept last
+    /// step's set (nothing left its fat box): an engine still tests every candidate pair each
+    /// step, so a margin wide enough that nothing ever moves out is not free.
+    #[must_use]
+    pub fn work_total(&self) -> u64 {
+        self.node_visits_total()
+            .saturating_add(self.candidate_pairs_total)
+    }
+
     /// `total / steps`, 0 for no steps.
     #[must_use]
     pub fn per_step(&self, total: u64) -> f64 {
