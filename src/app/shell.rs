@@ -12,7 +12,7 @@ use super::prefs::{Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
 use super::snapshot::Snapshot;
 use super::state::State;
 use super::views::View;
-use super::views::advisor::AdvisorView;
+use super::views::advisor::{AdvisorGrid, AdvisorView};
 use super::views::controls::Controls;
 use super::views::menu::MenuBar;
 use super::views::stats::StatsPanel;
@@ -292,11 +292,11 @@ impl DebuggerApp {
         self.views.advisor.point_screen_pos(index)
     }
 
-    /// Opens the Advisor and starts a sweep with its grid at the next frame (as the Start
-    /// button does); the `screenshot` command's `--advisor`.
-    pub fn start_advisor_sweep(&mut self) {
+    /// Opens the Advisor and starts a sweep at the next frame (as the Start button does), on
+    /// its default grid with `grid`'s fields put in; the `screenshot` command's `--advisor`.
+    pub fn start_advisor_sweep(&mut self, grid: AdvisorGrid) {
         self.state.dialogs.advisor = true;
-        self.views.advisor.request_start();
+        self.views.advisor.request_start(grid);
     }
 
     // ----------------------------------------------------------------------------------------

@@ -22,11 +22,14 @@ use crate::sweep::{
 };
 use crate::tree::TreeConfig;
 use egui::{Color32, Pos2, RichText, Stroke};
-use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoint, PlotPoints, Points, VLine};
+use egui_plot::{Corner, Legend, Line, MarkerShape, Plot, PlotPoint, PlotPoints, Points, VLine};
 use std::time::Duration;
 
 /// How often the window redraws while a sweep runs (the progress bar moves).
 const REPAINT: Duration = Duration::from_millis(50);
+
+/// The height of each plot, points.
+const PLOT_HEIGHT: f32 = 120.0;
 
 /// How near (points) the pointer must be to a plotted point to hover or click it.
 const PICK_RADIUS: f32 = 14.0;
@@ -104,6 +107,18 @@ impl Form {
     }
 }
 
+/// A grid to sweep without typing it (the `screenshot` command's `--advisor`): each field
+/// given replaces the default grid's (the `sweep` command's notation).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AdvisorGrid {
+    /// Margins, `FROM:TO:STEP`.
+    pub margins: Option<String>,
+    /// Look-ahead values, `0,0.05,0.2`.
+    pub lookaheads: Option<String>,
+    /// Steps a point.
+    pub steps: Option<u64>,
+}
+
 /// A sweep running in the background.
 struct Running {
     handle: SweepHandle,
@@ -140,8 +155,8 @@ pub struct AdvisorView {
     finished: Option<Finished>,
     /// A refused grid, or how the last sweep ended when it did not finish.
     message: Option<String>,
-    /// Start at the next frame (the `screenshot` command's `--advisor`).
-    start_requested: bool,
+    /// Start at the next frame with this grid (the `screenshot` command's `--advisor`).
+    start_requested: Option<AdvisorGrid>,
     /// The look-ahead (index into the finished sweep's) the ms plot shows.
     ms_lookahead: usize,
     heat_by: HeatBy,
@@ -174,9 +189,9 @@ impl AdvisorView {
         self.positions.get(index).copied().flatten()
     }
 
-    /// Starts a sweep with the grid at the next frame.
-    pub fn request_start(&mut self) {
-        self.start_requested = true;
+    /// Starts a sweep at the next frame, on the form's grid with `grid`'s fields put in.
+    pub fn request_start(&mut self, grid: AdvisorGrid) {
+        self.start_requested = Some(grid);
     }
 
     /// Takes the outcome of a sweep that has ended (never blocks on a running one).
@@ -416,6 +431,7 @@ fn metric_plot(
     series: &[Series],
     report: &SweepReport,
     current_margin: f32,
+    legend: bool,
 ) -> PlotOutcome {
     ui.label(RichText::new(title).strong());
     let best_time = report.advice.best_by_time.as_ref().map(|b| b.index);
@@ -427,9 +443,17 @@ fn metric_plot(
             .find(|(i, _)| *i == index)
             .map(|(_, xy)| *xy)
     };
-    let response = Plot::new(id)
-        .height(130.0)
-        .legend(Legend::default())
+    let mut plot = Plot::new(id).height(PLOT_HEIGHT);
+    if legend {
+        plot = plot.legend(
+            Legend::default()
+                .position(Corner::RightTop)
+                .background_alpha(0.6),
+        );
+    }
+    // Only the lines are named (the legend lists them); the dots and marks are explained
+    // once above the plots.
+    let response = plot
         .allow_scroll(false)
         .allow_drag(false)
         .allow_zoom(false)
@@ -443,19 +467,19 @@ fn metric_plot(
                 let xy: Vec<[f64; 2]> = s.points.iter().map(|(_, xy)| *xy).collect();
                 plot.line(Line::new(s.name.clone(), PlotPoints::from(xy.clone())).color(s.colour));
                 plot.points(
-                    Points::new(s.name.clone(), PlotPoints::from(xy))
+                    Points::new("", PlotPoints::from(xy))
                         .color(s.colour)
                         .radius(2.0),
                 );
             }
             plot.vline(
-                VLine::new("current margin", f64::from(current_margin))
+                VLine::new("", f64::from(current_margin))
                     .color(Color32::GRAY)
                     .width(1.0),
             );
             if let Some(xy) = best_time.and_then(at) {
                 plot.points(
-                    Points::new("best by time", vec![xy])
+                    Points::new("", vec![xy])
                         .shape(MarkerShape::Diamond)
                         .color(BEST_TIME)
                         .filled(true)
@@ -464,7 +488,7 @@ fn metric_plot(
             }
             if let Some(xy) = best_work.and_then(at) {
                 plot.points(
-                    Points::new("best by work", vec![xy])
+                    Points::new("", vec![xy])
                         .shape(MarkerShape::Square)
                         .color(BEST_WORK)
                         .filled(false)
@@ -634,7 +658,18 @@ impl AdvisorView {
         };
         let mut clicked = None;
         let mut positions = vec![None; report.points.len()];
-        ui.columns(2, |cols| {
+        ui.horizontal_wrapped(|ui| {
+            for (k, la) in f.lookaheads.iter().enumerate() {
+                ui.colored_label(
+                    LINE_COLOURS[k % LINE_COLOURS.len()],
+                    format!("look-ahead {la} s"),
+                );
+            }
+            ui.colored_label(BEST_TIME, "diamond: best by time");
+            ui.colored_label(BEST_WORK, "square: best by work");
+            ui.weak("grey line: current margin");
+        });
+        ui.columns(3, |cols| {
             let o = metric_plot(
                 &mut cols[0],
                 "advisor_reinserts",
@@ -642,6 +677,7 @@ impl AdvisorView {
                 &series(&|p| p.per_step(p.reinserts_total)),
                 report,
                 current.margin,
+                false,
             );
             for (i, pos) in &o.drawn {
                 positions[*i] = Some(*pos);
@@ -654,22 +690,26 @@ impl AdvisorView {
                 &series(&|p| p.per_step(p.candidate_pairs_total)),
                 report,
                 current.margin,
+                false,
             );
             clicked = clicked.or(o.clicked);
             let o = metric_plot(
-                &mut cols[0],
+                &mut cols[2],
                 "advisor_false_positives",
                 "False-positive share",
                 &series(&PointResult::false_positive_share),
                 report,
                 current.margin,
+                false,
             );
             clicked = clicked.or(o.clicked);
+        });
+        ui.columns(2, |cols| {
             let ms_la = f.lookaheads.get(self.ms_lookahead).copied().unwrap_or(0.0);
             let mut choice = self.ms_lookahead;
             egui::ComboBox::from_id_salt("advisor_ms_lookahead")
-                .selected_text(format!("ms a step at look-ahead {ms_la} s"))
-                .show_ui(&mut cols[1], |ui| {
+                .selected_text(format!("Milliseconds a step at look-ahead {ms_la} s"))
+                .show_ui(&mut cols[0], |ui| {
                     for (k, la) in f.lookaheads.iter().enumerate() {
                         ui.selectable_value(&mut choice, k, format!("look-ahead {la} s"));
                     }
@@ -701,16 +741,17 @@ impl AdvisorView {
             })
             .collect();
             let o = metric_plot(
-                &mut cols[1],
+                &mut cols[0],
                 "advisor_ms",
-                "Milliseconds a step (medians)",
+                "Medians: update, pairs and total",
                 &ms_series,
                 report,
                 current.margin,
+                true,
             );
             clicked = clicked.or(o.clicked);
+            clicked = clicked.or(self.heat_map_ui(&mut cols[1], state, f));
         });
-        clicked = clicked.or(self.heat_map_ui(ui, state, f));
         self.positions = positions;
         apply.or(clicked)
     }
@@ -721,8 +762,8 @@ impl AdvisorView {
     fn heat_map_ui(&mut self, ui: &mut egui::Ui, state: &State, f: &Finished) -> Option<usize> {
         let report = &f.report;
         ui.horizontal(|ui| {
-            ui.label(RichText::new("Total cost").strong());
-            ui.radio_value(&mut self.heat_by, HeatBy::Time, "median ms a step");
+            ui.label(RichText::new("Cost").strong());
+            ui.radio_value(&mut self.heat_by, HeatBy::Time, "ms a step");
             ui.radio_value(&mut self.heat_by, HeatBy::Work, "node visits a step");
         });
         let cost = |p: &PointResult| match self.heat_by {
@@ -742,8 +783,9 @@ impl AdvisorView {
         let (lo, hi) = usable.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
             (lo.min(cost(p)), hi.max(cost(p)))
         });
-        let label_w = 90.0;
-        let row_h = 18.0;
+        let log_scale = hi > lo && lo > 0.0;
+        let label_w = 60.0;
+        let row_h = (PLOT_HEIGHT / f.lookaheads.len().max(1) as f32).clamp(12.0, 30.0);
         let width = ui.available_width().max(label_w + 100.0);
         let height = row_h * f.lookaheads.len() as f32 + 18.0;
         let (rect, response) =
@@ -778,6 +820,9 @@ impl AdvisorView {
                 );
                 let fill = if p.stopped.is_some() {
                     Color32::DARK_GRAY
+                } else if log_scale {
+                    // A log scale: a few very slow points do not wash the rest out.
+                    ramp((cost(p) / lo).ln() / (hi / lo).ln())
                 } else if hi > lo {
                     ramp((cost(p) - lo) / (hi - lo))
                 } else {
@@ -844,10 +889,15 @@ impl AdvisorView {
                 ui.label(point_text(&report.points[i]));
             });
         }
+        let scale = if log_scale { "; log scale" } else { "" };
         if lo.is_finite() {
             ui.weak(match self.heat_by {
-                HeatBy::Time => format!("blue {lo:.4} ms … red {hi:.4} ms a step (medians)"),
-                HeatBy::Work => format!("blue {lo:.0} … red {hi:.0} node visits a step"),
+                HeatBy::Time => {
+                    format!("blue {lo:.4} … red {hi:.4} ms a step (medians{scale})")
+                }
+                HeatBy::Work => {
+                    format!("blue {lo:.0} … red {hi:.0} node visits a step{scale}")
+                }
             });
         }
         hovered.filter(|_| clicked)
@@ -864,17 +914,27 @@ impl View for AdvisorView {
             self.positions.clear();
             return;
         }
-        if std::mem::take(&mut self.start_requested) {
-            self.form
+        if let Some(grid) = self.start_requested.take() {
+            let form = self
+                .form
                 .get_or_insert_with(|| Form::around(&state.model.doc.tree));
+            if let Some(margins) = grid.margins {
+                form.margins = margins;
+            }
+            if let Some(lookaheads) = grid.lookaheads {
+                form.lookaheads = lookaheads;
+            }
+            if let Some(steps) = grid.steps {
+                form.steps = steps.to_string();
+            }
             self.start(state);
         }
         let mut open = true;
         let ctx = ui.ctx().clone();
         egui::Window::new("Advisor")
             .open(&mut open)
-            .default_pos([260.0, 40.0])
-            .default_size([860.0, 700.0])
+            .default_pos([170.0, 30.0])
+            .default_size([980.0, 720.0])
             .resizable(true)
             .vscroll(true)
             .show(&ctx, |ui| {
