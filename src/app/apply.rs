@@ -234,6 +234,12 @@ impl State {
             Command::CloseFileDialog => self.dialogs.file = None,
             Command::CloseConfirm => self.dialogs.confirm = None,
             Command::Confirmed(command) => self.apply(*command, true),
+            Command::ShowAdvisor(on) => self.dialogs.advisor = on,
+            Command::ExportDialog { text, format } => {
+                self.dialogs.export = Some((text, format));
+                self.request_file(FilePurpose::Export(format), None);
+            }
+            Command::Export(path) => self.export_to(path),
             Command::SetPref(change) => self.prefs.change(change),
             Command::Hover(pick) => self.view.hover = pick,
             Command::SetWorldCamera { camera, fitted } => {
@@ -254,6 +260,27 @@ impl State {
             start,
             serial: self.dialogs.file_requests,
         });
+    }
+
+    /// Writes the export waiting for a file (a sweep's CSV or JSON) to `path`, with the
+    /// format's extension when it has none, atomically.
+    fn export_to(&mut self, path: PathBuf) {
+        let Some((text, format)) = self.dialogs.export.take() else {
+            self.model.status = "Nothing to export: run a sweep first.".into();
+            return;
+        };
+        let path = if path.extension().is_none() {
+            path.with_extension(format.extension())
+        } else {
+            path
+        };
+        match crate::fileio::write_atomic(&path, text.as_bytes(), WriteOptions::default()) {
+            Ok(()) => self.model.status = format!("Exported the sweep to {}.", path.display()),
+            Err(e) => {
+                self.model.status = format!("Could not export the sweep to {}.", path.display());
+                self.model.error = Some(e.to_string());
+            }
+        }
     }
 
     /// An edit that was applied, after which the pairs passed the limit.

@@ -3,6 +3,7 @@
 //! are drawn. This file only names them: it imports no view and no state.
 
 use super::camera::{Plane, WorldCamera};
+use super::files::ExportFormat;
 use super::pick::Pick;
 use super::prefs::PrefChange;
 use crate::broadphase::BroadphaseKind;
@@ -99,6 +100,18 @@ pub enum Command {
     CloseConfirm,
     /// Apply a command that loses unsaved changes: the user agreed to lose them.
     Confirmed(Box<Command>),
+    /// Show or hide the Advisor window (the margin sweep).
+    ShowAdvisor(bool),
+    /// Ask where to save a sweep's result, already rendered as `text` in `format` (the
+    /// `sweep --csv` / `--json` format); a file picked then becomes [`Command::Export`].
+    ExportDialog {
+        /// The file's contents.
+        text: String,
+        /// CSV or JSON.
+        format: ExportFormat,
+    },
+    /// Write the export waiting for a file (see [`Command::ExportDialog`]) to this file.
+    Export(PathBuf),
     /// Change a preference (views, panels, theme, layers, speed, depths).
     SetPref(PrefChange),
     /// What the pointer rests on this frame (a report). The shell starts each frame's

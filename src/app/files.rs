@@ -14,6 +14,28 @@ pub enum FilePurpose {
     Open,
     /// Pick where to save.
     SaveAs,
+    /// Pick where to export a sweep's result.
+    Export(ExportFormat),
+}
+
+/// The format of an exported sweep (the `sweep` command's `--csv` and `--json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// A header row and one row per point.
+    Csv,
+    /// One JSON object.
+    Json,
+}
+
+impl ExportFormat {
+    /// The file extension, without the dot.
+    #[must_use]
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Json => "json",
+        }
+    }
 }
 
 /// An open file dialog.
@@ -41,6 +63,15 @@ impl FileDialogState {
             .unwrap_or_else(|| PathBuf::from("."));
         let filter = Box::new(|p: &Path| is_scene_file(p));
         let mut dialog = match purpose {
+            FilePurpose::Export(format) => {
+                let ext = format.extension();
+                FileDialog::save_file()
+                    .title("Export the sweep")
+                    .default_filename(format!("sweep.{ext}"))
+                    .show_files_filter(Box::new(move |p: &Path| {
+                        p.extension().and_then(|e| e.to_str()) == Some(ext)
+                    }))
+            }
             FilePurpose::Open => FileDialog::open_file()
                 .title("Open scene")
                 .show_files_filter(filter),

@@ -7,6 +7,7 @@ use eframe::egui;
 use super::pick::Pick;
 use super::prefs::{Layers, ThemeChoice, ViewMode};
 use super::shell::{AppOptions, DebuggerApp};
+use super::views::advisor::AdvisorGrid;
 use crate::scene::{Scene, SceneError};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,9 @@ pub struct ScreenshotPlan {
     pub view: Option<ViewMode>,
     /// Theme.
     pub theme: Option<ThemeChoice>,
+    /// Open the Advisor and sweep this grid first (from the scene after `steps`); the shot
+    /// waits for the sweep to end.
+    pub advisor: Option<AdvisorGrid>,
 }
 
 /// Where a screenshot run leaves its outcome (`Ok` once the PNG is written).
@@ -43,6 +47,8 @@ struct ScreenshotRun {
     requested: bool,
     image: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
     result: ResultSlot,
+    /// The Advisor's message was printed.
+    advisor_reported: bool,
 }
 
 /// The debugger app, and the screenshot it is taking.
@@ -54,6 +60,17 @@ struct ScreenshotApp {
 impl eframe::App for ScreenshotApp {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         self.app.ui(ui, frame);
+        if self.app.advisor_running() {
+            // Wait for the Advisor's sweep; the frames that settle the window come after it.
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+            return;
+        }
+        if let Some(message) = self.app.advisor_message()
+            && !self.run.advisor_reported
+        {
+            eprintln!("screenshot: the Advisor says: {message}");
+            self.run.advisor_reported = true;
+        }
         self.run.progress(ui.ctx());
     }
 
@@ -108,6 +125,9 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
         state.prefs.theme = theme;
     }
     state.model.playing = false;
+    if let Some(grid) = &plan.advisor {
+        app.start_advisor_sweep(grid.clone());
+    }
     Ok(())
 }
 
@@ -210,6 +230,7 @@ pub fn run_screenshot(
                     requested: false,
                     image: Arc::default(),
                     result: slot,
+                    advisor_reported: false,
                 },
             }))
         }),

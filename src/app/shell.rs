@@ -12,6 +12,7 @@ use super::prefs::{Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
 use super::snapshot::Snapshot;
 use super::state::State;
 use super::views::View;
+use super::views::advisor::{AdvisorGrid, AdvisorView};
 use super::views::controls::Controls;
 use super::views::menu::MenuBar;
 use super::views::stats::StatsPanel;
@@ -47,6 +48,7 @@ struct Views {
     world: WorldView,
     tree: TreeView,
     windows: Windows,
+    advisor: AdvisorView,
 }
 
 /// The debugger window's app. Build it with [`DebuggerApp::new`]; drive it with eframe or
@@ -265,6 +267,38 @@ impl DebuggerApp {
         self.state.document_name()
     }
 
+    /// The Advisor's finished sweep, if any (the last one that ran to the end).
+    #[must_use]
+    pub fn advisor_report(&self) -> Option<&crate::sweep::SweepReport> {
+        self.views.advisor.report()
+    }
+
+    /// True while the Advisor's sweep runs.
+    #[must_use]
+    pub fn advisor_running(&self) -> bool {
+        self.views.advisor.is_running()
+    }
+
+    /// The Advisor's message (a refused grid, a cancelled or failed sweep), if any.
+    #[must_use]
+    pub fn advisor_message(&self) -> Option<&str> {
+        self.views.advisor.message()
+    }
+
+    /// Where the Advisor drew point `index` of its report in last frame's reinserts plot
+    /// (a click there applies the point).
+    #[must_use]
+    pub fn advisor_point_screen_pos(&self, index: usize) -> Option<Pos2> {
+        self.views.advisor.point_screen_pos(index)
+    }
+
+    /// Opens the Advisor and starts a sweep at the next frame (as the Start button does), on
+    /// its default grid with `grid`'s fields put in; the `screenshot` command's `--advisor`.
+    pub fn start_advisor_sweep(&mut self, grid: AdvisorGrid) {
+        self.state.dialogs.advisor = true;
+        self.views.advisor.request_start(grid);
+    }
+
     // ----------------------------------------------------------------------------------------
     // The frame.
 
@@ -432,6 +466,7 @@ impl DebuggerApp {
                 egui::CentralPanel::no_frame().show(ui, |ui| v.world.ui(ui, state, out));
             }
         });
+        v.advisor.ui(ui, state, out);
         v.windows.ui(ui, state, out);
     }
 

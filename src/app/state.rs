@@ -5,7 +5,7 @@
 
 use super::camera::{Plane, WorldCamera};
 use super::commands::Command;
-use super::files::FilePurpose;
+use super::files::{ExportFormat, FilePurpose};
 use super::history::History;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::{Layers, Prefs};
@@ -100,6 +100,10 @@ pub struct Dialogs {
     pub about: bool,
     /// File dialogs asked for so far (the next request's serial).
     pub file_requests: u64,
+    /// The Advisor window (the margin sweep).
+    pub advisor: bool,
+    /// A sweep's result waiting for the file to export it to: its text and format.
+    pub export: Option<(String, ExportFormat)>,
 }
 
 /// Everything the views read; see the module doc.

@@ -2,6 +2,7 @@
 //! saves a PNG and exits by itself; see `app::run_screenshot`.
 
 use crate::app::prefs::{Layers, ThemeChoice, ViewMode};
+use crate::app::views::advisor::AdvisorGrid;
 use crate::app::{ScreenshotPlan, run_screenshot};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +34,21 @@ pub struct ScreenshotArgs {
     /// Colour theme: dark or light.
     #[arg(long, value_parser = parse_theme)]
     pub theme: Option<ThemeChoice>,
+    /// Open the Advisor and run a sweep (from the scene after `--steps`) before the shot,
+    /// which waits for it; its grid is the window's default unless `--advisor-margin`,
+    /// `--advisor-lookahead` or `--advisor-steps` say otherwise. Raise `--timeout-secs` for a
+    /// long sweep.
+    #[arg(long)]
+    pub advisor: bool,
+    /// The Advisor's margins, `FROM:TO:STEP` (implies `--advisor`).
+    #[arg(long, value_name = "FROM:TO:STEP", allow_hyphen_values = true)]
+    pub advisor_margin: Option<String>,
+    /// The Advisor's look-ahead values, `0,0.05,0.2` (implies `--advisor`).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub advisor_lookahead: Option<String>,
+    /// The Advisor's steps a point (implies `--advisor`).
+    #[arg(long)]
+    pub advisor_steps: Option<u64>,
     /// Give up (exit status 3) when nothing was saved after this many seconds.
     #[arg(long, default_value_t = 60)]
     pub timeout_secs: u64,
@@ -84,6 +100,15 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         layers,
         view: args.view,
         theme: args.theme,
+        advisor: (args.advisor
+            || args.advisor_margin.is_some()
+            || args.advisor_lookahead.is_some()
+            || args.advisor_steps.is_some())
+        .then(|| AdvisorGrid {
+            margins: args.advisor_margin.clone(),
+            lookaheads: args.advisor_lookahead.clone(),
+            steps: args.advisor_steps,
+        }),
     };
     run_screenshot(
         &args.scene,

@@ -1,4 +1,5 @@
-//! The egui_kittest set-up the UI tests share (`ui_app`, `ui_frame_time`, `ui_snapshots`):
+//! The egui_kittest set-up the UI tests share (`ui_app`, `ui_advisor`, `ui_frame_time`,
+//! `ui_snapshots`):
 //! include it with `#[path = "common/ui.rs"] mod ui;`.
 
 use aabb_debugger::app::{AppOptions, DebuggerApp};

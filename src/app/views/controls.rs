@@ -173,13 +173,25 @@ impl View for Controls {
         if changed {
             out.push(Command::SetTreeSettings(s));
         }
-        if ui
-            .button("Rebuild the tree")
-            .on_hover_text("Full rebuild with binned SAH.")
-            .clicked()
-        {
-            out.push(Command::Rebuild);
-        }
+        ui.horizontal(|ui| {
+            if ui
+                .button("Rebuild the tree")
+                .on_hover_text("Full rebuild with binned SAH.")
+                .clicked()
+            {
+                out.push(Command::Rebuild);
+            }
+            if ui
+                .button("Advise…")
+                .on_hover_text(
+                    "Open the Advisor: run this scene at many margins and look-ahead values \
+                     and pick the cheapest.",
+                )
+                .clicked()
+            {
+                out.push(Command::ShowAdvisor(true));
+            }
+        });
 
         ui.separator();
         ui.heading("Broad phase");

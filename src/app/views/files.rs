@@ -36,6 +36,7 @@ impl FileDialogView {
             out.push(match dialog.purpose {
                 FilePurpose::Open => Command::Open(path),
                 FilePurpose::SaveAs => Command::SaveAs(path),
+                FilePurpose::Export(_) => Command::Export(path),
             });
         } else if !open {
             out.push(Command::CloseFileDialog);

@@ -95,6 +95,13 @@ impl View for MenuBar {
                 if ui.checkbox(&mut events, "Tree event list").changed() {
                     out.push(Command::SetPref(PrefChange::ShowEvents(events)));
                 }
+                let mut advisor = state.dialogs.advisor;
+                if ui
+                    .checkbox(&mut advisor, "Advisor (margin sweep)")
+                    .changed()
+                {
+                    out.push(Command::ShowAdvisor(advisor));
+                }
                 ui.separator();
                 let mut theme = prefs.theme;
                 ui.radio_value(&mut theme, ThemeChoice::Dark, "Dark theme");

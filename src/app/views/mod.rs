@@ -9,6 +9,7 @@ use eframe::egui;
 use crate::app::commands::Command;
 use crate::app::state::State;
 
+pub mod advisor;
 pub mod controls;
 pub mod files;
 pub mod menu;
