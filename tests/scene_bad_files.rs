@@ -69,7 +69,7 @@ const TABLE: &[(&str, Expect)] = &[
         At(
             7,
             61,
-            "Unexpected variant named `Fastest` in enum `InsertionCost`, expected one of `Volume`, `Perimeter`, or `SurfaceArea` instead",
+            "Unexpected variant named `Fastest` in enum `InsertionCost`, expected one of `Volume`, `Perimeter`, `SurfaceArea`, or `ExactSurfaceArea` instead",
         ),
     ),
     (

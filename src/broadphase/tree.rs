@@ -318,6 +318,7 @@ pub fn config_label(config: &TreeConfig) -> String {
         InsertionCost::Volume => "vol",
         InsertionCost::Perimeter => "perim",
         InsertionCost::SurfaceArea => "SA",
+        InsertionCost::ExactSurfaceArea => "SA*",
     };
     let balancing = match config.balancing {
         Balancing::None => "none",

@@ -58,6 +58,8 @@ pub enum InsertionArg {
     Perimeter,
     /// Branch-and-bound SAH (Box2D v3).
     SurfaceArea,
+    /// Exact best-first SAH search (Bittner et al.).
+    ExactSurfaceArea,
 }
 
 /// `--balancing`.
@@ -99,6 +101,7 @@ impl From<InsertionCost> for InsertionArg {
             InsertionCost::Volume => Self::Volume,
             InsertionCost::Perimeter => Self::Perimeter,
             InsertionCost::SurfaceArea => Self::SurfaceArea,
+            InsertionCost::ExactSurfaceArea => Self::ExactSurfaceArea,
         }
     }
 }
@@ -109,6 +112,7 @@ impl From<InsertionArg> for InsertionCost {
             InsertionArg::Volume => Self::Volume,
             InsertionArg::Perimeter => Self::Perimeter,
             InsertionArg::SurfaceArea => Self::SurfaceArea,
+            InsertionArg::ExactSurfaceArea => Self::ExactSurfaceArea,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `check`, `sweep`,
-//! `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
+//! `quality`, `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
 //! own file.
 
 pub mod bench;
 pub mod check;
+pub mod quality;
 pub mod run;
 #[cfg(feature = "app")]
 pub mod screenshot;
@@ -36,6 +37,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Runs a scene at every margin x look-ahead value of a grid and recommends one.
     Sweep(sweep::SweepArgs),
+    /// Builds the tree over a box list or a scene's boxes with every insertion x balancing, a
+    /// rebuild and a batch creation, and prints each one's height, SAH cost and build time.
+    Quality(quality::QualityArgs),
     /// Runs the standard benchmark workload on the tree.
     Bench(bench::BenchArgs),
     /// Opens the real window, renders a scene, saves a PNG and exits.
@@ -49,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Check(args)) => check::main(&args),
         Some(Command::Run(args)) => run::main(&args),
         Some(Command::Sweep(args)) => sweep::main(&args),
+        Some(Command::Quality(args)) => quality::main(&args),
         Some(Command::Bench(args)) => bench::main(&args),
         #[cfg(feature = "app")]
         Some(Command::Screenshot(args)) => screenshot::main(&args),

@@ -51,6 +51,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             InsertionCost::SurfaceArea => {
                 self.find_best_sibling(&leaf_box, if start == NULL { self.root } else { start })
             }
+            InsertionCost::ExactSurfaceArea => self
+                .find_best_sibling_exact(&leaf_box, if start == NULL { self.root } else { start }),
         };
         self.count_update(visits.nodes, visits.leaves);
 
@@ -128,7 +130,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     ///
     /// Also returns the nodes it looked at: the start and the two children of each branch
     /// it went through (as node visits; a leaf start is also a leaf visit).
-    fn find_best_sibling(&self, d: &Aabb<V>, start: u32) -> (u32, Visits) {
+    pub(crate) fn find_best_sibling(&self, d: &Aabb<V>, start: u32) -> (u32, Visits) {
         let area_d = d.half_area();
         let center_d = d.center();
         let root = &self.nodes[start as usize];
@@ -218,6 +220,102 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             leaves: u64::from(leaf_start),
         };
         (best_sibling, visits)
+    }
+}
+
+impl<V: Vector, T: Copy> DynamicTree<V, T> {
+    /// The exact search for the sibling of least SAH cost (Bittner et al. 2012; Catto, GDC
+    /// 2019, and Box2D v3's exact variant), best first with a binary heap.
+    ///
+    /// With D the new box and `area` the SAH measure ([`Aabb::half_area`]: half the
+    /// perimeter in 2D, half the surface area in 3D), the cost of sibling S is
+    /// `area(S + D) + inherited(S)`, where `inherited(S)` is the sum of `area(A + D) -
+    /// area(A)` over the ancestors A of S below `start` (the new parent's area and the growth
+    /// of every box above it; the boxes above `start` hold D when `start` is not the root).
+    /// Every node under S costs at least `area(D) + inherited(S) + area(S + D) - area(S)`, so
+    /// S's children are queued only when that bound beats the best cost so far, and the queue
+    /// (keyed by the inherited cost, least first; ties to the lower node index) stops once its
+    /// least key plus `area(D)` does not beat it. Ties between equal costs go to the node
+    /// found first. The queue is the tree's scratch heap: no allocation once it has grown.
+    ///
+    /// Also returns the nodes it looked at: every node taken from the queue (leaves among
+    /// them as leaf visits).
+    pub(crate) fn find_best_sibling_exact(&mut self, d: &Aabb<V>, start: u32) -> (u32, Visits) {
+        let area_d = d.half_area();
+        let mut queue = std::mem::take(&mut self.sibling_queue);
+        queue.clear();
+        let mut best_sibling = start;
+        let mut best_cost = self.nodes[start as usize].aabb.union(d).half_area();
+        let mut visits = Visits::default();
+        queue.push(Candidate {
+            inherited: 0.0,
+            node: start,
+        });
+        while let Some(Candidate { inherited, node }) = queue.pop() {
+            if inherited + area_d >= best_cost {
+                break;
+            }
+            let n = &self.nodes[node as usize];
+            visits.nodes += 1;
+            let direct = n.aabb.union(d).half_area();
+            let cost = direct + inherited;
+            if cost < best_cost {
+                best_sibling = node;
+                best_cost = cost;
+            }
+            if n.is_leaf() {
+                visits.leaves += 1;
+                continue;
+            }
+            let below = inherited + (direct - n.aabb.half_area());
+            if below + area_d < best_cost {
+                queue.push(Candidate {
+                    inherited: below,
+                    node: n.child1,
+                });
+                queue.push(Candidate {
+                    inherited: below,
+                    node: n.child2,
+                });
+            }
+        }
+        queue.clear();
+        self.sibling_queue = queue;
+        (best_sibling, visits)
+    }
+}
+
+/// A subtree waiting in the exact search's queue: its root and the growth its ancestors
+/// would take were the new leaf placed below it. Ordered so that the max-heap gives the least
+/// `inherited` first (ties: the lower node index).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Candidate {
+    /// Sum of the area growth of the node's ancestors (below the search's start).
+    inherited: f32,
+    /// The node.
+    node: u32,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Candidate {}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other
+            .inherited
+            .total_cmp(&self.inherited)
+            .then(other.node.cmp(&self.node))
     }
 }
 

@@ -29,7 +29,7 @@
 //! changeable at run time (the defaults were the fastest measured):
 //!
 //! - [`InsertionCost`]: how a new leaf chooses its sibling (least volume growth, least
-//!   perimeter, or Box2D v3's branch-and-bound SAH search);
+//!   perimeter, Box2D v3's branch-and-bound SAH descent, or the exact best-first SAH search);
 //! - [`Balancing`]: none, AVL height rotations, or surface-area rotations;
 //! - [`PairMethod`]: the tree against itself, one query per moved proxy, or a traversal cut
 //!   down to the branches above moved proxies;
@@ -126,6 +126,7 @@ pub use vector::Vector;
 use node::{MAX_PROXIES, NULL, Node, ProxySlot};
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
+use std::collections::BinaryHeap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -141,6 +142,13 @@ pub enum InsertionCost {
     /// Box2D v3's branch-and-bound search for the sibling of least SAH cost.
     #[default]
     SurfaceArea,
+    /// The exact branch-and-bound search for the sibling of least SAH cost (Bittner et al.
+    /// 2012, "Fast insertion-based optimization of bounding volume hierarchies"; Catto's
+    /// GDC 2019 talk): a priority queue of candidate subtrees, keyed by the growth their
+    /// ancestors would take, explored best first and pruned by the lower bound. It finds a
+    /// sibling of least cost, where [`InsertionCost::SurfaceArea`] follows one path and may
+    /// miss it; it looks at more nodes.
+    ExactSurfaceArea,
 }
 
 /// How the tree keeps itself balanced after insertions and removals.
@@ -235,7 +243,12 @@ impl Default for TreeConfig {
 
 impl InsertionCost {
     /// Every insertion cost.
-    pub const ALL: [Self; 3] = [Self::Volume, Self::Perimeter, Self::SurfaceArea];
+    pub const ALL: [Self; 4] = [
+        Self::Volume,
+        Self::Perimeter,
+        Self::SurfaceArea,
+        Self::ExactSurfaceArea,
+    ];
 }
 
 impl Balancing {
@@ -272,11 +285,11 @@ impl TreeConfig {
         check_setting("velocity_lookahead", self.velocity_lookahead)
     }
 
-    /// Every combination of insertion cost, balancing, pair method and update mode (81), with
+    /// Every combination of insertion cost, balancing, pair method and update mode (108), with
     /// this configuration's margin and look-ahead: for tests and benchmarks that sweep them.
     #[must_use]
     pub fn every_combination(&self) -> Vec<TreeConfig> {
-        let mut out = Vec::with_capacity(81);
+        let mut out = Vec::with_capacity(108);
         for insertion in InsertionCost::ALL {
             for balancing in Balancing::ALL {
                 for pairs in PairMethod::ALL {
@@ -590,6 +603,8 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     any_enlarged: bool,
     /// Scratch list of subtrees for rebuilds.
     build_items: Vec<u32>,
+    /// Scratch priority queue of the exact SAH insertion (kept to insert without allocating).
+    sibling_queue: BinaryHeap<insert::Candidate>,
     /// True when events are recorded.
     recording: bool,
     /// Recorded events, oldest first.
@@ -632,6 +647,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             pair_limit: usize::MAX,
             any_enlarged: false,
             build_items: Vec::new(),
+            sibling_queue: BinaryHeap::new(),
             recording: false,
             events: Vec::new(),
             work: WorkCounts::default(),

@@ -51,6 +51,35 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
     }
 
+    /// The SAH cost of the tree's shape: the SAH measure ([`crate::Aabb::half_area`]: half
+    /// the perimeter in 2D, half the surface area in 3D) summed over the branches other than
+    /// the root, over the root's. Leaves are not counted (every tree over the same boxes has
+    /// the same leaves), nor the root (its box is the same for every such tree). Summed in
+    /// `f64` from the `f32` corners (finite for any finite boxes); 0 for an empty tree, a tree
+    /// of one or two leaves, or a root of measure 0. Unlike [`TreeStats::area_ratio`] this
+    /// counts branches only.
+    ///
+    /// [`TreeStats::area_ratio`]: crate::TreeStats::area_ratio
+    #[must_use]
+    pub fn sah_cost(&self) -> f64 {
+        if self.root == NULL {
+            return 0.0;
+        }
+        let root_area = self.nodes[self.root as usize].aabb.half_area_f64();
+        if root_area <= 0.0 {
+            return 0.0;
+        }
+        let root = self.root as usize;
+        let total: f64 = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, n)| i != root && !n.is_free() && !n.is_leaf())
+            .map(|(_, n)| n.aabb.half_area_f64())
+            .sum();
+        total / root_area
+    }
+
     /// Bytes held by the tree's storage (capacities, not lengths).
     pub fn bytes(&self) -> usize {
         size_of::<Self>()
@@ -64,6 +93,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             + self.moved.capacity() * size_of::<u32>()
             + self.moved_bits.capacity() * size_of::<u64>()
             + self.build_items.capacity() * size_of::<u32>()
+            + self.sibling_queue.capacity() * size_of::<super::insert::Candidate>()
             + self.events.capacity() * size_of::<super::TreeEvent>()
     }
 

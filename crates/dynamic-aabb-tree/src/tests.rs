@@ -1035,3 +1035,63 @@ fn a_pair_limit_of_zero_allows_only_no_pairs() {
     assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice());
     assert_eq!(tree.pair_count(), 1);
 }
+
+/// The SAH cost of making `sibling` the new box's sibling, in `f64`: the new parent's measure
+/// plus the growth of every ancestor.
+fn sibling_cost<V: Vector>(tree: &DynamicTree<V, u32>, sibling: u32, d: &Aabb<V>) -> f64 {
+    let mut cost = tree.nodes[sibling as usize].aabb.union(d).half_area_f64();
+    let mut a = tree.nodes[sibling as usize].parent;
+    while a != NULL {
+        let node = &tree.nodes[a as usize];
+        cost += node.aabb.union(d).half_area_f64() - node.aabb.half_area_f64();
+        a = node.parent;
+    }
+    cost
+}
+
+/// The exact search's sibling costs the least of every node's (brute force), and never more
+/// than the one Box2D v3's descent picks; its queue keeps its room between insertions.
+fn exact_search_finds_the_least_cost<V: Vector>(seed: u64) {
+    let mut rng = Rng(seed);
+    for balancing in Balancing::ALL {
+        let mut tree = DynamicTree::<V, u32>::new(TreeConfig {
+            margin: 0.0,
+            insertion: InsertionCost::ExactSurfaceArea,
+            balancing,
+            ..TreeConfig::default()
+        });
+        for i in 0..200u32 {
+            let d = rand_box::<V>(&mut rng, 50.0, 4.0);
+            if tree.root != NULL {
+                let (exact, _) = tree.find_best_sibling_exact(&d, tree.root);
+                let (approx, _) = tree.find_best_sibling(&d, tree.root);
+                let mut least = f64::MAX;
+                tree.walk(|id, _, _| least = least.min(sibling_cost(&tree, id.0, &d)));
+                let got = sibling_cost(&tree, exact, &d);
+                let tolerance = 1e-4 * least.max(1.0);
+                assert!(
+                    got <= least + tolerance,
+                    "{balancing:?} {i}: {got} > {least}"
+                );
+                assert!(got <= sibling_cost(&tree, approx, &d) + tolerance);
+            }
+            tree.create_proxy(d, V::default(), i).expect("create");
+            tree.validate().expect("valid");
+        }
+        let room = tree.sibling_queue.capacity();
+        assert!(room > 0);
+        let d = rand_box::<V>(&mut rng, 50.0, 4.0);
+        tree.create_proxy(d, V::default(), 999).expect("create");
+        assert_eq!(tree.sibling_queue.capacity(), room, "no new allocation");
+    }
+}
+
+#[test]
+fn exact_search_finds_the_least_cost_2d() {
+    exact_search_finds_the_least_cost::<Vec2>(17);
+}
+
+#[test]
+fn exact_search_finds_the_least_cost_3d() {
+    exact_search_finds_the_least_cost::<Vec3>(18);
+}

@@ -1633,7 +1633,7 @@ fn every_combination_lists_each_setting_once_and_keeps_the_margins() {
         ..TreeConfig::default()
     };
     let all = base.every_combination();
-    assert_eq!(all.len(), 3 * 3 * 3 * 3);
+    assert_eq!(all.len(), 4 * 3 * 3 * 3);
     for (i, a) in all.iter().enumerate() {
         assert_eq!((a.margin, a.velocity_lookahead), (0.3, 0.25));
         assert!(all[i + 1..].iter().all(|b| b != a), "{a:?} twice");

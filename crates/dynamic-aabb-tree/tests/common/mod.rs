@@ -444,7 +444,7 @@ pub fn check_tree<V: Vector>(tree: &DynamicTree<V, u32>, model: &Model<V>) -> Re
 }
 
 /// Every insertion cost.
-pub const INSERTIONS: [dynamic_aabb_tree::InsertionCost; 3] = dynamic_aabb_tree::InsertionCost::ALL;
+pub const INSERTIONS: [dynamic_aabb_tree::InsertionCost; 4] = dynamic_aabb_tree::InsertionCost::ALL;
 
 /// Every balancing strategy.
 pub const BALANCINGS: [dynamic_aabb_tree::Balancing; 3] = dynamic_aabb_tree::Balancing::ALL;

@@ -1,0 +1,425 @@
+//! The `quality` subcommand: builds the tree over a fixed set of boxes with every insertion
+//! cost x balancing, with a full rebuild (binned SAH) and with one batch creation, and prints
+//! each tree's height, SAH cost and build time (a table, or one JSON object with `--json`).
+//!
+//! The boxes come from a box list (one box a line: `minx miny maxx maxy` in 2D or `minx miny
+//! minz maxx maxy maxz` in 3D; `#` starts a comment; blank lines are skipped) or from a scene
+//! file (`.ron` or `.json`: the tight boxes of its spheres that exist at step 0, in id
+//! order). The trees take the boxes as they are (margin 0, no look-ahead), in file order.
+//!
+//! The cost is [`DynamicTree::sah_cost`]: the SAH measure of every branch but the root, summed,
+//! over the root's; the measure is half the perimeter in 2D and half the surface area in 3D
+//! (the tree's [`crate::tree::Vector::half_area`]). Leaves are not counted. The height counts
+//! a leaf as 0.
+
+use crate::fileio::{MAX_SCENE_BYTES, read_bounded};
+use crate::scene::Scene;
+use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
+use crate::tree::{Aabb, Balancing, DynamicTree, InsertionCost, TreeConfig, TreeError, Vector};
+use glam::{Vec2, Vec3};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The largest box list `quality` reads: 256 MiB (as a scene file).
+pub const MAX_BOX_LIST_BYTES: u64 = MAX_SCENE_BYTES;
+
+/// Arguments of `quality`.
+#[derive(Debug, clap::Args)]
+pub struct QualityArgs {
+    /// A box list (one box a line) or a scene file (`.ron` or `.json`).
+    pub file: PathBuf,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The boxes to build trees over.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoxSet {
+    /// 2 or 3.
+    pub dimensions: u8,
+    /// The boxes in file order (z = 0..0 in 2D).
+    pub boxes: Vec<Aabb<Vec3>>,
+}
+
+/// One way of building the tree, measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MethodQuality {
+    /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values),
+    /// `rebuild` or `create-proxies`.
+    pub method: String,
+    /// The root's height (a leaf is 0).
+    pub height: u32,
+    /// [`DynamicTree::sah_cost`].
+    pub cost: f64,
+    /// Milliseconds the build took (for `rebuild`, the rebuild alone).
+    pub build_ms: f64,
+}
+
+/// The method of least cost.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Best {
+    /// Its name.
+    pub method: String,
+    /// Its cost.
+    pub cost: f64,
+}
+
+/// What `quality --json` prints.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QualityReport {
+    /// Number of boxes.
+    pub boxes: usize,
+    /// 2 or 3.
+    pub dimensions: u8,
+    /// Every method, insertion x balancing first, then `rebuild` and `create-proxies`.
+    pub methods: Vec<MethodQuality>,
+    /// The method of least cost (the first listed among equals).
+    pub best: Best,
+}
+
+/// Runs `quality`; returns the exit code: 0, or 1 with a message on stderr when the file is
+/// refused.
+pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
+    let set = match load_boxes(&args.file) {
+        Ok(set) => set,
+        Err(message) => {
+            eprintln!("{message}");
+            return Ok(1);
+        }
+    };
+    let report = match measure(&set) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!(
+                "{}: the tree refused the boxes: {e}",
+                escape_controls(&args.file.display().to_string())
+            );
+            return Ok(1);
+        }
+    };
+    if args.json {
+        super::run::print_out(&format!("{}\n", serde_json::to_string(&report)?))?;
+    } else {
+        super::run::print_out(&table(&report))?;
+    }
+    Ok(0)
+}
+
+/// The report as a table, one method a line, and the best.
+#[must_use]
+pub fn table(report: &QualityReport) -> String {
+    let mut out = format!("{} boxes, {}D\n", report.boxes, report.dimensions);
+    let _ = writeln!(
+        out,
+        "{:<34} {:>6} {:>10} {:>10}",
+        "method", "height", "cost", "build ms"
+    );
+    for m in &report.methods {
+        let _ = writeln!(
+            out,
+            "{:<34} {:>6} {:>10.4} {:>10.3}",
+            m.method, m.height, m.cost, m.build_ms
+        );
+    }
+    let _ = writeln!(
+        out,
+        "best: {} (cost {:.4})",
+        report.best.method, report.best.cost
+    );
+    out
+}
+
+/// The boxes of a file: a scene when the name ends in `.ron` or `.json`, a box list otherwise.
+/// The error is the message to print (starting with the file's name).
+pub fn load_boxes(path: &Path) -> Result<BoxSet, String> {
+    let file = escape_controls(&path.display().to_string());
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if matches!(ext.as_deref(), Some("ron" | "json")) {
+        let scene = Scene::load(path).map_err(|e| e.to_string())?;
+        return scene_boxes(&scene, &file);
+    }
+    let bytes = read_bounded(path, MAX_BOX_LIST_BYTES).map_err(|e| e.to_string())?;
+    match String::from_utf8(bytes) {
+        Ok(text) => parse_box_list(&text, &file),
+        Err(e) => {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+            Err(format!("{file}:{line}: not UTF-8 text"))
+        }
+    }
+}
+
+/// The tight boxes of the spheres that exist at step 0, in id order (listed and generated).
+fn scene_boxes(scene: &Scene, file: &str) -> Result<BoxSet, String> {
+    let dims = scene.dimensions;
+    let boxes: Vec<Aabb<Vec3>> = scene
+        .all_spheres()
+        .iter()
+        .filter(|s| s.appear_at == 0 && s.disappear_at != Some(0))
+        .map(|s| tight_box(s.center, s.radius, dims))
+        .collect();
+    if boxes.is_empty() {
+        return Err(format!("{file}: no boxes: no sphere exists at step 0"));
+    }
+    Ok(BoxSet {
+        dimensions: dims,
+        boxes,
+    })
+}
+
+/// A sphere's tight box, rounded outwards to `f32` as the simulation does (z = 0..0 in 2D).
+fn tight_box(center: Vec3, radius: f32, dims: u8) -> Aabb<Vec3> {
+    let r = f64::from(radius);
+    let mut min = [0.0f32; 3];
+    let mut max = [0.0f32; 3];
+    for a in 0..usize::from(dims.min(3)) {
+        let c = f64::from(center[a]);
+        let (lo, hi) = ((c - r) as f32, (c + r) as f32);
+        min[a] = if f64::from(lo) > c - r {
+            lo.next_down()
+        } else {
+            lo
+        };
+        max[a] = if f64::from(hi) < c + r {
+            hi.next_up()
+        } else {
+            hi
+        };
+    }
+    Aabb::new(Vec3::from_array(min), Vec3::from_array(max))
+}
+
+/// Parses a box list; `file` names it in messages, each `FILE:LINE: what` (lines from 1).
+///
+/// Refused: a word that is not a number, a number that is not finite (or overflows `f32`), a
+/// line of other than 4 or 6 numbers, `min > max` on an axis, a line of the other dimension
+/// than the first box's, and a list without a box.
+pub fn parse_box_list(text: &str, file: &str) -> Result<BoxSet, String> {
+    let mut dims: Option<(u8, usize)> = None;
+    let mut boxes = Vec::new();
+    for (index, raw) in text.split('\n').enumerate() {
+        let line = index + 1;
+        let content = raw.split('#').next().unwrap_or("");
+        let words: Vec<&str> = content.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        let here = match words.len() {
+            4 => 2u8,
+            6 => 3u8,
+            n => {
+                return Err(format!(
+                    "{file}:{line}: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx \
+                     miny minz maxx maxy maxz), found {n}"
+                ));
+            }
+        };
+        match dims {
+            None => dims = Some((here, line)),
+            Some((d, first)) if d != here => {
+                return Err(format!(
+                    "{file}:{line}: a {here}D box ({} numbers) in a list of {d}D boxes (from \
+                     line {first})",
+                    words.len()
+                ));
+            }
+            Some(_) => {}
+        }
+        let mut numbers = [0.0f32; 6];
+        for (slot, word) in numbers.iter_mut().zip(&words) {
+            let value: f32 = word.parse().map_err(|_| {
+                format!(
+                    "{file}:{line}: `{}` is not a number",
+                    excerpt(word, MAX_EXCERPT_CHARS)
+                )
+            })?;
+            if !value.is_finite() {
+                return Err(format!(
+                    "{file}:{line}: `{}` is not a finite number (or is too large for f32)",
+                    excerpt(word, MAX_EXCERPT_CHARS)
+                ));
+            }
+            *slot = value;
+        }
+        let n = usize::from(here);
+        let mut min = [0.0f32; 3];
+        let mut max = [0.0f32; 3];
+        for axis in 0..n {
+            min[axis] = numbers[axis];
+            max[axis] = numbers[n + axis];
+            if min[axis] > max[axis] {
+                return Err(format!(
+                    "{file}:{line}: min > max on {} ({} > {})",
+                    ["x", "y", "z"][axis],
+                    min[axis],
+                    max[axis]
+                ));
+            }
+        }
+        boxes.push(Aabb::new(Vec3::from_array(min), Vec3::from_array(max)));
+    }
+    match dims {
+        Some((dimensions, _)) => Ok(BoxSet { dimensions, boxes }),
+        None => Err(format!("{file}: no boxes (no line holds a box)")),
+    }
+}
+
+/// Builds every tree over the boxes and measures it.
+pub fn measure(set: &BoxSet) -> Result<QualityReport, TreeError> {
+    let methods = if set.dimensions == 2 {
+        let boxes: Vec<Aabb<Vec2>> = set
+            .boxes
+            .iter()
+            .map(|b| Aabb::new(b.min.truncate(), b.max.truncate()))
+            .collect();
+        measure_all(&boxes)?
+    } else {
+        measure_all(&set.boxes)?
+    };
+    let mut best = Best {
+        method: String::new(),
+        cost: f64::INFINITY,
+    };
+    for m in &methods {
+        if m.cost < best.cost {
+            best = Best {
+                method: m.method.clone(),
+                cost: m.cost,
+            };
+        }
+    }
+    Ok(QualityReport {
+        boxes: set.boxes.len(),
+        dimensions: set.dimensions,
+        methods,
+        best,
+    })
+}
+
+/// The name of an insertion cost, as `bench --insertion` spells it.
+fn insertion_name(cost: InsertionCost) -> &'static str {
+    match cost {
+        InsertionCost::Volume => "volume",
+        InsertionCost::Perimeter => "perimeter",
+        InsertionCost::SurfaceArea => "surface-area",
+        InsertionCost::ExactSurfaceArea => "exact-surface-area",
+    }
+}
+
+/// The name of a balancing, as `bench --balancing` spells it.
+fn balancing_name(balancing: Balancing) -> &'static str {
+    match balancing {
+        Balancing::None => "none",
+        Balancing::Avl => "avl",
+        Balancing::Rotations => "rotations",
+    }
+}
+
+/// Every method over one dimension's boxes.
+fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeError> {
+    let config = |insertion, balancing| TreeConfig {
+        margin: 0.0,
+        velocity_lookahead: 0.0,
+        insertion,
+        balancing,
+        ..TreeConfig::default()
+    };
+    let quality = |method: String, tree: &DynamicTree<V, u32>, ms: f64| MethodQuality {
+        method,
+        height: tree.stats().height,
+        cost: tree.sah_cost(),
+        build_ms: ms,
+    };
+    let mut out = Vec::new();
+    for insertion in InsertionCost::ALL {
+        for balancing in Balancing::ALL {
+            let mut tree = DynamicTree::try_new(config(insertion, balancing))?;
+            let start = Instant::now();
+            for (i, b) in boxes.iter().enumerate() {
+                tree.create_proxy(*b, V::default(), i as u32)?;
+            }
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            let name = format!(
+                "{}/{}",
+                insertion_name(insertion),
+                balancing_name(balancing)
+            );
+            out.push(quality(name, &tree, ms));
+        }
+    }
+    // The rebuild: of the tree the default settings insert, timed alone.
+    let defaults = TreeConfig::default();
+    let mut tree = DynamicTree::try_new(config(defaults.insertion, defaults.balancing))?;
+    for (i, b) in boxes.iter().enumerate() {
+        tree.create_proxy(*b, V::default(), i as u32)?;
+    }
+    let start = Instant::now();
+    tree.rebuild();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    out.push(quality("rebuild".to_owned(), &tree, ms));
+    // One batch into an empty tree.
+    let items: Vec<(Aabb<V>, V, u32)> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (*b, V::default(), i as u32))
+        .collect();
+    let mut tree = DynamicTree::try_new(config(defaults.insertion, defaults.balancing))?;
+    let start = Instant::now();
+    tree.create_proxies(&items)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    out.push(quality("create-proxies".to_owned(), &tree, ms));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse_box_list(text, "f.txt").err().unwrap_or_default()
+    }
+
+    #[test]
+    fn box_lists_parse_and_refuse_with_the_line() {
+        let set = parse_box_list("# a\n\n0 0 1 1\n 2 2 3 3 # b\r\n", "f").expect("valid");
+        assert_eq!(set.dimensions, 2);
+        assert_eq!(set.boxes.len(), 2);
+        assert_eq!(set.boxes[1].max, Vec3::new(3.0, 3.0, 0.0));
+        assert_eq!(err("0 0 1 x\n"), "f.txt:1: `x` is not a number");
+        assert_eq!(
+            err("0 0 1 1\n0 0 1\n"),
+            "f.txt:2: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx miny minz \
+             maxx maxy maxz), found 3"
+        );
+        assert_eq!(err("2 0 1 1"), "f.txt:1: min > max on x (2 > 1)");
+        assert_eq!(
+            err("0 0 1 inf"),
+            "f.txt:1: `inf` is not a finite number (or is too large for f32)"
+        );
+        assert_eq!(
+            err("0 0 1 1\n\n0 0 0 1 1 1"),
+            "f.txt:3: a 3D box (6 numbers) in a list of 2D boxes (from line 1)"
+        );
+        assert_eq!(err("# only\n\n"), "f.txt: no boxes (no line holds a box)");
+    }
+
+    #[test]
+    fn every_method_is_measured_and_the_best_is_least() {
+        let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n", "f").expect("valid");
+        let report = measure(&set).expect("measured");
+        assert_eq!(report.methods.len(), 4 * 3 + 2);
+        let least = report
+            .methods
+            .iter()
+            .map(|m| m.cost)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(report.best.cost, least);
+        assert!(report.methods.iter().all(|m| m.height >= 2));
+    }
+}

@@ -1,0 +1,243 @@
+//! The built binary's `quality` command: box lists and scenes measured (the JSON object and
+//! its fields), and malformed box lists refused with `FILE:LINE: what`, exit code 1 and no
+//! panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run the binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Writes `contents` to `name` in `dir`; returns its path.
+fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write the file");
+    path
+}
+
+fn json(path: &str) -> serde_json::Value {
+    let out = bin(&["quality", path, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// Every method of `v`, checked field by field; the best is one of least cost.
+fn check_report(v: &serde_json::Value, boxes: u64, dimensions: u64) {
+    assert_eq!(v["boxes"], boxes);
+    assert_eq!(v["dimensions"], dimensions);
+    let methods = v["methods"].as_array().expect("methods");
+    let names: Vec<&str> = methods
+        .iter()
+        .map(|m| m["method"].as_str().expect("method"))
+        .collect();
+    let mut want = Vec::new();
+    for i in ["volume", "perimeter", "surface-area", "exact-surface-area"] {
+        for b in ["none", "avl", "rotations"] {
+            want.push(format!("{i}/{b}"));
+        }
+    }
+    want.push("rebuild".to_owned());
+    want.push("create-proxies".to_owned());
+    assert_eq!(names, want);
+    let mut least = f64::INFINITY;
+    for m in methods {
+        let object = m.as_object().expect("an object");
+        assert_eq!(object.len(), 4, "{m}");
+        let height = m["height"].as_u64().expect("height");
+        let min_height = u64::from(64 - (boxes - 1).leading_zeros());
+        assert!(height >= min_height && height < boxes, "{m}");
+        let cost = m["cost"].as_f64().expect("cost");
+        assert!(cost.is_finite() && cost >= 0.0, "{m}");
+        assert!(m["build_ms"].as_f64().expect("build_ms") >= 0.0, "{m}");
+        least = least.min(cost);
+    }
+    assert_eq!(v["best"]["cost"].as_f64(), Some(least));
+    let best = v["best"]["method"].as_str().expect("best method");
+    let first = methods
+        .iter()
+        .find(|m| m["cost"].as_f64() == Some(least))
+        .expect("a least");
+    assert_eq!(
+        first["method"].as_str(),
+        Some(best),
+        "the first of least cost"
+    );
+}
+
+#[test]
+fn quality_json_of_a_2d_list() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut list = String::from("# a pyramid of 33 unit boxes\n\n");
+    for row in 0..6 {
+        for i in 0..(8 - row) {
+            let x = 0.5 * f64::from(row) + f64::from(i);
+            let y = f64::from(row);
+            list.push_str(&format!("{x} {y} {} {}   # row {row}\n", x + 1.0, y + 1.0));
+        }
+    }
+    let path = write(dir.path(), "pyramid.txt", list.as_bytes());
+    let v = json(path.to_str().expect("utf-8 path"));
+    check_report(&v, 33, 2);
+    // The trees the tree crate's tests measure (tests/tree_quality.rs): SurfaceArea with
+    // rotations has height 6 and branches (root excluded) of half perimeter 145, the root 14.
+    let methods = v["methods"].as_array().expect("methods");
+    let sa_rot = &methods[8];
+    assert_eq!(sa_rot["method"], "surface-area/rotations");
+    assert_eq!(sa_rot["height"], 6);
+    assert!((sa_rot["cost"].as_f64().expect("cost") - 145.0 / 14.0).abs() < 1e-12);
+    let exact = &methods[9];
+    assert_eq!(exact["method"], "exact-surface-area/none");
+    assert_eq!(exact["height"], 8);
+    assert!((exact["cost"].as_f64().expect("cost") - 158.0 / 14.0).abs() < 1e-12);
+}
+
+#[test]
+fn quality_json_of_a_3d_list_and_the_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut list = String::new();
+    for i in 0..20 {
+        let x = f64::from(i) * 1.5;
+        list.push_str(&format!("{x} 0 0 {} 1 2\n", x + 1.0));
+    }
+    let path = write(dir.path(), "row.boxes", list.as_bytes());
+    let name = path.to_str().expect("utf-8 path");
+    check_report(&json(name), 20, 3);
+    let out = bin(&["quality", name]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.starts_with("20 boxes, 3D\n"), "{table}");
+    assert!(table.contains("exact-surface-area/rotations"), "{table}");
+    assert!(
+        table
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("best: ")),
+        "{table}"
+    );
+}
+
+#[test]
+fn quality_of_a_scene_takes_its_spheres_at_the_start() {
+    check_report(&json("scenes/random-1000.ron"), 1000, 2);
+    check_report(
+        &json("scenes/spheres-3d.ron"),
+        spheres_at_start("scenes/spheres-3d.ron"),
+        3,
+    );
+}
+
+/// The spheres of a scene, as `check` counts them (`FILE: ok: "NAME", 3D, N spheres (...)`).
+fn spheres_at_start(scene: &str) -> u64 {
+    let out = bin(&["check", scene]);
+    let line = text(&out.stdout);
+    line.split("D, ")
+        .nth(1)
+        .and_then(|rest| rest.split(" spheres").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {line}"))
+}
+
+#[test]
+fn malformed_lists_are_refused_with_the_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases: &[(&str, &[u8], &str)] = &[
+        (
+            "number.txt",
+            b"0 0 1 1\n0 0 1 one\n",
+            "2: `one` is not a number",
+        ),
+        (
+            "count.txt",
+            b"# boxes\n0 0 1 1\n\n0 0 1 1 2\n",
+            "4: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx miny minz maxx maxy \
+             maxz), found 5",
+        ),
+        (
+            "inverted.txt",
+            b"0 0 0 1 1 1\n0 5 0 1 4 1\n",
+            "2: min > max on y (5 > 4)",
+        ),
+        (
+            "nan.txt",
+            b"0 0 NaN 1\n",
+            "1: `NaN` is not a finite number (or is too large for f32)",
+        ),
+        (
+            "huge.txt",
+            b"0 0 1e39 1\n",
+            "1: `1e39` is not a finite number (or is too large for f32)",
+        ),
+        (
+            "mixed.txt",
+            b"0 0 0 1 1 1\n# 2D next\n0 0 1 1\n",
+            "3: a 2D box (4 numbers) in a list of 3D boxes (from line 1)",
+        ),
+        ("binary.txt", b"0 0 1 1\n\xff\xfe\n", "2: not UTF-8 text"),
+    ];
+    for (name, contents, want) in cases {
+        let path = write(dir.path(), name, contents);
+        let file = path.to_str().expect("utf-8 path");
+        for json in [false, true] {
+            let mut args = vec!["quality", file];
+            if json {
+                args.push("--json");
+            }
+            let out = bin(&args);
+            assert_eq!(out.status.code(), Some(1), "{name}");
+            assert_eq!(text(&out.stderr), format!("{file}:{want}\n"), "{name}");
+            assert_eq!(text(&out.stdout), "", "{name}");
+        }
+    }
+}
+
+#[test]
+fn empty_large_and_missing_files_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = write(dir.path(), "empty.txt", b"# nothing here\n\n   \n");
+    let empty = empty.to_str().expect("utf-8 path");
+    let out = bin(&["quality", empty]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("{empty}: no boxes (no line holds a box)\n")
+    );
+
+    // A sparse file one byte over the limit: refused before any byte is read.
+    let large = dir.path().join("large.txt");
+    let f = std::fs::File::create(&large).expect("create");
+    f.set_len(256 * 1024 * 1024 + 1).expect("set_len");
+    let large = large.to_str().expect("utf-8 path");
+    let out = bin(&["quality", large]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("{large}: the file is 268435457 bytes")),
+        "{stderr}"
+    );
+
+    let dir_name = dir.path().to_str().expect("utf-8 path");
+    let out = bin(&["quality", dir_name]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("{dir_name}: is a directory, not a regular file\n")
+    );
+
+    for out in [
+        bin(&["quality", empty]),
+        bin(&["quality", "no/such/file.txt"]),
+    ] {
+        assert_eq!(out.status.code(), Some(1));
+        assert!(!text(&out.stderr).contains("panicked"));
+    }
+}
