@@ -24,6 +24,7 @@ fn insertion_name(c: InsertionCost) -> &'static str {
         InsertionCost::Volume => "Volume (Choi)",
         InsertionCost::Perimeter => "Perimeter (greedy)",
         InsertionCost::SurfaceArea => "Surface area (Box2D v3)",
+        InsertionCost::ExactSurfaceArea => "Exact surface area (Bittner)",
     }
 }
 
