@@ -21,12 +21,15 @@ FIGURES=(
   "randall-velocity-aabb|scenes/randall-velocity-aabb.ron|--view world --layers walls,leaves,spheres,velocity,labels"
   "abcd-view-and-hierarchy|scenes/abcd-view-and-hierarchy.ron|--view both"
   "gaul-5000-bodies|scenes/gaul-5000-bodies.ron|--view world --steps 120"
+  "advisor-slow-dense|scenes/advisor-slow-dense.ron|--view world --advisor-margin 0.02:1.22:0.1 --advisor-lookahead 0,0.05,0.2 --advisor-steps 300 --timeout-secs 900"
+  "advisor-fast-sparse|scenes/advisor-fast-sparse.ron|--view world --advisor-margin 0.02:1.22:0.1 --advisor-lookahead 0,0.05,0.2 --advisor-steps 300 --timeout-secs 900"
+  "advisor-mixed-sizes|scenes/advisor-mixed-sizes.ron|--view world --advisor-margin 0.02:1.22:0.1 --advisor-lookahead 0,0.05,0.2 --advisor-steps 300 --timeout-secs 900"
 )
 
 WANT=("$@")
 SIZE="${SCREENSHOT_SIZE:-1280x800}"
 
-cargo build --locked --bin aabb-debugger
+[ -n "${SCREENSHOT_NO_BUILD:-}" ] || cargo build --locked --bin aabb-debugger
 BIN="${CARGO_TARGET_DIR:-target}/debug/aabb-debugger"
 
 XVFB_PID=""
