@@ -716,9 +716,10 @@ impl AdvisorView {
                 });
             self.ms_lookahead = choice;
             let ms_series: Vec<Series> = [
-                ("update", LINE_COLOURS[0]),
-                ("pairs", LINE_COLOURS[1]),
-                ("total", LINE_COLOURS[2]),
+                // Not the look-ahead colours: these lines are parts of one look-ahead.
+                ("update", LINE_COLOURS[5]),
+                ("pairs", LINE_COLOURS[3]),
+                ("total", LINE_COLOURS[4]),
             ]
             .iter()
             .map(|&(what, colour)| Series {
@@ -948,5 +949,52 @@ impl View for AdvisorView {
         if !open {
             out.push(Command::ShowAdvisor(false));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_grid_holds_about_forty_margins_and_the_current_lookahead() {
+        for (margin, lookahead) in [(0.2f32, 0.0f32), (1.0, 0.1), (3.0, 0.05), (0.0, 0.0)] {
+            let tree = TreeConfig {
+                margin,
+                velocity_lookahead: lookahead,
+                ..TreeConfig::default()
+            };
+            let form = Form::around(&tree);
+            let spec = form.spec(1000).expect("the default grid is valid");
+            assert!(
+                (38..=42).contains(&spec.margins.len()),
+                "{}: {} margins",
+                form.margins,
+                spec.margins.len()
+            );
+            assert_eq!(spec.margins[0], 0.01);
+            assert!(spec.lookaheads.contains(&lookahead));
+            assert_eq!(spec.steps, 300);
+            assert_eq!(spec.pair_limit, 1000);
+        }
+    }
+
+    #[test]
+    fn a_bad_field_is_named() {
+        let form = Form {
+            steps: "many".to_owned(),
+            ..Form::around(&TreeConfig::default())
+        };
+        match form.spec(10) {
+            Err(SweepError::Grid { field, .. }) => assert_eq!(field, "steps"),
+            other => panic!("expected a steps error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn round2_keeps_two_significant_digits() {
+        assert_eq!(round2(0.025384), 0.025);
+        assert_eq!(round2(3.99), 4.0);
+        assert_eq!(round2(0.0), 0.0);
     }
 }
