@@ -179,6 +179,52 @@ fn clicking_a_point_applies_its_margin_and_lookahead_to_the_live_tree() {
     assert!(app.is_dirty());
     assert_eq!(app.sim().step_index(), step, "applying does not step");
     assert!(app.status().starts_with("Margin") || app.status().starts_with("Look-ahead"));
+    // The click is one undo step: Ctrl+Z gives back the settings before it, live too.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_applied(h.state(), &before, before.margin, before.velocity_lookahead);
+    assert!(
+        h.state().status().starts_with("Undone: "),
+        "{}",
+        h.state().status()
+    );
+}
+
+/// A slider drag (the margin changed in consecutive frames) is one undo step; a change in a
+/// later frame is another; undo walks them back in order and then has nothing left.
+#[test]
+fn a_drag_of_the_margin_is_one_undo_step() {
+    let mut h = harness();
+    let before = h.state().document().tree;
+    for k in 1..=5 {
+        let settings = TreeConfig {
+            margin: before.margin + 0.1 * k as f32,
+            ..before
+        };
+        h.state_mut()
+            .push_command(Command::SetTreeSettings(settings));
+        h.run_steps(1);
+    }
+    let dragged = h.state().document().tree;
+    h.run_steps(3);
+    let later = TreeConfig {
+        velocity_lookahead: 0.25,
+        ..dragged
+    };
+    h.state_mut().push_command(Command::SetTreeSettings(later));
+    h.run_steps(1);
+    assert_eq!(h.state().document().tree, later);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(1);
+    assert_eq!(h.state().document().tree, dragged);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(1);
+    assert_eq!(h.state().document().tree, before);
+    assert_eq!(live_tree(h.state()).margin, before.margin);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(1);
+    assert_eq!(h.state().document().tree, before);
+    assert_eq!(h.state().status(), "Nothing to undo.");
 }
 
 #[test]

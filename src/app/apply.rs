@@ -4,7 +4,7 @@
 use super::commands::{Command, broadphase_name};
 use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
-use super::state::{FileRequest, State};
+use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State};
 use crate::fileio::WriteOptions;
 use crate::scene::{Scene, SceneError, Simulation, Sphere};
 use crate::tree::TreeConfig;
@@ -72,6 +72,7 @@ impl State {
                     // Applied, but the pairs passed the limit: `sync_stopped` says so.
                     Ok(()) | Err(SceneError::Step { .. }) => {
                         let old = self.model.doc.tree;
+                        self.record_undo(old, settings);
                         self.model.doc.tree = settings;
                         self.model.dirty = true;
                         self.model.rev += 1;
@@ -79,6 +80,28 @@ impl State {
                         self.model.status = describe_settings_change(&old, &settings);
                     }
                     Err(e) => self.model.status = format!("Setting refused: {e}"),
+                }
+            }
+            Command::Undo => {
+                let Some(step) = self.model.undo.pop() else {
+                    self.model.status = "Nothing to undo.".into();
+                    return;
+                };
+                let settings = step.settings;
+                match self.model.sim.set_tree_settings(settings) {
+                    Ok(()) | Err(SceneError::Step { .. }) => {
+                        let old = self.model.doc.tree;
+                        self.model.doc.tree = settings;
+                        self.model.dirty = true;
+                        self.model.rev += 1;
+                        self.record_step();
+                        self.model.status =
+                            format!("Undone: {}", describe_settings_change(&old, &settings));
+                    }
+                    Err(e) => {
+                        self.model.undo.push(step);
+                        self.model.status = format!("Undo refused: {e}");
+                    }
                 }
             }
             Command::SetBroadphase(kind) => match self.model.sim.set_broadphase(kind) {
@@ -124,6 +147,7 @@ impl State {
                     Ok(sim) => {
                         self.model.doc = doc;
                         self.model.sim = sim;
+                        self.model.undo.clear();
                         self.model.dirty = true;
                         self.after_restart();
                         self.model.status = "Generator applied; the scene restarted.".into();
@@ -417,11 +441,38 @@ impl State {
         }
     }
 
+    /// Records the settings before a change as an undo step; the frames of one slider drag
+    /// (the same single number moved in consecutive frames) make one step.
+    fn record_undo(&mut self, old: TreeConfig, new: TreeConfig) {
+        if old == new {
+            return;
+        }
+        let field = single_numeric_change(&old, &new);
+        let frame = self.model.frame;
+        if let Some(last) = self.model.undo.last_mut()
+            && field.is_some()
+            && last.field == field
+            && frame <= last.frame + 1
+        {
+            last.frame = frame;
+            return;
+        }
+        if self.model.undo.len() >= MAX_UNDO {
+            self.model.undo.remove(0);
+        }
+        self.model.undo.push(SettingsUndo {
+            settings: old,
+            field,
+            frame,
+        });
+    }
+
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
         match self.start(&scene) {
             Ok(sim) => {
                 self.model.sim = sim;
                 self.model.doc = scene;
+                self.model.undo.clear();
                 self.model.path = path.clone();
                 self.model.dirty = false;
                 self.model.error = None;
@@ -503,5 +554,26 @@ fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {
         )
     } else {
         "Tree settings unchanged.".into()
+    }
+}
+
+/// `"margin"` or `"look-ahead"` when that is the only setting that differs, else `None`.
+fn single_numeric_change(old: &TreeConfig, new: &TreeConfig) -> Option<&'static str> {
+    let same_rest = |a: &TreeConfig, b: &TreeConfig| {
+        a.insertion == b.insertion
+            && a.balancing == b.balancing
+            && a.pairs == b.pairs
+            && a.update == b.update
+    };
+    if !same_rest(old, new) {
+        return None;
+    }
+    match (
+        old.margin != new.margin,
+        old.velocity_lookahead != new.velocity_lookahead,
+    ) {
+        (true, false) => Some("margin"),
+        (false, true) => Some("look-ahead"),
+        _ => None,
     }
 }

@@ -26,6 +26,9 @@ pub enum Command {
     /// New tree settings (margin, look-ahead, insertion, balancing, pairs, update), applied at
     /// once.
     SetTreeSettings(TreeConfig),
+    /// Go back to the tree settings before the last change (Ctrl+Z); a slider drag is one
+    /// change, a click on an Advisor point another.
+    Undo,
     /// Another broad phase (tree, brute force, sweep-and-prune).
     SetBroadphase(BroadphaseKind),
     /// Rebuild the tree from scratch.

@@ -307,8 +307,14 @@ impl DebuggerApp {
         let save_as = KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
         let save = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
         let open = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+        let undo = KeyboardShortcut::new(Modifiers::COMMAND, Key::Z);
+        // A text field with the focus keeps Ctrl+Z for its own text.
+        let typing = ctx.memory(|m| m.focused().is_some());
         let mut cmds = Vec::new();
         ctx.input_mut(|i| {
+            if !typing && i.consume_shortcut(&undo) {
+                cmds.push(Command::Undo);
+            }
             if i.consume_shortcut(&save_as) {
                 cmds.push(Command::SaveAsDialog);
             }

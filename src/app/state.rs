@@ -47,7 +47,27 @@ pub struct Model {
     pub stopped: Option<String>,
     /// The most candidate pairs a step may find (kept across scenes).
     pub pair_limit: usize,
+    /// Tree settings to go back to, the latest last ([`Command::Undo`]); cleared when another
+    /// document is opened or the scene restarts with new spheres.
+    pub undo: Vec<SettingsUndo>,
+    /// Frames begun so far (to merge one slider drag into one undo step).
+    pub frame: u64,
 }
+
+/// One undo step of the tree settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SettingsUndo {
+    /// The settings before the change.
+    pub settings: crate::tree::TreeConfig,
+    /// The one numeric setting the change moved (`"margin"` or `"look-ahead"`), when it moved
+    /// only that one: later frames moving the same one (a slider drag) join this step.
+    pub field: Option<&'static str>,
+    /// The frame of the last change in this step.
+    pub frame: u64,
+}
+
+/// The most undo steps kept.
+pub const MAX_UNDO: usize = 100;
 
 /// What the views share about how the model is shown (each view keeps the rest itself).
 pub struct ViewState {
@@ -154,6 +174,8 @@ impl State {
                 error: None,
                 stopped: None,
                 pair_limit,
+                undo: Vec::new(),
+                frame: 0,
             },
             prefs,
             view: ViewState {
@@ -318,6 +340,7 @@ impl State {
     /// Starts a frame's bookkeeping: the last frame's drawing time becomes what the
     /// statistics show.
     pub(super) fn begin_frame(&mut self) {
+        self.model.frame += 1;
         self.view.last_draw_ms = self.view.draw_ms;
         self.view.draw_ms = 0.0;
     }

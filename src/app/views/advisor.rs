@@ -122,6 +122,8 @@ pub struct AdvisorGrid {
 /// A sweep running in the background.
 struct Running {
     handle: SweepHandle,
+    /// The document when it started (to notice a different scene opened since).
+    doc: Scene,
     /// The scene swept (for the JSON export).
     scene: Scene,
     /// What it started from, for the result's heading.
@@ -131,6 +133,8 @@ struct Running {
 /// A finished sweep.
 struct Finished {
     report: SweepReport,
+    /// The document when the sweep started.
+    doc: Scene,
     scene: Scene,
     from: String,
     /// The distinct look-ahead values, in grid order (one line each).
@@ -225,6 +229,7 @@ impl AdvisorView {
                     .unwrap_or(0);
                 self.finished = Some(Finished {
                     report: *report,
+                    doc: run.doc,
                     scene: run.scene,
                     from: run.from,
                     lookaheads,
@@ -266,6 +271,7 @@ impl AdvisorView {
             };
             Ok(Running {
                 handle: plan.start()?,
+                doc: state.model.doc.clone(),
                 scene,
                 from,
             })
@@ -597,15 +603,18 @@ impl AdvisorView {
             if let Some(b) = &advice.best_by_work {
                 if ui
                     .button("Apply best by work")
-                    .on_hover_text("Fewest node visits (white square): the same on every machine.")
+                    .on_hover_text(
+                        "Least work (white square): the tree's node visits plus one \
+                         narrow-phase test per candidate pair a step; the same on every machine.",
+                    )
                     .clicked()
                 {
                     apply = Some(b.index);
                 }
                 ui.label(format!(
-                    "{} ({:.0} node visits/step)",
+                    "{} ({:.0} node visits + pair tests a step)",
                     name(b.index),
-                    report.points[b.index].per_step(b.node_visits_total)
+                    report.points[b.index].per_step(b.work_total)
                 ));
             }
         });
@@ -905,6 +914,16 @@ impl AdvisorView {
     }
 }
 
+/// True when two scenes move the same spheres the same way (everything but the tree
+/// settings, the name and the saved view).
+fn same_motion(a: &Scene, b: &Scene) -> bool {
+    a.dimensions == b.dimensions
+        && a.world == b.world
+        && a.dt == b.dt
+        && a.spheres == b.spheres
+        && a.generate == b.generate
+}
+
 impl View for AdvisorView {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         self.poll();
@@ -912,8 +931,28 @@ impl View for AdvisorView {
             ui.ctx().request_repaint_after(REPAINT);
         }
         if !state.dialogs.advisor {
+            // Closed (the window's cross or the View menu): a running sweep is no longer
+            // wanted.
+            if let Some(run) = &self.running {
+                run.handle.cancel();
+            }
             self.positions.clear();
             return;
+        }
+        // A report of another scene (one opened since, or new spheres) must not be applied
+        // to this one; the tree settings may differ (applying a point changes them).
+        if self
+            .finished
+            .as_ref()
+            .is_some_and(|f| !same_motion(&f.doc, &state.model.doc))
+        {
+            self.finished = None;
+            self.positions.clear();
+            self.message = Some(
+                "The scene changed since the last sweep (another file, or other spheres): \
+                 sweep it again."
+                    .to_owned(),
+            );
         }
         if let Some(grid) = self.start_requested.take() {
             let form = self

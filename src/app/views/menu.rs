@@ -45,6 +45,25 @@ impl View for MenuBar {
                     out.push(Command::Quit);
                 }
             });
+            ui.menu_button("Edit", |ui| {
+                let label = match state.model.undo.last() {
+                    Some(step) => match step.field {
+                        Some(field) => format!("Undo {field} change"),
+                        None => "Undo settings change".to_owned(),
+                    },
+                    None => "Undo".to_owned(),
+                };
+                if ui
+                    .add_enabled(
+                        !state.model.undo.is_empty(),
+                        egui::Button::new(label).shortcut_text("Ctrl+Z"),
+                    )
+                    .on_hover_text("Go back to the tree settings before the last change.")
+                    .clicked()
+                {
+                    out.push(Command::Undo);
+                }
+            });
             ui.menu_button("Scenes", |ui| {
                 let files = scenes_dir().map(|d| list_scenes(&d)).unwrap_or_default();
                 if files.is_empty() {

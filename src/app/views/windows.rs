@@ -15,6 +15,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Space", "play / pause"),
     ("Right arrow or N", "one step"),
     ("R", "reset to step 0"),
+    ("Ctrl+Z", "undo the last change of the tree settings"),
     ("F or double-click", "fit the world and the tree"),
     ("Wheel", "zoom around the cursor"),
     ("Right or middle drag", "pan (left drag on empty space too)"),
