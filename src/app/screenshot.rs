@@ -58,6 +58,16 @@ struct ScreenshotApp {
 }
 
 impl eframe::App for ScreenshotApp {
+    /// A screenshot shows the app as it is, not where the pointer happens to rest (on a
+    /// virtual display it sits in the middle of the window): pointer motion is dropped and
+    /// the pointer treated as gone, so no hover or tooltip appears in the image.
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        raw_input
+            .events
+            .retain(|e| !matches!(e, egui::Event::PointerMoved(_)));
+        raw_input.events.push(egui::Event::PointerGone);
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         self.app.ui(ui, frame);
         if self.app.advisor_running() {
