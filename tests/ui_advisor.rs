@@ -311,3 +311,21 @@ fn cancel_leaves_the_live_scene_untouched() {
     assert!(h.state().advisor_report().is_none());
     assert_eq!(snapshot(h.state()), before);
 }
+
+/// A report belongs to the scene it swept: after another scene is opened it is dropped (its
+/// points cannot be applied to the new scene), and the window says why.
+#[test]
+fn opening_another_scene_drops_the_report() {
+    let (mut h, _report) = swept();
+    h.state_mut().push_command(Command::OpenBuiltin);
+    h.run_steps(3);
+    assert_eq!(h.state().advisor_report(), None);
+    assert_eq!(
+        h.state().advisor_message(),
+        Some(
+            "The scene changed since the last sweep (another file, or other spheres): sweep it \
+             again."
+        )
+    );
+    assert!(h.query_by_label("Apply best by work").is_none());
+}

@@ -148,6 +148,7 @@ impl State {
                         self.model.doc = doc;
                         self.model.sim = sim;
                         self.model.undo.clear();
+                        self.model.document_id += 1;
                         self.model.dirty = true;
                         self.after_restart();
                         self.model.status = "Generator applied; the scene restarted.".into();
@@ -473,6 +474,7 @@ impl State {
                 self.model.sim = sim;
                 self.model.doc = scene;
                 self.model.undo.clear();
+                self.model.document_id += 1;
                 self.model.path = path.clone();
                 self.model.dirty = false;
                 self.model.error = None;

@@ -52,6 +52,10 @@ pub struct Model {
     pub undo: Vec<SettingsUndo>,
     /// Frames begun so far (to merge one slider drag into one undo step).
     pub frame: u64,
+    /// Bumped when another document is opened or the scene restarts with new spheres (not
+    /// by saving, nor by a change of settings): what a result computed on the old one, such
+    /// as the Advisor's, checks before it is applied.
+    pub document_id: u64,
 }
 
 /// One undo step of the tree settings.
@@ -176,6 +180,7 @@ impl State {
                 pair_limit,
                 undo: Vec::new(),
                 frame: 0,
+                document_id: 0,
             },
             prefs,
             view: ViewState {

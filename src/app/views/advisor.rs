@@ -122,8 +122,8 @@ pub struct AdvisorGrid {
 /// A sweep running in the background.
 struct Running {
     handle: SweepHandle,
-    /// The document when it started (to notice a different scene opened since).
-    doc: Scene,
+    /// The document's id when it started (to notice a different scene opened since).
+    document_id: u64,
     /// The scene swept (for the JSON export).
     scene: Scene,
     /// What it started from, for the result's heading.
@@ -133,8 +133,8 @@ struct Running {
 /// A finished sweep.
 struct Finished {
     report: SweepReport,
-    /// The document when the sweep started.
-    doc: Scene,
+    /// The document's id when the sweep started.
+    document_id: u64,
     scene: Scene,
     from: String,
     /// The distinct look-ahead values, in grid order (one line each).
@@ -229,7 +229,7 @@ impl AdvisorView {
                     .unwrap_or(0);
                 self.finished = Some(Finished {
                     report: *report,
-                    doc: run.doc,
+                    document_id: run.document_id,
                     scene: run.scene,
                     from: run.from,
                     lookaheads,
@@ -271,7 +271,7 @@ impl AdvisorView {
             };
             Ok(Running {
                 handle: plan.start()?,
-                doc: state.model.doc.clone(),
+                document_id: state.model.document_id,
                 scene,
                 from,
             })
@@ -914,16 +914,6 @@ impl AdvisorView {
     }
 }
 
-/// True when two scenes move the same spheres the same way (everything but the tree
-/// settings, the name and the saved view).
-fn same_motion(a: &Scene, b: &Scene) -> bool {
-    a.dimensions == b.dimensions
-        && a.world == b.world
-        && a.dt == b.dt
-        && a.spheres == b.spheres
-        && a.generate == b.generate
-}
-
 impl View for AdvisorView {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         self.poll();
@@ -940,11 +930,11 @@ impl View for AdvisorView {
             return;
         }
         // A report of another scene (one opened since, or new spheres) must not be applied
-        // to this one; the tree settings may differ (applying a point changes them).
+        // to this one.
         if self
             .finished
             .as_ref()
-            .is_some_and(|f| !same_motion(&f.doc, &state.model.doc))
+            .is_some_and(|f| f.document_id != state.model.document_id)
         {
             self.finished = None;
             self.positions.clear();
