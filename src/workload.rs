@@ -378,12 +378,6 @@ impl OurBroadphase<TreeBroadphase<Vec2>> {
         let threads = if parallel { ", rayon" } else { "" };
         Self::with_name(tree, format!("tree {}{threads}", config_label(&config)))
     }
-
-    /// The tree (for stats after a run).
-    #[must_use]
-    pub fn tree_ref(&self) -> &crate::tree::DynamicTree<Vec2, u32> {
-        self.phase.tree()
-    }
 }
 
 impl OurBroadphase<BruteForce<Vec2>> {
@@ -413,12 +407,6 @@ impl<B: BroadphaseCore<Vec2>> OurBroadphase<B> {
             name,
             outcome: UpdateOutcome::default(),
         }
-    }
-
-    /// The broad phase itself.
-    #[must_use]
-    pub fn phase(&self) -> &B {
-        &self.phase
     }
 }
 

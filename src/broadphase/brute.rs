@@ -118,9 +118,7 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
     }
 
     fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
-        let mut out = UpdateOutcome::default();
-        self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
-        Ok(out)
+        self.update_from_scene(bodies)
     }
 
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {

@@ -181,6 +181,13 @@ pub trait BroadphaseCore<V: SceneVector> {
     fn visit_pairs(&mut self, visit: impl FnMut(u32, u32)) -> Result<bool, BroadphaseError>;
     /// Bytes the structure holds (capacities).
     fn bytes(&self) -> usize;
+    /// [`BroadphaseCore::update_bodies`] from a scene's bodies (in `Vec3`), with a fresh
+    /// outcome: what [`Broadphase::update`] is for each of them.
+    fn update_from_scene(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
+        let mut out = UpdateOutcome::default();
+        self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
+        Ok(out)
+    }
 }
 
 /// A broad phase: keeps a fat box per body and reports the pairs whose fat boxes overlap.

@@ -162,9 +162,7 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
     }
 
     fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError> {
-        let mut out = UpdateOutcome::default();
-        self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
-        Ok(out)
+        self.update_from_scene(bodies)
     }
 
     fn set_pair_limit(&mut self, limit: usize) {

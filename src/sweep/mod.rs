@@ -292,6 +292,13 @@ impl SweepControl {
         self.cancel.load(Ordering::Relaxed)
     }
 
+    /// Sets what the whole sweep will take: `points` points of `steps` steps each.
+    fn set_totals(&self, points: usize, steps: u64) {
+        self.steps_total
+            .store(points as u64 * steps, Ordering::Relaxed);
+        self.points_total.store(points, Ordering::Relaxed);
+    }
+
     /// How far the sweep has got.
     #[must_use]
     pub fn progress(&self) -> Progress {
@@ -461,13 +468,7 @@ impl SweepPlan {
     pub fn run(&self, control: &SweepControl) -> Result<SweepOutcome, SweepError> {
         use rayon::prelude::*;
         let started = Instant::now();
-        control.steps_total.store(
-            self.points.len() as u64 * self.spec.steps,
-            Ordering::Relaxed,
-        );
-        control
-            .points_total
-            .store(self.points.len(), Ordering::Relaxed);
+        control.set_totals(self.points.len(), self.spec.steps);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.spec.threads)
             .thread_name(|i| format!("sweep-{i}"))
@@ -506,13 +507,7 @@ impl SweepPlan {
     /// [`SweepHandle::is_finished`].
     pub fn start(self) -> Result<SweepHandle, SweepError> {
         let control = Arc::new(SweepControl::new());
-        control.steps_total.store(
-            self.points.len() as u64 * self.spec.steps,
-            Ordering::Relaxed,
-        );
-        control
-            .points_total
-            .store(self.points.len(), Ordering::Relaxed);
+        control.set_totals(self.points.len(), self.spec.steps);
         let shared = Arc::clone(&control);
         let thread = std::thread::Builder::new()
             .name("sweep".to_owned())
