@@ -2,6 +2,7 @@
 //! saves; generated spheres are deterministic and inside the world.
 
 use aabb_debugger::scene::{Generate, Scene, Sphere};
+use aabb_debugger::tree::Balancing;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 
@@ -274,4 +275,21 @@ fn the_update_mode_is_optional_and_written_only_when_not_the_default() {
     )
     .expect_err("unknown mode");
     assert!(err.to_string().starts_with("bad.ron:2:"), "{err}");
+}
+
+#[test]
+fn a_saved_scene_says_balancing_none_plainly_and_keeps_strings_as_they_are() {
+    let mut scene = Scene::load(Path::new("scenes/choi-appear-disappear.ron")).expect("scene");
+    assert_eq!(scene.tree.balancing, Balancing::None);
+    // A name that holds what the fix rewrites outside strings must come back unchanged.
+    scene.name = r#"quote " and balancing: r#None"#.to_owned();
+    let text = scene.to_text(false).expect("text");
+    assert!(text.contains("balancing: None,"), "{text}");
+    assert_eq!(
+        text.matches("r#").count(),
+        1,
+        "only inside the name: {text}"
+    );
+    let back = Scene::parse(&text, "copy", false).expect("reads back");
+    assert_eq!(back, scene);
 }

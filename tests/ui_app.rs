@@ -559,3 +559,68 @@ fn hitting_the_pair_limit_while_playing_pauses_keeps_the_scene_and_says_why() {
     h.run_steps(3);
     assert!(h.state().sim().step_index() > step);
 }
+
+#[test]
+fn space_pauses_with_a_number_field_or_slider_focused_but_types_in_free_text() {
+    let mut h = harness();
+    let limit = h.state().pair_limit();
+    // A click on a number field edits it as text: Space still plays, and types nothing.
+    h.get_by_label_contains("Pair limit").click();
+    h.run_steps(2);
+    assert!(h.get_by_label_contains("Pair limit").is_focused());
+    h.key_press(Key::Space);
+    h.run_steps(2);
+    assert!(h.state().is_playing(), "Space in a number field plays");
+    // A focused slider: Space pauses.
+    h.get_by_role_and_label(Role::Slider, "Margin").focus();
+    h.run_steps(1);
+    h.key_press(Key::Space);
+    h.run_steps(1);
+    assert!(
+        !h.state().is_playing(),
+        "Space with a slider focused pauses"
+    );
+    assert_eq!(h.state().pair_limit(), limit);
+    // The Advisor's lists take spaces: Space types there.
+    h.state_mut().push_command(Command::ShowAdvisor(true));
+    h.run_steps(2);
+    let field = h.get_by_label("Look-ahead values (s)");
+    field.focus();
+    h.run_steps(1);
+    h.key_press(Key::Space);
+    h.run_steps(1);
+    assert!(!h.state().is_playing(), "Space in free text types");
+}
+
+#[test]
+fn the_branch_depth_range_survives_another_broad_phase_and_the_top_means_all() {
+    use aabb_debugger::broadphase::BroadphaseKind;
+    let mut h = harness();
+    let all = (
+        h.state().prefs().branch_depth_min,
+        h.state().prefs().branch_depth_max,
+    );
+    assert_eq!(all, (0, u32::MAX));
+    h.state_mut()
+        .push_command(Command::SetBroadphase(BroadphaseKind::Brute));
+    h.run_steps(3);
+    h.state_mut()
+        .push_command(Command::SetBroadphase(BroadphaseKind::Tree));
+    h.run_steps(3);
+    let now = (
+        h.state().prefs().branch_depth_min,
+        h.state().prefs().branch_depth_max,
+    );
+    assert_eq!(now, all, "showing no tree does not narrow the range");
+    // The user narrows it: kept; then the top of the slider is "to the bottom" again.
+    let deepest = h.state().snapshot().max_depth;
+    assert!(deepest >= 2, "deepest {deepest}");
+    h.get_by_role_and_label(Role::Slider, "… to depth")
+        .set_value_accesskit(1.0);
+    h.run_steps(2);
+    assert_eq!(h.state().prefs().branch_depth_max, 1);
+    h.get_by_role_and_label(Role::Slider, "… to depth")
+        .set_value_accesskit(f64::from(deepest));
+    h.run_steps(2);
+    assert_eq!(h.state().prefs().branch_depth_max, u32::MAX);
+}

@@ -298,7 +298,7 @@ impl Default for Prefs {
             show_charts: true,
             show_events: true,
             branch_depth_min: 0,
-            branch_depth_max: 64,
+            branch_depth_max: u32::MAX,
             tree_collapse_depth: 12,
             speed: 1.0,
             validate_every_step: false,

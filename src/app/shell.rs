@@ -11,7 +11,6 @@ use super::pick::{Pick, SphereDrag};
 use super::prefs::{Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
 use super::snapshot::Snapshot;
 use super::state::State;
-use super::views::View;
 use super::views::advisor::{AdvisorGrid, AdvisorView};
 use super::views::controls::Controls;
 use super::views::menu::MenuBar;
@@ -20,6 +19,7 @@ use super::views::status::StatusBar;
 use super::views::tree::TreeView;
 use super::views::windows::Windows;
 use super::views::world::WorldView;
+use super::views::{View, free_text_has_focus};
 use crate::scene::{Scene, SceneError, Simulation};
 use crate::tree::{Aabb, NodeId};
 use egui::{Key, KeyboardShortcut, Modifiers, Pos2};
@@ -328,20 +328,34 @@ impl DebuggerApp {
                 cmds.push(Command::ToggleHelp);
             }
         });
-        // Single keys only when no text field wants them and no dialog is up.
+        // Single keys only when no text field wants them and no dialog is up; Space also in
+        // a number field (or with a slider or button focused): only free text takes spaces.
         let dialogs = &self.state.dialogs;
-        if ctx.egui_wants_keyboard_input()
-            || dialogs.file.is_some()
+        if dialogs.file.is_some()
             || dialogs.confirm.is_some()
             || dialogs.replace_read_only.is_some()
         {
             out.extend(cmds);
             return;
         }
+        if !free_text_has_focus(ctx)
+            && ctx.input_mut(|i| {
+                let space = i.consume_key(Modifiers::NONE, Key::Space);
+                if space {
+                    // The space the key would type goes too: a number has none.
+                    i.events
+                        .retain(|e| !matches!(e, egui::Event::Text(t) if t == " "));
+                }
+                space
+            })
+        {
+            cmds.push(Command::TogglePlay);
+        }
+        if ctx.egui_wants_keyboard_input() {
+            out.extend(cmds);
+            return;
+        }
         ctx.input_mut(|i| {
-            if i.consume_key(Modifiers::NONE, Key::Space) {
-                cmds.push(Command::TogglePlay);
-            }
             if i.consume_key(Modifiers::NONE, Key::ArrowRight)
                 || i.consume_key(Modifiers::NONE, Key::N)
             {

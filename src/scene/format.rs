@@ -141,10 +141,46 @@ pub(crate) fn to_text(scene: &Scene, json: bool) -> Result<String, SceneError> {
             .depth_limit(2)
             .struct_names(false)
             .separate_tuple_members(false);
-        let mut text = ron::ser::to_string_pretty(&f, config).map_err(|e| fail(e.to_string()))?;
+        let text = ron::ser::to_string_pretty(&f, config).map_err(|e| fail(e.to_string()))?;
+        let mut text = plain_variant_names(&text);
         text.push('\n');
         Ok(text)
     }
+}
+
+/// `text` with ron's raw identifiers outside string literals written plainly: ron writes the
+/// variant `Balancing::None` as `r#None` (so as not to confuse it with `Option::None`), but the
+/// format, its documentation and every scene say `balancing: None`, which reads back the
+/// same. String literals (a scene's name, a label) are copied unchanged.
+fn plain_variant_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let raw_identifier = rest
+            .strip_prefix("r#")
+            .and_then(|r| r.chars().next())
+            .is_some_and(|c| c.is_ascii_alphabetic());
+        if !in_string && raw_identifier {
+            rest = &rest[2..];
+            continue;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// JSON with the top level and the sphere list one item per line, the rest compact.

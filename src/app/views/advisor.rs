@@ -295,20 +295,24 @@ impl AdvisorView {
             .num_columns(2)
             .show(ui, |ui| {
                 let label = ui.label("Margins (from:to:step)");
-                ui.add_enabled(
+                let field = ui.add_enabled(
                     !running,
                     egui::TextEdit::singleline(&mut form.margins).desired_width(200.0),
-                )
-                .labelled_by(label.id)
-                .on_hover_text("World units: FROM, FROM + STEP, ... up to TO.");
+                );
+                super::mark_free_text(&field);
+                field
+                    .labelled_by(label.id)
+                    .on_hover_text("World units: FROM, FROM + STEP, ... up to TO.");
                 ui.end_row();
                 let label = ui.label("Look-ahead values (s)");
-                ui.add_enabled(
+                let field = ui.add_enabled(
                     !running,
                     egui::TextEdit::singleline(&mut form.lookaheads).desired_width(200.0),
-                )
-                .labelled_by(label.id)
-                .on_hover_text("Seconds, separated by commas: one line each.");
+                );
+                super::mark_free_text(&field);
+                field
+                    .labelled_by(label.id)
+                    .on_hover_text("Seconds, separated by commas: one line each.");
                 ui.end_row();
                 let label = ui.label("Steps a point");
                 ui.add_enabled(

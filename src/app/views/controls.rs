@@ -224,14 +224,7 @@ impl View for Controls {
                 out.push(Command::SetPref(PrefChange::Layer(layer, on)));
             }
         }
-        let max_depth = state.snapshot.max_depth;
-        let (mut min, mut max) = (state.prefs.branch_depth_min, state.prefs.branch_depth_max);
-        ui.add(egui::Slider::new(&mut min, 0..=max_depth.max(1)).text("Branches from depth"));
-        ui.add(egui::Slider::new(&mut max, 0..=max_depth.max(1)).text("… to depth"));
-        max = max.max(min);
-        if (min, max) != (state.prefs.branch_depth_min, state.prefs.branch_depth_max) {
-            out.push(Command::SetPref(PrefChange::BranchDepths { min, max }));
-        }
+        branch_depths_ui(ui, state, out);
         if state.model.doc.dimensions == 3 {
             ui.horizontal(|ui| {
                 ui.label("Projection plane");
@@ -361,4 +354,78 @@ const DEFAULT_GENERATE: Generate = Generate {
 struct GenerateEdit {
     base: Option<Generate>,
     edit: Generate,
+}
+
+/// The range of branch depths the world view draws. The sliders span the present tree's
+/// depths and show the preference clipped to them; only a move of a slider by the user
+/// changes the preference (never the clipping, so a shallow tree, an empty scene or another
+/// broad phase leaves it as it was), and "… to depth" at the deepest level means "to the
+/// bottom", whatever tree comes next.
+fn branch_depths_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    let deepest = state.snapshot.max_depth;
+    let (pref_min, pref_max) = (state.prefs.branch_depth_min, state.prefs.branch_depth_max);
+    ui.add_enabled_ui(deepest > 0, |ui| {
+        let mut min = pref_min.min(deepest);
+        let mut max = pref_max.min(deepest);
+        let moved_min = ui
+            .add(egui::Slider::new(&mut min, 0..=deepest.max(1)).text("Branches from depth"))
+            .changed();
+        let moved_max = ui
+            .add(egui::Slider::new(&mut max, 0..=deepest.max(1)).text("… to depth"))
+            .changed();
+        if moved_min || moved_max {
+            let change = branch_depth_change(min, max, deepest, moved_min);
+            out.push(Command::SetPref(change));
+        }
+    })
+    .response
+    .on_disabled_hover_text("The tree has no branches to choose from.");
+}
+
+/// The preference a slider move gives: `max` at the deepest level is "to the bottom"
+/// (`u32::MAX`); the slider not moved gives way to the one moved.
+fn branch_depth_change(min: u32, max: u32, deepest: u32, moved_min: bool) -> PrefChange {
+    let (min, max) = if moved_min {
+        (min, max.max(min))
+    } else {
+        (min.min(max), max)
+    };
+    let max = if max >= deepest { u32::MAX } else { max };
+    PrefChange::BranchDepths { min, max }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deepest_level_means_to_the_bottom_and_the_moved_slider_wins() {
+        let change = |min, max, moved_min| branch_depth_change(min, max, 5, moved_min);
+        assert_eq!(
+            change(0, 5, false),
+            PrefChange::BranchDepths {
+                min: 0,
+                max: u32::MAX
+            }
+        );
+        assert_eq!(
+            change(0, 3, false),
+            PrefChange::BranchDepths { min: 0, max: 3 }
+        );
+        assert_eq!(
+            change(4, 3, true),
+            PrefChange::BranchDepths { min: 4, max: 4 }
+        );
+        assert_eq!(
+            change(4, 2, false),
+            PrefChange::BranchDepths { min: 2, max: 2 }
+        );
+        assert_eq!(
+            change(5, 1, true),
+            PrefChange::BranchDepths {
+                min: 5,
+                max: u32::MAX
+            }
+        );
+    }
 }
