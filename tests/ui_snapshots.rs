@@ -33,36 +33,117 @@ const SCENE: &str = r#"(
     view: None,
 )"#;
 
-fn harness(view: ViewMode, theme: ThemeChoice) -> Harness<'static, DebuggerApp> {
+fn harness(size: Vec2, view: ViewMode, theme: ThemeChoice) -> Harness<'static, DebuggerApp> {
     let scene = Scene::parse(SCENE, "six.ron", false).expect("valid scene");
-    let mut h = ui::app_harness(
-        Harness::builder()
-            .with_size(Vec2::new(1200.0, 700.0))
-            .wgpu(),
-        scene,
-    );
+    let mut h = ui::app_harness(Harness::builder().with_size(size).wgpu(), scene);
     {
         let prefs = h.state_mut().prefs_mut();
         prefs.view_mode = view;
         prefs.theme = theme;
-        // The statistics panel shows measured times, which differ run to run.
-        prefs.show_stats = false;
+        // The statistics panel shows measured times, which differ run to run; SHOW_STATS=1
+        // shows it for a look (the snapshot then differs).
+        prefs.show_stats = std::env::var_os("SHOW_STATS").is_some();
     }
     h.run_steps(4);
     h
 }
 
+/// The main window at the sizes the layout is built for: 1280 x 800, 1024 x 700 and
+/// 640 x 400 (the side panels step aside, the world keeps the largest share).
 #[test]
-fn world_and_tree_dark() {
-    let mut h = harness(ViewMode::Both, ThemeChoice::Dark);
+fn layout_1280x800_dark() {
+    let mut h = harness(Vec2::new(1280.0, 800.0), ViewMode::Both, ThemeChoice::Dark);
     h.state_mut()
         .push_command(Command::Select(Some(Pick::Sphere(5))));
     h.run_steps(2);
-    h.snapshot("world_and_tree_dark");
+    h.snapshot("layout_1280x800_dark");
+}
+
+#[test]
+fn layout_1024x700_light() {
+    let mut h = harness(Vec2::new(1024.0, 700.0), ViewMode::Both, ThemeChoice::Light);
+    h.snapshot("layout_1024x700_light");
+}
+
+#[test]
+fn layout_640x400_dark() {
+    let mut h = harness(Vec2::new(640.0, 400.0), ViewMode::Both, ThemeChoice::Dark);
+    h.snapshot("layout_640x400_dark");
 }
 
 #[test]
 fn world_light() {
-    let mut h = harness(ViewMode::World, ThemeChoice::Light);
+    let mut h = harness(
+        Vec2::new(1200.0, 700.0),
+        ViewMode::World,
+        ThemeChoice::Light,
+    );
     h.snapshot("world_light");
+}
+
+/// Two spheres side by side, margin 0: each leaf shares three edges with its parent (the
+/// root), the case where a parent painted over a child made leaf boxes look open.
+const SHARED_EDGES: &str = r#"(
+    format_version: 1,
+    name: "Shared edges",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: (20.0, 12.0)),
+    dt: 0.016666668,
+    tree: (margin: 0.0, velocity_lookahead: 0.0),
+    spheres: [
+        (id: 0, center: (6.0, 6.0), radius: 2.0),
+        (id: 1, center: (13.0, 6.0), radius: 2.0),
+    ],
+)"#;
+
+/// The rendered colour at a screen point (points = pixels here).
+fn pixel(img: &image::RgbaImage, p: egui::Pos2) -> [u8; 3] {
+    let px = img.get_pixel(p.x.floor() as u32, p.y.floor() as u32);
+    [px[0], px[1], px[2]]
+}
+
+#[test]
+fn every_edge_of_a_leaf_box_is_drawn_in_the_leaf_colour() {
+    use aabb_debugger::app::palette::Palette;
+    use aabb_debugger::app::prefs::Layers;
+    for pad in [false, true] {
+        let scene = Scene::parse(SHARED_EDGES, "edges.ron", false).expect("valid scene");
+        let mut h = ui::app_harness(
+            Harness::builder().with_size(Vec2::new(900.0, 600.0)).wgpu(),
+            scene,
+        );
+        {
+            let prefs = h.state_mut().prefs_mut();
+            prefs.view_mode = ViewMode::World;
+            prefs.show_stats = false;
+            prefs.pad_parents = pad;
+            prefs.layers = Layers::from_names(&["branches", "leaves"]).expect("layers");
+        }
+        h.run_steps(4);
+        let img = h.render().expect("rendered");
+        let leaf = Palette::DARK.leaf;
+        let want = [leaf.r(), leaf.g(), leaf.b()];
+        for id in [0, 1] {
+            let f = h.state().fat_box(id).expect("fat box");
+            let app = h.state();
+            let at = |x: f32, y: f32| {
+                app.screen_pos_of_world(glam::Vec2::new(x, y))
+                    .expect("drawn")
+            };
+            let (min, max) = (f.min, f.max);
+            let mid = (min + max) * 0.5;
+            for (name, p) in [
+                ("left", at(min.x, mid.y)),
+                ("right", at(max.x, mid.y)),
+                ("top", at(mid.x, max.y)),
+                ("bottom", at(mid.x, min.y)),
+            ] {
+                assert_eq!(
+                    pixel(&img, p),
+                    want,
+                    "sphere {id}, {name} edge at {p:?}, padded parents {pad}"
+                );
+            }
+        }
+    }
 }

@@ -383,6 +383,23 @@ fn unit_circle(n: usize) -> &'static [egui::Vec2] {
 /// The most segments a circle gets.
 const MAX_SEGMENTS: usize = 64;
 
+/// `rect` with its edges moved to the nearest pixel centres (`ppp` pixels per point), so a
+/// one-pixel outline lands on one row of pixels in one colour rather than half on each of
+/// two, and edges at the same place cover each other exactly.
+#[must_use]
+pub fn crisp(rect: Rect, ppp: f32) -> Rect {
+    let ppp = if ppp.is_finite() && ppp > 0.0 {
+        ppp
+    } else {
+        1.0
+    };
+    let snap = |v: f32| ((v * ppp).floor() + 0.5) / ppp;
+    Rect::from_min_max(
+        Pos2::new(snap(rect.min.x), snap(rect.min.y)),
+        Pos2::new(snap(rect.max.x), snap(rect.max.y)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,6 +427,45 @@ mod tests {
         };
         assert!(mesh.is_valid());
         assert_eq!(mesh.indices.len() % 3, 0);
+    }
+
+    #[test]
+    fn crisp_edges_sit_on_pixel_centres_and_equal_edges_stay_equal() {
+        let r = crisp(
+            Rect::from_min_max(Pos2::new(10.2, 3.7), Pos2::new(20.9, 8.0)),
+            1.0,
+        );
+        assert_eq!(
+            r,
+            Rect::from_min_max(Pos2::new(10.5, 3.5), Pos2::new(20.5, 8.5))
+        );
+        let hi = crisp(
+            Rect::from_min_max(Pos2::new(10.2, 3.7), Pos2::new(20.9, 8.0)),
+            2.0,
+        );
+        assert_eq!(
+            hi,
+            Rect::from_min_max(Pos2::new(10.25, 3.75), Pos2::new(20.75, 8.25))
+        );
+        // A child's edge on its parent's edge stays on it.
+        let parent = crisp(
+            Rect::from_min_max(Pos2::new(0.3, 0.3), Pos2::new(50.6, 40.1)),
+            1.0,
+        );
+        let child = crisp(
+            Rect::from_min_max(Pos2::new(0.3, 9.9), Pos2::new(12.0, 40.1)),
+            1.0,
+        );
+        assert_eq!((parent.min.x, parent.max.y), (child.min.x, child.max.y));
+        assert_eq!(
+            crisp(
+                Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+                f32::NAN
+            )
+            .min
+            .x,
+            0.5
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! UI preferences that persist between launches (eframe storage), kept apart from the runtime
 //! state: visible layers, theme, panels, tree-view depth, recent files.
 
+use super::layout::{TREE_SHARE_DEFAULT, clamp_share};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -285,6 +286,13 @@ pub struct Prefs {
     pub validate_every_step: bool,
     /// Recently opened or saved files, newest first.
     pub recent_files: Vec<PathBuf>,
+    /// The tree view's share of the central area (see `layout`; clamped where used).
+    pub tree_share: f32,
+    /// Bumped by "Reset layout": the side panels start again at their default widths.
+    pub layout_generation: u32,
+    /// Draw each branch box a few points outside its children (per level of its height), so
+    /// nested boxes never share an edge.
+    pub pad_parents: bool,
 }
 
 impl Default for Prefs {
@@ -303,6 +311,9 @@ impl Default for Prefs {
             speed: 1.0,
             validate_every_step: false,
             recent_files: Vec::new(),
+            tree_share: TREE_SHARE_DEFAULT,
+            layout_generation: 0,
+            pad_parents: true,
         }
     }
 }
@@ -343,6 +354,12 @@ pub enum PrefChange {
     },
     /// The tree view collapses nodes below this depth.
     TreeCollapseDepth(u32),
+    /// The tree view's share of the central area (the splitter).
+    TreeShare(f32),
+    /// Back to the default layout: both views, both side panels at their default widths.
+    ResetLayout,
+    /// Space nested branch boxes apart.
+    PadParents(bool),
 }
 
 impl Prefs {
@@ -361,6 +378,15 @@ impl Prefs {
                 self.branch_depth_max = max.max(min);
             }
             PrefChange::TreeCollapseDepth(depth) => self.tree_collapse_depth = depth,
+            PrefChange::PadParents(on) => self.pad_parents = on,
+            PrefChange::TreeShare(share) => self.tree_share = clamp_share(share),
+            PrefChange::ResetLayout => {
+                self.tree_share = TREE_SHARE_DEFAULT;
+                self.view_mode = ViewMode::Both;
+                self.show_controls = true;
+                self.show_stats = true;
+                self.layout_generation = self.layout_generation.wrapping_add(1);
+            }
         }
     }
 }

@@ -7,8 +7,9 @@ use eframe::egui;
 
 use super::camera::{WorldCamera, WorldRect};
 use super::commands::Command;
+use super::layout;
 use super::pick::{Pick, SphereDrag};
-use super::prefs::{Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
+use super::prefs::{PrefChange, Prefs, STORAGE_KEY, ThemeChoice, ViewMode};
 use super::snapshot::Snapshot;
 use super::state::State;
 use super::views::advisor::{AdvisorGrid, AdvisorView};
@@ -225,6 +226,18 @@ impl DebuggerApp {
                 .transform(viewport)
                 .pos(sphere.center),
         )
+    }
+
+    /// Where the world view was drawn last frame, if it was.
+    #[must_use]
+    pub fn world_view_rect(&self) -> Option<egui::Rect> {
+        self.views.world.rect()
+    }
+
+    /// Where the tree diagram was drawn last frame, if it was.
+    #[must_use]
+    pub fn tree_view_rect(&self) -> Option<egui::Rect> {
+        self.views.tree.rect()
     }
 
     /// The screen point under which a world plane point was drawn last frame.
@@ -445,29 +458,38 @@ impl DebuggerApp {
     }
 
     /// Every panel and window of one frame: each view draws from the state and pushes its
-    /// commands onto `out`.
+    /// commands onto `out`. The layout's rules are `layout.rs`'s.
     fn views_ui(&mut self, ui: &mut egui::Ui, out: &mut Vec<Command>) {
         let state = &self.state;
         let v = &mut self.views;
+        let prefs = &state.prefs;
+        let panels = layout::panels(ui.available_width(), prefs.show_controls, prefs.show_stats);
+        // A new generation ("Reset layout") gives the panels new ids, so they start again at
+        // their default widths rather than at remembered ones.
+        let generation = prefs.layout_generation;
         egui::Panel::top("menu_bar").show(ui, |ui| v.menu.ui(ui, state, out));
         egui::Panel::bottom("status_bar").show(ui, |ui| v.status.ui(ui, state, out));
-        if state.prefs.show_controls {
-            egui::Panel::left("controls")
+        if panels.controls {
+            egui::Panel::left(("controls", generation))
                 .resizable(true)
-                .default_size(240.0)
+                .default_size(layout::CONTROLS_WIDTH)
+                .min_size(170.0)
+                .max_size(panels.max_side_width)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| v.controls.ui(ui, state, out));
                 });
         }
-        if state.prefs.show_stats {
-            egui::Panel::right("statistics")
+        if panels.stats {
+            egui::Panel::right(("statistics", generation))
                 .resizable(true)
-                .default_size(285.0)
+                .default_size(layout::STATS_WIDTH)
+                .min_size(190.0)
+                .max_size(panels.max_side_width)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| v.stats.ui(ui, state, out));
                 });
         }
-        egui::CentralPanel::no_frame().show(ui, |ui| match state.prefs.view_mode {
+        egui::CentralPanel::no_frame().show(ui, |ui| match prefs.view_mode {
             ViewMode::World => {
                 v.tree.hide();
                 v.world.ui(ui, state, out);
@@ -477,13 +499,15 @@ impl DebuggerApp {
                 v.tree.ui(ui, state, out);
             }
             ViewMode::Both => {
-                let width = ui.available_width();
-                egui::Panel::right("tree_side")
-                    .resizable(true)
-                    .default_size((width * 0.38).max(200.0))
-                    .frame(egui::Frame::NONE)
-                    .show(ui, |ui| v.tree.ui(ui, state, out));
-                egui::CentralPanel::no_frame().show(ui, |ui| v.world.ui(ui, state, out));
+                let area = ui.available_rect_before_wrap();
+                let split = layout::split(area, prefs.tree_share);
+                splitter_ui(ui, area, &split, out);
+                ui.scope_builder(egui::UiBuilder::new().max_rect(split.world), |ui| {
+                    v.world.ui(ui, state, out);
+                });
+                ui.scope_builder(egui::UiBuilder::new().max_rect(split.tree), |ui| {
+                    v.tree.ui(ui, state, out);
+                });
             }
         });
         v.advisor.ui(ui, state, out);
@@ -523,6 +547,51 @@ impl DebuggerApp {
         self.state.refresh_snapshot();
         self.update_title(&ctx);
     }
+}
+
+/// The splitter between the world and the tree: drag it to share the area differently,
+/// double-click it for the default share.
+fn splitter_ui(ui: &mut egui::Ui, area: egui::Rect, split: &layout::Split, out: &mut Vec<Command>) {
+    let response = ui.interact(
+        split.splitter,
+        egui::Id::unique("world_tree_splitter"),
+        egui::Sense::click_and_drag(),
+    );
+    let active = response.hovered() || response.dragged();
+    if active {
+        ui.ctx().set_cursor_icon(if split.stacked {
+            egui::CursorIcon::ResizeVertical
+        } else {
+            egui::CursorIcon::ResizeHorizontal
+        });
+    }
+    if response.double_clicked() {
+        out.push(Command::SetPref(PrefChange::TreeShare(
+            layout::TREE_SHARE_DEFAULT,
+        )));
+    } else if response.dragged()
+        && let Some(pointer) = response.interact_pointer_pos()
+    {
+        out.push(Command::SetPref(PrefChange::TreeShare(layout::share_at(
+            area,
+            pointer,
+            split.stacked,
+        ))));
+    }
+    let visuals = ui.visuals();
+    let stroke = if active {
+        visuals.widgets.hovered.fg_stroke
+    } else {
+        visuals.widgets.noninteractive.bg_stroke
+    };
+    let r = split.splitter;
+    let (a, b) = if split.stacked {
+        (r.left_center(), r.right_center())
+    } else {
+        (r.center_top(), r.center_bottom())
+    };
+    ui.painter().rect_filled(r, 0.0, visuals.panel_fill);
+    ui.painter().line_segment([a, b], stroke);
 }
 
 impl eframe::App for DebuggerApp {

@@ -78,6 +78,8 @@ fn choice_combo<T: Copy + PartialEq>(
 
 impl View for Controls {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        // Narrow sliders keep the panel narrow, and the world view wide.
+        ui.spacing_mut().slider_width = 96.0;
         ui.heading("Simulation");
         ui.horizontal(|ui| {
             let label = if state.model.playing { "Pause" } else { "Play" };
@@ -104,8 +106,9 @@ impl View for Controls {
             .add(
                 egui::Slider::new(&mut speed, 0.05..=20.0)
                     .logarithmic(true)
-                    .text("Speed (steps per frame)"),
+                    .text("Speed"),
             )
+            .on_hover_text("Steps per displayed frame (1/60 s).")
             .changed()
         {
             out.push(Command::SetPref(PrefChange::Speed(speed)));
@@ -223,6 +226,18 @@ impl View for Controls {
             if ui.checkbox(&mut on, layer.label()).changed() {
                 out.push(Command::SetPref(PrefChange::Layer(layer, on)));
             }
+        }
+        let mut pad = state.prefs.pad_parents;
+        if ui
+            .checkbox(&mut pad, "Space nested boxes apart")
+            .on_hover_text(
+                "Draws each branch box a few points outside its children, so a box that \
+                 shares an edge with its parent stays visible (the boxes themselves are \
+                 unchanged: hover one for its exact extent).",
+            )
+            .changed()
+        {
+            out.push(Command::SetPref(PrefChange::PadParents(pad)));
         }
         branch_depths_ui(ui, state, out);
         if state.model.doc.dimensions == 3 {

@@ -6,9 +6,14 @@ use eframe::egui;
 use super::View;
 use crate::app::commands::Command;
 use crate::app::files::{list_scenes, scenes_dir};
+use crate::app::layout;
 use crate::app::prefs::{PrefChange, ThemeChoice, ViewMode};
 use crate::app::state::State;
 use egui::RichText;
+
+/// Why a wanted side panel is not shown.
+const SET_ASIDE: &str = "Set aside while the window is too narrow: the world and the tree keep \
+                         their room. Widen the window, or hide the other panel.";
 
 /// The menu bar (it keeps nothing of its own).
 #[derive(Default)]
@@ -102,13 +107,25 @@ impl View for MenuBar {
                     out.push(Command::SetPref(PrefChange::ViewMode(mode)));
                 }
                 ui.separator();
+                let width = ui.ctx().content_rect().width();
+                let panels = layout::panels(width, prefs.show_controls, prefs.show_stats);
                 let mut controls = prefs.show_controls;
-                if ui.checkbox(&mut controls, "Controls panel").changed() {
+                let check = ui.checkbox(&mut controls, "Controls panel");
+                if check.changed() {
                     out.push(Command::SetPref(PrefChange::ShowControls(controls)));
                 }
+                if panels.controls_set_aside {
+                    check.on_hover_text(SET_ASIDE);
+                    ui.weak("  (set aside: the window is too narrow)");
+                }
                 let mut stats = prefs.show_stats;
-                if ui.checkbox(&mut stats, "Statistics panel").changed() {
+                let check = ui.checkbox(&mut stats, "Statistics panel");
+                if check.changed() {
                     out.push(Command::SetPref(PrefChange::ShowStats(stats)));
+                }
+                if panels.stats_set_aside {
+                    check.on_hover_text(SET_ASIDE);
+                    ui.weak("  (set aside: the window is too narrow)");
                 }
                 let mut events = prefs.show_events;
                 if ui.checkbox(&mut events, "Tree event list").changed() {
@@ -133,6 +150,14 @@ impl View for MenuBar {
                     .add(egui::Button::new("Fit").shortcut_text("F"))
                     .clicked()
                 {
+                    out.push(Command::Fit);
+                }
+                if ui
+                    .button("Reset layout")
+                    .on_hover_text("Both views, both side panels at their default widths.")
+                    .clicked()
+                {
+                    out.push(Command::SetPref(PrefChange::ResetLayout));
                     out.push(Command::Fit);
                 }
             });

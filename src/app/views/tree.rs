@@ -15,6 +15,7 @@ use crate::app::palette::Palette;
 use crate::app::pick::Pick;
 use crate::app::snapshot::Snapshot;
 use crate::app::state::State;
+use crate::broadphase::BroadphaseKind;
 use crate::tree::{NodeId, ProxyId, TreeEvent};
 use egui::{Align2, FontId, PointerButton, Pos2, Rect, Sense, vec2};
 use std::time::Instant;
@@ -177,12 +178,25 @@ fn describe_event(snap: &Snapshot, event: &TreeEvent) -> String {
 /// scene of 100,000 spheres made a label of half a megabyte).
 fn id_list(ids: &[u32]) -> String {
     const SHOWN: usize = 12;
-    if ids.len() <= SHOWN {
-        format!("{ids:?}")
+    let head: Vec<String> = ids.iter().take(SHOWN).map(u32::to_string).collect();
+    let more = ids.len().saturating_sub(SHOWN);
+    if more == 0 {
+        head.join(", ")
     } else {
-        let head: Vec<String> = ids[..SHOWN].iter().map(u32::to_string).collect();
-        format!("{} spheres: {}, …", ids.len(), head.join(", "))
+        format!("{} … (+{more})", head.join(", "))
     }
+}
+
+/// What appeared and disappeared in a step, in words: "2 appeared (4, 7); 1 disappeared (3)".
+fn appeared_text(appeared: &[u32], disappeared: &[u32]) -> String {
+    let part = |ids: &[u32], what: &str| {
+        (!ids.is_empty()).then(|| format!("{} {what} ({})", ids.len(), id_list(ids)))
+    };
+    [part(appeared, "appeared"), part(disappeared, "disappeared")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The snapshot node an event points at, if it is still in the tree.
@@ -213,18 +227,25 @@ pub struct TreeView {
     rect: Option<Rect>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
+    /// The view's size and the camera of the last fit (see `diagram_ui`).
+    last_fit: Option<(egui::Vec2, TreeCamera)>,
 }
 
 impl View for TreeView {
     /// The tree view with its event list, filling `ui`.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
-            ui.centered_and_justified(|ui| {
-                ui.weak(format!(
+            let why = if state.model.kind != BroadphaseKind::Tree {
+                format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
                     broadphase_name(state.model.kind)
-                ));
-            });
+                )
+            } else {
+                "The tree is empty: the scene has no spheres yet. Add one with A over the \
+                 world, or add generated spheres."
+                    .to_owned()
+            };
+            ui.centered_and_justified(|ui| ui.weak(why));
             self.rect = None;
             return;
         }
@@ -242,6 +263,12 @@ impl TreeView {
     /// Notes that the view is not shown this frame.
     pub fn hide(&mut self) {
         self.rect = None;
+    }
+
+    /// Where the diagram was drawn last frame, if it was.
+    #[must_use]
+    pub fn rect(&self) -> Option<Rect> {
+        self.rect
     }
 
     /// Where a tree node was drawn last frame.
@@ -266,13 +293,19 @@ impl TreeView {
             self.layout_key = Some(key);
         }
         let layout = &self.layout;
-        if self.fitted != state.view.tree_fit_request
+        // A fit asked for, or a change of size while the camera is still the last fit's
+        // (a panel or the splitter moved): fit.
+        let resized_since_fit = self
+            .last_fit
+            .is_some_and(|(size, fit)| fit == self.camera && size != viewport.size());
+        if (self.fitted != state.view.tree_fit_request || resized_since_fit)
             && viewport.width() > 10.0
             && viewport.height() > 10.0
         {
             self.camera
                 .fit(viewport, layout.width, layout.levels as f32);
             self.fitted = state.view.tree_fit_request;
+            self.last_fit = Some((viewport.size(), self.camera));
         }
 
         if state.view.interactive {
@@ -452,9 +485,8 @@ fn events_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         let r = state.model.sim.report();
         if !r.appeared.is_empty() || !r.disappeared.is_empty() {
             ui.weak(format!(
-                "(appeared {}, disappeared {})",
-                id_list(&r.appeared),
-                id_list(&r.disappeared)
+                "· spheres {}",
+                appeared_text(&r.appeared, &r.disappeared)
             ));
         }
     });
@@ -538,13 +570,18 @@ mod tests {
 
     #[test]
     fn id_lists_stay_short() {
-        assert_eq!(id_list(&[]), "[]");
-        assert_eq!(id_list(&[3, 5]), "[3, 5]");
+        assert_eq!(id_list(&[]), "");
+        assert_eq!(id_list(&[3, 5]), "3, 5");
         let many: Vec<u32> = (0..10_000).collect();
         assert_eq!(
             id_list(&many),
-            "10000 spheres: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, …"
+            "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 … (+9988)"
         );
+        assert_eq!(
+            appeared_text(&[4, 7], &[3]),
+            "2 appeared (4, 7); 1 disappeared (3)"
+        );
+        assert_eq!(appeared_text(&[], &[3]), "1 disappeared (3)");
     }
 
     #[test]

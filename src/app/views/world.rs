@@ -10,10 +10,11 @@ use eframe::egui;
 use super::View;
 use crate::app::camera::{ScreenFromWorld, WorldCamera, WorldRect};
 use crate::app::commands::Command;
-use crate::app::mesh::{MeshPool, WORLD_MESH, paint_alone};
+use crate::app::mesh::{MeshPool, WORLD_MESH, crisp, paint_alone};
 use crate::app::palette::Palette;
 use crate::app::pick::Pick;
 use crate::app::prefs::Layer;
+use crate::app::snapshot::NodeItem;
 use crate::app::state::State;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
@@ -49,6 +50,10 @@ pub struct WorldView {
     context_point: Option<Vec2>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
+    /// The view's size and the camera of the last fit: while the camera is still that one
+    /// (the user has not panned or zoomed since), a change of size (a panel or the splitter
+    /// moved, the window resized) fits again.
+    last_fit: Option<(egui::Vec2, WorldCamera)>,
 }
 
 /// The deepest branch depth drawn: the user's range, cut so at most [`BRANCH_BUDGET`] boxes
@@ -135,11 +140,18 @@ impl View for WorldView {
         self.rect = Some(viewport);
         let mut camera = state.view.camera;
         let mut fitted = false;
-        if state.view.fit_pending && viewport.width() > 10.0 && viewport.height() > 10.0 {
+        let resized_since_fit = self
+            .last_fit
+            .is_some_and(|(size, fit)| fit == camera && size != viewport.size());
+        if (state.view.fit_pending || resized_since_fit)
+            && viewport.width() > 10.0
+            && viewport.height() > 10.0
+        {
             if let Some(bounds) = state.snapshot.bounds() {
                 camera.fit(viewport, bounds);
             }
             fitted = true;
+            self.last_fit = Some((viewport.size(), camera));
         }
 
         // What the pointer rests on in this view, this frame.
@@ -463,6 +475,24 @@ fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
     }
 }
 
+/// Screen points a branch box is padded outwards per level of its height when nested boxes
+/// are spaced apart (the "padded parents" of seed 003's figure), and the most levels padded.
+pub const PARENT_PAD: f32 = 3.0;
+const PARENT_PAD_LEVELS: u32 = 8;
+
+/// The screen rectangle a tree node's box is drawn as: its box, padded outwards by its height
+/// when the preference spaces nested boxes apart, with edges on pixel centres so that every
+/// edge is a crisp line of one colour and coincident edges cover each other exactly.
+fn node_screen_rect(t: &ScreenFromWorld, n: &NodeItem, pad: bool, ppp: f32) -> Rect {
+    let r = t.rect(&n.rect);
+    let r = if pad {
+        r.expand(PARENT_PAD * n.height.min(PARENT_PAD_LEVELS) as f32)
+    } else {
+        r
+    };
+    crisp(r, ppp)
+}
+
 impl WorldView {
     /// Builds and paints every visible layer; returns what level of detail did.
     fn draw(
@@ -479,6 +509,8 @@ impl WorldView {
         let snap = &state.snapshot;
         let mut info = WorldDrawInfo::default();
         let mut labels: Vec<(Pos2, String, f32)> = Vec::new();
+        let ppp = painter.pixels_per_point();
+        let pad = state.prefs.pad_parents;
         painter.rect_filled(viewport, 0.0, pal.background);
 
         // Every layer goes into one mesh, in drawing order: egui copies each mesh into its
@@ -507,10 +539,10 @@ impl WorldView {
                         {
                             continue;
                         }
-                        let r = t.rect(&n.rect);
-                        if r.width() < 1.0 && r.height() < 1.0 {
+                        if t.len(n.rect.size().max_element()) < 1.0 {
                             continue;
                         }
+                        let r = node_screen_rect(&t, n, pad, ppp);
                         m.rect_outline(r, 1.0, pal.branch(n.depth, height));
                     }
                 }
@@ -524,7 +556,7 @@ impl WorldView {
                         if r.width() < 1.5 && r.height() < 1.5 {
                             m.dot(r.center(), 1.0, pal.leaf);
                         } else {
-                            m.rect_outline(r, 1.0, pal.leaf);
+                            m.rect_outline(crisp(r, ppp), 1.0, pal.leaf);
                         }
                     }
                 }
@@ -542,7 +574,7 @@ impl WorldView {
                         if r.width() < 1.5 {
                             m.dot(r.center(), 1.0, color);
                         } else {
-                            m.rect_outline(r, width, color);
+                            m.rect_outline(crisp(r, ppp), width, color);
                         }
                     }
                 }
@@ -612,7 +644,8 @@ impl WorldView {
                 }
                 Some(Pick::Node(node)) => {
                     if let Some(i) = snap.node_index(node) {
-                        m.rect_outline(t.rect(&snap.nodes[i].rect), width, pal.highlight);
+                        let r = node_screen_rect(&t, &snap.nodes[i], pad, ppp);
+                        m.rect_outline(r, width, pal.highlight);
                     }
                 }
                 None => {}
