@@ -87,3 +87,69 @@ impl History {
         }
     }
 }
+
+/// The top of a chart's y axis over `values`: a quarter above their 95th percentile (at least
+/// a little above 0), and how many values lie above it. A rare spike (a slow frame, a
+/// rebuild) is cut at the top, and the chart says how many were, rather than flattening every
+/// other step to the floor.
+#[must_use]
+pub fn chart_top(values: impl Iterator<Item = f64>) -> (f64, usize) {
+    let mut v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return (1.0, 0);
+    }
+    v.sort_by(f64::total_cmp);
+    let p95 = v[((v.len() - 1) as f64 * 0.95).round() as usize];
+    let top = if p95 > 0.0 {
+        p95 * 1.25
+    } else {
+        v[v.len() - 1].max(1.0)
+    };
+    let above = v.iter().filter(|&&x| x > top).count();
+    (top, above)
+}
+
+/// A number in a few characters for a chart's axis: 950, 1.2k, 3.4M; fractions to two digits.
+#[must_use]
+pub fn compact_number(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e6 {
+        format!("{:.1}M", x / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", x / 1e3)
+    } else if a >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else if a >= 10.0 || x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rare_spike_is_cut_and_counted_and_a_steady_series_is_not() {
+        // 99 steps of 1 ms and one of 40 ms: the chart shows 0 to 1.25 and says one is above.
+        let spiky = (0..100).map(|i| if i == 50 { 40.0 } else { 1.0 });
+        assert_eq!(chart_top(spiky), (1.25, 1));
+        let steady = (0..100).map(f64::from);
+        let (top, above) = chart_top(steady);
+        assert_eq!(top, 94.0 * 1.25);
+        assert_eq!(above, 0);
+        assert_eq!(chart_top(std::iter::empty()), (1.0, 0));
+        assert_eq!(chart_top([0.0, 0.0, f64::NAN].into_iter()), (1.0, 0));
+    }
+
+    #[test]
+    fn axis_numbers_stay_short() {
+        assert_eq!(compact_number(0.0), "0");
+        assert_eq!(compact_number(0.375), "0.38");
+        assert_eq!(compact_number(950.0), "950");
+        assert_eq!(compact_number(1234.0), "1.2k");
+        assert_eq!(compact_number(45_000.0), "45k");
+        assert_eq!(compact_number(3_400_000.0), "3.4M");
+    }
+}

@@ -3,8 +3,7 @@
 //! between the world view (always the larger part) and the tree view.
 //!
 //! The rules, widest window first:
-//! - Controls on the left, statistics on the right, each limited to a fraction of the window,
-//!   so the views in the middle always keep most of it.
+//! - Controls on the left, statistics on the right, as wide as their contents.
 //! - A side panel shows only while the views keep at least [`MIN_VIEWS_WIDTH`] points beside
 //!   it: the statistics panel steps aside first (below 1,130 points with the controls), then
 //!   the controls (below 840); the View menu says so. The world and the tree stay.
@@ -42,8 +41,6 @@ pub struct Panels {
     pub controls_set_aside: bool,
     /// The statistics panel is wanted but the window is too narrow for it.
     pub stats_set_aside: bool,
-    /// The widest either side panel may be, points.
-    pub max_side_width: f32,
 }
 
 /// The side panels for a window `width` points wide, given which the user wants shown.
@@ -58,8 +55,6 @@ pub fn panels(width: f32, show_controls: bool, show_stats: bool) -> Panels {
         stats: show_stats && stats_fits,
         controls_set_aside: show_controls && !controls_fits,
         stats_set_aside: show_stats && !stats_fits,
-        // A side panel never takes more than a quarter of the window.
-        max_side_width: (width * 0.25).max(170.0),
     }
 }
 
@@ -133,7 +128,6 @@ mod tests {
         let wide = panels(1280.0, true, true);
         assert!(wide.controls && wide.stats);
         assert!(!wide.controls_set_aside && !wide.stats_set_aside);
-        assert_eq!(wide.max_side_width, 320.0);
         assert!(panels(1130.0, true, true).stats);
         assert!(!panels(1120.0, true, true).stats);
         // 1024 x 700: the statistics step aside, the views keep 744 points.
@@ -147,7 +141,6 @@ mod tests {
         let small = panels(640.0, true, true);
         assert!(!small.controls && !small.stats);
         assert!(small.controls_set_aside && small.stats_set_aside);
-        assert_eq!(small.max_side_width, 170.0);
         // Hidden by the user is not "set aside".
         assert!(!panels(640.0, true, false).stats_set_aside);
     }

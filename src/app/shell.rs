@@ -474,7 +474,6 @@ impl DebuggerApp {
                 .resizable(true)
                 .default_size(layout::CONTROLS_WIDTH)
                 .min_size(170.0)
-                .max_size(panels.max_side_width)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| v.controls.ui(ui, state, out));
                 });
@@ -484,7 +483,6 @@ impl DebuggerApp {
                 .resizable(true)
                 .default_size(layout::STATS_WIDTH)
                 .min_size(190.0)
-                .max_size(panels.max_side_width)
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| v.stats.ui(ui, state, out));
                 });

@@ -5,11 +5,11 @@ use eframe::egui;
 
 use super::View;
 use crate::app::commands::{Command, broadphase_name};
-use crate::app::history::{History, Sample};
+use crate::app::history::{History, Sample, chart_top, compact_number};
 use crate::app::palette::Palette;
 use crate::app::state::State;
 use egui::{Color32, RichText};
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
 
 /// The statistics panel (it keeps nothing of its own: the charts' state is egui_plot's).
 #[derive(Default)]
@@ -145,62 +145,107 @@ impl View for StatsPanel {
     }
 }
 
-/// The charts over the recent steps.
+/// One chart: a title, its lines, and whether a rare spike may be cut at the top.
+struct Chart {
+    id: &'static str,
+    title: &'static str,
+    lines: Vec<(&'static str, fn(&Sample) -> f64, Color32)>,
+    cut_spikes: bool,
+}
+
+/// The charts over the recent steps: the step's own time (moving and updating, finding
+/// pairs), the drawing time apart (it varies with the view, not the tree, and would swamp
+/// the step), and the tree's figures. Axes carry ticks; lines are thick enough in both themes.
 fn charts_ui(ui: &mut egui::Ui, h: &History) {
-    let palette = Palette::for_dark_mode(ui.visuals().dark_mode);
-    let chart = |ui: &mut egui::Ui, id: &str, title: &str, lines: Vec<Line<'static>>| {
-        ui.label(title);
-        Plot::new(id)
-            .height(90.0)
-            .legend(Legend::default())
-            .allow_scroll(false)
-            .allow_drag(false)
-            .allow_zoom(false)
-            .include_y(0.0)
-            .show(ui, |plot| {
-                for line in lines {
-                    plot.line(line);
-                }
-            });
+    let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
+    let charts = [
+        Chart {
+            id: "chart_time",
+            title: "Step time (ms)",
+            lines: vec![
+                ("update", |s| s.update_ms, pal.leaf),
+                ("pairs", |s| s.pairs_ms, pal.contact),
+            ],
+            cut_spikes: true,
+        },
+        Chart {
+            id: "chart_draw",
+            title: "Drawing time (ms, the frame before)",
+            lines: vec![("drawing", |s| s.draw_ms, pal.velocity)],
+            cut_spikes: true,
+        },
+        Chart {
+            id: "chart_reinserts",
+            title: "Reinserts per step",
+            lines: vec![("reinserts", |s| s.reinserts as f64, pal.highlight)],
+            cut_spikes: false,
+        },
+        Chart {
+            id: "chart_pairs",
+            title: "Candidate pairs and contacts",
+            lines: vec![
+                ("candidates", |s| s.candidates as f64, pal.leaf),
+                ("contacts", |s| s.contacts as f64, pal.contact),
+            ],
+            cut_spikes: false,
+        },
+        Chart {
+            id: "chart_height",
+            title: "Tree height",
+            lines: vec![("height", |s| f64::from(s.height), pal.branch_top)],
+            cut_spikes: false,
+        },
+        Chart {
+            id: "chart_area",
+            title: "Area ratio (SAH cost)",
+            lines: vec![("area ratio", |s| f64::from(s.area_ratio), pal.branch_deep)],
+            cut_spikes: false,
+        },
+    ];
+    let last = charts.len() - 1;
+    for (k, chart) in charts.into_iter().enumerate() {
+        chart_ui(ui, h, chart, k == last);
+    }
+}
+
+fn chart_ui(ui: &mut egui::Ui, h: &History, chart: Chart, x_label: bool) {
+    let values = || chart.lines.iter().flat_map(|&(_, f, _)| h.iter().map(f));
+    let (top, above) = if chart.cut_spikes {
+        chart_top(values())
+    } else {
+        let max = values().filter(|v| v.is_finite()).fold(0.0, f64::max);
+        (if max > 0.0 { max * 1.1 } else { 1.0 }, 0)
     };
-    chart(
-        ui,
-        "chart_time",
-        "Step time (ms)",
-        vec![
-            Line::new("update", series(h, |s| s.update_ms)).color(palette.leaf),
-            Line::new("pairs", series(h, |s| s.pairs_ms)).color(palette.branch_top),
-            Line::new("drawing", series(h, |s| s.draw_ms)).color(palette.velocity),
-        ],
-    );
-    chart(
-        ui,
-        "chart_reinserts",
-        "Reinserts per step",
-        vec![Line::new("reinserts", series(h, |s| s.reinserts as f64)).color(palette.highlight)],
-    );
-    chart(
-        ui,
-        "chart_pairs",
-        "Candidate pairs and contacts",
-        vec![
-            Line::new("candidates", series(h, |s| s.candidates as f64)).color(palette.leaf),
-            Line::new("contacts", series(h, |s| s.contacts as f64)).color(palette.contact),
-        ],
-    );
-    chart(
-        ui,
-        "chart_height",
-        "Tree height",
-        vec![Line::new("height", series(h, |s| f64::from(s.height))).color(palette.branch_top)],
-    );
-    chart(
-        ui,
-        "chart_area",
-        "Area ratio (SAH cost)",
-        vec![
-            Line::new("area ratio", series(h, |s| f64::from(s.area_ratio)))
-                .color(palette.branch_deep),
-        ],
-    );
+    ui.horizontal(|ui| {
+        ui.label(chart.title);
+        if above > 0 {
+            ui.weak(format!("· {above} above the top"))
+                .on_hover_text("Spikes past the chart's top (a quarter above the 95th percentile) are cut, so the usual steps stay readable.");
+        }
+    });
+    let mut plot = Plot::new(chart.id)
+        .height(if x_label { 110.0 } else { 95.0 })
+        .legend(Legend::default().position(Corner::LeftTop))
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_boxed_zoom(false)
+        .show_axes([true, true])
+        .y_axis_min_width(30.0)
+        .x_axis_formatter(|mark, _| format!("{:.0}", mark.value))
+        .y_axis_formatter(|mark, _| compact_number(mark.value));
+    if x_label {
+        plot = plot.x_axis_label("step");
+    }
+    plot.show(ui, |plot| {
+        if let (Some(first), Some(last)) = (h.iter().next(), h.iter().last()) {
+            plot.set_plot_bounds_x(
+                first.step as f64..=(last.step as f64).max(first.step as f64 + 1.0),
+            );
+        }
+        plot.set_plot_bounds_y(0.0..=top);
+        for (name, f, color) in chart.lines {
+            plot.line(Line::new(name, series(h, f)).color(color).width(1.75));
+        }
+    });
 }

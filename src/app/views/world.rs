@@ -477,8 +477,11 @@ fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
 
 /// Screen points a branch box is padded outwards per level of its height when nested boxes
 /// are spaced apart (the "padded parents" of seed 003's figure), and the most levels padded.
-pub const PARENT_PAD: f32 = 3.0;
-const PARENT_PAD_LEVELS: u32 = 8;
+pub const PARENT_PAD: f32 = 2.0;
+const PARENT_PAD_LEVELS: u32 = 4;
+/// The most a box is padded, as a share of its smaller side on screen: small boxes of a
+/// dense scene stay close to their true extent.
+const PARENT_PAD_SHARE: f32 = 0.1;
 
 /// The screen rectangle a tree node's box is drawn as: its box, padded outwards by its height
 /// when the preference spaces nested boxes apart, with edges on pixel centres so that every
@@ -486,7 +489,8 @@ const PARENT_PAD_LEVELS: u32 = 8;
 fn node_screen_rect(t: &ScreenFromWorld, n: &NodeItem, pad: bool, ppp: f32) -> Rect {
     let r = t.rect(&n.rect);
     let r = if pad {
-        r.expand(PARENT_PAD * n.height.min(PARENT_PAD_LEVELS) as f32)
+        let by = PARENT_PAD * n.height.min(PARENT_PAD_LEVELS) as f32;
+        r.expand(by.min(PARENT_PAD_SHARE * r.width().min(r.height())))
     } else {
         r
     };
