@@ -12,14 +12,7 @@ use glam::Vec3;
 use std::path::{Path, PathBuf};
 
 fn with_extension(path: PathBuf) -> PathBuf {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("ron" | "json") => path,
-        _ => {
-            let mut s = path.into_os_string();
-            s.push(".ron");
-            PathBuf::from(s)
-        }
-    }
+    FilePurpose::SaveAs.with_extension(path)
 }
 
 impl State {
@@ -294,11 +287,7 @@ impl State {
             self.model.status = "Nothing to export: run a sweep first.".into();
             return;
         };
-        let path = if path.extension().is_none() {
-            path.with_extension(format.extension())
-        } else {
-            path
-        };
+        let path = FilePurpose::Export(format).with_extension(path);
         match crate::fileio::write_atomic(&path, text.as_bytes(), WriteOptions::default()) {
             Ok(()) => self.model.status = format!("Exported the sweep to {}.", path.display()),
             Err(e) => {

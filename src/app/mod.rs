@@ -34,7 +34,7 @@
 //! modules import each other in no circle.
 //!
 //! 1. Values: `camera`, `mesh`, `palette`, `prefs`, `pick`, `history`, `files`; `snapshot`
-//!    (uses `camera`).
+//!    (uses `camera`); `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `apply` (`State::apply`: commands change the state).
@@ -52,6 +52,7 @@ pub mod commands;
 pub mod files;
 pub mod history;
 pub mod mesh;
+pub mod native_dialog;
 pub mod palette;
 pub mod pick;
 pub mod prefs;
@@ -100,6 +101,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
                 path,
                 AppOptions {
                     playing: true,
+                    native_dialogs: true,
                     ..AppOptions::default()
                 },
             )?;

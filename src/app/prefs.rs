@@ -285,6 +285,8 @@ pub struct Prefs {
     pub validate_every_step: bool,
     /// Recently opened or saved files, newest first.
     pub recent_files: Vec<PathBuf>,
+    /// Use the desktop's file dialog where there is one (else the in-app dialog).
+    pub native_dialogs: bool,
 }
 
 impl Default for Prefs {
@@ -303,6 +305,7 @@ impl Default for Prefs {
             speed: 1.0,
             validate_every_step: false,
             recent_files: Vec::new(),
+            native_dialogs: true,
         }
     }
 }
@@ -343,6 +346,8 @@ pub enum PrefChange {
     },
     /// The tree view collapses nodes below this depth.
     TreeCollapseDepth(u32),
+    /// Use the desktop's file dialog.
+    NativeDialogs(bool),
 }
 
 impl Prefs {
@@ -361,6 +366,7 @@ impl Prefs {
                 self.branch_depth_max = max.max(min);
             }
             PrefChange::TreeCollapseDepth(depth) => self.tree_collapse_depth = depth,
+            PrefChange::NativeDialogs(on) => self.native_dialogs = on,
         }
     }
 }
