@@ -4,6 +4,7 @@
 
 #![cfg(feature = "app")]
 
+use aabb_debugger::app::files::ExportFormat;
 use aabb_debugger::app::{Command, DebuggerApp};
 use aabb_debugger::scene::Scene;
 use eframe::egui;
@@ -259,4 +260,45 @@ fn the_list_enters_folders_and_picks_files() {
     h.run_steps(2);
     assert!(!dialog_is_open(&h));
     assert_eq!(h.state().document().name, "C");
+}
+
+#[test]
+fn the_file_menu_turns_the_desktops_dialog_off_and_on() {
+    let (_dir, mut h) = opened();
+    assert!(h.state().prefs().native_dialogs, "on by default");
+    for on in [false, true] {
+        h.get_by_label("File").click();
+        h.run_steps(2);
+        h.get_by_label("Use the desktop's file dialog").click();
+        h.run_steps(2);
+        assert_eq!(h.state().prefs().native_dialogs, on);
+        h.key_press(Key::Escape);
+        h.run_steps(2);
+    }
+}
+
+#[test]
+fn export_starts_beside_the_open_file_with_its_extension() {
+    let (dir, mut h) = opened();
+    h.state_mut().push_command(Command::ExportDialog {
+        text: "margin,reinserts\n0.5,3\n".into(),
+        format: ExportFormat::Csv,
+    });
+    h.run_steps(2);
+    assert!(h.query_by_label("Export the sweep").is_some());
+    assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
+    assert_eq!(field(&h, "File name:").as_deref(), Some("sweep.csv"));
+    set_field(&mut h, "File name:", "margins");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert!(!dialog_is_open(&h));
+    let csv = dir.path().join("margins.csv");
+    assert_eq!(
+        std::fs::read_to_string(&csv).expect("the export is written"),
+        "margin,reinserts\n0.5,3\n"
+    );
+    assert_eq!(
+        h.state().status(),
+        format!("Exported the sweep to {}.", csv.display())
+    );
 }

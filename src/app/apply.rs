@@ -255,7 +255,7 @@ impl State {
             Command::ShowAdvisor(on) => self.dialogs.advisor = on,
             Command::ExportDialog { text, format } => {
                 self.dialogs.export = Some((text, format));
-                self.request_file(FilePurpose::Export(format), None);
+                self.request_file(FilePurpose::Export(format), self.model.path.clone());
             }
             Command::Export(path) => self.export_to(path),
             Command::SetPref(change) => self.prefs.change(change),

@@ -335,7 +335,7 @@ impl FileDialogState {
                 return Some(with_ron);
             }
         }
-        self.message = Some(if Path::new(typed).is_absolute() || typed.contains('/') {
+        self.message = Some(if Path::new(typed).components().count() > 1 {
             format!("There is no file {}.", path.display())
         } else {
             format!("There is no file “{typed}” in {}.", self.folder.display())
