@@ -12,14 +12,7 @@ use glam::Vec3;
 use std::path::{Path, PathBuf};
 
 fn with_extension(path: PathBuf) -> PathBuf {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("ron" | "json") => path,
-        _ => {
-            let mut s = path.into_os_string();
-            s.push(".ron");
-            PathBuf::from(s)
-        }
-    }
+    FilePurpose::SaveAs.with_extension(path)
 }
 
 impl State {
@@ -262,7 +255,7 @@ impl State {
             Command::ShowAdvisor(on) => self.dialogs.advisor = on,
             Command::ExportDialog { text, format } => {
                 self.dialogs.export = Some((text, format));
-                self.request_file(FilePurpose::Export(format), None);
+                self.request_file(FilePurpose::Export(format), self.model.path.clone());
             }
             Command::Export(path) => self.export_to(path),
             Command::SetPref(change) => self.prefs.change(change),
@@ -294,11 +287,7 @@ impl State {
             self.model.status = "Nothing to export: run a sweep first.".into();
             return;
         };
-        let path = if path.extension().is_none() {
-            path.with_extension(format.extension())
-        } else {
-            path
-        };
+        let path = FilePurpose::Export(format).with_extension(path);
         match crate::fileio::write_atomic(&path, text.as_bytes(), WriteOptions::default()) {
             Ok(()) => self.model.status = format!("Exported the sweep to {}.", path.display()),
             Err(e) => {

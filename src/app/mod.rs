@@ -34,7 +34,7 @@
 //! modules import each other in no circle.
 //!
 //! 1. Values: `layout`, `camera`, `mesh`, `palette`, `pick`, `history`, `files`; `prefs` (uses
-//!    `layout`), `snapshot` (uses `camera`).
+//!    `layout`), `snapshot` (uses `camera`), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `apply` (`State::apply`: commands change the state).
@@ -53,6 +53,7 @@ pub mod files;
 pub mod history;
 pub mod layout;
 pub mod mesh;
+pub mod native_dialog;
 pub mod palette;
 pub mod pick;
 pub mod prefs;
@@ -101,6 +102,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
                 path,
                 AppOptions {
                     playing: true,
+                    native_dialogs: true,
                     ..AppOptions::default()
                 },
             )?;

@@ -293,6 +293,8 @@ pub struct Prefs {
     /// Draw each branch box a few points outside its children (per level of its height), so
     /// nested boxes never share an edge.
     pub pad_parents: bool,
+    /// Use the desktop's file dialog where there is one (else the in-app dialog).
+    pub native_dialogs: bool,
 }
 
 impl Default for Prefs {
@@ -314,6 +316,7 @@ impl Default for Prefs {
             tree_share: TREE_SHARE_DEFAULT,
             layout_generation: 0,
             pad_parents: true,
+            native_dialogs: true,
         }
     }
 }
@@ -360,6 +363,8 @@ pub enum PrefChange {
     ResetLayout,
     /// Space nested branch boxes apart.
     PadParents(bool),
+    /// Use the desktop's file dialog.
+    NativeDialogs(bool),
 }
 
 impl Prefs {
@@ -387,6 +392,7 @@ impl Prefs {
                 self.show_stats = true;
                 self.layout_generation = self.layout_generation.wrapping_add(1);
             }
+            PrefChange::NativeDialogs(on) => self.native_dialogs = on,
         }
     }
 }

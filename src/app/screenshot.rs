@@ -229,6 +229,7 @@ pub fn run_screenshot(
                     playing: false,
                     ephemeral: true,
                     still: true,
+                    native_dialogs: false,
                 },
             )?;
             prepare(&mut app, &plan)?;

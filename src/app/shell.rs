@@ -37,6 +37,9 @@ pub struct AppOptions {
     /// Take no pointer input: no hover, pan or clicks (screenshots, where a stray pointer
     /// must not change the picture).
     pub still: bool,
+    /// Use the desktop's file dialog where there is one (the window; tests and screenshots
+    /// use the in-app dialog).
+    pub native_dialogs: bool,
 }
 
 /// The views, each its own type (see `views/`).
@@ -83,7 +86,8 @@ impl DebuggerApp {
                 .and_then(|s| eframe::get_value::<Prefs>(s, STORAGE_KEY))
                 .unwrap_or_default()
         };
-        let state = State::new(scene, path, prefs, options.playing, !options.still)?;
+        let mut state = State::new(scene, path, prefs, options.playing, !options.still)?;
+        state.dialogs.native = options.native_dialogs;
         Ok(DebuggerApp {
             ctx: ctx.clone(),
             state,

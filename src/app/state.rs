@@ -128,6 +128,8 @@ pub struct Dialogs {
     pub advisor: bool,
     /// A sweep's result waiting for the file to export it to: its text and format.
     pub export: Option<(String, ExportFormat)>,
+    /// The desktop's file dialog may be used (the window; not tests or screenshots).
+    pub native: bool,
 }
 
 /// Everything the views read; see the module doc.

@@ -41,6 +41,16 @@ impl View for MenuBar {
                 {
                     out.push(Command::SaveAsDialog);
                 }
+                let mut native = state.prefs.native_dialogs;
+                if ui
+                    .checkbox(&mut native, "Use the desktop's file dialog")
+                    .on_hover_text(
+                        "Off: the in-app dialog, which is also used when the desktop has none.",
+                    )
+                    .changed()
+                {
+                    out.push(Command::SetPref(PrefChange::NativeDialogs(native)));
+                }
                 ui.separator();
                 if ui.button("Open the built-in scene").clicked() {
                     out.push(Command::OpenBuiltin);

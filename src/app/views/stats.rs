@@ -145,11 +145,14 @@ impl View for StatsPanel {
     }
 }
 
+/// One line of a chart: its name, the figure it draws, its colour.
+type ChartLine = (&'static str, fn(&Sample) -> f64, Color32);
+
 /// One chart: a title, its lines, and whether a rare spike may be cut at the top.
 struct Chart {
     id: &'static str,
     title: &'static str,
-    lines: Vec<(&'static str, fn(&Sample) -> f64, Color32)>,
+    lines: Vec<ChartLine>,
     cut_spikes: bool,
 }
 

@@ -1,0 +1,304 @@
+//! UI tests of the in-app file dialog (issue 15), driven headless with egui_kittest: after a
+//! scene is opened, Open and Save As start in its folder; a name typed into the file name
+//! field opens or saves that file there; a typed name that is not there says so.
+
+#![cfg(feature = "app")]
+
+use aabb_debugger::app::files::ExportFormat;
+use aabb_debugger::app::{Command, DebuggerApp};
+use aabb_debugger::scene::Scene;
+use eframe::egui;
+use egui::{Key, Modifiers, Vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use std::path::{Path, PathBuf};
+
+#[path = "common/ui.rs"]
+mod ui;
+
+/// A small scene; `name` tells the scenes apart.
+fn scene(name: &str) -> Scene {
+    let text = format!(
+        r#"(
+    format_version: 1,
+    name: "{name}",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: (20.0, 12.0)),
+    dt: 0.016666668,
+    tree: (margin: 1.0, velocity_lookahead: 0.0, insertion: SurfaceArea, balancing: Rotations, pairs: SelfTraversal),
+    spheres: [
+        (id: 0, center: (3.0, 4.0), radius: 1.0, velocity: (0.0, 0.0)),
+        (id: 1, center: (7.0, 4.0), radius: 1.0, velocity: (0.5, 0.0)),
+    ],
+    generate: None,
+    view: None,
+)"#
+    );
+    Scene::parse(&text, "test.ron", false).expect("the test scene is valid")
+}
+
+/// A temp folder with the scene "A" in `a.ron` and "C" in `c.ron`, and the app with `a.ron`
+/// open.
+fn opened() -> (tempfile::TempDir, Harness<'static, DebuggerApp>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    scene("A").save(&dir.path().join("a.ron")).expect("save a");
+    scene("C").save(&dir.path().join("c.ron")).expect("save c");
+    let mut h = ui::app_harness(
+        Harness::builder()
+            .with_size(Vec2::new(1200.0, 800.0))
+            // Frames 1/20 s apart, so two clicks a frame apart are a double-click.
+            .with_step_dt(0.05),
+        scene("built in"),
+    );
+    h.run_steps(2);
+    h.state_mut()
+        .push_command(Command::Open(dir.path().join("a.ron")));
+    h.run_steps(2);
+    assert_eq!(h.state().path(), Some(dir.path().join("a.ron").as_path()));
+    assert_eq!(h.state().document().name, "A");
+    (dir, h)
+}
+
+/// The text of the field labelled `label`.
+fn field(h: &Harness<'_, DebuggerApp>, label: &str) -> Option<String> {
+    h.get_by_label(label).value()
+}
+
+/// Replaces the text of the field labelled `label`.
+fn set_field(h: &mut Harness<'_, DebuggerApp>, label: &str, text: &str) {
+    h.get_by_label(label).focus();
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.run_steps(1);
+    h.get_by_label(label).type_text(text);
+    h.run_steps(1);
+}
+
+/// The scene in `path`, without the view a save adds.
+fn saved_scene(path: &Path) -> Scene {
+    let mut scene = Scene::load(path).expect("the saved file loads");
+    scene.view = None;
+    scene
+}
+
+fn folder_text(dir: &Path) -> String {
+    std::path::absolute(dir)
+        .expect("absolute")
+        .display()
+        .to_string()
+}
+
+/// Two clicks a frame apart: a double-click (after a pause, so that with an earlier click
+/// they make no triple-click). A click is three frames (move, press, release).
+fn double_click(h: &mut Harness<'_, DebuggerApp>, label: &str) {
+    h.run_steps(10);
+    h.get_by_label(label).click();
+    h.run_steps(1);
+    h.get_by_label(label).click();
+}
+
+fn dialog_is_open(h: &Harness<'_, DebuggerApp>) -> bool {
+    h.query_by_label("File name:").is_some()
+}
+
+#[test]
+fn save_as_after_open_writes_the_typed_name_in_the_files_folder() {
+    let (dir, mut h) = opened();
+    h.state_mut().push_command(Command::SaveAsDialog);
+    h.run_steps(2);
+    assert!(h.query_by_label("Save scene as").is_some());
+    // The folder of the open file, not the file's path; its name suggested.
+    assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
+    assert_eq!(field(&h, "File name:").as_deref(), Some("a.ron"));
+
+    set_field(&mut h, "File name:", "b");
+    h.get_by_label("Save").click();
+    h.run_steps(2);
+
+    let b = dir.path().join("b.ron");
+    assert!(!dialog_is_open(&h));
+    assert_eq!(h.state().error(), None);
+    assert_eq!(h.state().status(), format!("Saved {}.", b.display()));
+    assert_eq!(h.state().path(), Some(b.as_path()));
+    assert!(!h.state().is_dirty());
+    assert_eq!(saved_scene(&b), scene("A"));
+    assert_eq!(saved_scene(&dir.path().join("a.ron")), scene("A"));
+}
+
+#[test]
+fn save_as_over_the_suggested_name_asks_then_replaces() {
+    let (dir, mut h) = opened();
+    let a = dir.path().join("a.ron");
+    let before = std::fs::read_to_string(&a).expect("read a");
+    h.state_mut().push_command(Command::SaveAsDialog);
+    h.run_steps(2);
+    h.get_by_label("Save").click();
+    h.run_steps(2);
+    assert!(dialog_is_open(&h));
+    assert!(
+        h.query_by_label("“a.ron” exists: press Save again to replace it.")
+            .is_some()
+    );
+    assert_eq!(std::fs::read_to_string(&a).expect("read a"), before);
+
+    h.get_by_label("Save").click();
+    h.run_steps(2);
+    assert!(!dialog_is_open(&h));
+    assert_eq!(h.state().status(), format!("Saved {}.", a.display()));
+    assert_eq!(saved_scene(&a), scene("A"));
+}
+
+#[test]
+fn a_typed_name_opens_with_enter() {
+    let (dir, mut h) = opened();
+    h.state_mut().push_command(Command::OpenDialog);
+    h.run_steps(2);
+    assert!(h.query_by_label("Open scene").is_some());
+    assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
+    assert_eq!(field(&h, "File name:").as_deref(), Some(""));
+
+    set_field(&mut h, "File name:", "c.ron");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+
+    assert!(!dialog_is_open(&h));
+    assert_eq!(h.state().error(), None);
+    let c = dir.path().join("c.ron");
+    assert_eq!(h.state().path(), Some(c.as_path()));
+    assert_eq!(h.state().document(), &scene("C"));
+}
+
+#[test]
+fn a_typed_path_opens_with_the_button() {
+    let (dir, mut h) = opened();
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    let d = dir.path().join("sub").join("d.ron");
+    scene("D").save(&d).expect("save d");
+    h.state_mut().push_command(Command::OpenDialog);
+    h.run_steps(2);
+
+    // Relative to the folder shown, without the extension.
+    set_field(&mut h, "File name:", "sub/d");
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+    assert!(!dialog_is_open(&h));
+    assert_eq!(h.state().path(), Some(folder(&d).as_path()));
+    assert_eq!(h.state().document().name, "D");
+
+    // Absolute.
+    h.state_mut().push_command(Command::OpenDialog);
+    h.run_steps(2);
+    assert_eq!(
+        field(&h, "Folder:"),
+        Some(folder_text(&dir.path().join("sub")))
+    );
+    let a = dir.path().join("a.ron");
+    set_field(&mut h, "File name:", &a.display().to_string());
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+    assert_eq!(h.state().path(), Some(a.as_path()));
+    assert_eq!(h.state().document().name, "A");
+}
+
+/// `path` as the dialog names it: its folder made absolute, then its name.
+fn folder(path: &Path) -> PathBuf {
+    let parent = path.parent().expect("a parent");
+    std::path::absolute(parent)
+        .expect("absolute")
+        .join(path.file_name().expect("a name"))
+}
+
+#[test]
+fn a_typed_name_that_is_not_there_says_so_and_changes_nothing() {
+    let (dir, mut h) = opened();
+    h.state_mut().push_command(Command::OpenDialog);
+    h.run_steps(2);
+    set_field(&mut h, "File name:", "missing.ron");
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+
+    let message = format!(
+        "There is no file “missing.ron” in {}.",
+        folder_text(dir.path())
+    );
+    assert!(h.query_by_label(&message).is_some(), "{message}");
+    assert!(dialog_is_open(&h));
+    assert_eq!(h.state().path(), Some(dir.path().join("a.ron").as_path()));
+    assert_eq!(h.state().document(), &scene("A"));
+    assert_eq!(h.state().error(), None);
+
+    // Cancel closes it; still nothing changed.
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(!dialog_is_open(&h));
+    assert_eq!(h.state().path(), Some(dir.path().join("a.ron").as_path()));
+    assert_eq!(h.state().document(), &scene("A"));
+}
+
+#[test]
+fn the_list_enters_folders_and_picks_files() {
+    let (dir, mut h) = opened();
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    scene("D")
+        .save(&dir.path().join("sub").join("d.ron"))
+        .expect("save d");
+    h.state_mut().push_command(Command::OpenDialog);
+    h.run_steps(2);
+    double_click(&mut h, "sub/");
+    h.run_steps(2);
+    assert_eq!(
+        field(&h, "Folder:"),
+        Some(folder_text(&dir.path().join("sub")))
+    );
+    h.get_by_label("d.ron").click();
+    h.run_steps(1);
+    assert_eq!(field(&h, "File name:").as_deref(), Some("d.ron"));
+    h.get_by_label("Up").click();
+    h.run_steps(2);
+    assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
+    double_click(&mut h, "c.ron");
+    h.run_steps(2);
+    assert!(!dialog_is_open(&h));
+    assert_eq!(h.state().document().name, "C");
+}
+
+#[test]
+fn the_file_menu_turns_the_desktops_dialog_off_and_on() {
+    let (_dir, mut h) = opened();
+    assert!(h.state().prefs().native_dialogs, "on by default");
+    for on in [false, true] {
+        h.get_by_label("File").click();
+        h.run_steps(2);
+        h.get_by_label("Use the desktop's file dialog").click();
+        h.run_steps(2);
+        assert_eq!(h.state().prefs().native_dialogs, on);
+        h.key_press(Key::Escape);
+        h.run_steps(2);
+    }
+}
+
+#[test]
+fn export_starts_beside_the_open_file_with_its_extension() {
+    let (dir, mut h) = opened();
+    h.state_mut().push_command(Command::ExportDialog {
+        text: "margin,reinserts\n0.5,3\n".into(),
+        format: ExportFormat::Csv,
+    });
+    h.run_steps(2);
+    assert!(h.query_by_label("Export the sweep").is_some());
+    assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
+    assert_eq!(field(&h, "File name:").as_deref(), Some("sweep.csv"));
+    set_field(&mut h, "File name:", "margins");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert!(!dialog_is_open(&h));
+    let csv = dir.path().join("margins.csv");
+    assert_eq!(
+        std::fs::read_to_string(&csv).expect("the export is written"),
+        "margin,reinserts\n0.5,3\n"
+    );
+    assert_eq!(
+        h.state().status(),
+        format!("Exported the sweep to {}.", csv.display())
+    );
+}
