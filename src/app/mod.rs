@@ -33,8 +33,8 @@
 //! Each module imports only modules of the layers below it; nothing imports upward, so the
 //! modules import each other in no circle.
 //!
-//! 1. Values: `camera`, `mesh`, `palette`, `prefs`, `pick`, `history`, `files`; `snapshot`
-//!    (uses `camera`).
+//! 1. Values: `camera`, `camera3d`, `mesh`, `palette`, `prefs`, `pick`, `history`, `files`;
+//!    `snapshot` (uses `camera`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `apply` (`State::apply`: commands change the state).
@@ -48,6 +48,7 @@ use eframe::egui;
 
 mod apply;
 pub mod camera;
+pub mod camera3d;
 pub mod commands;
 pub mod files;
 pub mod history;
