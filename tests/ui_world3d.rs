@@ -4,7 +4,7 @@
 
 #![cfg(feature = "app")]
 
-use aabb_debugger::app::camera3d::ORBIT_RADIANS_PER_POINT;
+use aabb_debugger::app::camera3d::{ORBIT_RADIANS_PER_POINT, ZOOM_PER_SCROLL_POINT};
 use aabb_debugger::app::prefs::ViewMode;
 use aabb_debugger::app::{Command, DebuggerApp, Pick};
 use aabb_debugger::scene::Scene;
@@ -68,7 +68,8 @@ fn harness_on(
 
 /// The 3D scene, switched to the 3D view with the "3D" button.
 fn harness_3d() -> Harness<'static, DebuggerApp> {
-    let mut h = harness_on(SCENE_3D, Harness::builder());
+    // Frames a tenth of a second apart, so two clicks a frame apart are a double-click.
+    let mut h = harness_on(SCENE_3D, Harness::builder().with_step_dt(0.1));
     h.get_by_label("3D").click();
     h.run_steps(3);
     assert!(h.state().world_3d_rect().is_some(), "the 3D view is shown");
@@ -112,6 +113,19 @@ fn drag(
         modifiers: Modifiers::NONE,
     });
     h.run_steps(2);
+}
+
+/// A primary click at `pos`, pressed and released within one frame.
+fn click(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.step();
 }
 
 fn all_centres_inside(h: &Harness<'_, DebuggerApp>) {
@@ -209,15 +223,11 @@ fn right_drag_pans_and_the_wheel_zooms() {
     });
     h.run_steps(30);
     let zoomed = h.state().orbit_camera();
+    // The whole 200 points of scroll, at the world view's rate.
+    let expected = camera.distance / (200.0 * ZOOM_PER_SCROLL_POINT).exp();
     assert!(
-        zoomed.distance < 0.9 * camera.distance,
-        "{} -> {}",
-        camera.distance,
-        zoomed.distance
-    );
-    assert!(
-        zoomed.distance > 0.5 * camera.distance,
-        "{} -> {}",
+        (zoomed.distance - expected).abs() < 1e-3 * expected,
+        "{} -> {}, expected {expected}",
         camera.distance,
         zoomed.distance
     );
@@ -256,7 +266,7 @@ fn fit_puts_every_sphere_centre_inside_the_view() {
         (fitted.target, fitted.distance)
     );
     all_centres_inside(&h);
-    // Turned all the way round and fitted by a double-click on empty space: still all inside.
+    // Turned, panned far off and zoomed in, then fitted by a double-click on empty space.
     drag(
         &mut h,
         PointerButton::Primary,
@@ -264,19 +274,35 @@ fn fit_puts_every_sphere_centre_inside_the_view() {
         Vec2::new(-250.0, -80.0),
         3,
     );
-    let corner = h.state().world_3d_rect().expect("shown").left_top() + Vec2::new(30.0, 60.0);
+    drag(
+        &mut h,
+        PointerButton::Secondary,
+        Vec2::ZERO,
+        Vec2::new(600.0, 0.0),
+        2,
+    );
+    let rect = h.state().world_3d_rect().expect("shown");
+    let outside = IDS
+        .iter()
+        .filter(|&&id| {
+            h.state()
+                .sphere_screen_pos_3d(id)
+                .is_none_or(|p| !rect.contains(p))
+        })
+        .count();
+    assert!(outside > 0, "panned off, some sphere is off the view");
+    let corner = rect.left_top() + Vec2::new(30.0, 60.0);
     h.event(Event::PointerMoved(corner));
-    for _ in 0..2 {
-        for pressed in [true, false] {
-            h.event(Event::PointerButton {
-                pos: corner,
-                button: PointerButton::Primary,
-                pressed,
-                modifiers: Modifiers::NONE,
-            });
-        }
-    }
-    h.run_steps(3);
+    h.step();
+    // Two clicks a frame apart: within egui's double-click delay.
+    click(&mut h, corner);
+    click(&mut h, corner);
+    h.run_steps(2);
+    let refit = h.state().orbit_camera();
+    assert_eq!(
+        (refit.target, refit.distance),
+        (fitted.target, fitted.distance)
+    );
     all_centres_inside(&h);
 }
 
@@ -287,14 +313,7 @@ fn hovering_a_sphere_names_it_and_a_click_selects_it() {
     h.event(Event::PointerMoved(pos));
     h.run_steps(2);
     assert_eq!(h.state().hover(), Some(Pick::Sphere(1)));
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
+    click(&mut h, pos);
     h.run_steps(2);
     assert_eq!(h.state().selection(), Some(Pick::Sphere(1)));
     // A click on empty space clears it, as in the world view.
@@ -302,16 +321,37 @@ fn hovering_a_sphere_names_it_and_a_click_selects_it() {
     h.event(Event::PointerMoved(corner));
     h.run();
     assert_eq!(h.state().hover(), None);
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos: corner,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
+    click(&mut h, corner);
     h.run_steps(2);
     assert_eq!(h.state().selection(), None);
+}
+
+#[test]
+fn opening_a_scene_turns_the_camera_back_and_fits_it() {
+    let mut h = harness_3d();
+    let opened = h.state().orbit_camera();
+    drag(
+        &mut h,
+        PointerButton::Primary,
+        Vec2::ZERO,
+        Vec2::new(90.0, 40.0),
+        2,
+    );
+    drag(
+        &mut h,
+        PointerButton::Secondary,
+        Vec2::ZERO,
+        Vec2::new(50.0, 0.0),
+        2,
+    );
+    assert_ne!(h.state().orbit_camera(), opened);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("again.ron");
+    std::fs::write(&path, SCENE_3D).expect("written");
+    h.state_mut().push_command(Command::Open(path));
+    h.run_steps(3);
+    assert_eq!(h.state().orbit_camera(), opened);
+    all_centres_inside(&h);
 }
 
 #[test]
