@@ -619,3 +619,64 @@ fn gizmo(
         labels.push((origin + dir * (LENGTH + 9.0), name.to_owned(), 11.0, color));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::camera::WorldRect;
+    use crate::app::snapshot::SphereItem;
+    use egui::pos2;
+    use glam::Vec2;
+
+    fn sphere(id: u32, center: Vec3, radius: f32) -> SphereItem {
+        let r = WorldRect::new(Vec2::ZERO, Vec2::ZERO);
+        SphereItem {
+            id,
+            label: None,
+            center_world: center,
+            center: Vec2::ZERO,
+            radius,
+            velocity_world: Vec3::ZERO,
+            velocity: Vec2::ZERO,
+            tight: r,
+            fat: None,
+            colliding: false,
+            node: None,
+        }
+    }
+
+    #[test]
+    fn spheres_are_drawn_back_to_front_and_the_nearest_is_picked() {
+        let mut view = World3dView::default();
+        view.camera = OrbitCamera {
+            target: Vec3::ZERO,
+            yaw: 0.0,
+            pitch: 0.0,
+            distance: 20.0,
+        };
+        let viewport = Rect::from_min_size(pos2(0.0, 0.0), vec2(400.0, 300.0));
+        let mut snapshot = Snapshot::default();
+        // Looking down -z from z = 20: sphere 3 is nearest, 1 farthest, 4 behind the camera
+        // and 5 far off to the side.
+        snapshot.spheres = vec![
+            sphere(1, Vec3::new(0.0, 0.0, -10.0), 6.0),
+            sphere(2, Vec3::new(0.5, 0.0, 0.0), 2.0),
+            sphere(3, Vec3::new(0.0, 0.0, 10.0), 1.0),
+            sphere(4, Vec3::new(0.0, 0.0, 25.0), 1.0),
+            sphere(5, Vec3::new(500.0, 0.0, 0.0), 1.0),
+        ];
+        let p = view.camera.projector(viewport);
+        view.project_spheres(&snapshot, &p, viewport);
+        let ids: Vec<u32> = view.discs.iter().map(|d| d.id).collect();
+        assert_eq!(ids, vec![1, 2, 3]);
+        assert_eq!(view.discs[2].depth, 10.0);
+        // Sphere 3 covers the centre in front of the others.
+        assert_eq!(view.pick(viewport.center()), Some(3));
+        // Sphere 1's disc reaches farther than the nearer ones.
+        let r1 = view.discs[0].radius;
+        assert!((r1 - 6.0 * p.focal / 30.0).abs() < 1e-3);
+        let edge = viewport.center() + vec2(0.0, r1 - 1.0);
+        assert_eq!(view.pick(edge), Some(1));
+        assert_eq!(view.pick(edge + vec2(0.0, PICK_TOLERANCE + 2.0)), None);
+    }
+}
