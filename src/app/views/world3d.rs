@@ -647,24 +647,29 @@ mod tests {
 
     #[test]
     fn spheres_are_drawn_back_to_front_and_the_nearest_is_picked() {
-        let mut view = World3dView::default();
-        view.camera = OrbitCamera {
-            target: Vec3::ZERO,
-            yaw: 0.0,
-            pitch: 0.0,
-            distance: 20.0,
+        let mut view = World3dView {
+            camera: OrbitCamera {
+                target: Vec3::ZERO,
+                yaw: 0.0,
+                pitch: 0.0,
+                distance: 20.0,
+            },
+            ..World3dView::default()
         };
         let viewport = Rect::from_min_size(pos2(0.0, 0.0), vec2(400.0, 300.0));
-        let mut snapshot = Snapshot::default();
         // Looking down -z from z = 20: sphere 3 is nearest, 1 farthest, 4 behind the camera
         // and 5 far off to the side.
-        snapshot.spheres = vec![
+        let spheres = vec![
             sphere(1, Vec3::new(0.0, 0.0, -10.0), 6.0),
             sphere(2, Vec3::new(0.5, 0.0, 0.0), 2.0),
             sphere(3, Vec3::new(0.0, 0.0, 10.0), 1.0),
             sphere(4, Vec3::new(0.0, 0.0, 25.0), 1.0),
             sphere(5, Vec3::new(500.0, 0.0, 0.0), 1.0),
         ];
+        let snapshot = Snapshot {
+            spheres,
+            ..Snapshot::default()
+        };
         let p = view.camera.projector(viewport);
         view.project_spheres(&snapshot, &p, viewport);
         let ids: Vec<u32> = view.discs.iter().map(|d| d.id).collect();
