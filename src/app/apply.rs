@@ -234,6 +234,12 @@ impl State {
             Command::Fit => {
                 self.view.fit_pending = true;
                 self.view.tree_fit_request += 1;
+                self.view.fit_3d_request += 1;
+            }
+            Command::SetWorld3d(on) => {
+                if self.model.doc.dimensions == 3 {
+                    self.view.world_3d = on;
+                }
             }
             Command::SetPlane(plane) => {
                 if self.model.doc.dimensions == 3 && self.view.plane != plane {

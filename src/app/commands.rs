@@ -87,6 +87,8 @@ pub enum Command {
     Fit,
     /// Project 3D scenes onto another plane.
     SetPlane(Plane),
+    /// Show 3D scenes in the orbiting 3D view (true) or projected onto the plane (false).
+    SetWorld3d(bool),
     /// Show or hide the help window (F1).
     ToggleHelp,
     /// Close the window (asks first when there are unsaved changes).

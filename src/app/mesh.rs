@@ -19,6 +19,8 @@ const SMALL_SHAPE: f32 = 12.0;
 pub const WORLD_MESH: usize = 0;
 /// The tree diagram's entry in the [`MeshPool`].
 pub const TREE_MESH: usize = 1;
+/// The 3D view's entry in the [`MeshPool`].
+pub const WORLD_3D_MESH: usize = 2;
 
 /// Accumulates triangles; [`MeshPool::finish`] (or [`MeshBuilder::into_shape`]) hands them to
 /// egui.
@@ -332,6 +334,24 @@ impl MeshBuilder {
         }
     }
 
+    /// A straight stroke from `a` to `b` as one quad without a soft edge: for wireframes of
+    /// tens of thousands of edges, where [`MeshBuilder::line`]'s feathering would cost half
+    /// the vertices again. Strokes thinner than a point fade instead of thinning.
+    pub fn thin_line(&mut self, a: Pos2, b: Pos2, width: f32, color: Color32) {
+        let dir = b - a;
+        let len = dir.length();
+        if len.is_nan() || len <= 1e-6 {
+            return;
+        }
+        let color = color.gamma_multiply(width.clamp(0.0, 1.0));
+        let n = vec2(-dir.y, dir.x) * (0.5 * width.max(1.0) / len);
+        let v0 = self.vertex(a + n, color);
+        self.vertex(b + n, color);
+        self.vertex(b - n, color);
+        self.vertex(a - n, color);
+        self.quad(v0, v0 + 1, v0 + 2, v0 + 3);
+    }
+
     /// An arrow from `a` to `b` with a head of `head` points.
     pub fn arrow(&mut self, a: Pos2, b: Pos2, width: f32, head: f32, color: Color32) {
         let dir = b - a;
@@ -418,9 +438,14 @@ mod tests {
         m.line(pos2(0.0, 0.0), pos2(5.0, 5.0), 0.5, Color32::YELLOW);
         m.arrow(pos2(0.0, 0.0), pos2(9.0, 0.0), 1.0, 4.0, Color32::YELLOW);
         m.dot(pos2(3.0, 3.0), 1.0, Color32::BLUE);
+        let before = m.vertex_count();
+        m.thin_line(pos2(0.0, 0.0), pos2(0.0, 8.0), 1.0, Color32::GREEN);
+        assert_eq!(m.vertex_count(), before + 4, "a thin line is one quad");
+        assert_eq!(m.mesh.vertices[before].pos, pos2(-0.5, 0.0));
         // A degenerate line adds nothing.
         let before = m.vertex_count();
         m.line(pos2(1.0, 1.0), pos2(1.0, 1.0), 1.0, Color32::RED);
+        m.thin_line(pos2(1.0, 1.0), pos2(1.0, 1.0), 1.0, Color32::RED);
         assert_eq!(m.vertex_count(), before);
         let Some(Shape::Mesh(mesh)) = m.into_shape() else {
             panic!("expected a mesh");

@@ -20,6 +20,7 @@ use super::views::status::StatusBar;
 use super::views::tree::TreeView;
 use super::views::windows::Windows;
 use super::views::world::WorldView;
+use super::views::world3d::World3dView;
 use super::views::{View, free_text_has_focus};
 use crate::scene::{Scene, SceneError, Simulation};
 use crate::tree::{Aabb, NodeId};
@@ -50,9 +51,23 @@ struct Views {
     controls: Controls,
     stats: StatsPanel,
     world: WorldView,
+    world3d: World3dView,
     tree: TreeView,
     windows: Windows,
     advisor: AdvisorView,
+}
+
+impl Views {
+    /// The world: in the 3D view when a 3D scene is shown in 3D, else on the plane.
+    fn world_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        if state.shows_world_3d() {
+            self.world.hide();
+            self.world3d.ui(ui, state, out);
+        } else {
+            self.world3d.hide();
+            self.world.ui(ui, state, out);
+        }
+    }
 }
 
 /// The debugger window's app. Build it with [`DebuggerApp::new`]; drive it with eframe or
@@ -242,6 +257,27 @@ impl DebuggerApp {
     #[must_use]
     pub fn tree_view_rect(&self) -> Option<egui::Rect> {
         self.views.tree.rect()
+    }
+
+    /// Where a sphere's centre was drawn in the last frame's 3D view (`None` when the 3D view
+    /// was not shown or the sphere is behind its camera).
+    #[must_use]
+    pub fn sphere_screen_pos_3d(&self, id: u32) -> Option<Pos2> {
+        self.views
+            .world3d
+            .sphere_screen_pos(&self.state.snapshot, id)
+    }
+
+    /// The 3D view's orbit camera.
+    #[must_use]
+    pub fn orbit_camera(&self) -> super::camera3d::OrbitCamera {
+        self.views.world3d.camera()
+    }
+
+    /// Where the 3D view was drawn last frame, if it was.
+    #[must_use]
+    pub fn world_3d_rect(&self) -> Option<egui::Rect> {
+        self.views.world3d.rect()
     }
 
     /// The screen point under which a world plane point was drawn last frame.
@@ -494,10 +530,11 @@ impl DebuggerApp {
         egui::CentralPanel::no_frame().show(ui, |ui| match prefs.view_mode {
             ViewMode::World => {
                 v.tree.hide();
-                v.world.ui(ui, state, out);
+                v.world_ui(ui, state, out);
             }
             ViewMode::Tree => {
                 v.world.hide();
+                v.world3d.hide();
                 v.tree.ui(ui, state, out);
             }
             ViewMode::Both => {
@@ -505,7 +542,7 @@ impl DebuggerApp {
                 let split = layout::split(area, prefs.tree_share);
                 splitter_ui(ui, area, &split, out);
                 ui.scope_builder(egui::UiBuilder::new().max_rect(split.world), |ui| {
-                    v.world.ui(ui, state, out);
+                    v.world_ui(ui, state, out);
                 });
                 ui.scope_builder(egui::UiBuilder::new().max_rect(split.tree), |ui| {
                     v.tree.ui(ui, state, out);

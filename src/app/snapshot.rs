@@ -76,6 +76,10 @@ pub struct Snapshot {
     pub walls: Option<WorldRect>,
     /// Deepest node depth.
     pub max_depth: u32,
+    /// For 3D scenes, each node's box in the world, indexed as `nodes` (empty in 2D).
+    pub node_boxes_3d: Vec<Aabb<Vec3>>,
+    /// For 3D scenes, each sphere's fat box in the world, indexed as `spheres` (empty in 2D).
+    pub fat_boxes_3d: Vec<Option<Aabb<Vec3>>>,
     /// Sphere id to index in `spheres`, when the ids are dense enough for a table (else empty,
     /// and lookups search `spheres`, which is sorted by id).
     pub(super) sphere_slot: Vec<u32>,
@@ -94,9 +98,22 @@ fn project_box<V: Vector>(b: &Aabb<V>, (a, c): (usize, usize)) -> WorldRect {
     )
 }
 
+/// A box of either dimension in 3D (z = 0 in 2D).
+fn box_3d<V: Vector>(b: &Aabb<V>) -> Aabb<Vec3> {
+    let lift = |v: V| {
+        Vec3::from_array(std::array::from_fn(|k| {
+            if k < V::DIM { v.axis(k) } else { 0.0 }
+        }))
+    };
+    Aabb::new(lift(b.min), lift(b.max))
+}
+
 fn extract_tree<V: Vector>(tree: &DynamicTree<V, u32>, axes: (usize, usize), out: &mut Snapshot) {
     let mut max_depth = 0;
     tree.walk(|id, view, depth| {
+        if V::DIM == 3 {
+            out.node_boxes_3d.push(box_3d(&view.aabb));
+        }
         let i = out.nodes.len();
         set_slot(&mut out.node_slot, id.0 as usize, i);
         // Parents come before their children in the walk, so the parent is known already.
@@ -160,6 +177,8 @@ impl Snapshot {
         self.spheres.clear();
         self.nodes.clear();
         self.pairs.clear();
+        self.node_boxes_3d.clear();
+        self.fat_boxes_3d.clear();
         self.max_depth = 0;
         for table in [
             &mut self.sphere_slot,
@@ -185,16 +204,17 @@ impl Snapshot {
         if !dense {
             self.sphere_slot = Vec::new();
         }
+        let three_d = sim.dimensions() == 3;
         for body in live {
             let s = &body.sphere;
             let r = s.radius;
             let tight3 = Aabb::new(s.center - Vec3::splat(r), s.center + Vec3::splat(r));
             // A tree's fat boxes are its leaves' boxes, filled in below from the nodes.
-            let fat = if has_tree {
-                None
-            } else {
-                bp.fat_aabb(s.id).map(|f| project_box(&f, axes))
-            };
+            let fat_3d = if has_tree { None } else { bp.fat_aabb(s.id) };
+            let fat = fat_3d.map(|f| project_box(&f, axes));
+            if three_d {
+                self.fat_boxes_3d.push(fat_3d);
+            }
             if dense {
                 set_slot(&mut self.sphere_slot, s.id as usize, self.spheres.len());
             }
@@ -216,6 +236,11 @@ impl Snapshot {
             if let Some(i) = n.sphere.and_then(|id| self.sphere_index(id)) {
                 self.spheres[i].node = Some(k);
                 self.spheres[i].fat = Some(n.rect);
+                if let (Some(f), Some(b)) =
+                    (self.fat_boxes_3d.get_mut(i), self.node_boxes_3d.get(k))
+                {
+                    *f = Some(*b);
+                }
             }
         }
         let report = sim.report();
@@ -353,6 +378,10 @@ mod tests {
                 .fat_aabb(s.id)
                 .map(|f| project_box(&f, axes));
             assert_eq!(item.fat, fat, "sphere {}: fat box", s.id);
+            if sim.dimensions() == 3 {
+                let i = snap.sphere_index(s.id).expect("listed");
+                assert_eq!(snap.fat_boxes_3d[i], sim.broadphase().fat_aabb(s.id));
+            }
             let touching = report.contacts.iter().any(|&(a, b)| a == s.id || b == s.id);
             assert_eq!(item.colliding, touching, "sphere {}", s.id);
             if let Some(k) = item.node {
@@ -394,6 +423,16 @@ mod tests {
                 assert_eq!(n.rect.union(&snap.nodes[a].rect), n.rect);
                 assert_eq!(n.rect.union(&snap.nodes[b].rect), n.rect);
             }
+        }
+        // 3D boxes: one a node and a sphere in 3D, projecting to the plane's boxes; none in 2D.
+        if sim.dimensions() == 3 {
+            assert_eq!(snap.node_boxes_3d.len(), snap.nodes.len());
+            assert_eq!(snap.fat_boxes_3d.len(), snap.spheres.len());
+            for (n, b) in snap.nodes.iter().zip(&snap.node_boxes_3d) {
+                assert_eq!(project_box(b, axes), n.rect);
+            }
+        } else {
+            assert_eq!((snap.node_boxes_3d.len(), snap.fat_boxes_3d.len()), (0, 0));
         }
         let deepest = snap.nodes.iter().map(|n| n.depth).max().unwrap_or(0);
         assert_eq!(snap.max_depth, deepest);

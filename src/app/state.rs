@@ -77,6 +77,12 @@ pub const MAX_UNDO: usize = 100;
 pub struct ViewState {
     /// Projection plane of 3D scenes.
     pub plane: Plane,
+    /// 3D scenes are shown in the orbiting 3D view instead of on `plane` (the "3D" choice
+    /// beside the planes; see [`State::shows_world_3d`]).
+    pub world_3d: bool,
+    /// Bumped whenever the 3D view should fit the world (Fit, a scene opened); the 3D view
+    /// fits when it has not fitted for this request yet.
+    pub fit_3d_request: u64,
     /// The world camera (saved with the scene).
     pub camera: WorldCamera,
     /// Fit the world at the next frame.
@@ -187,6 +193,8 @@ impl State {
             prefs,
             view: ViewState {
                 plane: Plane::XY,
+                world_3d: false,
+                fit_3d_request: 1,
                 camera: WorldCamera::default(),
                 fit_pending: true,
                 tree_fit_request: 1,
@@ -235,6 +243,12 @@ impl State {
         (w.min + w.max) * 0.5
     }
 
+    /// True when the world is shown in the 3D view: a 3D scene, with "3D" chosen.
+    #[must_use]
+    pub fn shows_world_3d(&self) -> bool {
+        self.view.world_3d && self.model.doc.dimensions == 3
+    }
+
     /// The view settings to save with the scene.
     pub(super) fn view_settings(&self) -> ViewSettings {
         ViewSettings {
@@ -250,6 +264,7 @@ impl State {
         self.view.plane = Plane::XY;
         self.view.fit_pending = true;
         self.view.tree_fit_request += 1;
+        self.view.fit_3d_request += 1;
         let Some(view) = self.model.doc.view.clone() else {
             return;
         };

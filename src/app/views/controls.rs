@@ -243,13 +243,24 @@ impl View for Controls {
         if state.model.doc.dimensions == 3 {
             ui.horizontal(|ui| {
                 ui.label("Projection plane");
+                let world_3d = state.view.world_3d;
                 for plane in Plane::ALL {
                     if ui
-                        .selectable_label(state.view.plane == plane, plane.name())
+                        .selectable_label(!world_3d && state.view.plane == plane, plane.name())
                         .clicked()
                     {
                         out.push(Command::SetPlane(plane));
+                        out.push(Command::SetWorld3d(false));
                     }
+                }
+                if ui
+                    .selectable_label(world_3d, "3D")
+                    .on_hover_text(
+                        "A perspective view: drag to orbit, right-drag to pan, wheel to zoom",
+                    )
+                    .clicked()
+                {
+                    out.push(Command::SetWorld3d(true));
                 }
             });
         }

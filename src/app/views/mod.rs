@@ -18,6 +18,7 @@ pub mod status;
 pub mod tree;
 pub mod windows;
 pub mod world;
+pub mod world3d;
 
 /// One view of the state.
 pub trait View {

@@ -59,6 +59,13 @@ pub struct WorldView {
 /// The deepest branch depth drawn: the user's range, cut so at most [`BRANCH_BUDGET`] boxes
 /// are drawn.
 fn branch_depth_limit(state: &State) -> (u32, u32, bool) {
+    branch_depth_limit_within(state, BRANCH_BUDGET)
+}
+
+/// The depths of branch boxes to draw, `(first, last, cut)`: the user's range, cut so at
+/// most `budget` boxes are drawn (`cut` when it was).
+#[must_use]
+pub fn branch_depth_limit_within(state: &State, budget: usize) -> (u32, u32, bool) {
     let snapshot = &state.snapshot;
     let lo = state.prefs.branch_depth_min;
     let hi = state.prefs.branch_depth_max.min(snapshot.max_depth);
@@ -72,7 +79,7 @@ fn branch_depth_limit(state: &State) -> (u32, u32, bool) {
     let mut limit = hi;
     for d in lo..=hi {
         total += per_depth.get(d as usize).copied().unwrap_or(0);
-        if total > BRANCH_BUDGET {
+        if total > budget {
             limit = d.saturating_sub(1).max(lo);
             return (lo, limit, true);
         }
@@ -392,7 +399,7 @@ fn drag_to_pointer(
 }
 
 /// The hover tooltip of a sphere or a branch.
-fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
+pub fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
     let fmt3 = |v: glam::Vec3| {
         if state.model.doc.dimensions == 3 {
             format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z)
