@@ -204,13 +204,15 @@ impl TreeView {
                     TREE_DEPTH_ALL,
                 )));
             }
-            if ui.button("Collapse to depth").clicked() {
+            let collapse = ui.button("Collapse to depth");
+            if collapse.clicked() {
                 self.restart_folding(document, self.collapse_to);
                 out.push(Command::SetPref(PrefChange::TreeCollapseDepth(
                     self.collapse_to,
                 )));
             }
-            ui.add(egui::DragValue::new(&mut self.collapse_to).range(1..=TREE_DEPTH_ALL - 1));
+            ui.add(egui::DragValue::new(&mut self.collapse_to).range(1..=TREE_DEPTH_ALL - 1))
+                .labelled_by(collapse.id);
             ui.separator();
             for (kind, name, tip) in [
                 (
