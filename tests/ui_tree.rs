@@ -330,3 +330,80 @@ fn focus_centres_the_selection_and_opens_its_folded_branches() {
     let pos = h.state().tree_node_screen_pos(node).expect("drawn");
     assert!((pos - center).length() < 0.01, "{pos:?} vs {center:?}");
 }
+
+/// Snapshot images of the tree view alone (`UPDATE_SNAPSHOTS=1` rewrites them).
+#[cfg(feature = "snapshots")]
+mod looks {
+    use super::*;
+
+    /// `count` generated spheres (seeded), in the tree view alone, with `layout`.
+    fn shot(scene: Scene, layout: TreeLayoutKind, name: &str) {
+        let mut h = ui::app_harness(
+            Harness::builder().with_size(Vec2::new(900.0, 560.0)).wgpu(),
+            scene,
+        );
+        {
+            let prefs = h.state_mut().prefs_mut();
+            prefs.view_mode = ViewMode::Tree;
+            prefs.show_controls = false;
+            prefs.show_stats = false;
+            prefs.show_events = false;
+            prefs.tree_layout = layout;
+        }
+        h.run_steps(4);
+        h.snapshot(name);
+    }
+
+    fn generated(count: u32) -> Scene {
+        let text = format!(
+            r#"(format_version: 1, name: "generated", dimensions: 2,
+                world: (min: (0.0, 0.0), max: (200.0, 200.0)), dt: 0.016666668,
+                tree: (margin: 0.2, velocity_lookahead: 0.0, insertion: SurfaceArea,
+                       balancing: Rotations, pairs: SelfTraversal),
+                spheres: [], generate: Some((count: {count}, radius: (0.5, 1.5),
+                speed: (0.0, 0.0), seed: 7)), view: None)"#
+        );
+        Scene::parse(&text, "generated.ron", false).expect("valid scene")
+    }
+
+    #[test]
+    fn tree_10_node_link() {
+        shot(
+            row_scene(10, true),
+            TreeLayoutKind::NodeLink,
+            "tree_10_node_link",
+        );
+    }
+
+    #[test]
+    fn tree_10_icicle() {
+        shot(
+            row_scene(10, true),
+            TreeLayoutKind::Icicle,
+            "tree_10_icicle",
+        );
+    }
+
+    #[test]
+    fn tree_1000_node_link() {
+        shot(
+            generated(1000),
+            TreeLayoutKind::NodeLink,
+            "tree_1000_node_link",
+        );
+    }
+
+    #[test]
+    fn tree_1000_icicle() {
+        shot(generated(1000), TreeLayoutKind::Icicle, "tree_1000_icicle");
+    }
+
+    #[test]
+    fn tree_randall_step3() {
+        shot(
+            scene_file("randall-tree-step3.ron"),
+            TreeLayoutKind::NodeLink,
+            "tree_randall_step3",
+        );
+    }
+}

@@ -72,8 +72,12 @@ struct LayoutKey {
 pub struct TreeView {
     /// The diagram's camera.
     camera: TreeCamera,
-    /// The fit request of the state last fitted for, and the layout fitted.
-    fitted: Option<(u64, TreeLayoutKind)>,
+    /// The fit request of the state last fitted for, the layout fitted, and the diagram's
+    /// size then.
+    fitted: Option<(u64, TreeLayoutKind, egui::Vec2)>,
+    /// The camera was moved (pan, zoom, focus) since the last fit; until then a change of the
+    /// diagram's size fits again.
+    moved: bool,
     /// The diagram's layout (cached per change).
     layout: TreeLayout,
     /// What the layout was computed for.
@@ -96,6 +100,8 @@ pub struct TreeView {
     toggles: Vec<Toggle>,
     /// Per depth level, the screen x of the last thing drawn (level of detail).
     last_at_level: Vec<(f32, f32)>,
+    /// Per drawn item: an event of the last step names it (scratch of the drawing).
+    marked: Vec<bool>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
 }
@@ -344,6 +350,7 @@ impl TreeView {
                 let factor = zoom * (scroll * 0.0025).exp();
                 if (factor - 1.0).abs() > 1e-4 {
                     self.camera.zoom_around(viewport, pos, factor);
+                    self.moved = true;
                 }
             }
             if response.dragged_by(PointerButton::Primary)
@@ -351,6 +358,7 @@ impl TreeView {
                 || response.dragged_by(PointerButton::Middle)
             {
                 self.camera.offset += response.drag_delta();
+                self.moved = true;
             }
             let press = response.interact_pointer_pos();
             if response.clicked()
@@ -391,15 +399,21 @@ impl TreeView {
                     self.camera.fit_span(viewport, extent.min, extent.max);
                     self.camera
                         .center_on(viewport, self.layout.items[k].pos.to_pos2());
+                    self.moved = true;
                 }
             }
         }
         self.update_layout(state);
         let kind = self.layout.kind;
-        if self.fitted != Some((state.view.tree_fit_request, kind))
-            && viewport.width() > 10.0
-            && viewport.height() > 10.0
-        {
+        let size = viewport.size();
+        let stale = match self.fitted {
+            Some((request, fitted_kind, fitted_size)) => {
+                (request, fitted_kind) != (state.view.tree_fit_request, kind)
+                    || (!self.moved && (fitted_size - size).length() > 0.5)
+            }
+            None => true,
+        };
+        if stale && viewport.width() > 10.0 && viewport.height() > 10.0 {
             let (w, levels) = (self.layout.width, self.layout.levels as f32);
             let (min, max) = match kind {
                 TreeLayoutKind::NodeLink => (Pos2::ZERO, egui::pos2(w - 1.0, levels - 1.0)),
@@ -408,7 +422,8 @@ impl TreeView {
                 }
             };
             self.camera.fit_span(viewport, min, max);
-            self.fitted = Some((state.view.tree_fit_request, kind));
+            self.fitted = Some((state.view.tree_fit_request, kind, size));
+            self.moved = false;
         }
         let radius = node_radius(&self.camera);
 
@@ -423,7 +438,9 @@ impl TreeView {
                 out.push(Command::Hover(hovered.and_then(|k| self.pick_of(snap, k))));
             }
             if response.clicked() && !clicked_toggle {
-                let pick = press_item(&response, |p| self.item_at(viewport, radius, p))
+                let pick = response
+                    .interact_pointer_pos()
+                    .and_then(|p| self.item_at(viewport, radius, p))
                     .and_then(|k| self.pick_of(snap, k));
                 out.push(Command::Select(pick));
             }
@@ -588,9 +605,10 @@ impl TreeView {
     /// The node-link diagram: links, then nodes, labels and fold markers where they fit.
     ///
     /// Level of detail: the items of one depth come left to right, so an item less than a
-    /// point beside the last one drawn at its depth would be drawn over it: it is left out (a
-    /// link, when both its ends would be). A tree of 10,000 leaves fully expanded in a panel
-    /// 800 points wide draws about half its nodes this way and looks the same.
+    /// dot's radius beside the last one drawn at its depth would be mostly drawn over: it is
+    /// left out (a link, when both its ends are within a point of the last link's). A tree
+    /// of 10,000 leaves fully expanded in a panel 800 points wide draws a few thousand dots
+    /// this way and looks the same.
     fn draw_node_link(
         &mut self,
         m: &mut MeshBuilder,
@@ -633,7 +651,7 @@ impl TreeView {
                 continue;
             }
             let last = &mut self.last_at_level[(item.pos.y as usize).min(levels - 1)].0;
-            if (p.x - *last).abs() < 1.0 {
+            if (p.x - *last).abs() < radius.max(1.0) {
                 continue;
             }
             *last = p.x;
@@ -710,10 +728,9 @@ impl TreeView {
             } else {
                 pal.branch(node.depth, height)
             };
-            m.rect_filled(
-                cell.shrink2(vec2((gap * 0.5).min(cell.width() * 0.25), 0.0)),
-                color,
-            );
+            // A point between cells wide enough to spare it.
+            let side = if cell.width() >= 4.0 { 0.5 * gap } else { 0.0 };
+            m.rect_filled(cell.shrink2(vec2(side, 0.0)), color);
             if item.hidden_leaves > 0 && cell.height() >= 6.0 {
                 // A folded branch: a bar under it in the leaves' colour.
                 let bar = Rect::from_min_max(
@@ -746,8 +763,20 @@ impl TreeView {
     }
 
     /// The last step's events, then hover and selection with the path up to the root.
-    fn draw_marks(&self, m: &mut MeshBuilder, viewport: Rect, state: &State, pal: &Palette) {
+    ///
+    /// Level of detail for the events: each drawn item is marked once, left to right per
+    /// depth, and not within a dot's radius of the last mark at its depth (the first step of
+    /// a big scene inserts every leaf); in the icicle only cells wide enough to show a mark.
+    fn draw_marks(&mut self, m: &mut MeshBuilder, viewport: Rect, state: &State, pal: &Palette) {
         let snap = &state.snapshot;
+        let marked = &mut self.marked;
+        marked.clear();
+        marked.resize(self.layout.items.len(), false);
+        for event in &state.model.sim.report().events {
+            if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(snap, i)) {
+                marked[k] = true;
+            }
+        }
         let layout = &self.layout;
         let cam = self.camera;
         let radius = node_radius(&cam);
@@ -767,10 +796,22 @@ impl TreeView {
                 }
             }
         };
-        for event in state.model.sim.report().events.iter().take(20_000) {
-            if let Some(k) = event_node(snap, event).and_then(|i| layout.item_for(snap, i)) {
-                mark(m, k, 3.0, 1.75, pal.event);
+        let levels = layout.levels as usize + 1;
+        self.last_at_level.clear();
+        self.last_at_level
+            .resize(levels, (f32::NEG_INFINITY, f32::NEG_INFINITY));
+        for (k, item) in layout.items.iter().enumerate() {
+            if !marked[k] {
+                continue;
             }
+            let r = cam.screen_rect_from_layout(viewport, item.cell());
+            let last = &mut self.last_at_level[(item.pos.y as usize).min(levels - 1)].0;
+            let apart = if icicle { 6.0 } else { radius.max(1.0) };
+            if (icicle && r.width() < apart) || (r.center().x - *last).abs() < apart {
+                continue;
+            }
+            *last = r.center().x;
+            mark(m, k, 3.0, 1.75, pal.event);
         }
         for pick in [state.view.selection, state.view.hover] {
             let Some(mut k) = selected_node(snap, pick).and_then(|i| layout.item_for(snap, i))
@@ -802,11 +843,6 @@ fn node_radius(cam: &TreeCamera) -> f32 {
 /// The font of labels (`summary`: a folded branch's `+N`).
 fn label_font(summary: bool) -> FontId {
     FontId::proportional(if summary { 10.0 } else { 12.0 })
-}
-
-/// The drawn item under the press of a click.
-fn press_item(response: &egui::Response, item_at: impl Fn(Pos2) -> Option<usize>) -> Option<usize> {
-    response.interact_pointer_pos().and_then(item_at)
 }
 
 /// The snapshot index of the node a pick names.
