@@ -161,6 +161,32 @@ fn a_branch_folds_by_its_marker_and_opens_again() {
 }
 
 #[test]
+fn opening_a_scene_starts_the_folding_over() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("row.ron");
+    let scene = row_scene(10, false);
+    scene.save(&path).expect("saved");
+    let mut h = harness_with(scene);
+    let (index, branch) = a_child_branch(&h);
+    let leaves = leaves_under(&h, index);
+    let toggle = h
+        .state()
+        .tree_view()
+        .toggle_screen_pos(branch)
+        .expect("a fold marker");
+    click_at(&mut h, toggle);
+    assert_eq!(h.state().tree_node_screen_pos(leaves[0]), None);
+    // The same tree again, from the file: nothing folded any more.
+    h.state_mut().push_command(Command::Open(path));
+    h.run_steps(3);
+    assert_eq!(h.state().path(), Some(dir.path().join("row.ron").as_path()));
+    assert_eq!(leaves_under(&h, index), leaves, "the same tree");
+    for &leaf in &leaves {
+        assert!(h.state().tree_node_screen_pos(leaf).is_some(), "{leaf:?}");
+    }
+}
+
+#[test]
 fn collapse_to_depth_and_expand_all() {
     let mut h = harness_with(row_scene(10, false));
     let total = h.state().snapshot().nodes.len();
