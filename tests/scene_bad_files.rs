@@ -61,7 +61,7 @@ const TABLE: &[(&str, Expect)] = &[
         At(
             13,
             34,
-            "Unexpected field named `tilt` in `view`, expected one of `center`, `zoom`, `layers`, or `plane` instead",
+            "Unexpected field named `tilt` in `view`, expected one of `center`, `zoom`, `layers`, `plane`, or `branch_letters` instead",
         ),
     ),
     (

@@ -37,6 +37,7 @@ fn awkward_scene(dimensions: u8) -> Scene {
         zoom: Some(17.0),
         layers: Some(vec!["branches".to_owned(), "leaves".to_owned()]),
         plane: Some("XZ".to_owned()),
+        branch_letters: Some(true),
     });
     let z = |v: f32| if dimensions == 3 { v } else { 0.0 };
     scene.spheres.push(Sphere {

@@ -282,17 +282,42 @@ impl TreeCamera {
         (pos_on_screen - viewport.min - self.offset) / self.scale
     }
 
-    /// Frames a layout of `width` slots and `levels` depth levels.
+    /// A layout rectangle on screen.
+    #[must_use]
+    pub fn screen_rect_from_layout(&self, viewport: Rect, rect_in_layout: Rect) -> Rect {
+        Rect::from_min_max(
+            self.screen_from_layout(viewport, rect_in_layout.min.to_vec2()),
+            self.screen_from_layout(viewport, rect_in_layout.max.to_vec2()),
+        )
+    }
+
+    /// Frames a layout of `width` slots and `levels` depth levels (node centres).
     pub fn fit(&mut self, viewport: Rect, width: f32, levels: f32) {
-        // Room at the top for the view's caption line.
+        self.fit_span(viewport, Pos2::ZERO, pos2(width - 1.0, levels - 1.0));
+    }
+
+    /// Frames the layout points from `min` to `max`: half a slot spare on each side, at most
+    /// 80 points a slot and 70 a level, centred across, from the top below the caption line.
+    pub fn fit_span(&mut self, viewport: Rect, min: Pos2, max: Pos2) {
         let (side, top, bottom) = (24.0, 40.0, 24.0);
         let w = (viewport.width() - 2.0 * side).max(10.0);
         let h = (viewport.height() - top - bottom).max(10.0);
-        let sx = w / width.max(1.0);
-        let sy = (h / (levels - 1.0).max(1.0)).min(70.0);
+        let size = (max - min).max(egui::Vec2::ZERO);
+        let sx = w / (size.x + 1.0);
+        let sy = (h / size.y.max(1.0)).min(70.0);
+        if !(sx.is_finite() && sy.is_finite()) {
+            return;
+        }
         self.scale = egui::vec2(sx.clamp(0.01, 80.0), sy.max(4.0));
-        let used_x = (width - 1.0).max(0.0) * self.scale.x;
-        self.offset = egui::vec2((viewport.width() - used_x) * 0.5, top);
+        self.offset = egui::vec2(
+            0.5 * viewport.width() - 0.5 * (min.x + max.x) * self.scale.x,
+            top - min.y * self.scale.y,
+        );
+    }
+
+    /// Moves the view so the layout point `pos` is at the viewport's centre.
+    pub fn center_on(&mut self, viewport: Rect, pos: Pos2) {
+        self.offset = 0.5 * viewport.size() - pos.to_vec2() * self.scale;
     }
 
     /// Zooms by `factor` around a screen point.
@@ -348,6 +373,31 @@ mod tests {
             Vec3::new(1.0, 7.0, 8.0)
         );
         assert_eq!(Plane::from_name("xz"), Some(Plane::XZ));
+    }
+
+    #[test]
+    fn the_tree_camera_fits_spans_and_centres_points() {
+        let viewport = Rect::from_min_size(pos2(100.0, 50.0), egui::vec2(448.0, 264.0));
+        let mut cam = TreeCamera::default();
+        // Slots 0..=9 and levels 0..=4: 400 points for 10 slots, 200 for 4 levels (max 70).
+        cam.fit(viewport, 10.0, 5.0);
+        assert_eq!(cam.scale, egui::vec2(40.0, 50.0));
+        assert_eq!(
+            cam.screen_from_layout(viewport, egui::vec2(0.0, 0.0)),
+            pos2(144.0, 90.0)
+        );
+        assert_eq!(
+            cam.screen_from_layout(viewport, egui::vec2(9.0, 4.0)),
+            pos2(504.0, 290.0)
+        );
+        cam.center_on(viewport, pos2(3.0, 2.0));
+        assert_eq!(
+            cam.screen_from_layout(viewport, egui::vec2(3.0, 2.0)),
+            viewport.center()
+        );
+        let cell = Rect::from_min_max(pos2(1.0, 1.0), pos2(2.0, 3.0));
+        let on_screen = cam.screen_rect_from_layout(viewport, cell);
+        assert_eq!(on_screen.size(), egui::vec2(40.0, 100.0));
     }
 
     #[test]

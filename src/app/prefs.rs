@@ -255,6 +255,19 @@ pub enum ThemeChoice {
     Light,
 }
 
+/// The collapse depth at which the tree view folds nothing (the top of the depth slider).
+pub const TREE_DEPTH_ALL: u32 = 64;
+
+/// How the tree view draws the tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TreeLayoutKind {
+    /// Nodes as dots linked to their parents, one leaf slot each: readable for small trees.
+    #[default]
+    NodeLink,
+    /// One row per depth, each node as wide as its leaves: compact for thousands of leaves.
+    Icicle,
+}
+
 /// Preferences that persist between launches. Unknown or missing fields take defaults, so an
 /// old or damaged entry never stops the app from starting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -280,6 +293,8 @@ pub struct Prefs {
     pub branch_depth_max: u32,
     /// The tree view collapses nodes below this depth.
     pub tree_collapse_depth: u32,
+    /// How the tree view draws the tree.
+    pub tree_layout: TreeLayoutKind,
     /// Simulation speed: steps per displayed 1/60 s.
     pub speed: f32,
     /// Validate the tree after every step.
@@ -310,6 +325,7 @@ impl Default for Prefs {
             branch_depth_min: 0,
             branch_depth_max: u32::MAX,
             tree_collapse_depth: 12,
+            tree_layout: TreeLayoutKind::NodeLink,
             speed: 1.0,
             validate_every_step: false,
             recent_files: Vec::new(),
@@ -365,6 +381,8 @@ pub enum PrefChange {
     PadParents(bool),
     /// Use the desktop's file dialog.
     NativeDialogs(bool),
+    /// How the tree view draws the tree.
+    TreeLayout(TreeLayoutKind),
 }
 
 impl Prefs {
@@ -393,6 +411,7 @@ impl Prefs {
                 self.layout_generation = self.layout_generation.wrapping_add(1);
             }
             PrefChange::NativeDialogs(on) => self.native_dialogs = on,
+            PrefChange::TreeLayout(kind) => self.tree_layout = kind,
         }
     }
 }
@@ -425,6 +444,18 @@ mod tests {
         let prefs: Prefs = ron::from_str("(speed: 2.0)").expect("parses");
         assert_eq!(prefs.speed, 2.0);
         assert_eq!(prefs.layers, Layers::default());
+    }
+
+    #[test]
+    fn the_tree_layout_round_trips_and_defaults_to_node_link() {
+        let prefs: Prefs = ron::from_str("(speed: 2.0)").expect("parses");
+        assert_eq!(prefs.tree_layout, TreeLayoutKind::NodeLink);
+        let mut prefs = Prefs::default();
+        prefs.change(PrefChange::TreeLayout(TreeLayoutKind::Icicle));
+        let text = ron::to_string(&prefs).expect("writes");
+        let back: Prefs = ron::from_str(&text).expect("reads");
+        assert_eq!(back.tree_layout, TreeLayoutKind::Icicle);
+        assert_eq!(back, prefs);
     }
 
     #[test]

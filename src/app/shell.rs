@@ -287,6 +287,12 @@ impl DebuggerApp {
         Some(self.state.view.camera.transform(viewport).pos(pos_in_world))
     }
 
+    /// The tree view (what it drew last frame: layout, labels, fold markers).
+    #[must_use]
+    pub fn tree_view(&self) -> &TreeView {
+        &self.views.tree
+    }
+
     /// Where a tree node was drawn in the last frame's tree view.
     #[must_use]
     pub fn tree_node_screen_pos(&self, node: NodeId) -> Option<Pos2> {

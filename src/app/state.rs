@@ -256,6 +256,7 @@ impl State {
             zoom: Some(self.view.camera.zoom),
             layers: Some(self.prefs.layers.names()),
             plane: Some(self.view.plane.name().to_owned()),
+            branch_letters: self.model.doc.view.as_ref().and_then(|v| v.branch_letters),
         }
     }
 

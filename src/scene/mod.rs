@@ -92,6 +92,9 @@ pub struct ViewSettings {
     pub layers: Option<Vec<String>>,
     /// Projection plane of 3D scenes: "XY", "XZ" or "YZ".
     pub plane: Option<String>,
+    /// `Some(true)`: the tree view names the branches a, b, c, ... breadth-first from the
+    /// root (as Randall's figures do), beside the leaves' labels.
+    pub branch_letters: Option<bool>,
 }
 
 /// Why a scene could not be read, checked or written. The message names the file, then the

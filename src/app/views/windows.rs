@@ -17,6 +17,14 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("R", "reset to step 0"),
     ("Ctrl+Z", "undo the last change of the tree settings"),
     ("F or double-click", "fit the world and the tree"),
+    (
+        "C",
+        "focus the selection in the tree view (opening its folded branches)",
+    ),
+    (
+        "Click a branch's ± (or double-click it)",
+        "fold or open it in the tree view",
+    ),
     ("Wheel", "zoom around the cursor"),
     ("Right or middle drag", "pan (left drag on empty space too)"),
     ("Click", "select a sphere, box or tree node"),
