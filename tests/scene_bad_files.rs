@@ -163,6 +163,16 @@ const TABLE: &[(&str, Expect)] = &[
         Meaning("generate.radius must be (min, max) with 0 < min <= max, got (2, 1)"),
     ),
     (
+        "generate-density-zero.ron",
+        Meaning("generate.density is the share of the world the spheres fill, in (0, 1], got 0"),
+    ),
+    (
+        "generate-density-overflow.ron",
+        Meaning(
+            "generate.density: 900000 spheres at density 0.001 would need a world wider than 1000000000 units",
+        ),
+    ),
+    (
         "newer-version.ron",
         Meaning(
             "this file needs a newer aabb-debugger (format_version 2; this build reads format_version 1)",

@@ -54,6 +54,7 @@ fn awkward_scene(dimensions: u8) -> Scene {
         radius: (0.25, 0.5),
         speed: (0.0, 0.1),
         seed: u64::MAX,
+        density: Some(0.3),
     });
     scene
 }

@@ -624,3 +624,41 @@ fn the_branch_depth_range_survives_another_broad_phase_and_the_top_means_all() {
     h.run_steps(2);
     assert_eq!(h.state().prefs().branch_depth_max, u32::MAX);
 }
+
+#[test]
+fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
+    use aabb_debugger::scene::Generate;
+    let mut h = harness();
+    let before = h.state().document().world;
+    h.state_mut()
+        .push_command(Command::SetGenerator(Some(Generate {
+            count: 20_000,
+            radius: (0.3, 1.0),
+            speed: (0.0, 3.0),
+            seed: 7,
+            density: Some(0.1),
+        })));
+    h.run_steps(2);
+    let app = h.state();
+    let world = app.document().world;
+    assert_eq!(
+        app.sim().world(),
+        world,
+        "the document shows the world it runs in"
+    );
+    let size = world.max - world.min;
+    let area = f64::from(size.x) * f64::from(size.y);
+    // 20,000 spheres of mean area pi (0.09 + 0.3 + 1) / 3, a tenth of the world.
+    let want = 20_000.0 * std::f64::consts::PI * (0.09 + 0.3 + 1.0) / 3.0 / 0.1;
+    assert!(
+        area >= want * 0.9999 && area <= want * 1.0001,
+        "{area} against {want}"
+    );
+    assert!(size.x > (before.max - before.min).x);
+    assert!(app.status().contains("the world grew"), "{}", app.status());
+    for b in app.sim().bodies() {
+        let (c, r) = (b.sphere.center, b.sphere.radius);
+        assert!(c.x - r >= world.min.x && c.x + r <= world.max.x, "{c:?}");
+        assert!(c.y - r >= world.min.y && c.y + r <= world.max.y, "{c:?}");
+    }
+}

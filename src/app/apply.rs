@@ -138,13 +138,27 @@ impl State {
                     .and_then(|()| self.start(&doc))
                 {
                     Ok(sim) => {
+                        let grown = doc.grown_world();
+                        let grew = grown != doc.world;
+                        // The world the simulation runs in is the document's world.
+                        doc.world = grown;
                         self.model.doc = doc;
                         self.model.sim = sim;
                         self.model.undo.clear();
                         self.model.document_id += 1;
                         self.model.dirty = true;
                         self.after_restart();
-                        self.model.status = "Generator applied; the scene restarted.".into();
+                        self.model.status = if grew {
+                            let size = grown.max - grown.min;
+                            format!(
+                                "Generator applied; the world grew to {:.0} x {:.0} for the \
+                                 density; the scene restarted.",
+                                size.x, size.y
+                            )
+                        } else {
+                            "Generator applied; the scene restarted.".into()
+                        };
+                        self.view.fit_pending = true;
                     }
                     Err(e) => self.model.status = format!("Generator refused: {e}"),
                 }

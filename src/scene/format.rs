@@ -91,8 +91,10 @@ pub(crate) fn parse(text: &str, file: &str, json: bool) -> Result<Scene, SceneEr
                 message: e.code.to_string(),
             })?
     };
-    let scene = parsed.into_scene(file)?;
+    let mut scene = parsed.into_scene(file)?;
     scene.validate(file)?;
+    // A generator's density grows the world (validated above to stay finite).
+    scene.world = scene.grown_world();
     Ok(scene)
 }
 

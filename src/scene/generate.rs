@@ -3,6 +3,7 @@
 //! spheres on every platform and with every crate version.
 
 use super::{Scene, Sphere};
+use crate::tree::Aabb;
 use glam::Vec3;
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -55,7 +56,8 @@ pub(crate) fn generate(scene: &Scene) -> Vec<Sphere> {
         .max()
         .unwrap_or(0);
     let mut rng = Pcg32::new(g.seed, STREAM);
-    let (wmin, wmax) = (scene.world.min, scene.world.max);
+    let world = grown_world(scene);
+    let (wmin, wmax) = (world.min, world.max);
     (0..g.count)
         .map(|k| {
             let radius = between(&mut rng, g.radius.0, g.radius.1);
@@ -76,4 +78,122 @@ pub(crate) fn generate(scene: &Scene) -> Vec<Sphere> {
             }
         })
         .collect()
+}
+
+/// The mean area (2D) or volume (3D) of a sphere whose radius is uniform in `[a, b]`.
+fn mean_measure(dims: usize, (a, b): (f32, f32)) -> f64 {
+    let (a, b) = (f64::from(a), f64::from(b));
+    if dims == 2 {
+        std::f64::consts::PI * (a * a + a * b + b * b) / 3.0
+    } else {
+        4.0 / 3.0 * std::f64::consts::PI * (a * a * a + a * a * b + a * b * b + b * b * b) / 4.0
+    }
+}
+
+/// The scene's world, grown about its centre (same shape) until the generated spheres fill at
+/// most the generator's density of it; the world as it is when there is no density, no
+/// sphere to generate, or it is large enough already. Only grows, so applying it twice gives
+/// the same world. Not finite when the numbers overflow (validation refuses that).
+pub(crate) fn grown_world(scene: &Scene) -> Aabb<Vec3> {
+    let world = scene.world;
+    let Some(g) = scene.generate else {
+        return world;
+    };
+    let Some(density) = g.density else {
+        return world;
+    };
+    if g.count == 0 || !(density > 0.0 && density <= 1.0) {
+        return world;
+    }
+    let dims = usize::from(scene.dimensions.clamp(2, 3));
+    let need = f64::from(g.count) * mean_measure(dims, g.radius) / f64::from(density);
+    let extent = |a: usize| f64::from(world.max[a]) - f64::from(world.min[a]);
+    let have: f64 = (0..dims).map(extent).product();
+    if !need.is_finite() || !have.is_finite() || need <= have || have <= 0.0 {
+        return world;
+    }
+    let scale = (need / have).powf(1.0 / dims as f64);
+    let (mut min, mut max) = (world.min, world.max);
+    for a in 0..dims {
+        let centre = 0.5 * (f64::from(world.min[a]) + f64::from(world.max[a]));
+        let half = 0.5 * extent(a) * scale;
+        // Rounded outwards, so the grown world holds the exact one.
+        min[a] = (centre - half) as f32;
+        max[a] = (centre + half) as f32;
+        if f64::from(min[a]) > centre - half {
+            min[a] = min[a].next_down();
+        }
+        if f64::from(max[a]) < centre + half {
+            max[a] = max[a].next_up();
+        }
+    }
+    Aabb::new(min, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::Generate;
+
+    fn scene(dims: u8, count: u32, density: Option<f32>) -> Scene {
+        let mut s = Scene::builtin_default();
+        s.dimensions = dims;
+        s.spheres.clear();
+        s.world = if dims == 2 {
+            Aabb::new(Vec3::new(0.0, 0.0, 0.0), Vec3::new(40.0, 20.0, 0.0))
+        } else {
+            Aabb::new(Vec3::ZERO, Vec3::new(40.0, 20.0, 10.0))
+        };
+        s.generate = Some(Generate {
+            count,
+            radius: (1.0, 1.0),
+            speed: (0.0, 1.0),
+            seed: 3,
+            density,
+        });
+        s
+    }
+
+    #[test]
+    fn the_world_grows_with_the_count_to_the_density_and_keeps_its_shape() {
+        // 10,000 unit discs at density 0.1 need 314,159 square units: 40 x 20 grows by
+        // sqrt(314159 / 800) = 19.82 about its centre (20, 10).
+        let w = grown_world(&scene(2, 10_000, Some(0.1)));
+        let size = w.max - w.min;
+        let area = f64::from(size.x) * f64::from(size.y);
+        let want = 10_000.0 * std::f64::consts::PI / 0.1;
+        assert!((area / want - 1.0).abs() < 1e-5, "{area} against {want}");
+        assert!((size.x / size.y - 2.0).abs() < 1e-5);
+        assert!(((w.min.x + w.max.x) * 0.5 - 20.0).abs() < 1e-3);
+        assert_eq!((w.min.z, w.max.z), (0.0, 0.0));
+        // Ten times the spheres, ten times the area.
+        let w10 = grown_world(&scene(2, 100_000, Some(0.1)));
+        let s10 = w10.max - w10.min;
+        let ratio = f64::from(s10.x) * f64::from(s10.y) / area;
+        assert!((ratio - 10.0).abs() < 1e-3, "{ratio}");
+        // 3D: the volume.
+        let w3 = grown_world(&scene(3, 10_000, Some(0.05)));
+        let s3 = w3.max - w3.min;
+        let vol = f64::from(s3.x) * f64::from(s3.y) * f64::from(s3.z);
+        let want3 = 10_000.0 * 4.0 / 3.0 * std::f64::consts::PI / 0.05;
+        assert!((vol / want3 - 1.0).abs() < 1e-5, "{vol} against {want3}");
+    }
+
+    #[test]
+    fn a_large_enough_world_or_no_density_stays_and_growing_twice_changes_nothing() {
+        let few = scene(2, 10, Some(0.1));
+        assert_eq!(grown_world(&few), few.world);
+        let plain = scene(2, 10_000, None);
+        assert_eq!(grown_world(&plain), plain.world);
+        let mut once = scene(2, 10_000, Some(0.1));
+        once.world = grown_world(&once);
+        assert_eq!(grown_world(&once), once.world);
+        // Generated spheres lie in the grown world.
+        let mut big = scene(2, 20_000, Some(0.2));
+        big.world = grown_world(&big);
+        for s in generate(&big) {
+            assert!(s.center.x - s.radius >= big.world.min.x);
+            assert!(s.center.x + s.radius <= big.world.max.x);
+        }
+    }
 }

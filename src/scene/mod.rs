@@ -78,6 +78,12 @@ pub struct Generate {
     pub speed: (f32, f32),
     /// Seed; the same seed always gives the same spheres.
     pub seed: u64,
+    /// The share of the world's area (2D) or volume (3D) the generated spheres fill, on
+    /// average: when set, the world grows (about its centre, keeping its shape) until they
+    /// fill no more than this, so 10,000 or 100,000 spheres stay a scene rather than a solid
+    /// blob. In (0, 1]; `None` keeps the world as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density: Option<f32>,
 }
 
 /// Camera and visible layers, saved by the app; opaque to the simulation.
@@ -215,6 +221,14 @@ impl Scene {
         all.extend(generate::generate(self));
         all.sort_by_key(|s| s.id);
         all
+    }
+
+    /// The world the scene runs in: its `world`, grown for the generator's density when one
+    /// is set (see [`Generate::density`]). Parsing a scene puts it into `world`, so a parsed
+    /// scene's world is already this one.
+    #[must_use]
+    pub fn grown_world(&self) -> Aabb<Vec3> {
+        generate::grown_world(self)
     }
 
     /// How many spheres the scene holds, listed and generated.

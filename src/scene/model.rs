@@ -176,7 +176,8 @@ pub(crate) struct SphereFile {
     pub disappear_at: Option<u64>,
 }
 
-/// `generate: Some((count: .., radius: (min, max), speed: (min, max), seed: ..))`.
+/// `generate: Some((count: .., radius: (min, max), speed: (min, max), seed: .., density: ..))`
+/// (`density` optional).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "generate", deny_unknown_fields)]
 pub(crate) struct GenerateFile {
@@ -184,6 +185,8 @@ pub(crate) struct GenerateFile {
     pub radius: (f32, f32),
     pub speed: (f32, f32),
     pub seed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density: Option<f32>,
 }
 
 /// Just `format_version`, read leniently first so a newer file gets the right message.
@@ -263,6 +266,7 @@ impl SceneFile {
                 radius: g.radius,
                 speed: g.speed,
                 seed: g.seed,
+                density: g.density,
             }),
             view: self.view,
         })
@@ -299,6 +303,7 @@ impl SceneFile {
                 radius: g.radius,
                 speed: g.speed,
                 seed: g.seed,
+                density: g.density,
             }),
             view: scene.view.clone(),
         }

@@ -154,7 +154,7 @@ impl Simulation {
         let mut sim = Simulation {
             name: scene.name.clone(),
             dimensions: scene.dimensions,
-            world: scene.world,
+            world: scene.grown_world(),
             dt: scene.dt,
             settings: scene.tree,
             view: scene.view.clone(),

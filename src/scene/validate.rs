@@ -60,6 +60,14 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
                 scene.spheres.len()
             ));
         }
+        if let Some(density) = g.density
+            && !(density > 0.0 && density <= 1.0)
+        {
+            return Err(format!(
+                "generate.density is the share of the world the spheres fill, in (0, 1], got \
+                 {density}"
+            ));
+        }
         let (rmin, rmax) = g.radius;
         if !(rmin.is_finite() && rmax.is_finite() && rmin > 0.0 && rmin <= rmax) {
             return Err(format!(
@@ -72,6 +80,19 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
                 "generate.speed must be (min, max) with 0 <= min <= max, got ({smin}, {smax})"
             ));
         }
+        let grown = super::generate::grown_world(scene);
+        if !grown.min.is_finite()
+            || !grown.max.is_finite()
+            || (0..d).any(|a| grown.max[a] - grown.min[a] > MAX_GROWN_EXTENT)
+        {
+            return Err(format!(
+                "generate.density: {} spheres at density {} would need a world wider than \
+                 {MAX_GROWN_EXTENT} units",
+                g.count,
+                g.density.unwrap_or(1.0)
+            ));
+        }
+        let (wmin, wmax) = (grown.min, grown.max);
         if g.count > 0 && (0..d).any(|a| wmin[a] + rmax > wmax[a] - rmax) {
             return Err(format!(
                 "generate.radius: a sphere of radius {rmax} does not fit in the world (min {}, \
@@ -84,7 +105,7 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
         if d == 2 {
             speed.z = 0.0;
         }
-        check_fat_reach(&scene.world, dims, rmax, speed, &scene.tree)
+        check_fat_reach(&grown, dims, rmax, speed, &scene.tree)
             .map_err(|e| format!("generate (radius {rmax}, speed {smax}): {e}"))?;
         let first = scene.spheres.iter().map(|s| u64::from(s.id) + 1).max();
         if first.unwrap_or(0) + u64::from(g.count) > u64::from(u32::MAX) + 1 {
@@ -223,6 +244,10 @@ pub(crate) fn check_fat_reach(
 }
 
 /// [`check`] as a [`SceneError`] naming `file`.
+/// The widest a world may grow for a generator's density (world units): far past any scene,
+/// well inside f32.
+const MAX_GROWN_EXTENT: f32 = 1.0e9;
+
 pub(crate) fn validate(scene: &Scene, file: &str) -> Result<(), SceneError> {
     check(scene).map_err(|message| SceneError::Invalid {
         file: file.to_owned(),

@@ -333,6 +333,23 @@ fn generator_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
                 >> 1;
         }
     });
+    ui.horizontal(|ui| {
+        let mut grow = g.density.is_some();
+        let check = ui.checkbox(&mut grow, "Density").on_hover_text(
+            "Grow the world with the count so the spheres fill this share of it (they \
+                 stay a scene, not a solid blob). Off: the world stays as it is.",
+        );
+        let mut density = g.density.unwrap_or(DEFAULT_DENSITY);
+        ui.add_enabled(
+            grow,
+            egui::DragValue::new(&mut density)
+                .range(0.001..=1.0)
+                .speed(0.002)
+                .max_decimals(3),
+        )
+        .labelled_by(check.id);
+        g.density = grow.then_some(density);
+    });
     let mut max_speed = g.speed.1;
     if ui
         .add(egui::Slider::new(&mut max_speed, 0.0..=50.0).text("Max speed"))
@@ -373,7 +390,12 @@ const DEFAULT_GENERATE: Generate = Generate {
     radius: (0.3, 1.0),
     speed: (0.0, 3.0),
     seed: 7,
+    density: Some(DEFAULT_DENSITY),
 };
+
+/// The density the generator starts with: a tenth of the world filled, a scene one can see
+/// into at any count.
+const DEFAULT_DENSITY: f32 = 0.1;
 
 /// The generator fields being edited, until applied.
 #[derive(Clone, Copy, Debug)]
