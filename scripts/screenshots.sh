@@ -12,7 +12,7 @@ FIGURES=(
   "choi-move-out-of-margin|scenes/choi-move-out-of-margin.ron|--view both --steps 4 --select 5"
   "choi-appear-disappear|scenes/choi-appear-disappear.ron|--view both --steps 20"
   "choi-velocity-fattening|scenes/choi-velocity-fattening.ron|--view world --layers walls,leaves,spheres,velocity,labels"
-  "randall-simple-aabbs|scenes/randall-simple-aabbs.ron|--view world --layers walls,tight,contacts,spheres,labels"
+  "randall-simple-aabbs|scenes/randall-simple-aabbs.ron|--view world --layers walls,tight,contacts,labels"
   "randall-intersecting-aabbs|scenes/randall-intersecting-aabbs.ron|--view world --layers walls,tight,contacts,spheres,labels"
   "randall-bounding-aabbs|scenes/randall-bounding-aabbs.ron|--view world --layers walls,leaves,contacts,pairs,spheres,labels"
   "randall-tree-step1|scenes/randall-tree-step1.ron|--view both --steps 1"

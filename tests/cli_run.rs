@@ -168,7 +168,7 @@ fn run_prints_a_readable_summary_without_json() {
         lines[2],
         "reinserts: 0 (0.00 per step); pairs recomputed on 0 of 5 steps"
     );
-    assert_eq!(lines[3], "candidate pairs at the last step: 1  (1, 2)");
+    assert_eq!(lines[3], "candidate pairs at the last step: 0  ");
     assert_eq!(lines[4], "contacts at the last step: 0  ");
     assert!(lines[5].starts_with("tree: height 1 (least possible 1), 3 nodes, 2 leaves"));
     assert!(lines[6].starts_with("time: "));

@@ -38,6 +38,8 @@ fn awkward_scene(dimensions: u8) -> Scene {
         layers: Some(vec!["branches".to_owned(), "leaves".to_owned()]),
         plane: Some("XZ".to_owned()),
         branch_letters: Some(true),
+        fit_content: Some(true),
+        caption: Some("A caption: \"quoted\", Ünïcode, r#None".to_owned()),
     });
     let z = |v: f32| if dimensions == 3 { v } else { 0.0 };
     scene.spheres.push(Sphere {

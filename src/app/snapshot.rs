@@ -266,7 +266,18 @@ impl Snapshot {
     /// The rectangle holding the walls and every sphere and box (for "fit").
     #[must_use]
     pub fn bounds(&self) -> Option<WorldRect> {
-        let mut r: Option<WorldRect> = self.walls;
+        self.union_with(self.walls)
+    }
+
+    /// What the view shows without the walls: the spheres' boxes and the tree's root box.
+    #[must_use]
+    pub fn content_bounds(&self) -> Option<WorldRect> {
+        self.union_with(None)
+    }
+
+    /// `start` joined with every sphere's box and the root's box.
+    fn union_with(&self, start: Option<WorldRect>) -> Option<WorldRect> {
+        let mut r = start;
         let mut add = |x: WorldRect| r = Some(r.map_or(x, |r| r.union(&x)));
         for s in &self.spheres {
             add(s.fat.unwrap_or(s.tight));

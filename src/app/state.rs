@@ -3,7 +3,7 @@
 //! the snapshot drawn from the model. It changes only through `State::apply` (`apply.rs`) and
 //! the clock (`State::advance_time`), both called by the shell; views get `&State`.
 
-use super::camera::{Plane, WorldCamera};
+use super::camera::{Plane, WorldCamera, WorldRect};
 use super::commands::Command;
 use super::files::{ExportFormat, FilePurpose};
 use super::history::History;
@@ -257,7 +257,39 @@ impl State {
             layers: Some(self.prefs.layers.names()),
             plane: Some(self.view.plane.name().to_owned()),
             branch_letters: self.model.doc.view.as_ref().and_then(|v| v.branch_letters),
+            fit_content: self.model.doc.view.as_ref().and_then(|v| v.fit_content),
+            caption: self.model.doc.view.as_ref().and_then(|v| v.caption.clone()),
         }
+    }
+
+    /// What fitting the world view frames: the spheres and the tree when the scene asks for
+    /// it (`view.fit_content`), else everything with the walls.
+    #[must_use]
+    pub fn fit_bounds(&self) -> Option<WorldRect> {
+        let content = self
+            .model
+            .doc
+            .view
+            .as_ref()
+            .and_then(|v| v.fit_content)
+            .unwrap_or(false);
+        if content {
+            self.snapshot
+                .content_bounds()
+                .or_else(|| self.snapshot.bounds())
+        } else {
+            self.snapshot.bounds()
+        }
+    }
+
+    /// The scene's caption, if it has one.
+    #[must_use]
+    pub fn caption(&self) -> Option<&str> {
+        self.model
+            .doc
+            .view
+            .as_ref()
+            .and_then(|v| v.caption.as_deref())
     }
 
     /// Takes camera, layers and plane from the open scene's saved view.

@@ -101,6 +101,12 @@ pub struct ViewSettings {
     /// `Some(true)`: the tree view names the branches a, b, c, ... breadth-first from the
     /// root (as Randall's figures do), beside the leaves' labels.
     pub branch_letters: Option<bool>,
+    /// `Some(true)`: fitting the world view (on opening, F) frames the spheres and the tree,
+    /// not the walls, so a figure's subject fills the view.
+    pub fit_content: Option<bool>,
+    /// A caption the world view shows at its foot (a figure's claim, say), with what this
+    /// run measures beside it: the broad phase's time a step and its share of a 60 Hz frame.
+    pub caption: Option<String>,
 }
 
 /// Why a scene could not be read, checked or written. The message names the file, then the

@@ -118,6 +118,15 @@ impl View for StatsPanel {
                             h.mean(|s| s.pairs_ms)
                         ),
                     );
+                    let frame_ms = 1000.0 / 60.0;
+                    row(
+                        ui,
+                        "Share of a 60 Hz frame",
+                        format!(
+                            "{:.1} %",
+                            h.mean(|s| s.update_ms + s.pairs_ms) / frame_ms * 100.0
+                        ),
+                    );
                 }
             });
         ui.add_space(6.0);

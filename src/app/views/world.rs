@@ -154,7 +154,7 @@ impl View for WorldView {
             && viewport.width() > 10.0
             && viewport.height() > 10.0
         {
-            if let Some(bounds) = state.snapshot.bounds() {
+            if let Some(bounds) = state.fit_bounds() {
                 camera.fit(viewport, bounds);
             }
             fitted = true;
@@ -196,6 +196,9 @@ impl View for WorldView {
             FontId::proportional(11.0),
             text_color,
         );
+        if let Some(caption) = state.caption() {
+            caption_ui(ui, state, viewport, caption);
+        }
         let hovering_files = ui.ctx().input(|i| !i.raw.hovered_files.is_empty());
         if hovering_files {
             painter.rect_filled(viewport, 0.0, Color32::from_black_alpha(140));
@@ -504,6 +507,56 @@ fn node_screen_rect(t: &ScreenFromWorld, n: &NodeItem, pad: bool, ppp: f32) -> R
     crisp(r, ppp)
 }
 
+/// The most characters of a caption shown.
+const CAPTION_CHARS: usize = 400;
+
+/// The broad phase's mean time a step over the recent steps and its share of a 60 Hz frame,
+/// in words (`None` before the first step).
+#[must_use]
+pub fn broadphase_share_text(history: &crate::app::history::History) -> Option<String> {
+    if history.is_empty() {
+        return None;
+    }
+    let ms = history.mean(|s| s.update_ms + s.pairs_ms);
+    let share = ms / (1000.0 / 60.0) * 100.0;
+    let build = if cfg!(debug_assertions) {
+        ", debug build: a release build is several times faster"
+    } else {
+        ""
+    };
+    Some(format!(
+        "Here: the broad phase takes {ms:.2} ms a step, {share:.1} % of a 60 Hz frame (mean of \
+         the last {} steps{build}).",
+        history.len()
+    ))
+}
+
+/// The scene's caption at the foot of the world view, with this run's measure beside it.
+fn caption_ui(ui: &egui::Ui, state: &State, viewport: Rect, caption: &str) {
+    let caption: String = caption.chars().take(CAPTION_CHARS).collect();
+    let mut text = caption;
+    if let Some(share) = broadphase_share_text(&state.model.history) {
+        text.push('\n');
+        text.push_str(&share);
+    }
+    let painter = ui.painter_at(viewport);
+    let color = ui.visuals().strong_text_color();
+    let galley = painter.layout(
+        text,
+        FontId::proportional(14.0),
+        color,
+        (viewport.width() - 24.0).max(50.0),
+    );
+    let pos = viewport.left_bottom() + egui::vec2(10.0, -10.0 - galley.size().y);
+    let frame = Rect::from_min_size(pos, galley.size()).expand(6.0);
+    painter.rect_filled(
+        frame,
+        4.0,
+        ui.visuals().extreme_bg_color.gamma_multiply(0.9),
+    );
+    painter.galley(pos, galley, color);
+}
+
 impl WorldView {
     /// Builds and paints every visible layer; returns what level of detail did.
     fn draw(
@@ -575,7 +628,7 @@ impl WorldView {
                     let (want, color, width) = if layer == Layer::Contacts {
                         (true, pal.contact, 1.5)
                     } else {
-                        (false, pal.tight, 1.0)
+                        (false, pal.tight, 1.25)
                     };
                     for s in &snap.spheres {
                         if s.colliding != want || !s.tight.overlaps(&visible) {
