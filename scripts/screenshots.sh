@@ -2,6 +2,8 @@
 # Regenerates every PNG in screenshots/ from the scenes in scenes/, with the app's own
 # `screenshot` command (a real window). Starts its own Xvfb when DISPLAY is unset.
 # Usage: scripts/screenshots.sh [FIGURE...]   (default: every figure below)
+# SCREENSHOT_BIN=target/release/aabb-debugger uses that binary (the figures that state
+# timings should come from a release build); SCREENSHOT_NO_BUILD=1 skips the debug build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +32,7 @@ WANT=("$@")
 SIZE="${SCREENSHOT_SIZE:-1280x800}"
 
 [ -n "${SCREENSHOT_NO_BUILD:-}" ] || cargo build --locked --bin aabb-debugger
-BIN="${CARGO_TARGET_DIR:-target}/debug/aabb-debugger"
+BIN="${SCREENSHOT_BIN:-${CARGO_TARGET_DIR:-target}/debug/aabb-debugger}"
 
 XVFB_PID=""
 RUNTIME_DIR=""

@@ -169,3 +169,38 @@ fn a_view_the_user_zoomed_is_not_refit_when_its_size_changes() {
         "the narrower view fits again"
     );
 }
+
+#[test]
+fn a_figure_scene_frames_its_content_and_shows_its_caption() {
+    let mut scene = Scene::load(Path::new("scenes/randall-bounding-aabbs.ron")).expect("scene");
+    assert_eq!(scene.view.as_ref().and_then(|v| v.fit_content), Some(true));
+    scene.view.get_or_insert_with(Default::default).caption = Some("The claim.".to_owned());
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        scene,
+    );
+    h.run_steps(3);
+    let world = h.state().world_view_rect().expect("drawn");
+    let app = h.state();
+    let (a, b) = (
+        app.fat_box(1).expect("box 1"),
+        app.fat_box(2).expect("box 2"),
+    );
+    let corner = |x: f32, y: f32| {
+        app.screen_pos_of_world(glam::Vec2::new(x, y))
+            .expect("drawn")
+    };
+    let (lo, hi) = (corner(a.min.x, b.min.y), corner(b.max.x, a.max.y));
+    // Inside the view, with a border, and filling most of it on the tighter axis.
+    assert!(
+        world.shrink(10.0).contains(lo) && world.shrink(10.0).contains(hi),
+        "{lo:?} {hi:?} {world:?}"
+    );
+    let fill = ((hi.x - lo.x) / world.width()).max((lo.y - hi.y) / world.height());
+    assert!(fill > 0.7, "the content fills {fill:.2} of the view");
+    // The caption, and this run's measure beside it.
+    h.state_mut().push_command(Command::TogglePlay);
+    h.run_steps(5);
+    h.get_by_label_contains("The claim.");
+    h.get_by_label_contains("of a 60 Hz frame (median of the last");
+}

@@ -77,6 +77,28 @@ impl History {
         self.samples.is_empty()
     }
 
+    /// Median of a figure over the samples (0 when empty): unlike the mean, it is not moved
+    /// by a rare slow step (the first step's build, a busy machine).
+    #[must_use]
+    pub fn median(&self, f: impl Fn(&Sample) -> f64) -> f64 {
+        let mut v: Vec<f64> = self
+            .samples
+            .iter()
+            .map(f)
+            .filter(|x| x.is_finite())
+            .collect();
+        if v.is_empty() {
+            return 0.0;
+        }
+        v.sort_by(f64::total_cmp);
+        let mid = v.len() / 2;
+        if v.len() % 2 == 1 {
+            v[mid]
+        } else {
+            0.5 * (v[mid - 1] + v[mid])
+        }
+    }
+
     /// Mean of a figure over the samples.
     #[must_use]
     pub fn mean(&self, f: impl Fn(&Sample) -> f64) -> f64 {
@@ -141,6 +163,22 @@ mod tests {
         assert_eq!(above, 0);
         assert_eq!(chart_top(std::iter::empty()), (1.0, 0));
         assert_eq!(chart_top([0.0, 0.0, f64::NAN].into_iter()), (1.0, 0));
+    }
+
+    #[test]
+    fn the_median_ignores_a_rare_slow_step() {
+        let mut h = History::default();
+        assert_eq!(h.median(|s| s.update_ms), 0.0);
+        for (k, ms) in [40.0, 1.0, 2.0, 1.5].into_iter().enumerate() {
+            let report = crate::scene::StepReport {
+                step: k as u64,
+                update_secs: ms / 1e3,
+                ..Default::default()
+            };
+            h.push(&report, 0.0);
+        }
+        let median = h.median(|s| s.update_ms);
+        assert!((median - 1.75).abs() < 1e-9, "{median}");
     }
 
     #[test]

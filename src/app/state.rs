@@ -274,9 +274,12 @@ impl State {
             .and_then(|v| v.fit_content)
             .unwrap_or(false);
         if content {
-            self.snapshot
-                .content_bounds()
-                .or_else(|| self.snapshot.bounds())
+            // A border of a tenth of the content's larger side, so no box touches the edge.
+            let framed = self.snapshot.content_bounds().map(|r| {
+                let pad = Vec2::splat(0.1 * r.size().max_element());
+                WorldRect::new(r.min - pad, r.max + pad)
+            });
+            framed.or_else(|| self.snapshot.bounds())
         } else {
             self.snapshot.bounds()
         }

@@ -121,10 +121,10 @@ impl View for StatsPanel {
                     let frame_ms = 1000.0 / 60.0;
                     row(
                         ui,
-                        "Share of a 60 Hz frame",
+                        "60 Hz frame share (median)",
                         format!(
                             "{:.1} %",
-                            h.mean(|s| s.update_ms + s.pairs_ms) / frame_ms * 100.0
+                            h.median(|s| s.update_ms + s.pairs_ms) / frame_ms * 100.0
                         ),
                     );
                 }

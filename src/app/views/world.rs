@@ -510,14 +510,14 @@ fn node_screen_rect(t: &ScreenFromWorld, n: &NodeItem, pad: bool, ppp: f32) -> R
 /// The most characters of a caption shown.
 const CAPTION_CHARS: usize = 400;
 
-/// The broad phase's mean time a step over the recent steps and its share of a 60 Hz frame,
-/// in words (`None` before the first step).
+/// The broad phase's median time a step over the recent steps and its share of a 60 Hz
+/// frame, in words (`None` before the first step).
 #[must_use]
 pub fn broadphase_share_text(history: &crate::app::history::History) -> Option<String> {
     if history.is_empty() {
         return None;
     }
-    let ms = history.mean(|s| s.update_ms + s.pairs_ms);
+    let ms = history.median(|s| s.update_ms + s.pairs_ms);
     let share = ms / (1000.0 / 60.0) * 100.0;
     let build = if cfg!(debug_assertions) {
         ", debug build: a release build is several times faster"
@@ -525,36 +525,41 @@ pub fn broadphase_share_text(history: &crate::app::history::History) -> Option<S
         ""
     };
     Some(format!(
-        "Here: the broad phase takes {ms:.2} ms a step, {share:.1} % of a 60 Hz frame (mean of \
-         the last {} steps{build}).",
+        "Here: the broad phase takes {ms:.2} ms a step, {share:.1} % of a 60 Hz frame (median \
+         of the last {} steps{build}).",
         history.len()
     ))
 }
 
-/// The scene's caption at the foot of the world view, with this run's measure beside it.
-fn caption_ui(ui: &egui::Ui, state: &State, viewport: Rect, caption: &str) {
-    let caption: String = caption.chars().take(CAPTION_CHARS).collect();
-    let mut text = caption;
+/// The scene's caption at the foot of the world view, with this run's measure beside it: a
+/// label (readable by screen readers and tests) that takes no clicks from the view.
+fn caption_ui(ui: &mut egui::Ui, state: &State, viewport: Rect, caption: &str) {
+    let mut text: String = caption.chars().take(CAPTION_CHARS).collect();
     if let Some(share) = broadphase_share_text(&state.model.history) {
         text.push('\n');
         text.push_str(&share);
     }
-    let painter = ui.painter_at(viewport);
-    let color = ui.visuals().strong_text_color();
-    let galley = painter.layout(
-        text,
-        FontId::proportional(14.0),
-        color,
-        (viewport.width() - 24.0).max(50.0),
+    let width = (viewport.width() - 24.0).max(50.0);
+    let area = Rect::from_min_max(
+        viewport.left_top() + egui::vec2(10.0, 10.0),
+        viewport.left_bottom() + egui::vec2(10.0 + width, -10.0),
     );
-    let pos = viewport.left_bottom() + egui::vec2(10.0, -10.0 - galley.size().y);
-    let frame = Rect::from_min_size(pos, galley.size()).expand(6.0);
-    painter.rect_filled(
-        frame,
-        4.0,
-        ui.visuals().extreme_bg_color.gamma_multiply(0.9),
-    );
-    painter.galley(pos, galley, color);
+    let builder = egui::UiBuilder::new()
+        .max_rect(area)
+        .layout(egui::Layout::bottom_up(egui::Align::Min));
+    ui.scope_builder(builder, |ui| {
+        egui::Frame::new()
+            .fill(ui.visuals().extreme_bg_color.gamma_multiply(0.9))
+            .corner_radius(4.0)
+            .inner_margin(6.0)
+            .show(ui, |ui| {
+                ui.add(
+                    egui::Label::new(egui::RichText::new(text).size(14.0).strong())
+                        .selectable(false)
+                        .wrap(),
+                );
+            });
+    });
 }
 
 impl WorldView {
