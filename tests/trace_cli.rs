@@ -18,7 +18,8 @@ fn text(bytes: &[u8]) -> String {
 /// Twelve boxes falling onto a floor at 1 unit a step for 20 steps, side by side so that
 /// neighbours touch, then resting; box 11 leaves at step 10.
 fn falling() -> String {
-    let mut t = String::from("aabb-trace 1 dims=2 dt=0.05\n# a test trace\nstatic\n100 -1 -1 13 0\n");
+    let mut t =
+        String::from("aabb-trace 1 dims=2 dt=0.05\n# a test trace\nstatic\n100 -1 -1 13 0\n");
     for step in 0..30 {
         t.push_str(&format!("step {step}\n"));
         let y = (10.0 - 0.5 * f64::from(step)).max(0.0);
@@ -47,7 +48,15 @@ fn run_accepts_a_trace_by_name_or_header_with_the_same_pairs_on_every_broad_phas
     let mut firsts = Vec::new();
     for file in [&by_name, &by_header] {
         for kind in ["tree", "brute", "sap"] {
-            let out = bin(&["run", file, "--json", "--steps", "1000", "--broadphase", kind]);
+            let out = bin(&[
+                "run",
+                file,
+                "--json",
+                "--steps",
+                "1000",
+                "--broadphase",
+                kind,
+            ]);
             assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
             // The trace ends after 29 steps; the last step has 11 boxes on the floor, each
@@ -75,8 +84,17 @@ fn sweep_runs_a_trace_and_gives_a_verdict() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = write_trace(dir.path(), "fall.trace");
     let out = bin(&[
-        "sweep", &file, "--margin", "0:0.2:0.1", "--lookahead", "0,0.1", "--steps", "29", "--json",
-        "--threads", "2",
+        "sweep",
+        &file,
+        "--margin",
+        "0:0.2:0.1",
+        "--lookahead",
+        "0,0.1",
+        "--steps",
+        "29",
+        "--json",
+        "--threads",
+        "2",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
@@ -94,7 +112,16 @@ fn sweep_runs_a_trace_and_gives_a_verdict() {
     assert!(v["best_by_work"].is_object());
     assert!(!v["why"].as_str().expect("why").is_empty());
     // More steps than the trace has: refused, naming the flag.
-    let out = bin(&["sweep", &file, "--margin", "0:0.1:0.1", "--lookahead", "0", "--steps", "30"]);
+    let out = bin(&[
+        "sweep",
+        &file,
+        "--margin",
+        "0:0.1:0.1",
+        "--lookahead",
+        "0",
+        "--steps",
+        "30",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
@@ -106,11 +133,24 @@ fn sweep_runs_a_trace_and_gives_a_verdict() {
 fn a_malformed_trace_is_refused_with_its_line() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("bad.trace");
-    std::fs::write(&path, "aabb-trace 1 dims=2\nstep 0\n1 0 0 1 1\n2 0 0 nan 1\n").expect("written");
+    std::fs::write(
+        &path,
+        "aabb-trace 1 dims=2\nstep 0\n1 0 0 1 1\n2 0 0 nan 1\n",
+    )
+    .expect("written");
     let file = path.display().to_string();
     for args in [
         vec!["run", file.as_str()],
-        vec!["sweep", file.as_str(), "--margin", "0:0.1:0.1", "--lookahead", "0", "--steps", "1"],
+        vec![
+            "sweep",
+            file.as_str(),
+            "--margin",
+            "0:0.1:0.1",
+            "--lookahead",
+            "0",
+            "--steps",
+            "1",
+        ],
     ] {
         let out = bin(&args);
         assert_eq!(out.status.code(), Some(1));

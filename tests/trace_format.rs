@@ -41,7 +41,9 @@ fn random_steps(rng: &mut Pcg64, dims: u8, steps: usize) -> (Vec<TraceBox>, Vec<
         }
         bx(id, min, max)
     };
-    let statics: Vec<TraceBox> = (0..rng.random_range(0..3)).map(|k| one(rng, 1000 + k)).collect();
+    let statics: Vec<TraceBox> = (0..rng.random_range(0..3))
+        .map(|k| one(rng, 1000 + k))
+        .collect();
     let out = (0..steps)
         .map(|_| {
             let mut ids: Vec<u32> = (0..40).filter(|_| rng.random_range(0..4) != 0).collect();
@@ -89,7 +91,11 @@ fn written_traces_read_back_exactly_in_memory_streamed_and_from_a_file() {
         assert_eq!(trace.statics(), sorted(statics.clone()).as_slice());
         assert_eq!(trace.step_count(), steps.len());
         for (k, s) in steps.iter().enumerate() {
-            assert_eq!(trace.step(k), sorted(s.clone()).as_slice(), "case {case} step {k}");
+            assert_eq!(
+                trace.step(k),
+                sorted(s.clone()).as_slice(),
+                "case {case} step {k}"
+            );
         }
         assert!(trace.step(steps.len()).is_empty());
         // Written again: the same trace (ids now sorted).
@@ -136,7 +142,10 @@ fn comments_blank_lines_crlf_and_spacing_are_accepted() {
     assert_eq!(trace.statics(), &[bx(9, [0.0; 3], [1.0, 1.0, 0.0])]);
     assert_eq!(trace.step(0), &[bx(1, [0.5, 0.5, 0.0], [1.0, 1.0, 0.0])]);
     assert!(trace.step(1).is_empty());
-    assert_eq!(trace.step(2), &[bx(0, [-1.0, -1.0, 0.0], [-0.5, -0.5, 0.0])]);
+    assert_eq!(
+        trace.step(2),
+        &[bx(0, [-1.0, -1.0, 0.0], [-0.5, -0.5, 0.0])]
+    );
     assert_eq!(trace.max_boxes(), 2);
 }
 
@@ -146,51 +155,166 @@ fn malformed_traces_are_refused_with_their_line() {
     let h2 = "aabb-trace 1 dims=2 dt=0.5\n";
     let h3 = "aabb-trace 1 dims=3\n";
     let cases: Vec<(String, &str)> = vec![
-        (String::new(), "t:1: empty: a trace starts with the header `aabb-trace 1 dims=2 dt=0.016666668`"),
-        ("scene: (x: 1)\n".into(), "t:1: not a trace: the first line must be the header `aabb-trace 1 dims=2 dt=0.016666668`"),
-        ("aabb-trace 2 dims=2\nstep 0\n".into(), "t:1: trace format version 2 is newer than this build reads (1)"),
-        ("aabb-trace one dims=2\n".into(), "t:1: `one` is not a trace format version (this build reads 1)"),
-        ("aabb-trace 1\nstep 0\n".into(), "t:1: the header must give dims=2 or dims=3"),
-        ("aabb-trace 1 dims=4\n".into(), "t:1: dims must be 2 or 3, got `4`"),
-        ("aabb-trace 1 dims=2 dims=3\n".into(), "t:1: the header gives `dims` twice"),
-        ("aabb-trace 1 dims=2 dt=0\n".into(), "t:1: dt must be a number of seconds > 0 and <= 1, got `0`"),
-        ("aabb-trace 1 dims=2 dt=NaN\n".into(), "t:1: dt must be a number of seconds > 0 and <= 1, got `NaN`"),
-        ("aabb-trace 1 dims=2 speed=3\n".into(), "t:1: unknown header field `speed=3` (the fields are dims=2|3 and dt=SECONDS)"),
-        (format!("{h2}"), "t:1: the trace has no step: it needs at least `step 0`"),
-        (format!("{h2}# only a comment\n"), "t:2: the trace has no step: it needs at least `step 0`"),
-        (format!("{h2}0 0 0 1 1\n"), "t:2: a box before `static` or `step 0`: boxes belong to a step"),
-        (format!("{h2}step 1\n"), "t:2: steps out of order: expected `step 0`, got `step 1` (steps are numbered 0, 1, 2, ... with none left out)"),
-        (format!("{h2}step 0\nstep 2\n"), "t:3: steps out of order: expected `step 1`, got `step 2` (steps are numbered 0, 1, 2, ... with none left out)"),
-        (format!("{h2}step 0\nstep 0\n"), "t:3: steps out of order: expected `step 1`, got `step 0` (steps are numbered 0, 1, 2, ... with none left out)"),
-        (format!("{h2}step x\n"), "t:2: `step x`: the step number must be a whole number (expected `step 0`)"),
-        (format!("{h2}step -1\n"), "t:2: `step -1`: the step number must be a whole number (expected `step 0`)"),
-        (format!("{h2}step 0\n0 0 0 1\n"), "t:3: a box line is an id and 4 numbers (`id minx miny maxx maxy`), got 4 values"),
-        (format!("{h2}step 0\n0 0 0 1 1 1\n"), "t:3: a box line is an id and 4 numbers (`id minx miny maxx maxy`), got 6 values"),
-        (format!("{h3}step 0\n0 0 0 1 1\n"), "t:3: a box line is an id and 6 numbers (`id minx miny minz maxx maxy maxz`), got 5 values"),
-        (format!("{h2}step 0\n-1 0 0 1 1\n"), "t:3: `-1` is not a box id (a whole number from 0 to 4294967295)"),
-        (format!("{h2}step 0\n4294967296 0 0 1 1\n"), "t:3: `4294967296` is not a box id (a whole number from 0 to 4294967295)"),
-        (format!("{h2}step 0\n1.5 0 0 1 1\n"), "t:3: `1.5` is not a box id (a whole number from 0 to 4294967295)"),
-        (format!("{h2}step 0\n3 0 0 1 1,5\n"), "t:3: box 3: max y `1,5` is not a number"),
-        (format!("{h2}step 0\n3 NaN 0 1 1\n"), "t:3: box 3: min x `NaN` is not finite (or is beyond f32's range)"),
-        (format!("{h2}step 0\n3 0 -inf 1 1\n"), "t:3: box 3: min y `-inf` is not finite (or is beyond f32's range)"),
-        (format!("{h2}step 0\n3 0 0 1e39 1\n"), "t:3: box 3: max x `1e39` is not finite (or is beyond f32's range)"),
-        (format!("{h2}step 0\n3 2 0 1 1\n"), "t:3: box 3: min x 2 > max x 1"),
-        (format!("{h3}step 0\n3 0 0 5 1 1 4\n"), "t:3: box 3: min z 5 > max z 4"),
-        (format!("{h2}step 0\n3 0 0 1 1\n4 0 0 1 1\n\n3 0 0 2 2\n"), "t:6: id 3 appears twice in step 0 (also on line 3)"),
-        (format!("{h2}step 0\nstep 1\n3 0 0 1 1\n3 0 0 2 2\nstep 2\n"), "t:5: id 3 appears twice in step 1 (also on line 4)"),
-        (format!("{h2}static\n7 0 0 1 1\n7 0 0 1 1\nstep 0\n"), "t:4: id 7 appears twice in the static section (also on line 3)"),
-        (format!("{h2}static\n7 0 0 1 1\nstep 0\n7 0 0 1 1\n"), "t:5: id 7 is a static box's; a step may not list it"),
-        (format!("{h2}step 0\nstatic\n"), "t:3: `static` must come once, before `step 0`"),
-        (format!("{h2}static\nstatic\n"), "t:3: `static` must come once, before `step 0`"),
-        (format!("{h2}step 0\n\u{1b}[31m 0 0 1 1\n"), "t:3: `\\u{1b}[31m` is not a box id (a whole number from 0 to 4294967295)"),
+        (
+            String::new(),
+            "t:1: empty: a trace starts with the header `aabb-trace 1 dims=2 dt=0.016666668`",
+        ),
+        (
+            "scene: (x: 1)\n".into(),
+            "t:1: not a trace: the first line must be the header `aabb-trace 1 dims=2 dt=0.016666668`",
+        ),
+        (
+            "aabb-trace 2 dims=2\nstep 0\n".into(),
+            "t:1: trace format version 2 is newer than this build reads (1)",
+        ),
+        (
+            "aabb-trace one dims=2\n".into(),
+            "t:1: `one` is not a trace format version (this build reads 1)",
+        ),
+        (
+            "aabb-trace 1\nstep 0\n".into(),
+            "t:1: the header must give dims=2 or dims=3",
+        ),
+        (
+            "aabb-trace 1 dims=4\n".into(),
+            "t:1: dims must be 2 or 3, got `4`",
+        ),
+        (
+            "aabb-trace 1 dims=2 dims=3\n".into(),
+            "t:1: the header gives `dims` twice",
+        ),
+        (
+            "aabb-trace 1 dims=2 dt=0\n".into(),
+            "t:1: dt must be a number of seconds > 0 and <= 1, got `0`",
+        ),
+        (
+            "aabb-trace 1 dims=2 dt=NaN\n".into(),
+            "t:1: dt must be a number of seconds > 0 and <= 1, got `NaN`",
+        ),
+        (
+            "aabb-trace 1 dims=2 speed=3\n".into(),
+            "t:1: unknown header field `speed=3` (the fields are dims=2|3 and dt=SECONDS)",
+        ),
+        (
+            h2.to_string(),
+            "t:1: the trace has no step: it needs at least `step 0`",
+        ),
+        (
+            format!("{h2}# only a comment\n"),
+            "t:2: the trace has no step: it needs at least `step 0`",
+        ),
+        (
+            format!("{h2}0 0 0 1 1\n"),
+            "t:2: a box before `static` or `step 0`: boxes belong to a step",
+        ),
+        (
+            format!("{h2}step 1\n"),
+            "t:2: steps out of order: expected `step 0`, got `step 1` (steps are numbered 0, 1, 2, ... with none left out)",
+        ),
+        (
+            format!("{h2}step 0\nstep 2\n"),
+            "t:3: steps out of order: expected `step 1`, got `step 2` (steps are numbered 0, 1, 2, ... with none left out)",
+        ),
+        (
+            format!("{h2}step 0\nstep 0\n"),
+            "t:3: steps out of order: expected `step 1`, got `step 0` (steps are numbered 0, 1, 2, ... with none left out)",
+        ),
+        (
+            format!("{h2}step x\n"),
+            "t:2: `step x`: the step number must be a whole number (expected `step 0`)",
+        ),
+        (
+            format!("{h2}step -1\n"),
+            "t:2: `step -1`: the step number must be a whole number (expected `step 0`)",
+        ),
+        (
+            format!("{h2}step 0\n0 0 0 1\n"),
+            "t:3: a box line is an id and 4 numbers (`id minx miny maxx maxy`), got 4 values",
+        ),
+        (
+            format!("{h2}step 0\n0 0 0 1 1 1\n"),
+            "t:3: a box line is an id and 4 numbers (`id minx miny maxx maxy`), got 6 values",
+        ),
+        (
+            format!("{h3}step 0\n0 0 0 1 1\n"),
+            "t:3: a box line is an id and 6 numbers (`id minx miny minz maxx maxy maxz`), got 5 values",
+        ),
+        (
+            format!("{h2}step 0\n-1 0 0 1 1\n"),
+            "t:3: `-1` is not a box id (a whole number from 0 to 4294967295)",
+        ),
+        (
+            format!("{h2}step 0\n4294967296 0 0 1 1\n"),
+            "t:3: `4294967296` is not a box id (a whole number from 0 to 4294967295)",
+        ),
+        (
+            format!("{h2}step 0\n1.5 0 0 1 1\n"),
+            "t:3: `1.5` is not a box id (a whole number from 0 to 4294967295)",
+        ),
+        (
+            format!("{h2}step 0\n3 0 0 1 1,5\n"),
+            "t:3: box 3: max y `1,5` is not a number",
+        ),
+        (
+            format!("{h2}step 0\n3 NaN 0 1 1\n"),
+            "t:3: box 3: min x `NaN` is not finite (or is beyond f32's range)",
+        ),
+        (
+            format!("{h2}step 0\n3 0 -inf 1 1\n"),
+            "t:3: box 3: min y `-inf` is not finite (or is beyond f32's range)",
+        ),
+        (
+            format!("{h2}step 0\n3 0 0 1e39 1\n"),
+            "t:3: box 3: max x `1e39` is not finite (or is beyond f32's range)",
+        ),
+        (
+            format!("{h2}step 0\n3 2 0 1 1\n"),
+            "t:3: box 3: min x 2 > max x 1",
+        ),
+        (
+            format!("{h3}step 0\n3 0 0 5 1 1 4\n"),
+            "t:3: box 3: min z 5 > max z 4",
+        ),
+        (
+            format!("{h2}step 0\n3 0 0 1 1\n4 0 0 1 1\n\n3 0 0 2 2\n"),
+            "t:6: id 3 appears twice in step 0 (also on line 3)",
+        ),
+        (
+            format!("{h2}step 0\nstep 1\n3 0 0 1 1\n3 0 0 2 2\nstep 2\n"),
+            "t:5: id 3 appears twice in step 1 (also on line 4)",
+        ),
+        (
+            format!("{h2}static\n7 0 0 1 1\n7 0 0 1 1\nstep 0\n"),
+            "t:4: id 7 appears twice in the static section (also on line 3)",
+        ),
+        (
+            format!("{h2}static\n7 0 0 1 1\nstep 0\n7 0 0 1 1\n"),
+            "t:5: id 7 is a static box's; a step may not list it",
+        ),
+        (
+            format!("{h2}step 0\nstatic\n"),
+            "t:3: `static` must come once, before `step 0`",
+        ),
+        (
+            format!("{h2}static\nstatic\n"),
+            "t:3: `static` must come once, before `step 0`",
+        ),
+        (
+            format!("{h2}step 0\n\u{1b}[31m 0 0 1 1\n"),
+            "t:3: `\\u{1b}[31m` is not a box id (a whole number from 0 to 4294967295)",
+        ),
     ];
     for (text, expected) in &cases {
         let err = Trace::parse(text.as_bytes(), "t").expect_err(text);
-        assert!(matches!(err, TraceError::Syntax { .. }), "{text:?}: {err:?}");
+        assert!(
+            matches!(err, TraceError::Syntax { .. }),
+            "{text:?}: {err:?}"
+        );
         assert_eq!(err.to_string(), *expected, "{text:?}");
     }
     // Bytes that are not UTF-8, in the header and in a step.
-    let err = Trace::parse(b"aabb-trace 1 dims=2\nstep 0\n1 0 0 \xff 1\n", "t").expect_err("refused");
+    let err =
+        Trace::parse(b"aabb-trace 1 dims=2\nstep 0\n1 0 0 \xff 1\n", "t").expect_err("refused");
     assert_eq!(err.to_string(), "t:3: the line is not UTF-8 text");
     let err = Trace::parse(b"\xfe\xff", "t").expect_err("refused");
     assert!(err.to_string().starts_with("t:1: not a trace"), "{err}");
@@ -226,7 +350,12 @@ fn the_reader_stops_at_each_limit_with_the_line() {
         Err("t:6: more than 4 steps".to_owned())
     );
     assert_eq!(
-        read(&format!("{h}step 0\n{}step 1\n{}step 2\n{}", boxes(3), boxes(3), boxes(3))),
+        read(&format!(
+            "{h}step 0\n{}step 1\n{}step 2\n{}",
+            boxes(3),
+            boxes(3),
+            boxes(3)
+        )),
         Err("t:12: more than 7 boxes in the whole trace".to_owned())
     );
     assert_eq!(
@@ -282,7 +411,10 @@ fn random_byte_mutations_never_panic() {
             Err(TraceError::Syntax { line, message, .. }) => {
                 refused += 1;
                 let lines = text.split(|&c| c == b'\n').count() as u64;
-                assert!(line >= 1 && line <= lines.max(1), "line {line} of {lines}: {message}");
+                assert!(
+                    line >= 1 && line <= lines.max(1),
+                    "line {line} of {lines}: {message}"
+                );
             }
             Err(other) => panic!("not a syntax error: {other}"),
         }
@@ -299,10 +431,22 @@ fn the_writer_refuses_boxes_a_reader_would_refuse() {
     let mut out = Vec::new();
     let mut w = TraceWriter::new(&mut out, header, &[bx(9, [0.0; 3], [1.0; 3])]).expect("ok");
     let cases = [
-        (vec![bx(1, [f32::NAN, 0.0, 0.0], [1.0; 3])], "trace step 0: box 1: not finite"),
-        (vec![bx(1, [2.0, 0.0, 0.0], [1.0; 3])], "trace step 0: box 1: min [2, 0, 0] > max"),
-        (vec![bx(1, [0.0; 3], [1.0; 3]), bx(1, [0.0; 3], [1.0; 3])], "trace step 0: id 1 appears twice"),
-        (vec![bx(9, [0.0; 3], [1.0; 3])], "trace step 0: id 9 is a static box's"),
+        (
+            vec![bx(1, [f32::NAN, 0.0, 0.0], [1.0; 3])],
+            "trace step 0: box 1: not finite",
+        ),
+        (
+            vec![bx(1, [2.0, 0.0, 0.0], [1.0; 3])],
+            "trace step 0: box 1: min [2, 0, 0] > max",
+        ),
+        (
+            vec![bx(1, [0.0; 3], [1.0; 3]), bx(1, [0.0; 3], [1.0; 3])],
+            "trace step 0: id 1 appears twice",
+        ),
+        (
+            vec![bx(9, [0.0; 3], [1.0; 3])],
+            "trace step 0: id 9 is a static box's",
+        ),
     ];
     for (boxes, expected) in cases {
         let err = w.step(&boxes).expect_err("refused");
@@ -311,7 +455,10 @@ fn the_writer_refuses_boxes_a_reader_would_refuse() {
     w.step(&[bx(1, [0.0; 3], [1.0; 3])]).expect("a good step");
     w.finish().expect("flushed");
     let text = String::from_utf8(out).expect("text");
-    assert_eq!(text, "aabb-trace 1 dims=2 dt=0.5\nstatic\n9 0 0 1 1\nstep 0\n1 0 0 1 1\n");
+    assert_eq!(
+        text,
+        "aabb-trace 1 dims=2 dt=0.5\nstatic\n9 0 0 1 1\nstep 0\n1 0 0 1 1\n"
+    );
     let bad = TraceHeader {
         dimensions: 4,
         dt: 0.5,
@@ -346,7 +493,11 @@ fn a_trace_drives_the_broad_phase_with_velocities_from_the_centres() {
     let mover = |x: f32| bx(1, [x, 0.0, 0.0], [x + 1.0, 1.0, 0.0]);
     let steps = vec![
         vec![mover(0.0), bx(2, [5.0, 0.0, 0.0], [6.0, 1.0, 0.0])],
-        vec![mover(1.0), bx(2, [5.0, 0.0, 0.0], [6.0, 1.0, 0.0]), bx(3, [1.5, 0.5, 0.0], [1.8, 0.8, 0.0])],
+        vec![
+            mover(1.0),
+            bx(2, [5.0, 0.0, 0.0], [6.0, 1.0, 0.0]),
+            bx(3, [1.5, 0.5, 0.0], [1.8, 0.8, 0.0]),
+        ],
         vec![mover(2.0), bx(3, [1.5, 0.5, 0.0], [1.8, 0.8, 0.0])],
         vec![mover(3.0), bx(3, [1.5, 0.5, 0.0], [1.8, 0.8, 0.0])],
     ];
@@ -381,7 +532,11 @@ fn a_trace_drives_the_broad_phase_with_velocities_from_the_centres() {
         // Box 3 lies inside box 1's tight box: a contact; box 2 is near nothing.
         assert!(r.contacts.contains(&(1, 3)), "{kind}: {:?}", r.contacts);
         let r = sim.step().expect("step 2").clone();
-        assert_eq!((r.appeared.clone(), r.disappeared.clone()), (vec![], vec![2]), "{kind}");
+        assert_eq!(
+            (r.appeared.clone(), r.disappeared.clone()),
+            (vec![], vec![2]),
+            "{kind}"
+        );
         assert!(!r.contacts.contains(&(1, 3)), "{kind}: box 1 has moved on");
         assert_eq!(sim.steps_left(), Some(1));
         sim.step().expect("step 3");
@@ -408,5 +563,8 @@ fn a_trace_drives_the_broad_phase_with_velocities_from_the_centres() {
     let err = TraceSimulation::starting_at(trace, 4, BroadphaseKind::Tree, config, 10)
         .err()
         .expect("no step 4");
-    assert_eq!(err.to_string(), "<trace>: the trace has no step 4: its steps are 0 to 3");
+    assert_eq!(
+        err.to_string(),
+        "<trace>: the trace has no step 4: its steps are 0 to 3"
+    );
 }

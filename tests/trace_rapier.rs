@@ -60,7 +60,10 @@ fn the_example_trace_gives_the_same_pairs_on_the_tree_brute_force_and_sap() {
         for (r, sim) in reports.iter().zip(&sims).skip(1) {
             let kind = sim.broadphase_kind();
             assert_eq!(r.step, step);
-            assert_eq!(r.candidate_pairs, reports[0].candidate_pairs, "{kind}, step {step}");
+            assert_eq!(
+                r.candidate_pairs, reports[0].candidate_pairs,
+                "{kind}, step {step}"
+            );
             assert_eq!(r.contacts, reports[0].contacts, "{kind}, step {step}");
             assert_eq!(r.reinserted, reports[0].reinserted, "{kind}, step {step}");
             assert_eq!(r.appeared, reports[0].appeared, "{kind}, step {step}");
@@ -85,7 +88,10 @@ fn the_example_trace_gives_the_same_pairs_on_the_tree_brute_force_and_sap() {
     // fat boxes.
     assert!(pairs > 10_000, "{pairs} candidate pairs");
     assert!(contacts > 5_000, "{contacts} contacts");
-    assert!(wall_contacts > 1_000, "{wall_contacts} contacts with the walls");
+    assert!(
+        wall_contacts > 1_000,
+        "{wall_contacts} contacts with the walls"
+    );
     assert!(reinserts > 1_000, "{reinserts} reinserts");
     // Balls were poured in rows over the first steps: they appeared, none disappeared.
     assert!(sims[0].trace().step(0).len() < BALLS as usize);
@@ -140,9 +146,17 @@ fn run_on_the_example_trace_reports_the_last_step_alike_on_each_broad_phase() {
         assert_eq!(r.spheres, BALLS as usize + 3);
         assert_eq!(r.dimensions, 2);
         assert_eq!(r.scene, "pile.trace");
-        assert_eq!(r.candidate_pairs, runs[0].candidate_pairs, "{}", r.broadphase);
+        assert_eq!(
+            r.candidate_pairs, runs[0].candidate_pairs,
+            "{}",
+            r.broadphase
+        );
         assert_eq!(r.contacts, runs[0].contacts, "{}", r.broadphase);
-        assert_eq!(r.reinserts_total, runs[0].reinserts_total, "{}", r.broadphase);
+        assert_eq!(
+            r.reinserts_total, runs[0].reinserts_total,
+            "{}",
+            r.broadphase
+        );
     }
     assert!(runs[0].tree.is_some() && runs[1].tree.is_none());
     assert!(!runs[0].contacts.is_empty());

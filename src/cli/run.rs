@@ -327,14 +327,14 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
         )
     } else {
         Scene::load(&args.scene).and_then(|scene| {
-        let scene = with_overrides(scene, args.margin, args.lookahead);
-        summarize_with_limit(
-            &scene,
-            &file,
-            args.steps,
-            args.broadphase.into(),
-            args.pair_limit,
-        )
+            let scene = with_overrides(scene, args.margin, args.lookahead);
+            summarize_with_limit(
+                &scene,
+                &file,
+                args.steps,
+                args.broadphase.into(),
+                args.pair_limit,
+            )
         })
     };
     match summary {

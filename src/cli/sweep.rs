@@ -5,12 +5,12 @@
 
 use crate::broadphase::DEFAULT_PAIR_LIMIT;
 use crate::scene::Scene;
-use crate::trace::Trace;
-use crate::tree::TreeConfig;
 use crate::sweep::{
     Advice, MarginRange, PointResult, SweepError, SweepOutcome, SweepPlan, SweepReport, SweepSpec,
     parse_lookaheads,
 };
+use crate::trace::Trace;
+use crate::tree::TreeConfig;
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;

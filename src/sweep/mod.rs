@@ -428,73 +428,73 @@ impl SweepPlan {
 /// checks (see [`SweepPlan::new`]).
 fn grid_points(spec: &SweepSpec, base: TreeConfig) -> Result<Vec<SweepPoint>, SweepError> {
     let grid = |field, message: String| SweepError::Grid { field, message };
-        if spec.margins.is_empty() {
-            return Err(grid("margin", "no margin to sweep".to_owned()));
+    if spec.margins.is_empty() {
+        return Err(grid("margin", "no margin to sweep".to_owned()));
+    }
+    if spec.lookaheads.is_empty() {
+        return Err(grid("lookahead", "no look-ahead value to sweep".to_owned()));
+    }
+    for (field, values) in [("margin", &spec.margins), ("lookahead", &spec.lookaheads)] {
+        if let Some(v) = values.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+            return Err(grid(field, format!("must be finite and >= 0, got {v}")));
         }
-        if spec.lookaheads.is_empty() {
-            return Err(grid("lookahead", "no look-ahead value to sweep".to_owned()));
-        }
-        for (field, values) in [("margin", &spec.margins), ("lookahead", &spec.lookaheads)] {
-            if let Some(v) = values.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-                return Err(grid(field, format!("must be finite and >= 0, got {v}")));
-            }
-        }
-        if spec.steps == 0 || spec.steps > MAX_STEPS {
-            return Err(grid(
-                "steps",
-                format!("must be 1 to {MAX_STEPS}, got {}", spec.steps),
-            ));
-        }
-        let configs = if spec.configs.is_empty() {
-            vec![base]
-        } else {
-            spec.configs.clone()
-        };
-        let count = spec
-            .margins
-            .len()
-            .saturating_mul(spec.lookaheads.len())
-            .saturating_mul(configs.len());
-        if count > MAX_POINTS {
-            return Err(grid(
-                "points",
-                format!(
-                    "{} margins x {} look-ahead values x {} configurations = {count} points; at \
+    }
+    if spec.steps == 0 || spec.steps > MAX_STEPS {
+        return Err(grid(
+            "steps",
+            format!("must be 1 to {MAX_STEPS}, got {}", spec.steps),
+        ));
+    }
+    let configs = if spec.configs.is_empty() {
+        vec![base]
+    } else {
+        spec.configs.clone()
+    };
+    let count = spec
+        .margins
+        .len()
+        .saturating_mul(spec.lookaheads.len())
+        .saturating_mul(configs.len());
+    if count > MAX_POINTS {
+        return Err(grid(
+            "points",
+            format!(
+                "{} margins x {} look-ahead values x {} configurations = {count} points; at \
                      most {MAX_POINTS}",
-                    spec.margins.len(),
-                    spec.lookaheads.len(),
-                    configs.len()
-                ),
-            ));
-        }
-        let total = (count as u64).saturating_mul(spec.steps);
-        if total > MAX_TOTAL_STEPS {
-            return Err(grid(
-                "steps",
-                format!(
-                    "{count} points x {} steps = {total} steps; at most {MAX_TOTAL_STEPS} in \
+                spec.margins.len(),
+                spec.lookaheads.len(),
+                configs.len()
+            ),
+        ));
+    }
+    let total = (count as u64).saturating_mul(spec.steps);
+    if total > MAX_TOTAL_STEPS {
+        return Err(grid(
+            "steps",
+            format!(
+                "{count} points x {} steps = {total} steps; at most {MAX_TOTAL_STEPS} in \
                      one sweep",
-                    spec.steps
-                ),
-            ));
-        }
-        let mut points = Vec::with_capacity(count);
-        for config in &configs {
-            for &lookahead in &spec.lookaheads {
-                for &margin in &spec.margins {
-                    points.push(SweepPoint {
+                spec.steps
+            ),
+        ));
+    }
+    let mut points = Vec::with_capacity(count);
+    for config in &configs {
+        for &lookahead in &spec.lookaheads {
+            for &margin in &spec.margins {
+                points.push(SweepPoint {
+                    margin,
+                    lookahead,
+                    config: TreeConfig {
                         margin,
-                        lookahead,
-                        config: TreeConfig {
-                            margin,
-                            velocity_lookahead: lookahead,
-                            ..*config
-                        },
-                    });
-                }
+                        velocity_lookahead: lookahead,
+                        ..*config
+                    },
+                });
             }
         }
-        Ok(points)
+    }
+    Ok(points)
 }
 
 impl SweepPlan {

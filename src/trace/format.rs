@@ -174,7 +174,13 @@ impl<R: BufRead> TraceReader<R> {
             seen: Vec::new(),
         };
         if !reader.read_line()? {
-            return Err(reader.error_at(1, format!("empty: a trace starts with the header `{}`", header_example())));
+            return Err(reader.error_at(
+                1,
+                format!(
+                    "empty: a trace starts with the header `{}`",
+                    header_example()
+                ),
+            ));
         }
         reader.header = reader.parse_header()?;
         // The static section, up to `step 0` (or the end).
@@ -247,9 +253,9 @@ impl<R: BufRead> TraceReader<R> {
             match kind {
                 Line::Static => {
                     if self.section != Section::Preamble {
-                        return Err(self.error(
-                            "`static` must come once, before `step 0`".to_owned(),
-                        ));
+                        return Err(
+                            self.error("`static` must come once, before `step 0`".to_owned())
+                        );
                     }
                     self.section = Section::Static;
                     in_static = true;
@@ -262,8 +268,7 @@ impl<R: BufRead> TraceReader<R> {
                 Line::Box => {
                     if self.section == Section::Preamble {
                         return Err(self.error(
-                            "a box before `static` or `step 0`: boxes belong to a step"
-                                .to_owned(),
+                            "a box before `static` or `step 0`: boxes belong to a step".to_owned(),
                         ));
                     }
                     let text = text.to_owned();
@@ -303,7 +308,10 @@ impl<R: BufRead> TraceReader<R> {
             };
             return Err(self.error_at(
                 second,
-                format!("id {} appears twice in {place} (also on line {first})", w[0].0),
+                format!(
+                    "id {} appears twice in {place} (also on line {first})",
+                    w[0].0
+                ),
             ));
         }
         Ok(())
@@ -374,7 +382,10 @@ impl<R: BufRead> TraceReader<R> {
             if self.line.len() + take > self.limits.max_line_bytes {
                 return Err(self.error_at(
                     self.line_no + 1,
-                    format!("the line is longer than {} bytes", self.limits.max_line_bytes),
+                    format!(
+                        "the line is longer than {} bytes",
+                        self.limits.max_line_bytes
+                    ),
                 ));
             }
             self.line.extend_from_slice(&available[..take]);
@@ -446,10 +457,9 @@ impl<R: BufRead> TraceReader<R> {
             Some("2") => 2,
             Some("3") => 3,
             Some(other) => {
-                return Err(self.error(format!(
-                    "dims must be 2 or 3, got `{}`",
-                    excerpt(other, 20)
-                )));
+                return Err(
+                    self.error(format!("dims must be 2 or 3, got `{}`", excerpt(other, 20)))
+                );
             }
             None => return Err(self.error("the header must give dims=2 or dims=3".to_owned())),
         };
@@ -849,10 +859,7 @@ pub fn is_trace_path(path: &Path) -> bool {
     };
     let mut start = Vec::with_capacity(TRACE_MAGIC.len());
     use std::io::Read;
-    match file
-        .take(TRACE_MAGIC.len() as u64)
-        .read_to_end(&mut start)
-    {
+    match file.take(TRACE_MAGIC.len() as u64).read_to_end(&mut start) {
         Ok(_) => start == TRACE_MAGIC.as_bytes(),
         Err(_) => false,
     }
