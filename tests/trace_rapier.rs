@@ -3,7 +3,6 @@
 //! every step, and the balls really pile up inside the box.
 
 #[path = "../examples/rapier_pile/pile.rs"]
-#[allow(dead_code)]
 mod pile;
 
 use aabb_debugger::broadphase::BroadphaseKind;

@@ -694,7 +694,8 @@ fn write_error(source: std::io::Error) -> TraceError {
 
 /// A whole trace in memory: the header, the static boxes and every step's boxes (each sorted
 /// by id), for replaying it at any margin, any number of times, and for showing any step.
-#[derive(Clone, Debug, PartialEq)]
+/// (Its `Debug` gives the counts, not the boxes.)
+#[derive(Clone, PartialEq)]
 pub struct Trace {
     name: String,
     header: TraceHeader,
@@ -702,6 +703,18 @@ pub struct Trace {
     boxes: Vec<TraceBox>,
     /// `boxes[ends[k - 1]..ends[k]]` is step k.
     ends: Vec<usize>,
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trace")
+            .field("name", &self.name)
+            .field("header", &self.header)
+            .field("statics", &self.statics.len())
+            .field("steps", &self.ends.len())
+            .field("boxes", &self.boxes.len())
+            .finish()
+    }
 }
 
 impl Trace {
