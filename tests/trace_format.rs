@@ -568,3 +568,120 @@ fn a_trace_drives_the_broad_phase_with_velocities_from_the_centres() {
         "<trace>: the trace has no step 4: its steps are 0 to 3"
     );
 }
+
+/// Random traces in 2D and 3D (boxes that come, go and jump about, static boxes) give the
+/// same report on the tree, brute force and sweep-and-prune at every step.
+#[test]
+fn random_traces_give_the_same_reports_on_every_broad_phase() {
+    let mut rng = Pcg64::seed_from_u64(23);
+    let mut pairs = 0;
+    for dims in [2u8, 3] {
+        let (statics, steps) = random_steps(&mut rng, dims, 25);
+        let header = TraceHeader {
+            dimensions: dims,
+            dt: 0.1,
+        };
+        let trace = Arc::new(Trace::from_steps("r", header, statics, steps).expect("valid"));
+        let config = TreeConfig {
+            margin: 0.5,
+            velocity_lookahead: 0.05,
+            ..TreeConfig::default()
+        };
+        let mut sims: Vec<TraceSimulation> = BroadphaseKind::ALL
+            .iter()
+            .map(|&k| TraceSimulation::new(Arc::clone(&trace), k, config, DEFAULT_PAIR_LIMIT))
+            .collect::<Result<_, _>>()
+            .expect("step 0");
+        loop {
+            let first = sims[0].report().clone();
+            pairs += first.candidate_pairs.len();
+            for sim in &sims[1..] {
+                let r = sim.report();
+                let kind = sim.broadphase_kind();
+                assert_eq!(
+                    r.candidate_pairs, first.candidate_pairs,
+                    "{dims}D {kind} {}",
+                    r.step
+                );
+                assert_eq!(r.contacts, first.contacts, "{dims}D {kind} {}", r.step);
+                assert_eq!(r.reinserted, first.reinserted, "{dims}D {kind} {}", r.step);
+                assert_eq!(r.appeared, first.appeared, "{dims}D {kind} {}", r.step);
+                assert_eq!(
+                    r.disappeared, first.disappeared,
+                    "{dims}D {kind} {}",
+                    r.step
+                );
+            }
+            if sims[0].is_at_end() {
+                break;
+            }
+            for sim in &mut sims {
+                sim.step().expect("a step");
+            }
+        }
+    }
+    assert!(pairs > 200, "{pairs} pairs: the case has pairs to find");
+}
+
+/// A sweep of a trace counts what `run` counts at the same margin and look-ahead, from the
+/// first step or from a later one (the window's "from now"), and refuses more steps than the
+/// trace has left.
+#[test]
+fn a_sweep_of_a_trace_counts_what_run_counts() {
+    use aabb_debugger::cli::run::summarize_trace;
+    use aabb_debugger::sweep::{SweepControl, SweepOutcome, SweepPlan, SweepSpec};
+    let mut rng = Pcg64::seed_from_u64(29);
+    let (statics, steps) = random_steps(&mut rng, 2, 40);
+    let header = TraceHeader {
+        dimensions: 2,
+        dt: 0.1,
+    };
+    let trace = Arc::new(Trace::from_steps("r", header, statics, steps).expect("valid"));
+    let spec = SweepSpec {
+        threads: 2,
+        ..SweepSpec::new(vec![0.0, 0.5, 2.0], vec![0.0, 0.1], 39)
+    };
+    let plan = SweepPlan::for_trace(Arc::clone(&trace), 0, TreeConfig::default(), spec.clone())
+        .expect("valid");
+    let SweepOutcome::Finished(report) = plan.run(&SweepControl::new()).expect("runs") else {
+        panic!("not cancelled");
+    };
+    assert_eq!(report.points.len(), 6);
+    for p in &report.points {
+        assert_eq!(p.steps, 39);
+        assert!(p.stopped.is_none());
+        let run = summarize_trace(
+            &trace,
+            "r",
+            39,
+            BroadphaseKind::Tree,
+            p.point.config,
+            DEFAULT_PAIR_LIMIT,
+        )
+        .expect("runs");
+        assert_eq!(p.reinserts_total, run.reinserts_total, "{:?}", p.point);
+    }
+    // From step 30 of a simulation: 9 steps are left.
+    let mut sim = TraceSimulation::new(
+        Arc::clone(&trace),
+        BroadphaseKind::Tree,
+        TreeConfig::default(),
+        DEFAULT_PAIR_LIMIT,
+    )
+    .expect("ok");
+    for _ in 0..30 {
+        sim.step().expect("a step");
+    }
+    let short = SweepSpec::new(vec![0.1], vec![0.0], 9);
+    let plan = SweepPlan::from_trace_simulation(&sim, short.clone()).expect("valid");
+    let SweepOutcome::Finished(report) = plan.run(&SweepControl::new()).expect("runs") else {
+        panic!("not cancelled");
+    };
+    assert_eq!(report.points[0].steps, 9);
+    let err = SweepPlan::from_trace_simulation(&sim, SweepSpec { steps: 10, ..short })
+        .expect_err("past the end");
+    assert_eq!(
+        err.to_string(),
+        "steps: the trace has 9 steps after step 30; got 10"
+    );
+}
