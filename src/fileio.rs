@@ -237,6 +237,20 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
+/// Opens the regular file at `path` (symbolic links followed) for reading a piece at a time,
+/// with the checks of [`read_bounded`]: anything but a regular file, and a file larger than
+/// `max_bytes`, is refused before it is opened and again once open. The caller bounds what it
+/// reads.
+pub fn open_regular(path: &Path, max_bytes: u64) -> Result<File, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        action: "look up the file",
+        source,
+    })?;
+    check_readable(path, &meta, max_bytes)?;
+    open_checked(path, max_bytes)
+}
+
 /// The folder of `path` (`.` for a bare name).
 fn folder_of(path: &Path) -> PathBuf {
     match path.parent() {

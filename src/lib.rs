@@ -8,6 +8,8 @@
 //! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
 //! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
 //!   in parallel, with a recommendation.
+//! - [`trace`]: traces of boxes from other engines (a text format, its reader and writer) and
+//!   the simulation that replays them through the broad phases.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
@@ -20,6 +22,7 @@ pub mod motion;
 pub mod scene;
 pub mod sweep;
 pub mod text;
+pub mod trace;
 /// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path
 /// `aabb_debugger::tree` (and `crate::tree`) the application and its tests use.
 pub use dynamic_aabb_tree as tree;

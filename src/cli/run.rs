@@ -1,7 +1,10 @@
-//! The `run` subcommand: steps a scene headless and prints a summary (or one JSON object).
+//! The `run` subcommand: steps a scene (or replays a trace, see [`crate::trace`]) headless
+//! and prints a summary (or one JSON object).
 
 use crate::broadphase::BroadphaseKind;
 use crate::scene::{Scene, Simulation, StepReport};
+use crate::trace::{Stepper, Trace, TraceSimulation};
+use crate::tree::TreeConfig;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -29,9 +32,10 @@ impl From<BroadphaseArg> for BroadphaseKind {
 /// Arguments of `run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The scene file (RON, or JSON when it ends in `.json`).
+    /// The scene file (RON, or JSON when it ends in `.json`), or a trace (`.trace`, or a
+    /// file that starts with `aabb-trace`).
     pub scene: PathBuf,
-    /// How many steps to take.
+    /// How many steps to take (a trace: at most this many, fewer when it ends sooner).
     #[arg(long, default_value_t = 100)]
     pub steps: u64,
     /// Which broad phase to drive.
@@ -57,13 +61,24 @@ pub struct RunArgs {
 /// `tree.velocity_lookahead`).
 #[must_use]
 pub fn with_overrides(mut scene: Scene, margin: Option<f32>, lookahead: Option<f32>) -> Scene {
+    scene.tree = tree_with_overrides(scene.tree, margin, lookahead);
+    scene
+}
+
+/// `tree` with the margin and look-ahead of the command line, when given.
+#[must_use]
+pub fn tree_with_overrides(
+    mut tree: TreeConfig,
+    margin: Option<f32>,
+    lookahead: Option<f32>,
+) -> TreeConfig {
     if let Some(m) = margin {
-        scene.tree.margin = m;
+        tree.margin = m;
     }
     if let Some(l) = lookahead {
-        scene.tree.velocity_lookahead = l;
+        tree.velocity_lookahead = l;
     }
-    scene
+    tree
 }
 
 /// Tree stats as `run --json` prints them.
@@ -90,7 +105,8 @@ pub struct RunSummary {
     pub file: String,
     /// 2 or 3.
     pub dimensions: u8,
-    /// Spheres in the scene, listed and generated.
+    /// Spheres in the scene, listed and generated (a trace: the most boxes one step holds,
+    /// static boxes included).
     pub spheres: usize,
     /// Steps taken.
     pub steps: u64,
@@ -141,7 +157,54 @@ pub fn summarize_with_limit(
     pair_limit: usize,
 ) -> Result<RunSummary, crate::scene::SceneError> {
     let mut sim = Simulation::with_pair_limit(scene, kind, pair_limit)?;
+    let head = Head {
+        name: &scene.name,
+        file,
+        dimensions: scene.dimensions,
+        spheres: scene.sphere_count(),
+        kind,
+    };
+    summarize_steps(&mut sim, &head, steps)
+}
+
+/// [`summarize_with_limit`] for a trace replayed with tree settings `config`: at most
+/// `steps` steps after its first (fewer when it ends sooner; the summary says how many).
+pub fn summarize_trace(
+    trace: &std::sync::Arc<Trace>,
+    file: &str,
+    steps: u64,
+    kind: BroadphaseKind,
+    config: TreeConfig,
+    pair_limit: usize,
+) -> Result<RunSummary, crate::scene::SceneError> {
+    let mut sim = TraceSimulation::new(std::sync::Arc::clone(trace), kind, config, pair_limit)?;
+    let head = Head {
+        name: trace.name(),
+        file,
+        dimensions: trace.dimensions(),
+        spheres: trace.max_boxes(),
+        kind,
+    };
+    summarize_steps(&mut sim, &head, steps)
+}
+
+/// What a summary says of its input besides the steps.
+struct Head<'a> {
+    name: &'a str,
+    file: &'a str,
+    dimensions: u8,
+    spheres: usize,
+    kind: BroadphaseKind,
+}
+
+/// Takes up to `steps` steps of `sim` (fewer when it ends) and sums up.
+fn summarize_steps(
+    sim: &mut impl Stepper,
+    head: &Head<'_>,
+    steps: u64,
+) -> Result<RunSummary, crate::scene::SceneError> {
     let (mut reinserts, mut recomputed, mut update_secs, mut pairs_secs) = (0u64, 0u64, 0.0, 0.0);
+    let steps = sim.steps_left().map_or(steps, |left| steps.min(left));
     for _ in 0..steps {
         let r = sim.step()?;
         reinserts += r.reinserted.len() as u64;
@@ -158,12 +221,12 @@ pub fn summarize_with_limit(
         }
     };
     Ok(RunSummary {
-        scene: scene.name.clone(),
-        file: file.to_owned(),
-        dimensions: scene.dimensions,
-        spheres: scene.sphere_count(),
+        scene: head.name.to_owned(),
+        file: head.file.to_owned(),
+        dimensions: head.dimensions,
+        spheres: head.spheres,
         steps,
-        broadphase: kind.name().to_owned(),
+        broadphase: head.kind.name().to_owned(),
         reinserts_total: reinserts,
         pairs_recomputed_steps: recomputed,
         candidate_pairs: last.candidate_pairs.clone(),
@@ -245,16 +308,35 @@ pub fn readable(s: &RunSummary) -> String {
 /// Runs `run`; returns the exit code (1 with the message on stderr when the scene is refused).
 pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let file = args.scene.display().to_string();
-    let summary = Scene::load(&args.scene).and_then(|scene| {
-        let scene = with_overrides(scene, args.margin, args.lookahead);
-        summarize_with_limit(
-            &scene,
+    let summary = if crate::trace::is_trace_path(&args.scene) {
+        let trace = match Trace::load(&args.scene) {
+            Ok(trace) => std::sync::Arc::new(trace),
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(1);
+            }
+        };
+        let config = tree_with_overrides(TreeConfig::default(), args.margin, args.lookahead);
+        summarize_trace(
+            &trace,
             &file,
             args.steps,
             args.broadphase.into(),
+            config,
             args.pair_limit,
         )
-    });
+    } else {
+        Scene::load(&args.scene).and_then(|scene| {
+            let scene = with_overrides(scene, args.margin, args.lookahead);
+            summarize_with_limit(
+                &scene,
+                &file,
+                args.steps,
+                args.broadphase.into(),
+                args.pair_limit,
+            )
+        })
+    };
     match summary {
         Ok(s) => {
             let text = if args.json {

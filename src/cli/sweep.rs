@@ -9,6 +9,8 @@ use crate::sweep::{
     Advice, MarginRange, PointResult, SweepError, SweepOutcome, SweepPlan, SweepReport, SweepSpec,
     parse_lookaheads,
 };
+use crate::trace::Trace;
+use crate::tree::TreeConfig;
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -16,7 +18,8 @@ use std::path::PathBuf;
 /// Arguments of `sweep`.
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
-    /// The scene file (RON, or JSON when it ends in `.json`).
+    /// The scene file (RON, or JSON when it ends in `.json`), or a trace (`.trace`, or a
+    /// file that starts with `aabb-trace`; see [`crate::trace`]).
     pub scene: PathBuf,
     /// Margins to try, `FROM:TO:STEP` (world units): FROM, FROM + STEP, ... up to TO.
     #[arg(long, value_name = "FROM:TO:STEP", allow_hyphen_values = true)]
@@ -24,7 +27,8 @@ pub struct SweepArgs {
     /// Look-ahead values to try, seconds, separated by commas: `0,0.05,0.1`.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub lookahead: String,
-    /// Steps each point takes from the scene's start.
+    /// Steps each point takes from the scene's start (a trace: at most its steps after
+    /// step 0).
     #[arg(long, default_value_t = 300)]
     pub steps: u64,
     /// Print one JSON object instead of a table.
@@ -302,6 +306,13 @@ impl SweepJson {
     /// The object for a finished sweep of `scene` from `file`.
     #[must_use]
     pub fn of(scene: &Scene, file: &str, report: &SweepReport) -> SweepJson {
+        Self::named(&scene.name, scene.sphere_count(), file, report)
+    }
+
+    /// The object for a finished sweep of something named `name` with `spheres` spheres (a
+    /// trace: the most boxes one step holds).
+    #[must_use]
+    pub fn named(name: &str, spheres: usize, file: &str, report: &SweepReport) -> SweepJson {
         let points = &report.points;
         let at = |index: usize| PointRef {
             index,
@@ -316,9 +327,9 @@ impl SweepJson {
             model_note,
         } = &report.advice;
         SweepJson {
-            scene: scene.name.clone(),
+            scene: name.to_owned(),
             file: file.to_owned(),
-            spheres: scene.sphere_count(),
+            spheres,
             steps: report.steps,
             threads: report.threads,
             elapsed_secs: report.elapsed_secs,
@@ -366,6 +377,13 @@ pub fn csv(report: &SweepReport) -> String {
 /// The table and recommendation printed without `--json` or `--csv`.
 #[must_use]
 pub fn readable(scene: &Scene, file: &str, report: &SweepReport) -> String {
+    readable_named(&scene.name, scene.sphere_count(), file, report)
+}
+
+/// [`readable`] for something named `name` with `spheres` spheres (a trace: the most boxes
+/// one step holds).
+#[must_use]
+pub fn readable_named(name: &str, spheres: usize, file: &str, report: &SweepReport) -> String {
     let mut out = String::new();
     let mut line = |l: String| {
         out.push_str(&l);
@@ -373,9 +391,9 @@ pub fn readable(scene: &Scene, file: &str, report: &SweepReport) -> String {
     };
     line(format!(
         "scene: \"{}\" ({}), {} spheres; {} points x {} steps on {} threads in {:.1} s",
-        crate::text::excerpt(&scene.name, crate::text::MAX_EXCERPT_CHARS),
+        crate::text::excerpt(name, crate::text::MAX_EXCERPT_CHARS),
         crate::text::escape_controls(file),
-        scene.sphere_count(),
+        spheres,
         report.points.len(),
         report.steps,
         report.threads,
@@ -478,19 +496,36 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
-    let scene = match Scene::load(&args.scene) {
-        Ok(scene) => scene,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(1);
-        }
-    };
     let spec = SweepSpec {
         threads: args.threads,
         pair_limit: args.pair_limit,
         ..SweepSpec::new(margins, lookaheads, args.steps)
     };
-    let plan = match SweepPlan::new(&scene, spec) {
+    let input = if crate::trace::is_trace_path(&args.scene) {
+        Trace::load(&args.scene)
+            .map(|trace| {
+                let (name, count) = (trace.name().to_owned(), trace.max_boxes());
+                let trace = std::sync::Arc::new(trace);
+                let plan = SweepPlan::for_trace(trace, 0, TreeConfig::default(), spec);
+                (name, count, plan)
+            })
+            .map_err(|e| e.to_string())
+    } else {
+        Scene::load(&args.scene)
+            .map(|scene| {
+                let plan = SweepPlan::new(&scene, spec);
+                (scene.name.clone(), scene.sphere_count(), plan)
+            })
+            .map_err(|e| e.to_string())
+    };
+    let (name, count, plan) = match input {
+        Ok(input) => input,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(1);
+        }
+    };
+    let plan = match plan {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {}", refusal(&file, &e));
@@ -515,11 +550,11 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         }
     };
     let text = if args.json {
-        serde_json::to_string(&SweepJson::of(&scene, &file, &report))? + "\n"
+        serde_json::to_string(&SweepJson::named(&name, count, &file, &report))? + "\n"
     } else if args.csv {
         csv(&report)
     } else {
-        readable(&scene, &file, &report)
+        readable_named(&name, count, &file, &report)
     };
     super::run::print_out(&text)?;
     Ok(0)

@@ -6,6 +6,9 @@
 //!
 //! No egui here: the window's Advisor view and the `sweep` subcommand both drive it.
 //!
+//! A trace ([`crate::trace`]) is swept the same way ([`SweepPlan::for_trace`]): every point
+//! replays the same steps of it with its own margin and look-ahead.
+//!
 //! - Blocking: [`SweepPlan::run`] with a [`SweepControl`] (cancel it from another thread,
 //!   read its progress).
 //! - In the background (a UI thread): [`SweepPlan::start`] returns a [`SweepHandle`]:
@@ -30,6 +33,7 @@ pub use grid::{MAX_POINTS, MAX_STEPS, MAX_TOTAL_STEPS, MarginRange, parse_lookah
 
 use crate::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
 use crate::scene::{Scene, SceneError, Simulation};
+use crate::trace::{Stepper, Trace, TraceSimulation};
 use crate::tree::{TreeConfig, WorkCounts};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -341,12 +345,26 @@ pub enum SweepOutcome {
     },
 }
 
-/// A checked sweep, ready to run: the scene and the points.
+/// A checked sweep, ready to run: the scene (or trace) and the points.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
-    scene: Scene,
+    source: Source,
     spec: SweepSpec,
     points: Vec<SweepPoint>,
+}
+
+/// What every point of a sweep runs.
+#[derive(Clone, Debug)]
+enum Source {
+    /// A scene from its start.
+    Scene(Scene),
+    /// A trace from one of its steps.
+    Trace {
+        /// The trace, shared by the points.
+        trace: Arc<Trace>,
+        /// The step each point starts at.
+        start: usize,
+    },
 }
 
 impl SweepPlan {
@@ -355,73 +373,7 @@ impl SweepPlan {
     /// and the scene at every margin and look-ahead (the scene's rules, among them that every
     /// fat box stays finite); the first problem is the error, and nothing runs.
     pub fn new(scene: &Scene, spec: SweepSpec) -> Result<SweepPlan, SweepError> {
-        let grid = |field, message: String| SweepError::Grid { field, message };
-        if spec.margins.is_empty() {
-            return Err(grid("margin", "no margin to sweep".to_owned()));
-        }
-        if spec.lookaheads.is_empty() {
-            return Err(grid("lookahead", "no look-ahead value to sweep".to_owned()));
-        }
-        for (field, values) in [("margin", &spec.margins), ("lookahead", &spec.lookaheads)] {
-            if let Some(v) = values.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-                return Err(grid(field, format!("must be finite and >= 0, got {v}")));
-            }
-        }
-        if spec.steps == 0 || spec.steps > MAX_STEPS {
-            return Err(grid(
-                "steps",
-                format!("must be 1 to {MAX_STEPS}, got {}", spec.steps),
-            ));
-        }
-        let configs = if spec.configs.is_empty() {
-            vec![scene.tree]
-        } else {
-            spec.configs.clone()
-        };
-        let count = spec
-            .margins
-            .len()
-            .saturating_mul(spec.lookaheads.len())
-            .saturating_mul(configs.len());
-        if count > MAX_POINTS {
-            return Err(grid(
-                "points",
-                format!(
-                    "{} margins x {} look-ahead values x {} configurations = {count} points; at \
-                     most {MAX_POINTS}",
-                    spec.margins.len(),
-                    spec.lookaheads.len(),
-                    configs.len()
-                ),
-            ));
-        }
-        let total = (count as u64).saturating_mul(spec.steps);
-        if total > MAX_TOTAL_STEPS {
-            return Err(grid(
-                "steps",
-                format!(
-                    "{count} points x {} steps = {total} steps; at most {MAX_TOTAL_STEPS} in \
-                     one sweep",
-                    spec.steps
-                ),
-            ));
-        }
-        let mut points = Vec::with_capacity(count);
-        for config in &configs {
-            for &lookahead in &spec.lookaheads {
-                for &margin in &spec.margins {
-                    points.push(SweepPoint {
-                        margin,
-                        lookahead,
-                        config: TreeConfig {
-                            margin,
-                            velocity_lookahead: lookahead,
-                            ..*config
-                        },
-                    });
-                }
-            }
-        }
+        let points = grid_points(&spec, scene.tree)?;
         // The scene's rules at every margin and look-ahead (the configuration's strategies
         // do not change them): the first point refused is the error.
         for &lookahead in &spec.lookaheads {
@@ -438,16 +390,132 @@ impl SweepPlan {
             }
         }
         Ok(SweepPlan {
-            scene: scene.clone(),
+            source: Source::Scene(scene.clone()),
             spec,
             points,
         })
     }
 
+    /// A sweep of a trace: every point replays `spec.steps` steps of it from step `start`,
+    /// on `config` (when `spec.configs` is empty) with the point's margin and look-ahead.
+    /// The grid is checked as by [`SweepPlan::new`]; `steps` may not pass the trace's end.
+    pub fn for_trace(
+        trace: Arc<Trace>,
+        start: usize,
+        config: TreeConfig,
+        spec: SweepSpec,
+    ) -> Result<SweepPlan, SweepError> {
+        let points = grid_points(&spec, config)?;
+        let left = trace.step_count().saturating_sub(start + 1) as u64;
+        if spec.steps > left {
+            return Err(SweepError::Grid {
+                field: "steps",
+                message: format!(
+                    "the trace has {left} steps after step {start}; got {}",
+                    spec.steps
+                ),
+            });
+        }
+        Ok(SweepPlan {
+            source: Source::Trace { trace, start },
+            spec,
+            points,
+        })
+    }
+}
+
+/// The points of `spec`'s grid on `base` (when `spec.configs` is empty), after the grid's
+/// checks (see [`SweepPlan::new`]).
+fn grid_points(spec: &SweepSpec, base: TreeConfig) -> Result<Vec<SweepPoint>, SweepError> {
+    let grid = |field, message: String| SweepError::Grid { field, message };
+    if spec.margins.is_empty() {
+        return Err(grid("margin", "no margin to sweep".to_owned()));
+    }
+    if spec.lookaheads.is_empty() {
+        return Err(grid("lookahead", "no look-ahead value to sweep".to_owned()));
+    }
+    for (field, values) in [("margin", &spec.margins), ("lookahead", &spec.lookaheads)] {
+        if let Some(v) = values.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+            return Err(grid(field, format!("must be finite and >= 0, got {v}")));
+        }
+    }
+    if spec.steps == 0 || spec.steps > MAX_STEPS {
+        return Err(grid(
+            "steps",
+            format!("must be 1 to {MAX_STEPS}, got {}", spec.steps),
+        ));
+    }
+    let configs = if spec.configs.is_empty() {
+        vec![base]
+    } else {
+        spec.configs.clone()
+    };
+    let count = spec
+        .margins
+        .len()
+        .saturating_mul(spec.lookaheads.len())
+        .saturating_mul(configs.len());
+    if count > MAX_POINTS {
+        return Err(grid(
+            "points",
+            format!(
+                "{} margins x {} look-ahead values x {} configurations = {count} points; at \
+                     most {MAX_POINTS}",
+                spec.margins.len(),
+                spec.lookaheads.len(),
+                configs.len()
+            ),
+        ));
+    }
+    let total = (count as u64).saturating_mul(spec.steps);
+    if total > MAX_TOTAL_STEPS {
+        return Err(grid(
+            "steps",
+            format!(
+                "{count} points x {} steps = {total} steps; at most {MAX_TOTAL_STEPS} in \
+                     one sweep",
+                spec.steps
+            ),
+        ));
+    }
+    let mut points = Vec::with_capacity(count);
+    for config in &configs {
+        for &lookahead in &spec.lookaheads {
+            for &margin in &spec.margins {
+                points.push(SweepPoint {
+                    margin,
+                    lookahead,
+                    config: TreeConfig {
+                        margin,
+                        velocity_lookahead: lookahead,
+                        ..*config
+                    },
+                });
+            }
+        }
+    }
+    Ok(points)
+}
+
+impl SweepPlan {
     /// [`SweepPlan::new`] from a running simulation's current state (the window's): its
     /// spheres where they are now, its tree settings (when `spec.configs` is empty).
     pub fn from_simulation(sim: &Simulation, spec: SweepSpec) -> Result<SweepPlan, SweepError> {
         Self::new(&sim.scene(), spec)
+    }
+
+    /// [`SweepPlan::for_trace`] from a trace simulation's current step (the window's), on
+    /// its tree settings (when `spec.configs` is empty).
+    pub fn from_trace_simulation(
+        sim: &TraceSimulation,
+        spec: SweepSpec,
+    ) -> Result<SweepPlan, SweepError> {
+        Self::for_trace(
+            Arc::clone(sim.trace()),
+            sim.step_index() as usize,
+            sim.tree_settings(),
+            spec,
+        )
     }
 
     /// The points, in grid order.
@@ -480,7 +548,7 @@ impl SweepPlan {
             self.points
                 .par_iter()
                 .with_max_len(1)
-                .map(|point| run_point(&self.scene, point, &self.spec, control))
+                .map(|point| run_point(&self.source, point, &self.spec, control))
                 .collect()
         });
         // Cancelled: some point did not finish (a cancel after the last step changes nothing).
@@ -531,7 +599,7 @@ fn scene_at(scene: &Scene, config: &TreeConfig, margin: f32, lookahead: f32) -> 
 
 /// Runs one point; `None` when cancelled before it finished.
 fn run_point(
-    scene: &Scene,
+    source: &Source,
     point: &SweepPoint,
     spec: &SweepSpec,
     control: &SweepControl,
@@ -539,10 +607,35 @@ fn run_point(
     if control.is_cancelled() {
         return None;
     }
-    let scene = Scene {
-        tree: point.config,
-        ..scene.clone()
-    };
+    match source {
+        Source::Scene(scene) => {
+            let scene = Scene {
+                tree: point.config,
+                ..scene.clone()
+            };
+            let sim = Simulation::with_pair_limit(&scene, BroadphaseKind::Tree, spec.pair_limit);
+            run_steps(sim, point, spec, control)
+        }
+        Source::Trace { trace, start } => {
+            let sim = TraceSimulation::starting_at(
+                Arc::clone(trace),
+                *start,
+                BroadphaseKind::Tree,
+                point.config,
+                spec.pair_limit,
+            );
+            run_steps(sim, point, spec, control)
+        }
+    }
+}
+
+/// Runs the steps of one point on `sim` (or records why it could not start).
+fn run_steps(
+    sim: Result<impl Stepper, SceneError>,
+    point: &SweepPoint,
+    spec: &SweepSpec,
+    control: &SweepControl,
+) -> Option<PointResult> {
     let steps = spec.steps;
     let mut result = PointResult {
         point: *point,
@@ -561,7 +654,7 @@ fn run_point(
         control.points_done.fetch_add(1, Ordering::Relaxed);
         Some(result)
     };
-    let mut sim = match Simulation::with_pair_limit(&scene, BroadphaseKind::Tree, spec.pair_limit) {
+    let mut sim = match sim {
         Ok(sim) => sim,
         Err(e) => {
             control.steps_done.fetch_add(steps, Ordering::Relaxed);
