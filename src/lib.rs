@@ -6,6 +6,7 @@
 //! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune), one each.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
 //! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
+//! - [`replay`]: recording every step, rebuilding any recorded step exactly, recording files.
 //! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
 //!   in parallel, with a recommendation.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
@@ -17,6 +18,7 @@ pub mod broadphase;
 pub mod cli;
 pub mod fileio;
 pub mod motion;
+pub mod replay;
 pub mod scene;
 pub mod sweep;
 pub mod text;
