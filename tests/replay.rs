@@ -236,6 +236,44 @@ fn keyframes_follow_the_policy_and_the_history_holds_every_step_and_edit() {
 }
 
 #[test]
+fn the_default_rule_counts_body_steps_or_steps() {
+    let scene = scene(2, 40, 7, 0.2, UpdateMode::Reinsert);
+    for (policy, expected) in [
+        // 40 bodies: 400 body-steps are 10 steps.
+        (
+            KeyframePolicy::Work {
+                body_steps: 400,
+                max_steps: 1000,
+            },
+            vec![0, 10, 20],
+        ),
+        (
+            KeyframePolicy::Work {
+                body_steps: 1_000_000,
+                max_steps: 7,
+            },
+            vec![0, 7, 14, 21],
+        ),
+        (KeyframePolicy::default(), vec![0]),
+    ] {
+        let (mut rec, mut sim) =
+            Recording::start(&scene, "", BroadphaseKind::Tree, 5_000_000).expect("valid");
+        rec.set_keyframe_policy(policy);
+        for _ in 0..25 {
+            rec.step(&mut sim).expect("recorded").expect("stepped");
+        }
+        assert_eq!(rec.keyframe_steps(), expected, "{policy:?}");
+    }
+    assert_eq!(
+        KeyframePolicy::default(),
+        KeyframePolicy::Work {
+            body_steps: 400_000,
+            max_steps: 1000
+        }
+    );
+}
+
+#[test]
 fn a_step_past_the_recording_and_steps_out_of_order_are_refused() {
     let (mut rec, sim, _) = small_recording(20);
     let e = rec.state_at(21).err().expect("not recorded");
@@ -310,30 +348,37 @@ fn an_edit_not_recorded_is_found_at_the_next_step() {
 }
 
 #[test]
-fn the_budget_thins_keyframes_then_refuses_steps() {
+fn the_budget_drops_keyframes_evenly_then_refuses_steps() {
     let (mut rec, mut sim, expected) = small_recording(40);
-    let keyframe = rec.memory_bytes() - rec.history().memory_bytes();
+    let frames = rec.memory_bytes() - rec.history().memory_bytes();
     assert_eq!(rec.keyframe_steps(), vec![0, 10, 20, 30, 40]);
-    // Room for four of the five keyframes: thinned once (0, 20, 40 stay), new ones every 20.
-    rec.set_budget_bytes(rec.history().memory_bytes() + keyframe * 4 / 5);
-    assert_eq!(rec.keyframe_steps(), vec![0, 20, 40]);
-    assert_eq!(rec.times_thinned(), 1);
-    assert_eq!(rec.keyframe_policy(), KeyframePolicy::Every(20));
+    // Room for four of the five: the one whose loss leaves the shortest stretch goes (40:
+    // the stretch from 30 to the end, step 40, is 10 steps; any other would leave 20).
+    rec.set_budget_bytes(rec.history().memory_bytes() + frames * 9 / 10);
+    assert_eq!(rec.keyframe_steps(), vec![0, 10, 20, 30]);
+    assert_eq!(rec.keyframes_dropped(), 1);
     assert!(rec.memory_bytes() <= rec.budget_bytes());
-    for s in [0, 19, 21, 40] {
+    // Ten more steps: the keyframe at 50 goes over, so one goes again: 10, 20 and 50 would
+    // each leave 20 steps without one (30 would leave 30); ties drop the oldest.
+    let plan = [];
+    let mut seen_now = expected.clone();
+    drive(&mut rec, &mut sim, 50, &plan, &mut seen_now);
+    assert_eq!(rec.keyframes_dropped(), 2);
+    assert_eq!(rec.keyframe_steps(), vec![0, 20, 30, 50]);
+    for s in [0, 19, 21, 40, 50] {
         assert_eq!(
             seen(&rec.state_at(s).expect("rebuilt")),
-            expected[s as usize]
+            seen_now[s as usize]
         );
     }
-    // No room beyond what is used: thinned down to keyframe 0, then no more steps.
+    // No room beyond what is used: down to keyframe 0, then no more steps.
     rec.set_budget_bytes(rec.memory_bytes() / 3);
     assert_eq!(rec.keyframe_steps(), vec![0]);
     rec.set_budget_bytes(rec.memory_bytes());
     let e = rec.step(&mut sim).expect_err("full");
     assert!(e.to_string().starts_with("the recording is full: "), "{e}");
-    assert_eq!(rec.last_step(), 40);
-    assert_eq!(seen(&rec.state_at(33).expect("rebuilt")), expected[33]);
+    assert_eq!(rec.last_step(), 50);
+    assert_eq!(seen(&rec.state_at(33).expect("rebuilt")), seen_now[33]);
 }
 
 #[test]

@@ -27,27 +27,41 @@
 //! # Keyframes: when, and the budget
 //!
 //! Jumping to a step costs one clone of a keyframe and then as many steps as lie between the
-//! keyframe and the step; recording costs one hash a step and, at each keyframe, one clone.
-//! Measured at 10,000 spheres (`benches/replay.rs`, README "Recording and replay") a step
-//! takes about a millisecond and a clone a fraction of one, so the rule is by time, not by a
-//! fixed count: [`KeyframePolicy::Timed`] (the default) takes a keyframe once the steps since
-//! the last one took [`DEFAULT_KEYFRAME_SECS`] (40 ms: a jump then rebuilds at most about 40
-//! ms of steps, well inside 100 ms) *and* at least twenty times the last clone's time (so the
-//! clones add at most about 5% to a step, whatever the scene). Small scenes get sparse
-//! keyframes (their steps are cheap to redo), large ones dense ones. Where keyframes stand
-//! has no effect on what is rebuilt, only on how fast; [`KeyframePolicy::Every`] gives fixed
-//! places (tests).
+//! keyframe and the step (each hashed and checked); recording costs one hash a step and, at
+//! each keyframe, one clone. Measured at 10,000 spheres (`benches/replay.rs`, README
+//! "Recording and replay"): a step 1.4 to 2.4 ms (the machine is shared), its record with
+//! the hash about 0.1 ms, a clone about 0.1 ms, a keyframe 2.4 MiB. A step's work, a clone's
+//! time and a keyframe's size all grow with the number of bodies, so the rule counts bodies:
+//! [`KeyframePolicy::Work`] (the default) takes a keyframe once the steps since the last one
+//! moved [`DEFAULT_KEYFRAME_BODY_STEPS`] bodies in all (every 40 steps at 10,000 spheres: a
+//! jump then redoes at most 39 steps, about 60 ms) or [`DEFAULT_KEYFRAME_MAX_STEPS`] steps
+//! passed (small scenes). The clones then cost about one step's hundredth whatever the
+//! scene. The rule counts work, not time, so that keyframes stand at the same steps on every
+//! run and machine (a rule by the recorded step times put them 56 to 96 steps apart on this
+//! busy machine). Where keyframes stand has no effect on what is rebuilt, only on how fast;
+//! [`KeyframePolicy::Every`] gives fixed places (tests).
 //!
-//! Memory is bounded by a budget ([`DEFAULT_BUDGET_BYTES`], 512 MiB; settable): the
-//! keyframes' estimated sizes ([`Simulation::heap_bytes`]) plus the step records and edits.
-//! When a step takes the recording over the budget, every other keyframe is dropped
-//! (*thinning*: keyframe 0 and every second one after it stay) and the time between new
-//! keyframes doubles; the oldest steps are never dropped, since the history must start at the
-//! scene to be written to a file. Thinning trades jump time for memory: after one thinning a
-//! jump rebuilds up to about 80 ms of steps. If the recording is over the budget with only
-//! keyframe 0 left (the step records alone fill it: about 8 million steps at 64 bytes), it is
-//! full: [`Recording::record_step`] refuses more steps with [`ReplayError::Full`] and the
+//! Memory is bounded by a budget ([`DEFAULT_BUDGET_BYTES`], 1 GiB; settable): the
+//! keyframes' sizes ([`Simulation::heap_bytes`] of each copy) plus the step records and
+//! edits. When a step takes the recording over the budget, keyframes are dropped one at a
+//! time, each time the one whose loss leaves the shortest stretch without a keyframe (never
+//! keyframe 0), so that the keyframes that fit stay evenly spread over the whole recording:
+//! the budget then bounds their number, and the worst jump grows with the recording's length
+//! (the recorded time over the number of keyframes that fit). The oldest steps are never
+//! dropped: the history must start at the scene to be rebuilt and written to a file, and old
+//! steps keep keyframes as dense as new ones. If the recording is over the budget with only
+//! keyframe 0 left (the step records alone fill it: about 8 million steps at 64 bytes), it
+//! is full: [`Recording::record_step`] refuses more steps with [`ReplayError::Full`] and the
 //! caller says so. [`Recording::memory_bytes`] says what is used.
+//!
+//! The trade at 10,000 spheres (2.4 MiB a keyframe, one every 40 steps: 60 KiB a step): a
+//! 10,000-step recording takes about 600 MiB and its worst jump about 60 ms. Within 512 MiB
+//! only about 210 keyframes fit, the stretches between them grow as keyframes are dropped,
+//! and the worst jump took 243 ms (110 steps) in a run with an earlier rule. So the default
+//! budget is 1 GiB: a desktop debugger can afford it, smaller scenes use far less (a
+//! keyframe takes about 250 bytes a sphere), and it keeps 10,000 steps of 10,000 spheres
+//! within the 100 ms jump. A smaller budget trades jump time for memory
+//! ([`Recording::set_budget_bytes`]).
 //!
 //! # Changing the past
 //!
@@ -67,17 +81,17 @@ use crate::scene::{Scene, SceneError, Simulation, Sphere, StepReport};
 use crate::tree::{TreeConfig, TreeEvent};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
 
-/// The default memory budget of a recording: 512 MiB.
-pub const DEFAULT_BUDGET_BYTES: usize = 512 * 1024 * 1024;
+/// The default memory budget of a recording: 1 GiB (see the module docs for why).
+pub const DEFAULT_BUDGET_BYTES: usize = 1024 * 1024 * 1024;
 
-/// The default time of steps between keyframes (see [`KeyframePolicy::Timed`]): 40 ms.
-pub const DEFAULT_KEYFRAME_SECS: f64 = 0.040;
+/// The default work between keyframes ([`KeyframePolicy::Work`]): 400,000 body-steps, a
+/// keyframe every 40 steps at 10,000 spheres.
+pub const DEFAULT_KEYFRAME_BODY_STEPS: u64 = 400_000;
 
-/// A keyframe is taken only once the steps since the last one took this many times the last
-/// clone's time: the clones then add at most about 1/20 to a step.
-const CLONE_COST_FACTOR: f64 = 20.0;
+/// The default most steps between keyframes ([`KeyframePolicy::Work`]): 1,000 (small scenes,
+/// whose steps take microseconds and whose keyframes a few kilobytes).
+pub const DEFAULT_KEYFRAME_MAX_STEPS: u64 = 1_000;
 
 /// A change the user applied to the simulation: one of [`Simulation`]'s mutating methods with
 /// its arguments. Recorded with the step it was applied at ([`RecordedEdit`]).
@@ -606,14 +620,17 @@ impl History {
 }
 
 /// When a [`Recording`] takes a keyframe.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyframePolicy {
-    /// Once the steps since the last keyframe took this many seconds (their recorded times)
-    /// and at least twenty times the last clone's time. The default, with
-    /// [`DEFAULT_KEYFRAME_SECS`].
-    Timed {
-        /// Seconds of steps between keyframes.
-        secs: f64,
+    /// Once the steps since the last keyframe moved this many bodies in all (the sum over
+    /// those steps of the simulation's body count: a step's work, and so a jump's, grows with
+    /// it), or `max_steps` steps passed. The default, with [`DEFAULT_KEYFRAME_BODY_STEPS`]
+    /// and [`DEFAULT_KEYFRAME_MAX_STEPS`].
+    Work {
+        /// Body-steps between keyframes.
+        body_steps: u64,
+        /// The most steps between keyframes.
+        max_steps: u64,
     },
     /// At every step that is a multiple of this (at least 1).
     Every(u64),
@@ -621,18 +638,9 @@ pub enum KeyframePolicy {
 
 impl Default for KeyframePolicy {
     fn default() -> Self {
-        KeyframePolicy::Timed {
-            secs: DEFAULT_KEYFRAME_SECS,
-        }
-    }
-}
-
-impl KeyframePolicy {
-    /// The policy with keyframes half as often (after thinning).
-    fn sparser(self) -> Self {
-        match self {
-            KeyframePolicy::Timed { secs } => KeyframePolicy::Timed { secs: secs * 2.0 },
-            KeyframePolicy::Every(k) => KeyframePolicy::Every(k.max(1).saturating_mul(2)),
+        KeyframePolicy::Work {
+            body_steps: DEFAULT_KEYFRAME_BODY_STEPS,
+            max_steps: DEFAULT_KEYFRAME_MAX_STEPS,
         }
     }
 }
@@ -652,12 +660,10 @@ struct Frames {
     /// The sum of the keyframes' `bytes`.
     bytes: usize,
     policy: KeyframePolicy,
-    /// Recorded seconds of steps since the last keyframe.
-    since_secs: f64,
-    /// Seconds the last keyframe's clone took.
-    last_clone_secs: f64,
-    /// How many times the keyframes were thinned.
-    thinned: u32,
+    /// Body-steps from step 0 up to and with each step (`work[s]` for step `s`).
+    work: Vec<u64>,
+    /// How many keyframes were dropped to stay within the budget.
+    dropped: u64,
 }
 
 impl Frames {
@@ -666,16 +672,20 @@ impl Frames {
             list: Vec::new(),
             bytes: 0,
             policy,
-            since_secs: 0.0,
-            last_clone_secs: 0.0,
-            thinned: 0,
+            work: Vec::new(),
+            dropped: 0,
         }
     }
 
+    /// Counts step 0 and takes its keyframe (every recording has one).
+    fn first(&mut self, sim: &Simulation) {
+        self.work.clear();
+        self.work.push(sim.bodies().len() as u64);
+        self.add(sim);
+    }
+
     fn add(&mut self, sim: &Simulation) {
-        let started = Instant::now();
         let copy = sim.clone();
-        self.last_clone_secs = started.elapsed().as_secs_f64();
         let bytes = copy.heap_bytes();
         self.bytes += bytes;
         self.list.push(Keyframe {
@@ -683,19 +693,24 @@ impl Frames {
             sim: copy,
             bytes,
         });
-        self.since_secs = 0.0;
     }
 
-    /// Takes a keyframe of the step `sim` just made when the policy says so.
+    /// Counts the step `sim` just made (step 0 too) and takes a keyframe of it when the
+    /// policy says so.
     fn maybe_add(&mut self, sim: &Simulation) {
         let step = sim.step_index();
+        let before = self.work.last().copied().unwrap_or(0);
+        self.work
+            .push(before.saturating_add(sim.bodies().len() as u64));
+        let last = self.list.last().map_or(0, |k| k.step);
         let due = match self.policy {
             KeyframePolicy::Every(k) => step % k.max(1) == 0,
-            KeyframePolicy::Timed { secs } => {
-                let r = sim.report();
-                self.since_secs += r.update_secs + r.pairs_secs;
-                self.since_secs >= secs
-                    && self.since_secs >= CLONE_COST_FACTOR * self.last_clone_secs
+            KeyframePolicy::Work {
+                body_steps,
+                max_steps,
+            } => {
+                let since = self.at_step(step) - self.at_step(last);
+                since >= body_steps || step - last >= max_steps
             }
         };
         if due && self.list.last().is_none_or(|k| k.step < step) {
@@ -703,22 +718,37 @@ impl Frames {
         }
     }
 
-    /// Drops every other keyframe (keyframe 0 and every second one after it stay) and makes
-    /// new ones half as frequent.
-    fn thin(&mut self) {
-        let mut index = 0usize;
-        let mut freed = 0usize;
-        self.list.retain(|k| {
-            let keep = index % 2 == 0;
-            index += 1;
-            if !keep {
-                freed += k.bytes;
-            }
-            keep
+    /// Body-steps up to and with `step`.
+    fn at_step(&self, step: u64) -> u64 {
+        let i = usize::try_from(step).unwrap_or(usize::MAX);
+        self.work.get(i).or(self.work.last()).copied().unwrap_or(0)
+    }
+
+    /// Where keyframe `i` stands in the policy's measure (body-steps, or steps); past the
+    /// last keyframe, where the recording ends.
+    fn at(&self, i: usize) -> u64 {
+        let step = self
+            .list
+            .get(i)
+            .map_or(self.work.len().saturating_sub(1) as u64, |k| k.step);
+        match self.policy {
+            KeyframePolicy::Work { .. } => self.at_step(step),
+            KeyframePolicy::Every(_) => step,
+        }
+    }
+
+    /// Drops the keyframe (never keyframe 0) whose loss leaves the shortest stretch without
+    /// one, in the policy's measure: the keyframes left stay as evenly spread as they can.
+    fn drop_one(&mut self) {
+        let pick = (1..self.list.len()).min_by(|&a, &b| {
+            let gap = |i: usize| self.at(i + 1).saturating_sub(self.at(i - 1));
+            gap(a).cmp(&gap(b))
         });
-        self.bytes -= freed;
-        self.policy = self.policy.sparser();
-        self.thinned += 1;
+        if let Some(i) = pick {
+            let k = self.list.remove(i);
+            self.bytes -= k.bytes;
+            self.dropped += 1;
+        }
     }
 }
 
@@ -753,7 +783,7 @@ impl Recording {
         let sim = Simulation::paused_at_zero(scene, kind, pair_limit)?;
         let history = History::new(scene, scene_file, &sim);
         let mut frames = Frames::new(KeyframePolicy::default());
-        frames.add(&sim);
+        frames.first(&sim);
         let rec = Recording {
             history,
             frames,
@@ -771,7 +801,7 @@ impl Recording {
         let mut sim = history.start()?;
         history.check_step(&sim, 0)?;
         let mut frames = Frames::new(policy);
-        frames.add(&sim);
+        frames.first(&sim);
         history.replay(&mut sim, history.last_step(), |s| frames.maybe_add(s))?;
         let mut rec = Recording {
             history,
@@ -838,7 +868,7 @@ impl Recording {
         self.budget
     }
 
-    /// Sets the memory budget (thinning at once when over it).
+    /// Sets the memory budget (dropping keyframes at once when over it).
     pub fn set_budget_bytes(&mut self, bytes: usize) {
         self.budget = bytes;
         self.enforce_budget();
@@ -852,16 +882,16 @@ impl Recording {
         };
     }
 
-    /// The keyframe policy in force (sparser after each thinning).
+    /// The keyframe policy in force.
     #[must_use]
     pub fn keyframe_policy(&self) -> KeyframePolicy {
         self.frames.policy
     }
 
-    /// How many times the keyframes were thinned to stay within the budget.
+    /// How many keyframes were dropped to stay within the budget.
     #[must_use]
-    pub fn times_thinned(&self) -> u32 {
-        self.frames.thinned
+    pub fn keyframes_dropped(&self) -> u64 {
+        self.frames.dropped
     }
 
     /// Steps `sim` once and records the step; the step's own error (a pair limit) is
@@ -949,14 +979,7 @@ impl Recording {
         for k in frames.list.drain(kept_frames..) {
             frames.bytes -= k.bytes;
         }
-        let after = frames.list.last().map_or(0, |k| k.step).saturating_add(1);
-        frames.since_secs = self
-            .history
-            .steps
-            .iter()
-            .skip(usize::try_from(after).unwrap_or(usize::MAX))
-            .map(StepRecord::step_secs)
-            .sum();
+        frames.work.truncate(keep.max(1));
         Discarded { steps, edits }
     }
 
@@ -968,10 +991,10 @@ impl Recording {
         Ok((sim, discarded))
     }
 
-    /// Thins the keyframes (every other one dropped, keyframe 0 kept) while over the budget.
+    /// Drops keyframes (keyframe 0 kept) while over the budget.
     fn enforce_budget(&mut self) {
         while self.memory_bytes() > self.budget && self.frames.list.len() > 1 {
-            self.frames.thin();
+            self.frames.drop_one();
         }
     }
 }
