@@ -105,7 +105,7 @@ fn edit_of(sim: &Simulation, a: u8, b: u32, x: f32, y: f32) -> Edit {
         5 => Edit::SetBroadphase(BroadphaseKind::ALL[b as usize % 3]),
         6 => Edit::Rebuild,
         // Sometimes so low that steps stop at the limit.
-        _ => Edit::SetPairLimit(if b % 3 == 0 { 3 } else { 5_000_000 }),
+        _ => Edit::SetPairLimit(if b.is_multiple_of(3) { 3 } else { 5_000_000 }),
     }
 }
 

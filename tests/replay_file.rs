@@ -49,8 +49,7 @@ fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
 
 fn refused(bytes: &[u8]) -> String {
     file::from_bytes(bytes, "r.rec")
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string()
 }
 
@@ -227,7 +226,7 @@ fn bad_files_are_refused_with_messages() {
 
     // A file that is not a regular file, and one over the size limit, are not read.
     let dir = tempfile::tempdir().expect("temp dir");
-    let e = file::load(dir.path()).err().expect("a directory");
+    let e = file::load(dir.path()).expect_err("a directory");
     assert!(
         e.to_string()
             .ends_with("is a directory, not a regular file"),
@@ -236,7 +235,7 @@ fn bad_files_are_refused_with_messages() {
     let big = dir.path().join("big.rec");
     let f = std::fs::File::create(&big).expect("create");
     f.set_len(MAX_RECORDING_BYTES + 1).expect("sparse file");
-    let e = file::load(&big).err().expect("too large");
+    let e = file::load(&big).expect_err("too large");
     assert!(
         e.to_string()
             .contains("more than the limit of 536870912 bytes"),

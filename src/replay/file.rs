@@ -140,10 +140,11 @@ fn write_step(out: &mut Vec<u8>, r: &StepRecord) {
     for x in [r.area_ratio, r.update_secs, r.pairs_secs] {
         out.extend_from_slice(&x.to_le_bytes());
     }
-    let flags = u8::from(r.pairs_recomputed) * PAIRS_RECOMPUTED
-        | u8::from(r.stopped) * STOPPED
-        | u8::from(r.has_tree) * HAS_TREE
-        | u8::from(r.rebuilt) * REBUILT;
+    let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+    let flags = flag(r.pairs_recomputed, PAIRS_RECOMPUTED)
+        | flag(r.stopped, STOPPED)
+        | flag(r.has_tree, HAS_TREE)
+        | flag(r.rebuilt, REBUILT);
     out.extend_from_slice(&[flags, 0, 0, 0]);
 }
 

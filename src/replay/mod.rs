@@ -704,7 +704,7 @@ impl Frames {
             .push(before.saturating_add(sim.bodies().len() as u64));
         let last = self.list.last().map_or(0, |k| k.step);
         let due = match self.policy {
-            KeyframePolicy::Every(k) => step % k.max(1) == 0,
+            KeyframePolicy::Every(k) => step.is_multiple_of(k.max(1)),
             KeyframePolicy::Work {
                 body_steps,
                 max_steps,
