@@ -146,7 +146,7 @@ fn check_all(rec: &Recording, expected: &[Seen]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn every_rebuilt_step_equals_the_original_also_after_changing_the_past_and_a_file(
@@ -395,4 +395,46 @@ fn truncate_after_says_what_went_and_keeps_the_edits_at_the_step() {
     assert_eq!((discarded.steps, discarded.edits), (11, 1));
     assert_eq!(rec.last_step(), 0);
     assert_eq!(rec.keyframe_steps(), vec![0]);
+}
+
+#[test]
+fn the_structure_hash_follows_the_shape_and_boxes_only() {
+    use aabb_debugger::tree::DynamicTree;
+    use glam::Vec2;
+    let mut tree: DynamicTree<Vec2, u32> = DynamicTree::new(TreeConfig::default());
+    let empty = tree.structure_hash();
+    let boxes = [(0.0, 0.0), (3.0, 0.0), (0.0, 3.0), (5.0, 5.0)];
+    let mut proxies = Vec::new();
+    for (k, &(x, y)) in boxes.iter().enumerate() {
+        let b = Aabb::new(Vec2::new(x, y), Vec2::new(x + 1.0, y + 1.0));
+        proxies.push(tree.create_proxy(b, Vec2::ZERO, k as u32).expect("created"));
+    }
+    let four = tree.structure_hash();
+    assert_ne!(four, empty);
+    assert_eq!(tree.clone().structure_hash(), four);
+    // A move within the margin changes no box: the same hash.
+    let inside = Aabb::new(Vec2::new(0.05, 0.0), Vec2::new(1.05, 1.0));
+    assert!(
+        !tree
+            .move_proxy(proxies[0], inside, Vec2::ZERO)
+            .expect("moved")
+    );
+    assert_eq!(tree.structure_hash(), four);
+    // Out of it: the leaf is reinserted and its box changes.
+    let out = Aabb::new(Vec2::new(9.0, 9.0), Vec2::new(10.0, 10.0));
+    assert!(tree.move_proxy(proxies[0], out, Vec2::ZERO).expect("moved"));
+    let moved = tree.structure_hash();
+    assert_ne!(moved, four);
+    // The same boxes inserted the same way give the same hash, whatever the user data.
+    let mut again: DynamicTree<Vec2, u32> = DynamicTree::new(TreeConfig::default());
+    for (k, &(x, y)) in boxes.iter().enumerate() {
+        let b = Aabb::new(Vec2::new(x, y), Vec2::new(x + 1.0, y + 1.0));
+        again
+            .create_proxy(b, Vec2::ZERO, 100 + k as u32)
+            .expect("created");
+    }
+    assert_eq!(again.structure_hash(), four);
+    // A rebuild changes the shape.
+    tree.rebuild();
+    assert_ne!(tree.structure_hash(), moved);
 }
