@@ -50,7 +50,7 @@
 //! (the recorded time over the number of keyframes that fit). The oldest steps are never
 //! dropped: the history must start at the scene to be rebuilt and written to a file, and old
 //! steps keep keyframes as dense as new ones. If the recording is over the budget with only
-//! keyframe 0 left (the step records alone fill it: about 8 million steps at 64 bytes), it
+//! keyframe 0 left (the step records alone fill it: about 15 million steps at 72 bytes), it
 //! is full: [`Recording::record_step`] refuses more steps with [`ReplayError::Full`] and the
 //! caller says so. [`Recording::memory_bytes`] says what is used.
 //!
@@ -69,9 +69,26 @@
 //! keyframes) and says how much went; [`Recording::resume_at`] is that and the state at the
 //! step, from which the caller carries on: its next edits and steps are recorded after it.
 //!
+//! # How the window drives it
+//!
+//! - Opening a scene: [`Recording::start`] in place of [`Simulation::paused_at_zero`] (it
+//!   returns both); opening a recording file: [`file::load`] then
+//!   [`Recording::from_history`] and [`Recording::state_at`] of its last step.
+//! - Playing: [`Recording::step`] in place of [`Simulation::step`].
+//! - Every change the user makes: [`Recording::apply`] with the matching [`Edit`] in place of
+//!   the simulation's method (a refused change is not recorded).
+//! - The timeline: [`Recording::steps`] (one [`StepRecord`] a step; [`Metric::value`] reads
+//!   a track), [`Recording::edits`] (markers; [`StepRecord::rebuilt`] marks the tree's own
+//!   rebuilds), [`Recording::worst_step`], [`Recording::memory_bytes`] and
+//!   [`Recording::budget_bytes`] for the budget shown.
+//! - At a past step: show [`Recording::state_at`]`(s)` (the live simulation stays at the
+//!   last step); acting there: [`Recording::resume_at`]`(s)` gives the simulation to carry on
+//!   with and what was discarded, for the status line.
+//! - Saving: [`file::save`] of [`Recording::history`].
+//!
 //! # Files
 //!
-//! [`file`] reads and writes a history (no keyframes: they are rebuilt by re-simulating,
+//! [`file`](mod@file) reads and writes a history (no keyframes: they are rebuilt by re-simulating,
 //! which also checks every step). See its docs for the format and the size a step takes.
 
 pub mod file;
@@ -856,10 +873,13 @@ impl Recording {
         best.0
     }
 
-    /// Estimated bytes in use: keyframes, step records, edits.
+    /// Estimated bytes in use: keyframes, step records (and the keyframe rule's count of
+    /// each step's work), edits.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.frames.bytes + self.history.memory_bytes()
+        self.frames.bytes
+            + self.frames.work.capacity() * std::mem::size_of::<u64>()
+            + self.history.memory_bytes()
     }
 
     /// The memory budget, bytes.
