@@ -190,3 +190,44 @@ fn replay_refuses_bad_files_with_messages() {
         )
     );
 }
+
+#[test]
+fn replay_reports_a_step_that_does_not_rebuild_as_recorded() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("r.rec");
+    let name = file.to_str().expect("UTF-8 path");
+    let out = bin(&[
+        "run",
+        "scenes/default.ron",
+        "--steps",
+        "10",
+        "--record",
+        name,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut bytes = std::fs::read(&file).expect("written");
+    let header = u32::from_le_bytes(bytes[20..24].try_into().expect("4 bytes")) as usize;
+    // Step 5's hash changed, and the checksum made right: only rebuilding can tell.
+    let at = 24 + header + 5 * aabb_debugger::replay::file::STEP_BYTES;
+    let recorded = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    bytes[at..at + 8].copy_from_slice(&(recorded ^ 1).to_le_bytes());
+    let sum = aabb_debugger::replay::file::checksum(&bytes[20..]);
+    bytes[12..20].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&file, &bytes).expect("changed");
+    // Steps before it still rebuild.
+    assert_eq!(
+        bin(&["replay", name, "--at", "4", "--json"]).status.code(),
+        Some(0)
+    );
+    let out = bin(&["replay", name, "--at", "8", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{name}: step 5 rebuilt differs from the recording: tree hash: recorded {:016x}, \
+             rebuilt {recorded:016x}\n",
+            recorded ^ 1
+        )
+    );
+}
