@@ -382,6 +382,35 @@ fn the_budget_drops_keyframes_evenly_then_refuses_steps() {
 }
 
 #[test]
+fn an_edit_for_a_past_step_is_refused_until_the_recording_resumes_there() {
+    let (mut rec, _, expected) = small_recording(20);
+    let mut past = rec.state_at(8).expect("rebuilt");
+    let e = rec
+        .apply(&mut past, Edit::Rebuild)
+        .expect_err("not at the end");
+    assert_eq!(
+        e.to_string(),
+        "<recording>: the simulation is at step 8 but the recording ends at step 20: an edit \
+         is recorded at the end (to act at a past step, resume the recording there first)"
+    );
+    // Nothing changed, nothing recorded.
+    assert_eq!(seen(&past), expected[8]);
+    assert_eq!(rec.edits().len(), 3);
+    assert!(rec.record_edit(&past, Edit::Rebuild).is_err());
+    let (mut past, discarded) = rec.resume_at(8).expect("recorded");
+    assert_eq!((discarded.steps, discarded.edits), (12, 2));
+    rec.apply(&mut past, Edit::Rebuild).expect("rebuilt");
+    assert_eq!(
+        rec.edits().last().map(|e| (e.step, e.edit.clone())),
+        Some((8, Edit::Rebuild))
+    );
+    assert_eq!(
+        rec.state_at(8).expect("rebuilt").structure_hash(),
+        past.structure_hash()
+    );
+}
+
+#[test]
 fn truncate_after_says_what_went_and_keeps_the_edits_at_the_step() {
     let (mut rec, _, _) = small_recording(30);
     let discarded = rec.truncate_after(12);

@@ -469,6 +469,17 @@ pub enum ReplayError {
         /// The last recorded step.
         last: u64,
     },
+    /// An edit for a simulation that is not at the recording's last step.
+    #[error(
+        "the simulation is at step {at} but the recording ends at step {last}: an edit is \
+         recorded at the end (to act at a past step, resume the recording there first)"
+    )]
+    NotAtEnd {
+        /// The simulation's step.
+        at: u64,
+        /// The recording's last step.
+        last: u64,
+    },
     /// The step records alone fill the memory budget; nothing more is recorded.
     #[error(
         "the recording is full: {used} bytes used of a budget of {budget} bytes; step {step} \
@@ -741,6 +752,18 @@ impl Frames {
         self.work.get(i).or(self.work.last()).copied().unwrap_or(0)
     }
 
+    /// Bytes of the keyframes and the work counts.
+    fn memory_bytes(&self) -> usize {
+        self.bytes + self.work.capacity() * std::mem::size_of::<u64>()
+    }
+
+    /// Drops keyframes (keyframe 0 kept) while they and `fixed` more bytes pass `budget`.
+    fn fit(&mut self, fixed: usize, budget: usize) {
+        while self.memory_bytes() + fixed > budget && self.list.len() > 1 {
+            self.drop_one();
+        }
+    }
+
     /// Where keyframe `i` stands in the policy's measure (body-steps, or steps); past the
     /// last keyframe, where the recording ends.
     fn at(&self, i: usize) -> u64 {
@@ -819,14 +842,18 @@ impl Recording {
         history.check_step(&sim, 0)?;
         let mut frames = Frames::new(policy);
         frames.first(&sim);
-        history.replay(&mut sim, history.last_step(), |s| frames.maybe_add(s))?;
-        let mut rec = Recording {
+        // Kept within the budget on the way, so a long file never holds more keyframes than
+        // the budget allows.
+        let fixed = history.memory_bytes();
+        history.replay(&mut sim, history.last_step(), |s| {
+            frames.maybe_add(s);
+            frames.fit(fixed, DEFAULT_BUDGET_BYTES);
+        })?;
+        Ok(Recording {
             history,
             frames,
             budget: DEFAULT_BUDGET_BYTES,
-        };
-        rec.enforce_budget();
-        Ok(rec)
+        })
     }
 
     /// The history (what a file holds).
@@ -877,9 +904,7 @@ impl Recording {
     /// each step's work), edits.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.frames.bytes
-            + self.frames.work.capacity() * std::mem::size_of::<u64>()
-            + self.history.memory_bytes()
+        self.frames.memory_bytes() + self.history.memory_bytes()
     }
 
     /// The memory budget, bytes.
@@ -943,24 +968,48 @@ impl Recording {
 
     /// Applies `edit` to `sim` and records it when it changed the simulation (`Ok`, or
     /// [`SceneError::Step`]); a refused edit changes nothing and is not recorded. The
-    /// simulation must be the one this recording follows, at its last step.
+    /// simulation must be the one this recording follows, at its last step: one at another
+    /// step (a past step shown without [`Recording::resume_at`]) is refused before anything
+    /// changes, with [`SceneError::Invalid`].
     pub fn apply(&mut self, sim: &mut Simulation, edit: Edit) -> Result<(), SceneError> {
+        self.check_at_end(sim).map_err(|e| SceneError::Invalid {
+            file: "<recording>".to_owned(),
+            message: e.to_string(),
+        })?;
         let outcome = edit.apply_to(sim);
         if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
-            self.record_edit(sim, edit);
+            self.history.edits.push(RecordedEdit {
+                step: sim.step_index(),
+                edit,
+                hash: sim.structure_hash(),
+                stopped: sim.last_error().is_some(),
+            });
         }
         outcome
     }
 
     /// Records an edit the caller applied to `sim` itself (through [`Edit::apply_to`] or the
-    /// method it names), at `sim`'s step.
-    pub fn record_edit(&mut self, sim: &Simulation, edit: Edit) {
+    /// method it names), at `sim`'s step; an error, and nothing recorded, when `sim` is not
+    /// at the recording's last step.
+    pub fn record_edit(&mut self, sim: &Simulation, edit: Edit) -> Result<(), ReplayError> {
+        self.check_at_end(sim)?;
         self.history.edits.push(RecordedEdit {
             step: sim.step_index(),
             edit,
             hash: sim.structure_hash(),
             stopped: sim.last_error().is_some(),
         });
+        Ok(())
+    }
+
+    /// Ok when `sim` is at the recording's last step.
+    fn check_at_end(&self, sim: &Simulation) -> Result<(), ReplayError> {
+        let (at, last) = (sim.step_index(), self.last_step());
+        if at == last {
+            Ok(())
+        } else {
+            Err(ReplayError::NotAtEnd { at, last })
+        }
     }
 
     /// The simulation exactly as it was at `step`, after the edits made at it: the nearest
@@ -1013,8 +1062,6 @@ impl Recording {
 
     /// Drops keyframes (keyframe 0 kept) while over the budget.
     fn enforce_budget(&mut self) {
-        while self.memory_bytes() > self.budget && self.frames.list.len() > 1 {
-            self.frames.drop_one();
-        }
+        self.frames.fit(self.history.memory_bytes(), self.budget);
     }
 }
