@@ -359,7 +359,7 @@ impl Simulation {
 
     /// Bytes a copy ([`Clone`]) of this simulation holds: the bodies (labels included), the
     /// broad phase's storage and the last report's lists (capacities where the copy keeps
-    /// them; an estimate within a few percent).
+    /// them; an estimate).
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
