@@ -231,3 +231,31 @@ fn replay_reports_a_step_that_does_not_rebuild_as_recorded() {
         )
     );
 }
+
+#[test]
+fn a_recording_that_cannot_be_written_fails_the_run_with_a_message() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("no-such-folder").join("r.rec");
+    let name = missing.to_str().expect("UTF-8 path");
+    let out = bin(&[
+        "run",
+        "scenes/default.ron",
+        "--steps",
+        "5",
+        "--json",
+        "--record",
+        name,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let folder = dir.path().join("no-such-folder");
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "{name}: could not create a temporary file in {}: ",
+            folder.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!missing.exists());
+}
