@@ -6,6 +6,7 @@
 //! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune), one each.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
 //! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
+//! - [`replay`]: recording every step, rebuilding any recorded step exactly, recording files.
 //! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
 //!   in parallel, with a recommendation.
 //! - [`trace`]: traces of boxes from other engines (a text format, its reader and writer) and
@@ -19,6 +20,7 @@ pub mod broadphase;
 pub mod cli;
 pub mod fileio;
 pub mod motion;
+pub mod replay;
 pub mod scene;
 pub mod sweep;
 pub mod text;

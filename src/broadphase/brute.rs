@@ -121,6 +121,18 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
         self.update_from_scene(bodies)
     }
 
+    fn clone_box(&self) -> Box<dyn Broadphase> {
+        Box::new(self.clone())
+    }
+
+    fn structure_hash(&self) -> u64 {
+        self.store.structure_hash()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bytes()
+    }
+
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {
         let recomputed = self.visit_pairs(|_, _| {})?;
         Ok(PairOutcome {

@@ -231,6 +231,21 @@ pub trait Broadphase {
     fn work_counts(&self) -> Option<WorkCounts> {
         None
     }
+    /// A copy of the whole broad phase (a recording's keyframe: the copy steps exactly as the
+    /// original would).
+    fn clone_box(&self) -> Box<dyn Broadphase>;
+    /// A hash of the structure a replay checks: the tree's
+    /// ([`DynamicTree::structure_hash`]); for brute force and sweep-and-prune, the ids and
+    /// fat boxes they keep.
+    fn structure_hash(&self) -> u64;
+    /// Bytes the structure holds (capacities), as [`BroadphaseCore::bytes`].
+    fn heap_bytes(&self) -> usize;
+}
+
+impl Clone for Box<dyn Broadphase> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 /// Ok when a body's tight box and velocity are finite, the box is not inverted, and its fat

@@ -165,6 +165,18 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
         self.update_from_scene(bodies)
     }
 
+    fn clone_box(&self) -> Box<dyn Broadphase> {
+        Box::new(self.clone())
+    }
+
+    fn structure_hash(&self) -> u64 {
+        self.store.structure_hash()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bytes()
+    }
+
     fn set_pair_limit(&mut self, limit: usize) {
         self.store.set_pair_limit(limit);
     }

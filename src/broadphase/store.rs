@@ -63,6 +63,17 @@ impl<V: SceneVector> Store<V> {
         )
     }
 
+    /// A hash of the ids and fat boxes (see [`super::Broadphase::structure_hash`]).
+    pub fn structure_hash(&self) -> u64 {
+        let mut h = crate::tree::StructureHasher::new();
+        h.word(self.ids.len() as u64);
+        for (k, (&id, fat)) in self.ids.iter().zip(&self.fat).enumerate() {
+            h.word_in(k, u64::from(id));
+            h.aabb_in(k, fat);
+        }
+        h.finish()
+    }
+
     /// True (once) when indices changed or every fat box was recomputed since the last call:
     /// an owner that mirrors the fat boxes rebuilds its copy then, and otherwise copies only
     /// [`Store::refattened`].

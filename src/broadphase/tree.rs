@@ -307,6 +307,18 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
     fn work_counts(&self) -> Option<WorkCounts> {
         Some(self.tree.work())
     }
+
+    fn clone_box(&self) -> Box<dyn Broadphase> {
+        Box::new(self.clone())
+    }
+
+    fn structure_hash(&self) -> u64 {
+        self.tree.structure_hash()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bytes()
+    }
 }
 
 /// A short label of a configuration, e.g. `SA+rot, self, reinsert`.

@@ -1,10 +1,11 @@
-//! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `check`, `sweep`,
+//! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `replay`, `check`, `sweep`,
 //! `quality`, `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
 //! own file.
 
 pub mod bench;
 pub mod check;
 pub mod quality;
+pub mod replay;
 pub mod run;
 #[cfg(feature = "app")]
 pub mod screenshot;
@@ -35,6 +36,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Steps a scene headless and prints a summary.
     Run(run::RunArgs),
+    /// Rebuilds a step of a recording (`run --record`) and prints what `run` prints for it.
+    Replay(replay::ReplayArgs),
     /// Runs a scene at every margin x look-ahead value of a grid and recommends one.
     Sweep(sweep::SweepArgs),
     /// Builds the tree over a box list or a scene's boxes with every insertion x balancing, a
@@ -52,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Some(Command::Check(args)) => check::main(&args),
         Some(Command::Run(args)) => run::main(&args),
+        Some(Command::Replay(args)) => replay::main(&args),
         Some(Command::Sweep(args)) => sweep::main(&args),
         Some(Command::Quality(args)) => quality::main(&args),
         Some(Command::Bench(args)) => bench::main(&args),

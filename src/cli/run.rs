@@ -54,6 +54,10 @@ pub struct RunArgs {
     /// Runs with this velocity look-ahead (seconds, >= 0) instead of the scene's.
     #[arg(long, allow_hyphen_values = true)]
     pub lookahead: Option<f32>,
+    /// Also writes a recording of every step to this file (see `replay`); when a step stops
+    /// the run, the recording holds the steps up to it.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
 }
 
 /// `scene` with the margin and look-ahead of the command line, when given (the scene's rules
@@ -156,15 +160,68 @@ pub fn summarize_with_limit(
     kind: BroadphaseKind,
     pair_limit: usize,
 ) -> Result<RunSummary, crate::scene::SceneError> {
-    let mut sim = Simulation::with_pair_limit(scene, kind, pair_limit)?;
-    let head = Head {
-        name: &scene.name,
-        file,
-        dimensions: scene.dimensions,
-        spheres: scene.sphere_count(),
-        kind,
-    };
-    summarize_steps(&mut sim, &head, steps)
+    drive(scene, file, steps, kind, pair_limit, None)
+}
+
+/// [`summarize_with_limit`] that also records every step: the history holds the steps made,
+/// up to and with the one that stopped the run, if one did (`None` when step 0 could not be
+/// started: the scene breaks a rule).
+pub fn summarize_recorded(
+    scene: &Scene,
+    file: &str,
+    steps: u64,
+    kind: BroadphaseKind,
+    pair_limit: usize,
+) -> (
+    Result<RunSummary, crate::scene::SceneError>,
+    Option<crate::replay::History>,
+) {
+    let mut history = None;
+    let summary = drive(scene, file, steps, kind, pair_limit, Some(&mut history));
+    (summary, history)
+}
+
+/// Runs `steps` steps, recording them into `record` when given.
+fn drive(
+    scene: &Scene,
+    file: &str,
+    steps: u64,
+    kind: BroadphaseKind,
+    pair_limit: usize,
+    mut record: Option<&mut Option<crate::replay::History>>,
+) -> Result<RunSummary, crate::scene::SceneError> {
+    let mut sim = Simulation::paused_at_zero(scene, kind, pair_limit)?;
+    if let Some(slot) = record.as_deref_mut() {
+        *slot = Some(crate::replay::History::new(scene, file, &sim));
+    }
+    stopped(&sim)?;
+    let mut totals = Totals::default();
+    for _ in 0..steps {
+        let outcome = sim.step().map(|_| ());
+        if let Some(Some(history)) = record.as_deref_mut() {
+            // The history follows this simulation step by step: never out of order.
+            history
+                .push_step(&sim)
+                .map_err(|e| crate::scene::SceneError::Invalid {
+                    file: file.to_owned(),
+                    message: e.to_string(),
+                })?;
+        }
+        outcome?;
+        totals.add(sim.report());
+    }
+    Ok(summary_of(scene, file, &sim, &totals))
+}
+
+/// The error the simulation's current step stopped with, if it did.
+fn stopped(sim: &Simulation) -> Result<(), crate::scene::SceneError> {
+    match sim.last_error() {
+        None => Ok(()),
+        Some(source) => Err(crate::scene::SceneError::Step {
+            step: sim.step_index(),
+            source: source.clone(),
+        }),
+    }
 }
 
 /// [`summarize_with_limit`] for a trace replayed with tree settings `config`: at most
@@ -185,7 +242,12 @@ pub fn summarize_trace(
         spheres: trace.max_boxes(),
         kind,
     };
-    summarize_steps(&mut sim, &head, steps)
+    let steps = sim.steps_left().map_or(steps, |left| steps.min(left));
+    let mut totals = Totals::default();
+    for _ in 0..steps {
+        totals.add(sim.step()?);
+    }
+    Ok(summary_from(&head, sim.report(), &totals))
 }
 
 /// What a summary says of its input besides the steps.
@@ -197,22 +259,49 @@ struct Head<'a> {
     kind: BroadphaseKind,
 }
 
-/// Takes up to `steps` steps of `sim` (fewer when it ends) and sums up.
-fn summarize_steps(
-    sim: &mut impl Stepper,
-    head: &Head<'_>,
-    steps: u64,
-) -> Result<RunSummary, crate::scene::SceneError> {
-    let (mut reinserts, mut recomputed, mut update_secs, mut pairs_secs) = (0u64, 0u64, 0.0, 0.0);
-    let steps = sim.steps_left().map_or(steps, |left| steps.min(left));
-    for _ in 0..steps {
-        let r = sim.step()?;
-        reinserts += r.reinserted.len() as u64;
-        recomputed += u64::from(r.pairs_recomputed);
-        update_secs += r.update_secs;
-        pairs_secs += r.pairs_secs;
+/// Sums over the steps of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Steps summed.
+    pub steps: u64,
+    /// Leaves reinserted.
+    pub reinserts: u64,
+    /// Steps whose pairs were recomputed.
+    pub recomputed: u64,
+    /// Seconds updating.
+    pub update_secs: f64,
+    /// Seconds finding pairs.
+    pub pairs_secs: f64,
+}
+
+impl Totals {
+    /// Adds one step's report.
+    pub fn add(&mut self, r: &StepReport) {
+        self.steps += 1;
+        self.reinserts += r.reinserted.len() as u64;
+        self.recomputed += u64::from(r.pairs_recomputed);
+        self.update_secs += r.update_secs;
+        self.pairs_secs += r.pairs_secs;
     }
-    let last: &StepReport = sim.report();
+}
+
+/// What `run` prints after `totals.steps` steps of `scene` (read from `file`) ending in
+/// `sim`'s current state.
+#[must_use]
+pub fn summary_of(scene: &Scene, file: &str, sim: &Simulation, totals: &Totals) -> RunSummary {
+    let head = Head {
+        name: &scene.name,
+        file,
+        dimensions: scene.dimensions,
+        spheres: scene.sphere_count(),
+        kind: sim.broadphase_kind(),
+    };
+    summary_from(&head, sim.report(), totals)
+}
+
+/// The summary of a run of `head`'s input whose last step reported `last`.
+fn summary_from(head: &Head<'_>, last: &StepReport, totals: &Totals) -> RunSummary {
+    let steps = totals.steps;
     let per_step_ms = |secs: f64| {
         if steps == 0 {
             0.0
@@ -220,15 +309,15 @@ fn summarize_steps(
             secs * 1000.0 / steps as f64
         }
     };
-    Ok(RunSummary {
+    RunSummary {
         scene: head.name.to_owned(),
         file: head.file.to_owned(),
         dimensions: head.dimensions,
         spheres: head.spheres,
         steps,
         broadphase: head.kind.name().to_owned(),
-        reinserts_total: reinserts,
-        pairs_recomputed_steps: recomputed,
+        reinserts_total: totals.reinserts,
+        pairs_recomputed_steps: totals.recomputed,
         candidate_pairs: last.candidate_pairs.clone(),
         contacts: last.contacts.clone(),
         tree: last.tree.map(|t| TreeSummary {
@@ -238,10 +327,10 @@ fn summarize_steps(
             leaves: t.leaves,
             area_ratio: t.area_ratio,
         }),
-        ms_per_step: per_step_ms(update_secs + pairs_secs),
-        update_ms_per_step: per_step_ms(update_secs),
-        pairs_ms_per_step: per_step_ms(pairs_secs),
-    })
+        ms_per_step: per_step_ms(totals.update_secs + totals.pairs_secs),
+        update_ms_per_step: per_step_ms(totals.update_secs),
+        pairs_ms_per_step: per_step_ms(totals.pairs_secs),
+    }
 }
 
 /// Up to `max` pairs as `(a, b) (c, d) ...`, with how many more there are.
@@ -308,7 +397,14 @@ pub fn readable(s: &RunSummary) -> String {
 /// Runs `run`; returns the exit code (1 with the message on stderr when the scene is refused).
 pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let file = args.scene.display().to_string();
-    let summary = if crate::trace::is_trace_path(&args.scene) {
+    if crate::trace::is_trace_path(&args.scene) {
+        if args.record.is_some() {
+            eprintln!(
+                "{file}: --record records scenes; a trace is a recording already (open it \
+                 with run, sweep or the window)"
+            );
+            return Ok(2);
+        }
         let trace = match Trace::load(&args.scene) {
             Ok(trace) => std::sync::Arc::new(trace),
             Err(e) => {
@@ -317,29 +413,41 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
             }
         };
         let config = tree_with_overrides(TreeConfig::default(), args.margin, args.lookahead);
-        summarize_trace(
+        let summary = summarize_trace(
             &trace,
             &file,
             args.steps,
             args.broadphase.into(),
             config,
             args.pair_limit,
-        )
-    } else {
-        Scene::load(&args.scene).and_then(|scene| {
-            let scene = with_overrides(scene, args.margin, args.lookahead);
-            summarize_with_limit(
-                &scene,
-                &file,
-                args.steps,
-                args.broadphase.into(),
-                args.pair_limit,
-            )
-        })
-    };
+        );
+        return report(summary, &file, args.json, args.pair_limit);
+    }
+    let summary = Scene::load(&args.scene).and_then(|scene| {
+        let scene = with_overrides(scene, args.margin, args.lookahead);
+        let (kind, limit) = (args.broadphase.into(), args.pair_limit);
+        let Some(path) = &args.record else {
+            return summarize_with_limit(&scene, &file, args.steps, kind, limit);
+        };
+        let (summary, history) = summarize_recorded(&scene, &file, args.steps, kind, limit);
+        if let Some(history) = history {
+            crate::replay::file::save(&history, path)?;
+        }
+        summary
+    });
+    report(summary, &file, args.json, args.pair_limit)
+}
+
+/// Prints a summary (readable or JSON) or the error a run stopped with; the exit code.
+pub(crate) fn report(
+    summary: Result<RunSummary, crate::scene::SceneError>,
+    file: &str,
+    json: bool,
+    pair_limit: usize,
+) -> anyhow::Result<i32> {
     match summary {
         Ok(s) => {
-            let text = if args.json {
+            let text = if json {
                 serde_json::to_string(&s)? + "\n"
             } else {
                 readable(&s)
@@ -350,8 +458,8 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
         Err(e @ crate::scene::SceneError::Step { .. }) => {
             eprintln!(
                 "{}: {e} (the limit is --pair-limit {})",
-                crate::text::escape_controls(&file),
-                args.pair_limit
+                crate::text::escape_controls(file),
+                pair_limit
             );
             Ok(1)
         }

@@ -33,6 +33,28 @@ pub struct Simulation {
     last_error: Option<broadphase::BroadphaseError>,
 }
 
+/// A copy that steps exactly as the original would (a recording's keyframe, see
+/// [`crate::replay`]): everything but the scratch buffer of live bodies, which a step refills.
+impl Clone for Simulation {
+    fn clone(&self) -> Self {
+        Simulation {
+            name: self.name.clone(),
+            dimensions: self.dimensions,
+            world: self.world,
+            dt: self.dt,
+            settings: self.settings,
+            view: self.view.clone(),
+            bodies: self.bodies.clone(),
+            broadphase: self.broadphase.clone_box(),
+            step: self.step,
+            report: self.report.clone(),
+            live: Vec::new(),
+            pair_limit: self.pair_limit,
+            last_error: self.last_error.clone(),
+        }
+    }
+}
+
 fn invalid(message: String) -> SceneError {
     SceneError::Invalid {
         file: SIM_FILE.to_owned(),
@@ -333,6 +355,35 @@ impl Simulation {
 
     fn index_of(&self, id: u32) -> Option<usize> {
         self.bodies.binary_search_by_key(&id, |b| b.sphere.id).ok()
+    }
+
+    /// Bytes a copy ([`Clone`]) of this simulation holds: the bodies (labels included), the
+    /// broad phase's storage and the last report's lists (capacities where the copy keeps
+    /// them; an estimate).
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let labels: usize = self
+            .bodies
+            .iter()
+            .filter_map(|b| b.sphere.label.as_ref().map(String::len))
+            .sum();
+        let r = &self.report;
+        let ids = r.reinserted.len() + r.appeared.len() + r.disappeared.len();
+        size_of::<Self>()
+            + self.bodies.len() * size_of::<Body>()
+            + labels
+            + self.broadphase.heap_bytes()
+            + ids * size_of::<u32>()
+            + (r.candidate_pairs.len() + r.contacts.len()) * size_of::<(u32, u32)>()
+            + r.events.len() * size_of::<crate::tree::TreeEvent>()
+    }
+
+    /// The hash of the broad phase's structure ([`Broadphase::structure_hash`]): what a
+    /// recording stores for every step and checks when it rebuilds one.
+    #[must_use]
+    pub fn structure_hash(&self) -> u64 {
+        self.broadphase.structure_hash()
     }
 
     /// The body with this id, alive or not.

@@ -356,8 +356,8 @@ pub struct SweepPlan {
 /// What every point of a sweep runs.
 #[derive(Clone, Debug)]
 enum Source {
-    /// A scene from its start.
-    Scene(Scene),
+    /// A scene from its start (boxed: a scene is far larger than a trace's handle).
+    Scene(Box<Scene>),
     /// A trace from one of its steps.
     Trace {
         /// The trace, shared by the points.
@@ -390,7 +390,7 @@ impl SweepPlan {
             }
         }
         Ok(SweepPlan {
-            source: Source::Scene(scene.clone()),
+            source: Source::Scene(Box::new(scene.clone())),
             spec,
             points,
         })
@@ -611,7 +611,7 @@ fn run_point(
         Source::Scene(scene) => {
             let scene = Scene {
                 tree: point.config,
-                ..scene.clone()
+                ..Scene::clone(scene)
             };
             let sim = Simulation::with_pair_limit(&scene, BroadphaseKind::Tree, spec.pair_limit);
             run_steps(sim, point, spec, control)

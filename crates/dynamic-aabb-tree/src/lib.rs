@@ -120,6 +120,7 @@ extern crate self as dynamic_aabb_tree;
 pub use aabb::Aabb;
 #[cfg(feature = "parallel")]
 pub use pairs::PARALLEL_MIN_LEAVES;
+pub use stats::StructureHasher;
 pub use update::fat_box;
 pub use vector::Vector;
 

@@ -1,0 +1,93 @@
+//! The `replay` subcommand: rebuilds a step of a recording (written by `run --record`, or the
+//! window) and prints what `run` prints for that step: `replay FILE --at S --json` gives the
+//! object `run SCENE --steps S --json` gives, timings aside (they are the recorded ones).
+
+use super::run::{Totals, readable, report};
+use crate::replay::{History, ReplayError, file};
+use crate::scene::SceneError;
+use std::path::PathBuf;
+
+/// Arguments of `replay`.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// The recording file.
+    pub file: PathBuf,
+    /// The step to rebuild; the last recorded step when absent.
+    #[arg(long)]
+    pub at: Option<u64>,
+    /// Print one JSON object (as `run --json`) instead of a readable summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The totals `run` would have summed over steps 1 to `at` (the recorded times).
+fn totals_to(history: &History, at: u64) -> Totals {
+    let mut totals = Totals::default();
+    let end = usize::try_from(at)
+        .unwrap_or(usize::MAX)
+        .min(history.steps.len().saturating_sub(1));
+    for r in history.steps.get(1..=end).unwrap_or_default() {
+        totals.steps += 1;
+        totals.reinserts += u64::from(r.reinserted);
+        totals.recomputed += u64::from(r.pairs_recomputed);
+        totals.update_secs += f64::from(r.update_secs);
+        totals.pairs_secs += f64::from(r.pairs_secs);
+    }
+    totals
+}
+
+/// Runs `replay`; returns the exit code (1 with the message on stderr when the file is
+/// refused, the step is not recorded or does not rebuild as recorded, or the step stopped).
+pub fn main(args: &ReplayArgs) -> anyhow::Result<i32> {
+    let name = args.file.display().to_string();
+    let history = match file::load(&args.file) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(1);
+        }
+    };
+    let at = args.at.unwrap_or(history.last_step());
+    let sim = match history.state_at(at) {
+        Ok(sim) => sim,
+        Err(ReplayError::Scene(e)) => {
+            eprintln!("{e}");
+            return Ok(1);
+        }
+        Err(e) => {
+            eprintln!(
+                "{}: {}",
+                crate::text::escape_controls(&name),
+                crate::text::clean_message(&e.to_string())
+            );
+            return Ok(1);
+        }
+    };
+    let file = history.scene_file.as_str();
+    let summary = match sim.last_error() {
+        // The step stopped: what `run` says when it stops there.
+        Some(source) => Err(SceneError::Step {
+            step: at,
+            source: source.clone(),
+        }),
+        None => Ok(super::run::summary_of(
+            &history.scene,
+            file,
+            &sim,
+            &totals_to(&history, at),
+        )),
+    };
+    if let Ok(s) = &summary
+        && !args.json
+    {
+        // The readable form says which recording and step it comes from.
+        let text = readable(s);
+        super::run::print_out(&format!(
+            "recording: {} at step {at} of {}\n{text}",
+            crate::text::escape_controls(&name),
+            history.last_step()
+        ))?;
+        return Ok(0);
+    }
+    report(summary, file, args.json, sim.pair_limit())
+}
