@@ -4,8 +4,9 @@
 use super::commands::{Command, broadphase_name};
 use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
-use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State};
+use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
 use crate::fileio::WriteOptions;
+use crate::replay::{Edit, Recording};
 use crate::scene::{Scene, SceneError, Simulation, Sphere};
 use crate::tree::TreeConfig;
 use glam::Vec3;
@@ -24,12 +25,45 @@ impl State {
         }
         self.apply_now(command);
         self.sync_stopped();
+        if let Some(note) = self.model.discarded.take() {
+            self.model.status = format!("{} {note}", self.model.status).trim().to_owned();
+        }
     }
 
-    /// A simulation of `scene` on the current broad phase and pair limit, at step 0 even when
-    /// step 0 passes the limit ([`Self::sync_stopped`] then pauses and says so).
-    fn start(&self, scene: &Scene) -> Result<Simulation, SceneError> {
-        Simulation::paused_at_zero(scene, self.model.kind, self.model.pair_limit)
+    /// A simulation of `scene` (from `path`) on the current broad phase and pair limit, at
+    /// step 0 even when step 0 passes the limit ([`Self::sync_stopped`] then pauses and says
+    /// so), and a new recording of it.
+    fn start(
+        &self,
+        scene: &Scene,
+        path: Option<&Path>,
+    ) -> Result<(Recording, Simulation), SceneError> {
+        let file = recording_name(scene, path);
+        Recording::start(scene, &file, self.model.kind, self.model.pair_limit)
+    }
+
+    /// Shows recorded step `step` (clamped to the last): the simulation becomes the state at
+    /// that step, rebuilt from the recording; the recording is kept whole.
+    fn seek_to(&mut self, step: u64) {
+        let last = self.model.recording.last_step();
+        let step = step.min(last);
+        self.model.playing = false;
+        if step == self.model.sim.step_index() {
+            return;
+        }
+        match self.model.recording.state_at(step) {
+            Ok(sim) => {
+                self.model.sim = sim;
+                self.model.rev += 1;
+                self.view.drag = None;
+                self.model.status = if step == last {
+                    format!("Showing step {step}, the last recorded.")
+                } else {
+                    format!("Showing step {step} of {last} (recorded).")
+                };
+            }
+            Err(e) => self.model.status = seek_error(step, &e),
+        }
     }
 
     fn apply_now(&mut self, command: Command) {
@@ -43,6 +77,19 @@ impl State {
                     "Paused."
                 }
                 .into();
+            }
+            Command::SeekTo(step) => self.seek_to(step),
+            Command::StepBack => {
+                let at = self.model.sim.step_index();
+                if at == 0 {
+                    self.model.playing = false;
+                    self.model.status = "Step 0 is the first recorded step.".into();
+                } else {
+                    self.seek_to(at - 1);
+                }
+            }
+            Command::Step if self.at_past_step() => {
+                self.seek_to(self.model.sim.step_index() + 1);
             }
             Command::Step => {
                 self.model.playing = false;
@@ -64,6 +111,7 @@ impl State {
                 match self.model.sim.set_tree_settings(settings) {
                     // Applied, but the pairs passed the limit: `sync_stopped` says so.
                     Ok(()) | Err(SceneError::Step { .. }) => {
+                        self.record_edit(Edit::SetTreeSettings(settings));
                         let old = self.model.doc.tree;
                         self.record_undo(old, settings);
                         self.model.doc.tree = settings;
@@ -83,6 +131,7 @@ impl State {
                 let settings = step.settings;
                 match self.model.sim.set_tree_settings(settings) {
                     Ok(()) | Err(SceneError::Step { .. }) => {
+                        self.record_edit(Edit::SetTreeSettings(settings));
                         let old = self.model.doc.tree;
                         self.model.doc.tree = settings;
                         self.model.dirty = true;
@@ -100,6 +149,7 @@ impl State {
             Command::SetBroadphase(kind) => match self.model.sim.set_broadphase(kind) {
                 // Switched, but the pairs passed the limit: `sync_stopped` says so.
                 Ok(_) | Err(SceneError::Step { .. }) => {
+                    self.record_edit(Edit::SetBroadphase(kind));
                     self.model.kind = kind;
                     self.model.rev += 1;
                     self.record_step();
@@ -110,6 +160,9 @@ impl State {
             Command::SetPairLimit(limit) => {
                 self.model.pair_limit = limit;
                 let outcome = self.model.sim.set_pair_limit(limit).map(|_| ());
+                if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
+                    self.record_edit(Edit::SetPairLimit(limit as u64));
+                }
                 self.model.rev += 1;
                 self.record_step();
                 self.model.status = match outcome {
@@ -123,6 +176,9 @@ impl State {
             }
             Command::Rebuild => {
                 let outcome = self.model.sim.rebuild().map(|_| ());
+                if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
+                    self.record_edit(Edit::Rebuild);
+                }
                 self.model.rev += 1;
                 self.record_step();
                 self.model.status = match outcome {
@@ -135,15 +191,16 @@ impl State {
                 doc.generate = generate;
                 match doc
                     .validate(&self.document_name())
-                    .and_then(|()| self.start(&doc))
+                    .and_then(|()| self.start(&doc, self.model.path.clone().as_deref()))
                 {
-                    Ok(sim) => {
+                    Ok((recording, sim)) => {
                         let grown = doc.grown_world();
                         let grew = grown != doc.world;
                         // The world the simulation runs in is the document's world.
                         doc.world = grown;
                         self.model.doc = doc;
                         self.model.sim = sim;
+                        self.model.recording = recording;
                         self.model.undo.clear();
                         self.model.document_id += 1;
                         self.model.dirty = true;
@@ -193,9 +250,13 @@ impl State {
             }
             Command::AddSphere { center } => self.add_sphere(center),
             Command::DeleteSphere(id) => match self.model.sim.remove_sphere(id) {
-                Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
+                Err(e @ SceneError::Step { .. }) => {
+                    self.record_edit(Edit::RemoveSphere { id });
+                    self.changed_but_stopped(&e);
+                }
                 Ok(report) => {
                     let recomputed = report.pairs_recomputed;
+                    self.record_edit(Edit::RemoveSphere { id });
                     self.model.dirty = true;
                     self.model.rev += 1;
                     self.record_step();
@@ -326,9 +387,10 @@ impl State {
     }
 
     fn reset(&mut self) {
-        match self.start(&self.model.doc) {
-            Ok(sim) => {
+        match self.start(&self.model.doc, self.model.path.as_deref()) {
+            Ok((recording, sim)) => {
                 self.model.sim = sim;
+                self.model.recording = recording;
                 self.after_restart();
                 self.model.status = "Reset to step 0 of the scene as last opened or saved.".into();
             }
@@ -355,10 +417,14 @@ impl State {
             .map_or(0.0, |b| b.sphere.radius);
         let center = self.model.sim.clamp_center(radius, center);
         match self.model.sim.move_sphere(id, center) {
-            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
+            Err(e @ SceneError::Step { .. }) => {
+                self.record_edit(Edit::MoveSphere { id, center });
+                self.changed_but_stopped(&e);
+            }
             Ok(report) => {
                 let reinserted = report.reinserted.contains(&id);
                 let recomputed = report.pairs_recomputed;
+                self.record_edit(Edit::MoveSphere { id, center });
                 self.model.dirty = true;
                 self.model.rev += 1;
                 self.record_step();
@@ -416,10 +482,14 @@ impl State {
             appear_at: self.model.sim.step_index(),
             disappear_at: None,
         };
-        match self.model.sim.add_sphere(sphere) {
-            Err(e @ SceneError::Step { .. }) => self.changed_but_stopped(&e),
+        match self.model.sim.add_sphere(sphere.clone()) {
+            Err(e @ SceneError::Step { .. }) => {
+                self.record_edit(Edit::AddSphere(sphere));
+                self.changed_but_stopped(&e);
+            }
             Ok(report) => {
                 let recomputed = report.pairs_recomputed;
+                self.record_edit(Edit::AddSphere(sphere));
                 self.model.dirty = true;
                 self.model.rev += 1;
                 self.record_step();
@@ -478,9 +548,10 @@ impl State {
     }
 
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
-        match self.start(&scene) {
-            Ok(sim) => {
+        match self.start(&scene, path.as_deref()) {
+            Ok((recording, sim)) => {
                 self.model.sim = sim;
+                self.model.recording = recording;
                 self.model.doc = scene;
                 self.model.undo.clear();
                 self.model.document_id += 1;

@@ -21,6 +21,11 @@ pub enum Command {
     TogglePlay,
     /// Pause and advance one step (Right arrow, N).
     Step,
+    /// Show a recorded step (the timeline's playhead, Home, End): the simulation becomes the
+    /// state at that step, rebuilt from the recording (clamped to the last step); pauses.
+    SeekTo(u64),
+    /// Pause and show the step before (Left arrow).
+    StepBack,
     /// Restart from the document (R).
     Reset,
     /// New tree settings (margin, look-ahead, insertion, balancing, pairs, update), applied at

@@ -310,6 +310,8 @@ pub struct Prefs {
     pub pad_parents: bool,
     /// Use the desktop's file dialog where there is one (else the in-app dialog).
     pub native_dialogs: bool,
+    /// Show the timeline (the recorded steps) under the views.
+    pub show_timeline: bool,
 }
 
 impl Default for Prefs {
@@ -333,6 +335,7 @@ impl Default for Prefs {
             layout_generation: 0,
             pad_parents: true,
             native_dialogs: true,
+            show_timeline: true,
         }
     }
 }
@@ -383,6 +386,8 @@ pub enum PrefChange {
     NativeDialogs(bool),
     /// How the tree view draws the tree.
     TreeLayout(TreeLayoutKind),
+    /// Show the timeline.
+    ShowTimeline(bool),
 }
 
 impl Prefs {
@@ -412,6 +417,7 @@ impl Prefs {
             }
             PrefChange::NativeDialogs(on) => self.native_dialogs = on,
             PrefChange::TreeLayout(kind) => self.tree_layout = kind,
+            PrefChange::ShowTimeline(on) => self.show_timeline = on,
         }
     }
 }

@@ -17,6 +17,7 @@ use super::views::controls::Controls;
 use super::views::menu::MenuBar;
 use super::views::stats::StatsPanel;
 use super::views::status::StatusBar;
+use super::views::timeline::TimelineView;
 use super::views::tree::TreeView;
 use super::views::windows::Windows;
 use super::views::world::WorldView;
@@ -55,6 +56,7 @@ struct Views {
     tree: TreeView,
     windows: Windows,
     advisor: AdvisorView,
+    timeline: TimelineView,
 }
 
 impl Views {
@@ -253,6 +255,19 @@ impl DebuggerApp {
         self.views.world.rect()
     }
 
+    /// The recording of the open document (the timeline's steps and edits).
+    #[must_use]
+    pub fn recording(&self) -> &crate::replay::Recording {
+        &self.state.model.recording
+    }
+
+    /// Where the timeline drew `step` on track `track` (its middle; the tracks are
+    /// [`TRACKS`](super::views::timeline::TRACKS)) last frame, if it was shown.
+    #[must_use]
+    pub fn timeline_step_pos(&self, step: u64, track: usize) -> Option<Pos2> {
+        self.views.timeline.step_pos(step, track)
+    }
+
     /// Where the tree diagram was drawn last frame, if it was.
     #[must_use]
     pub fn tree_view_rect(&self) -> Option<egui::Rect> {
@@ -420,6 +435,15 @@ impl DebuggerApp {
             {
                 cmds.push(Command::Step);
             }
+            if i.consume_key(Modifiers::NONE, Key::ArrowLeft) {
+                cmds.push(Command::StepBack);
+            }
+            if i.consume_key(Modifiers::NONE, Key::Home) {
+                cmds.push(Command::SeekTo(0));
+            }
+            if i.consume_key(Modifiers::NONE, Key::End) {
+                cmds.push(Command::SeekTo(u64::MAX));
+            }
             if i.consume_key(Modifiers::NONE, Key::R) {
                 cmds.push(Command::Reset);
             }
@@ -533,7 +557,32 @@ impl DebuggerApp {
                     egui::ScrollArea::vertical().show(ui, |ui| v.stats.ui(ui, state, out));
                 });
         }
-        egui::CentralPanel::no_frame().show(ui, |ui| match prefs.view_mode {
+        egui::CentralPanel::no_frame().show(ui, |ui| {
+            if prefs.show_timeline {
+                egui::Panel::bottom(("timeline", generation))
+                    .resizable(true)
+                    .default_size(TIMELINE_HEIGHT)
+                    .min_size(60.0)
+                    .show(ui, |ui| v.timeline.ui(ui, state, out));
+            } else {
+                v.timeline.hide();
+            }
+            v.central_ui(ui, state, out);
+        });
+        v.advisor.ui(ui, state, out);
+        v.windows.ui(ui, state, out);
+    }
+}
+
+/// The timeline's height when it first shows, points.
+const TIMELINE_HEIGHT: f32 = 120.0;
+
+impl Views {
+    /// The world and tree views in the central area, as the view mode asks.
+    fn central_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        let v = self;
+        let prefs = &state.prefs;
+        match prefs.view_mode {
             ViewMode::World => {
                 v.tree.hide();
                 v.world_ui(ui, state, out);
@@ -554,10 +603,11 @@ impl DebuggerApp {
                     v.tree.ui(ui, state, out);
                 });
             }
-        });
-        v.advisor.ui(ui, state, out);
-        v.windows.ui(ui, state, out);
+        }
     }
+}
+
+impl DebuggerApp {
 
     /// Draws one frame into `ui` (the whole window) and applies what it asked for.
     pub fn frame_ui(&mut self, ui: &mut egui::Ui) {

@@ -11,6 +11,7 @@ use super::pick::{Pick, SphereDrag};
 use super::prefs::{Layers, Prefs};
 use super::snapshot::Snapshot;
 use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeView};
+use crate::replay::{Edit, Recording, ReplayError};
 use crate::scene::{Scene, SceneError, Simulation, ViewSettings};
 use crate::tree::Aabb;
 use glam::{Vec2, Vec3};
@@ -56,6 +57,11 @@ pub struct Model {
     /// by saving, nor by a change of settings): what a result computed on the old one, such
     /// as the Advisor's, checks before it is applied.
     pub document_id: u64,
+    /// Every step and edit since the document was opened or restarted (the timeline's);
+    /// `sim` is at its last step, or at a past step the timeline shows.
+    pub recording: Recording,
+    /// What the last command discarded of the recorded future (added to the status line).
+    pub discarded: Option<String>,
 }
 
 /// One undo step of the tree settings.
@@ -68,6 +74,16 @@ pub struct SettingsUndo {
     pub field: Option<&'static str>,
     /// The frame of the last change in this step.
     pub frame: u64,
+}
+
+/// The name a recording keeps of its scene: the file, or the scene's name.
+pub(super) fn recording_name(scene: &Scene, path: Option<&std::path::Path>) -> String {
+    path.map_or_else(|| scene.name.clone(), |p| p.display().to_string())
+}
+
+/// Why a past step could not be shown (for the status line).
+pub(super) fn seek_error(step: u64, e: &ReplayError) -> String {
+    format!("Could not show step {step}: {e}.")
 }
 
 /// The most undo steps kept.
@@ -169,7 +185,8 @@ impl State {
     ) -> Result<State, SceneError> {
         let kind = BroadphaseKind::Tree;
         let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
-        let sim = Simulation::paused_at_zero(&scene, kind, pair_limit)?;
+        let file = recording_name(&scene, path.as_deref());
+        let (recording, sim) = Recording::start(&scene, &file, kind, pair_limit)?;
         let mut state = State {
             model: Model {
                 doc: scene,
@@ -189,6 +206,8 @@ impl State {
                 undo: Vec::new(),
                 frame: 0,
                 document_id: 0,
+                recording,
+                discarded: None,
             },
             prefs,
             view: ViewState {
@@ -344,9 +363,55 @@ impl State {
         status
     }
 
-    /// One simulation step, with its history sample and validation.
+    /// True when the simulation shown is at a step before the recording's last (the
+    /// timeline's playhead was moved back).
+    #[must_use]
+    pub fn at_past_step(&self) -> bool {
+        self.model.sim.step_index() < self.model.recording.last_step()
+    }
+
+    /// Before a change at a past step: discards the recorded future after it, so the change
+    /// is recorded from there, and notes it for the status line.
+    pub(super) fn discard_future(&mut self) {
+        if !self.at_past_step() {
+            return;
+        }
+        let step = self.model.sim.step_index();
+        let gone = self.model.recording.truncate_after(step);
+        self.model.discarded = Some(format!(
+            "Recorded future after step {step} discarded ({} steps, {} edits).",
+            gone.steps, gone.edits
+        ));
+    }
+
+    /// Records an edit the simulation accepted (see [`Recording::record_edit`]), first
+    /// discarding the recorded future when it was made at a past step.
+    pub(super) fn record_edit(&mut self, edit: Edit) {
+        self.discard_future();
+        if let Err(e) = self.model.recording.record_edit(&self.model.sim, edit) {
+            self.model.discarded = Some(format!("Not recorded: {e}."));
+        }
+    }
+
+    /// One simulation step, recorded, with its history sample and validation; from a past
+    /// step, the recorded future is discarded first.
     pub(super) fn step_once(&mut self) {
-        let outcome = self.model.sim.step().map(|_| ());
+        self.discard_future();
+        let outcome = match self.model.recording.step(&mut self.model.sim) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                // The recording is full (or out of step): the step it refused is undone, so
+                // the simulation stays the recording's last step, and the clock stops.
+                self.model.playing = false;
+                self.model.status = format!("Paused: {e}.");
+                let last = self.model.recording.last_step();
+                if let Ok(sim) = self.model.recording.state_at(last) {
+                    self.model.sim = sim;
+                }
+                self.model.rev += 1;
+                return;
+            }
+        };
         self.model.rev += 1;
         self.record_step();
         if let Err(e) = outcome {
@@ -420,6 +485,10 @@ impl State {
                 // A step stopped (the pair limit): the rest of this frame's steps wait.
                 break;
             }
+        }
+        if let Some(note) = self.model.discarded.take() {
+            // Played on from a past step.
+            self.model.status = note;
         }
         true
     }

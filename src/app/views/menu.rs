@@ -137,6 +137,10 @@ impl View for MenuBar {
                     check.on_hover_text(SET_ASIDE);
                     ui.weak("  (set aside: the window is too narrow)");
                 }
+                let mut timeline = prefs.show_timeline;
+                if ui.checkbox(&mut timeline, "Timeline panel").changed() {
+                    out.push(Command::SetPref(PrefChange::ShowTimeline(timeline)));
+                }
                 let mut events = prefs.show_events;
                 if ui.checkbox(&mut events, "Tree event list").changed() {
                     out.push(Command::SetPref(PrefChange::ShowEvents(events)));

@@ -15,6 +15,7 @@ pub mod files;
 pub mod menu;
 pub mod stats;
 pub mod status;
+pub mod timeline;
 pub mod tree;
 pub mod windows;
 pub mod world;

@@ -13,7 +13,12 @@ use egui::Key;
 /// The keyboard shortcuts, as listed in the help window.
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Space", "play / pause"),
-    ("Right arrow or N", "one step"),
+    (
+        "Right arrow or N",
+        "one step (at a past step: the next recorded step)",
+    ),
+    ("Left arrow", "the recorded step before"),
+    ("Home / End", "the first / last recorded step"),
     ("R", "reset to step 0"),
     ("Ctrl+Z", "undo the last change of the tree settings"),
     ("F or double-click", "fit the world and the tree"),

@@ -1,0 +1,287 @@
+//! The timeline under the views: the recording's per-step metrics as tracks on one step axis,
+//! markers where the user changed something (orange) and where the tree was rebuilt (blue),
+//! and a playhead at the step shown. A press or drag on the tracks moves the playhead; a click
+//! lands on the highest value of the clicked track within a few points (a spike). The header
+//! shows the recording's memory against its budget and a "worst step" menu per metric.
+//!
+//! It reads the recording (`Model::recording`) and the step shown (`Model::sim`) and asks
+//! for [`Command::SeekTo`]; the shell lays it out in a bottom panel of the central area.
+
+use eframe::egui;
+use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, pos2, vec2};
+
+use super::View;
+use crate::app::commands::Command;
+use crate::app::state::State;
+use crate::replay::{Metric, StepRecord};
+
+/// The tracks drawn, top to bottom.
+pub const TRACKS: [Metric; 5] = [
+    Metric::Reinserts,
+    Metric::CandidatePairs,
+    Metric::FalsePositiveShare,
+    Metric::Height,
+    Metric::StepMs,
+];
+
+/// Width of the track names on the left, points.
+const LABEL_WIDTH: f32 = 150.0;
+
+/// How far a click looks either side for a spike, points.
+const SNAP_POINTS: f32 = 4.0;
+
+/// The timeline view; keeps where it drew its tracks (for tests and the pointer).
+#[derive(Default)]
+pub struct TimelineView {
+    /// The tracks' area (right of the names) and the last step of the axis, last frame.
+    axis: Option<(Rect, u64)>,
+}
+
+impl TimelineView {
+    /// The screen point of `step` on track `track` (its middle), as last drawn.
+    #[must_use]
+    pub fn step_pos(&self, step: u64, track: usize) -> Option<Pos2> {
+        let (rect, last) = self.axis?;
+        let h = rect.height() / TRACKS.len() as f32;
+        Some(pos2(
+            x_of(rect, last, step),
+            rect.top() + h * (track as f32 + 0.5),
+        ))
+    }
+
+    /// Forgets the drawn area (the timeline is hidden).
+    pub fn hide(&mut self) {
+        self.axis = None;
+    }
+}
+
+/// The x of `step` on an axis from 0 to `last` across `rect`.
+fn x_of(rect: Rect, last: u64, step: u64) -> f32 {
+    let t = if last == 0 {
+        0.0
+    } else {
+        step.min(last) as f32 / last as f32
+    };
+    rect.left() + t * rect.width()
+}
+
+/// The step nearest to `x` on an axis from 0 to `last` across `rect`.
+fn step_of(rect: Rect, last: u64, x: f32) -> u64 {
+    if rect.width() <= 0.0 {
+        return 0;
+    }
+    let t = ((x - rect.left()) / rect.width()).clamp(0.0, 1.0);
+    (f64::from(t) * last as f64).round() as u64
+}
+
+/// The step in `from..=to` where `metric` is greatest (the earliest of equal ones).
+fn peak(steps: &[StepRecord], metric: Metric, from: u64, to: u64) -> u64 {
+    let mut best = (from, f64::NEG_INFINITY);
+    for s in from..=to {
+        if let Some(r) = usize::try_from(s).ok().and_then(|i| steps.get(i)) {
+            let v = metric.value(r);
+            if v > best.1 {
+                best = (s, v);
+            }
+        }
+    }
+    best.0
+}
+
+/// A metric's value for the header and labels.
+fn format_value(metric: Metric, v: f64) -> String {
+    match metric {
+        Metric::FalsePositiveShare => format!("{:.0}%", v * 100.0),
+        Metric::StepMs | Metric::AreaRatio => format!("{v:.2}"),
+        _ => format!("{v:.0}"),
+    }
+}
+
+/// `bytes` in MiB with one decimal.
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+impl View for TimelineView {
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        let rec = &state.model.recording;
+        let steps = rec.steps();
+        let last = rec.last_step();
+        let at = state.model.sim.step_index();
+        ui.horizontal(|ui| {
+            ui.strong("Timeline");
+            if at < last {
+                ui.label(format!("step {at} of {last} (recorded)"));
+            } else {
+                ui.label(format!("step {at} (last recorded)"));
+            }
+            ui.separator();
+            ui.label(format!(
+                "recording {} of {} budget, {} steps, {} keyframes",
+                mib(rec.memory_bytes()),
+                mib(rec.budget_bytes()),
+                steps.len(),
+                rec.keyframe_steps().len()
+            ))
+            .on_hover_text(
+                "Every step is kept (its metrics and tree hash) with the edits; whole copies \
+                 of the simulation (keyframes) are dropped, evenly, to stay within the budget.",
+            );
+            ui.separator();
+            ui.menu_button("Jump to the worst step", |ui| {
+                for metric in Metric::ALL {
+                    let s = rec.worst_step(metric);
+                    let v = usize::try_from(s)
+                        .ok()
+                        .and_then(|i| steps.get(i))
+                        .map_or(0.0, |r| metric.value(r));
+                    let label = format!(
+                        "most {}: step {s} ({})",
+                        metric.name(),
+                        format_value(metric, v)
+                    );
+                    if ui.button(label).clicked() {
+                        out.push(Command::SeekTo(s));
+                        ui.close();
+                    }
+                }
+            });
+        });
+        let area = ui.available_rect_before_wrap();
+        if area.width() <= LABEL_WIDTH + 10.0 || area.height() < 10.0 {
+            self.axis = None;
+            return;
+        }
+        let plot = Rect::from_min_max(pos2(area.left() + LABEL_WIDTH, area.top()), area.max);
+        self.axis = Some((plot, last));
+        let response = ui.interact(plot, ui.scope_id().with("timeline_tracks"), Sense::click_and_drag());
+        let painter = ui.painter_at(area);
+        let visuals = ui.visuals();
+        let text_color = visuals.text_color();
+        let weak = visuals.weak_text_color();
+        let line_color = visuals.selection.bg_fill;
+        let track_h = plot.height() / TRACKS.len() as f32;
+        let shown = usize::try_from(at).ok().and_then(|i| steps.get(i));
+        // Columns: each pixel column draws the greatest value of the steps it covers, so a
+        // spike stays visible however many steps there are.
+        let columns = (plot.width().floor() as usize).max(1);
+        for (k, metric) in TRACKS.into_iter().enumerate() {
+            let top = plot.top() + track_h * k as f32;
+            let band = Rect::from_min_size(pos2(plot.left(), top), vec2(plot.width(), track_h));
+            painter.line_segment(
+                [pos2(area.left(), band.bottom()), band.right_bottom()],
+                Stroke::new(0.5, weak),
+            );
+            let value = shown.map_or(String::new(), |r| format_value(metric, metric.value(r)));
+            painter.text(
+                pos2(area.left() + 4.0, band.center().y),
+                egui::Align2::LEFT_CENTER,
+                format!("{}  {value}", metric.name()),
+                egui::FontId::proportional(11.0),
+                text_color,
+            );
+            let max = steps
+                .iter()
+                .map(|r| metric.value(r))
+                .fold(0.0_f64, f64::max);
+            if max <= 0.0 || steps.len() < 2 {
+                continue;
+            }
+            let y_of = |v: f64| band.bottom() - 2.0 - (v / max) as f32 * (track_h - 4.0);
+            let points: Vec<Pos2> = if steps.len() <= columns {
+                steps
+                    .iter()
+                    .enumerate()
+                    .map(|(s, r)| pos2(x_of(plot, last, s as u64), y_of(metric.value(r))))
+                    .collect()
+            } else {
+                (0..columns)
+                    .map(|c| {
+                        let from = step_of(plot, last, plot.left() + c as f32);
+                        let to = step_of(plot, last, plot.left() + c as f32 + 1.0).max(from);
+                        let s = peak(steps, metric, from, to);
+                        let v = usize::try_from(s)
+                            .ok()
+                            .and_then(|i| steps.get(i))
+                            .map_or(0.0, |r| metric.value(r));
+                        pos2(plot.left() + c as f32, y_of(v))
+                    })
+                    .collect()
+            };
+            painter.add(Shape::line(points, Stroke::new(1.0, line_color)));
+        }
+        // Markers: the tree's rebuilds (blue, top) and the user's edits (orange, full height).
+        let rebuilt = Color32::from_rgb(80, 150, 255);
+        let mut last_x = f32::NEG_INFINITY;
+        for (s, r) in steps.iter().enumerate() {
+            if r.rebuilt && s > 0 {
+                let x = x_of(plot, last, s as u64);
+                if x - last_x >= 1.0 {
+                    painter.line_segment(
+                        [pos2(x, plot.top()), pos2(x, plot.top() + 6.0)],
+                        Stroke::new(1.5, rebuilt),
+                    );
+                    last_x = x;
+                }
+            }
+        }
+        let edited = Color32::from_rgb(255, 160, 40);
+        let mut last_x = f32::NEG_INFINITY;
+        for e in rec.edits() {
+            let x = x_of(plot, last, e.step);
+            if x - last_x >= 1.0 {
+                painter.line_segment(
+                    [pos2(x, plot.top()), pos2(x, plot.bottom())],
+                    Stroke::new(1.0, edited.gamma_multiply(0.6)),
+                );
+                last_x = x;
+            }
+        }
+        // The playhead.
+        let x = x_of(plot, last, at);
+        painter.line_segment(
+            [pos2(x, plot.top()), pos2(x, plot.bottom())],
+            Stroke::new(2.0, text_color),
+        );
+        painter.add(Shape::convex_polygon(
+            vec![pos2(x - 5.0, plot.top()), pos2(x + 5.0, plot.top()), pos2(x, plot.top() + 6.0)],
+            text_color,
+            Stroke::NONE,
+        ));
+        // The pointer: a click lands on the clicked track's spike near it, a drag follows it.
+        let Some(pos) = response.interact_pointer_pos() else {
+            return;
+        };
+        let target = if response.clicked() {
+            let track = (((pos.y - plot.top()) / track_h).floor().max(0.0) as usize)
+                .min(TRACKS.len() - 1);
+            let from = step_of(plot, last, pos.x - SNAP_POINTS);
+            let to = step_of(plot, last, pos.x + SNAP_POINTS);
+            Some(peak(steps, TRACKS[track], from, to))
+        } else if response.dragged() || response.drag_started() {
+            Some(step_of(plot, last, pos.x))
+        } else {
+            None
+        };
+        if let Some(step) = target
+            && step != at
+        {
+            out.push(Command::SeekTo(step));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_and_x_map_both_ways() {
+        let rect = Rect::from_min_size(pos2(100.0, 0.0), vec2(200.0, 50.0));
+        assert_eq!(x_of(rect, 100, 50), 200.0);
+        assert_eq!(step_of(rect, 100, 200.0), 50);
+        assert_eq!(step_of(rect, 100, 0.0), 0);
+        assert_eq!(step_of(rect, 100, 1000.0), 100);
+        assert_eq!(x_of(rect, 0, 0), 100.0);
+    }
+}

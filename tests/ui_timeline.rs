@@ -1,0 +1,214 @@
+//! UI tests of the timeline (egui_kittest): the window records as it plays; dragging the
+//! playhead, Left / Right / Home / End and a click on a spike show a recorded step exactly as
+//! it was; an edit or playing at a past step discards the recorded future; the View menu
+//! hides the timeline.
+
+#![cfg(feature = "app")]
+
+use aabb_debugger::app::prefs::ViewMode;
+use aabb_debugger::app::{Command, DebuggerApp};
+use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_debugger::replay::{Edit, Metric};
+use aabb_debugger::scene::{Scene, Simulation};
+use eframe::egui;
+use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+#[path = "common/ui.rs"]
+mod ui;
+
+/// The built-in scene (eighty bouncing spheres: reinserts every step) after `steps` steps,
+/// paused, in a 1400 x 900 window.
+fn harness_after(steps: u64) -> Harness<'static, DebuggerApp> {
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.state_mut().prefs_mut().view_mode = ViewMode::Both;
+    h.run_steps(2);
+    for _ in 0..steps {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(2);
+    assert_eq!(h.state().sim().step_index(), steps);
+    assert_eq!(h.state().recording().last_step(), steps);
+    h
+}
+
+/// The structural hash of the built-in scene run headless to `step` (no window, no recording).
+fn fresh_hash_at(step: u64) -> u64 {
+    let mut sim = Simulation::paused_at_zero(
+        &Scene::builtin_default(),
+        BroadphaseKind::Tree,
+        DEFAULT_PAIR_LIMIT,
+    )
+    .expect("the built-in scene starts");
+    for _ in 0..step {
+        sim.step().expect("the built-in scene steps");
+    }
+    sim.structure_hash()
+}
+
+fn pos_of(h: &Harness<'_, DebuggerApp>, step: u64) -> Pos2 {
+    h.state()
+        .timeline_step_pos(step, 0)
+        .expect("the timeline is shown")
+}
+
+fn press(h: &mut Harness<'_, DebuggerApp>, pos: Pos2, pressed: bool) {
+    h.event(Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers: Modifiers::NONE,
+    });
+    h.run();
+}
+
+/// Presses at `from`, moves to `to` in `moves` frames, releases.
+fn drag(h: &mut Harness<'_, DebuggerApp>, from: Pos2, to: Pos2, moves: u32) {
+    h.event(Event::PointerMoved(from));
+    h.run();
+    press(h, from, true);
+    for k in 1..=moves {
+        let t = k as f32 / moves as f32;
+        h.event(Event::PointerMoved(from + (to - from) * t));
+        h.run();
+    }
+    press(h, to, false);
+    h.run_steps(2);
+}
+
+fn click(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
+    h.event(Event::PointerMoved(pos));
+    h.run();
+    press(h, pos, true);
+    press(h, pos, false);
+    h.run_steps(2);
+}
+
+#[test]
+fn dragging_the_playhead_shows_the_recorded_step_and_arrows_step_through_it() {
+    let mut h = harness_after(200);
+    let (from, to) = (pos_of(&h, 200), pos_of(&h, 50));
+    drag(&mut h, from, to, 6);
+    let app = h.state();
+    assert_eq!(app.sim().step_index(), 50);
+    assert_eq!(app.sim().structure_hash(), fresh_hash_at(50));
+    assert_eq!(app.sim().structure_hash(), app.recording().steps()[50].hash);
+    assert_eq!(app.status(), "Showing step 50 of 200 (recorded).");
+    // The recording is kept whole while a past step is shown.
+    assert_eq!(app.recording().last_step(), 200);
+    // The step's report is that step's: its reinserted leaves are what the views highlight.
+    assert_eq!(
+        app.sim().report().reinserted.len() as u32,
+        app.recording().steps()[50].reinserted
+    );
+
+    h.key_press(Key::ArrowLeft);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 49);
+    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(49));
+    h.key_press(Key::ArrowRight);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 50);
+    assert_eq!(h.state().recording().last_step(), 200);
+
+    h.key_press(Key::Home);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 0);
+    h.key_press(Key::End);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 200);
+    // At the last recorded step Right steps the simulation, recorded.
+    h.key_press(Key::ArrowRight);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 201);
+    assert_eq!(h.state().recording().last_step(), 201);
+    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(201));
+}
+
+#[test]
+fn clicking_near_a_spike_moves_the_playhead_onto_it() {
+    let mut h = harness_after(200);
+    let spike = h.state().recording().worst_step(Metric::Reinserts);
+    let steps = h.state().recording().steps();
+    let peak = steps[spike as usize].reinserted;
+    // A real spike: higher than both neighbours.
+    assert!(spike > 0 && spike < 200, "spike at {spike}");
+    assert!(peak > steps[spike as usize - 1].reinserted);
+    assert!(peak > steps[spike as usize + 1].reinserted);
+    let at = pos_of(&h, spike);
+    let next = pos_of(&h, spike + 1);
+    // Three points right of the spike: nearer the next step than the spike (steps are under
+    // six points apart here), yet the click lands on the spike.
+    assert!(next.x - at.x < 6.0, "{at:?} {next:?}");
+    click(&mut h, at + Vec2::new(3.0, 0.0));
+    assert_eq!(h.state().sim().step_index(), spike);
+    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(spike));
+}
+
+#[test]
+fn an_edit_at_a_past_step_discards_the_recorded_future() {
+    let mut h = harness_after(200);
+    h.state_mut().push_command(Command::SeekTo(50));
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 50);
+    h.state_mut().push_command(Command::Rebuild);
+    h.run();
+    let app = h.state();
+    assert!(
+        app.status()
+            .ends_with("Recorded future after step 50 discarded (150 steps, 0 edits)."),
+        "{}",
+        app.status()
+    );
+    assert_eq!(app.recording().last_step(), 50);
+    let edits = app.recording().edits();
+    assert_eq!(edits.len(), 1);
+    assert_eq!((edits[0].step, &edits[0].edit), (50, &Edit::Rebuild));
+    // Recording goes on from there.
+    for _ in 0..3 {
+        h.key_press(Key::ArrowRight);
+        h.run();
+    }
+    let app = h.state();
+    assert_eq!(app.sim().step_index(), 53);
+    assert_eq!(app.recording().last_step(), 53);
+    let rebuilt = app.recording().state_at(53).expect("step 53 rebuilds");
+    assert_eq!(rebuilt.structure_hash(), app.sim().structure_hash());
+}
+
+#[test]
+fn playing_from_a_past_step_discards_the_recorded_future() {
+    let mut h = harness_after(100);
+    h.state_mut().push_command(Command::SeekTo(30));
+    h.run();
+    h.state_mut().push_command(Command::SetPlaying(true));
+    h.run_steps(3);
+    h.state_mut().push_command(Command::SetPlaying(false));
+    h.run();
+    let app = h.state();
+    let at = app.sim().step_index();
+    assert!(at > 30 && at < 100, "at {at}");
+    assert_eq!(app.recording().last_step(), at);
+    assert_eq!(app.sim().structure_hash(), fresh_hash_at(at));
+}
+
+#[test]
+fn the_view_menu_hides_and_shows_the_timeline() {
+    let mut h = harness_after(5);
+    assert!(h.state().prefs().show_timeline);
+    assert!(h.state().timeline_step_pos(0, 0).is_some());
+    for shown in [false, true] {
+        h.get_by_label("View").click();
+        h.run();
+        h.get_by_label("Timeline panel").click();
+        h.run_steps(2);
+        assert_eq!(h.state().prefs().show_timeline, shown);
+        assert_eq!(h.state().timeline_step_pos(0, 0).is_some(), shown);
+        h.key_press(Key::Escape);
+        h.run();
+    }
+}
