@@ -608,7 +608,6 @@ impl Views {
 }
 
 impl DebuggerApp {
-
     /// Draws one frame into `ui` (the whole window) and applies what it asked for.
     pub fn frame_ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();

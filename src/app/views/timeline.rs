@@ -97,9 +97,14 @@ fn format_value(metric: Metric, v: f64) -> String {
     }
 }
 
-/// `bytes` in MiB with one decimal.
-fn mib(bytes: usize) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+/// `bytes` in KiB below a MiB, else in MiB, with one decimal.
+fn size(bytes: usize) -> String {
+    let kib = bytes as f64 / 1024.0;
+    if kib < 1024.0 {
+        format!("{kib:.1} KiB")
+    } else {
+        format!("{:.1} MiB", kib / 1024.0)
+    }
 }
 
 impl View for TimelineView {
@@ -109,26 +114,7 @@ impl View for TimelineView {
         let last = rec.last_step();
         let at = state.model.sim.step_index();
         ui.horizontal(|ui| {
-            ui.strong("Timeline");
-            if at < last {
-                ui.label(format!("step {at} of {last} (recorded)"));
-            } else {
-                ui.label(format!("step {at} (last recorded)"));
-            }
-            ui.separator();
-            ui.label(format!(
-                "recording {} of {} budget, {} steps, {} keyframes",
-                mib(rec.memory_bytes()),
-                mib(rec.budget_bytes()),
-                steps.len(),
-                rec.keyframe_steps().len()
-            ))
-            .on_hover_text(
-                "Every step is kept (its metrics and tree hash) with the edits; whole copies \
-                 of the simulation (keyframes) are dropped, evenly, to stay within the budget.",
-            );
-            ui.separator();
-            ui.menu_button("Jump to the worst step", |ui| {
+            ui.menu_button("Worst step", |ui| {
                 for metric in Metric::ALL {
                     let s = rec.worst_step(metric);
                     let v = usize::try_from(s)
@@ -145,16 +131,39 @@ impl View for TimelineView {
                         ui.close();
                     }
                 }
-            });
+            })
+            .response
+            .on_hover_text("Jump to the step where a metric is greatest.");
+            if at < last {
+                ui.strong(format!("step {at} of {last} (recorded)"));
+            } else {
+                ui.label(format!("step {at} of {last}"));
+            }
+            ui.separator();
+            ui.label(format!(
+                "recorded {} of {} budget, keyframes: {}",
+                size(rec.memory_bytes()),
+                size(rec.budget_bytes()),
+                rec.keyframe_steps().len()
+            ))
+            .on_hover_text(
+                "Every step is kept (its metrics and tree hash) with the edits; whole copies \
+                 of the simulation (keyframes) are dropped, evenly, to stay within the budget.",
+            );
         });
-        let area = ui.available_rect_before_wrap();
+        // The tracks take the rest of the panel (allocated, so the panel keeps its size).
+        let (area, _) = ui.allocate_exact_size(ui.available_size(), Sense::hover());
         if area.width() <= LABEL_WIDTH + 10.0 || area.height() < 10.0 {
             self.axis = None;
             return;
         }
         let plot = Rect::from_min_max(pos2(area.left() + LABEL_WIDTH, area.top()), area.max);
         self.axis = Some((plot, last));
-        let response = ui.interact(plot, ui.scope_id().with("timeline_tracks"), Sense::click_and_drag());
+        let response = ui.interact(
+            plot,
+            ui.scope_id().with("timeline_tracks"),
+            Sense::click_and_drag(),
+        );
         let painter = ui.painter_at(area);
         let visuals = ui.visuals();
         let text_color = visuals.text_color();
@@ -172,22 +181,36 @@ impl View for TimelineView {
                 [pos2(area.left(), band.bottom()), band.right_bottom()],
                 Stroke::new(0.5, weak),
             );
-            let value = shown.map_or(String::new(), |r| format_value(metric, metric.value(r)));
-            painter.text(
-                pos2(area.left() + 4.0, band.center().y),
-                egui::Align2::LEFT_CENTER,
-                format!("{}  {value}", metric.name()),
-                egui::FontId::proportional(11.0),
-                text_color,
-            );
-            let max = steps
+            // Measured times differ run to run: their track is drawn but its value not
+            // printed, so a picture of the window is the same every run.
+            let value = shown
+                .filter(|_| metric != Metric::StepMs)
+                .map_or(String::new(), |r| format_value(metric, metric.value(r)));
+            // Names only where they fit (a panel dragged small keeps its lines).
+            if track_h >= 11.0 {
+                painter.text(
+                    pos2(area.left() + 4.0, band.center().y),
+                    egui::Align2::LEFT_CENTER,
+                    format!("{}  {value}", metric.name()),
+                    egui::FontId::proportional(track_h.min(12.0) - 1.0),
+                    text_color,
+                );
+            }
+            // Each track spans its own least to greatest value, so a slow drift shows too.
+            let (min, max) = steps
                 .iter()
                 .map(|r| metric.value(r))
-                .fold(0.0_f64, f64::max);
-            if max <= 0.0 || steps.len() < 2 {
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
+            if steps.len() < 2 || !(max.is_finite() && min.is_finite()) {
                 continue;
             }
-            let y_of = |v: f64| band.bottom() - 2.0 - (v / max) as f32 * (track_h - 4.0);
+            let span = max - min;
+            let y_of = |v: f64| {
+                let t = if span > 0.0 { (v - min) / span } else { 0.5 };
+                band.bottom() - 2.0 - t as f32 * (track_h - 4.0)
+            };
             let points: Vec<Pos2> = if steps.len() <= columns {
                 steps
                     .iter()
@@ -244,7 +267,11 @@ impl View for TimelineView {
             Stroke::new(2.0, text_color),
         );
         painter.add(Shape::convex_polygon(
-            vec![pos2(x - 5.0, plot.top()), pos2(x + 5.0, plot.top()), pos2(x, plot.top() + 6.0)],
+            vec![
+                pos2(x - 5.0, plot.top()),
+                pos2(x + 5.0, plot.top()),
+                pos2(x, plot.top() + 6.0),
+            ],
             text_color,
             Stroke::NONE,
         ));
@@ -253,8 +280,8 @@ impl View for TimelineView {
             return;
         };
         let target = if response.clicked() {
-            let track = (((pos.y - plot.top()) / track_h).floor().max(0.0) as usize)
-                .min(TRACKS.len() - 1);
+            let track =
+                (((pos.y - plot.top()) / track_h).floor().max(0.0) as usize).min(TRACKS.len() - 1);
             let from = step_of(plot, last, pos.x - SNAP_POINTS);
             let to = step_of(plot, last, pos.x + SNAP_POINTS);
             Some(peak(steps, TRACKS[track], from, to))
