@@ -212,3 +212,66 @@ fn the_view_menu_hides_and_shows_the_timeline() {
         h.run();
     }
 }
+
+#[test]
+fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
+    use aabb_debugger::replay::{Recording, file};
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("bounce.rec");
+    let (mut rec, mut sim) = Recording::start(
+        &Scene::builtin_default(),
+        "default.ron",
+        BroadphaseKind::Tree,
+        DEFAULT_PAIR_LIMIT,
+    )
+    .expect("the built-in scene starts");
+    for _ in 0..40 {
+        rec.step(&mut sim)
+            .expect("recorded")
+            .expect("the built-in scene steps");
+    }
+    file::save(rec.history(), &path).expect("the recording is written");
+
+    let mut h = harness_after(3);
+    h.state_mut().push_command(Command::Open(path.clone()));
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(
+        app.status(),
+        format!(
+            "Opened the recording {} (41 steps); showing its last step, 40.",
+            path.display()
+        )
+    );
+    assert_eq!(app.sim().step_index(), 40);
+    assert_eq!(app.recording().last_step(), 40);
+    assert_eq!(app.sim().structure_hash(), fresh_hash_at(40));
+    assert!(!app.is_playing());
+    assert!(app.timeline_step_pos(40, 0).is_some());
+    // The timeline goes back into it.
+    h.key_press(Key::Home);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 0);
+
+    // A damaged recording is refused with the file's message; the open one stays.
+    let bytes = std::fs::read(&path).expect("read back");
+    let broken = dir.path().join("broken.rec");
+    std::fs::write(&broken, &bytes[..30]).expect("written");
+    h.state_mut().push_command(Command::Open(broken.clone()));
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(
+        app.status(),
+        format!(
+            "Could not open the recording {}; the open scene is unchanged.",
+            broken.display()
+        )
+    );
+    assert!(
+        app.error()
+            .is_some_and(|e| e.starts_with(&format!("{}: ", broken.display()))),
+        "{:?}",
+        app.error()
+    );
+    assert_eq!(app.recording().last_step(), 40);
+}

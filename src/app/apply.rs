@@ -6,7 +6,7 @@ use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
 use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
 use crate::fileio::WriteOptions;
-use crate::replay::{Edit, Recording};
+use crate::replay::{Edit, KeyframePolicy, Recording, ReplayError};
 use crate::scene::{Scene, SceneError, Simulation, Sphere};
 use crate::tree::TreeConfig;
 use glam::Vec3;
@@ -508,6 +508,10 @@ impl State {
     }
 
     fn open(&mut self, path: &Path) {
+        if is_recording_file(path) {
+            self.open_recording(path);
+            return;
+        }
         match Scene::load(path) {
             Ok(scene) => self.replace_document(scene, Some(path.to_path_buf())),
             Err(e) => {
@@ -547,20 +551,69 @@ impl State {
         });
     }
 
+    /// Opens a recording file (see [`crate::replay::file`]): every step is rebuilt from its
+    /// scene and checked, and the window shows its last step with the timeline filled. The
+    /// document becomes the recording's scene, not saved (saving writes a scene, never over
+    /// the recording).
+    fn open_recording(&mut self, path: &Path) {
+        let rebuilt = |history: crate::replay::History| {
+            let scene = history.scene.clone();
+            let recording = Recording::from_history(history, KeyframePolicy::default())?;
+            let sim = recording.state_at(recording.last_step())?;
+            Ok::<_, ReplayError>((scene, recording, sim))
+        };
+        let loaded = crate::replay::file::load(path)
+            .map_err(|e| e.to_string())
+            .and_then(|history| rebuilt(history).map_err(|e| format!("{}: {e}", path.display())));
+        match loaded {
+            Ok((scene, recording, sim)) => {
+                let last = recording.last_step();
+                self.model.kind = sim.broadphase_kind();
+                self.model.pair_limit = sim.pair_limit();
+                self.model.playing = false;
+                self.install_document(scene, None, recording, sim);
+                self.prefs.push_recent(path.to_path_buf());
+                self.model.status = format!(
+                    "Opened the recording {} ({} steps); showing its last step, {last}.",
+                    path.display(),
+                    last + 1
+                );
+            }
+            Err(e) => {
+                self.model.status = format!(
+                    "Could not open the recording {}; the open scene is unchanged.",
+                    path.display()
+                );
+                self.model.error = Some(e);
+            }
+        }
+    }
+
+    /// Makes `scene` (from `path`) the document, run by `sim` and recorded by `recording`.
+    fn install_document(
+        &mut self,
+        scene: Scene,
+        path: Option<PathBuf>,
+        recording: Recording,
+        sim: Simulation,
+    ) {
+        self.model.sim = sim;
+        self.model.recording = recording;
+        self.model.doc = scene;
+        self.model.undo.clear();
+        self.model.document_id += 1;
+        self.model.path = path;
+        self.model.dirty = false;
+        self.model.error = None;
+        self.view.selection = None;
+        self.after_restart();
+        self.apply_scene_view();
+    }
+
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
         match self.start(&scene, path.as_deref()) {
             Ok((recording, sim)) => {
-                self.model.sim = sim;
-                self.model.recording = recording;
-                self.model.doc = scene;
-                self.model.undo.clear();
-                self.model.document_id += 1;
-                self.model.path = path.clone();
-                self.model.dirty = false;
-                self.model.error = None;
-                self.view.selection = None;
-                self.after_restart();
-                self.apply_scene_view();
+                self.install_document(scene, path.clone(), recording, sim);
                 if let Some(p) = path {
                     self.prefs.push_recent(p);
                 }
@@ -604,6 +657,16 @@ impl State {
             }
         }
     }
+}
+
+/// True when `path` starts with a recording file's magic (whatever its extension); false
+/// when it cannot be read (opening it as a scene then says why).
+pub(super) fn is_recording_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut start = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut start))
+        .is_ok_and(|()| start == crate::replay::file::MAGIC)
 }
 
 fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {

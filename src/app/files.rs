@@ -43,6 +43,9 @@ impl ExportFormat {
 /// The extensions of scene files, without the dot; the first is the one a save adds.
 const SCENE_EXTENSIONS: &[&str] = &["ron", "json"];
 
+/// The extensions the Open dialog lists: scenes and recordings (`run --record`).
+const OPEN_EXTENSIONS: &[&str] = &["ron", "json", "rec"];
+
 impl FilePurpose {
     /// The dialog's title.
     #[must_use]
@@ -64,7 +67,8 @@ impl FilePurpose {
     #[must_use]
     pub fn extensions(self) -> &'static [&'static str] {
         match self {
-            FilePurpose::Open | FilePurpose::SaveAs => SCENE_EXTENSIONS,
+            FilePurpose::Open => OPEN_EXTENSIONS,
+            FilePurpose::SaveAs => SCENE_EXTENSIONS,
             FilePurpose::Export(ExportFormat::Csv) => &["csv"],
             FilePurpose::Export(ExportFormat::Json) => &["json"],
         }

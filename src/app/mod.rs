@@ -79,9 +79,14 @@ const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
 /// Opens the debugger window on a scene file, or on the built-in scene, already playing.
 /// Returns the process exit code.
 pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
-    let (scene, path) = match scene {
-        Some(path) => (Scene::load(&path)?, Some(path)),
-        None => (Scene::builtin_default(), None),
+    // A recording opens as the first command of the window (paused at its last step), over
+    // the built-in scene.
+    let (scene, path, recording) = match scene {
+        Some(path) if apply::is_recording_file(&path) => {
+            (Scene::builtin_default(), None, Some(path))
+        }
+        Some(path) => (Scene::load(&path)?, Some(path), None),
+        None => (Scene::builtin_default(), None, None),
     };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -96,17 +101,20 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
         "aabb-debugger",
         options,
         Box::new(move |cc| {
-            let app = DebuggerApp::new(
+            let mut app = DebuggerApp::new(
                 &cc.egui_ctx,
                 cc.storage,
                 scene,
                 path,
                 AppOptions {
-                    playing: true,
+                    playing: recording.is_none(),
                     native_dialogs: true,
                     ..AppOptions::default()
                 },
             )?;
+            if let Some(file) = recording {
+                app.push_command(Command::Open(file));
+            }
             Ok(Box::new(app))
         }),
     )
