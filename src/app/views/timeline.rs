@@ -13,7 +13,7 @@ use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, pos2, vec2};
 use super::View;
 use crate::app::commands::Command;
 use crate::app::state::State;
-use crate::replay::{Metric, StepRecord};
+use crate::replay::{Edit, Metric, StepRecord};
 
 /// The tracks drawn, top to bottom.
 pub const TRACKS: [Metric; 5] = [
@@ -141,7 +141,8 @@ impl View for TimelineView {
             }
             ui.separator();
             ui.label(format!(
-                "recorded {} of {} budget, keyframes: {}",
+                "steps recorded: {}, {} of {} budget, keyframes: {}",
+                steps.len(),
                 size(rec.memory_bytes()),
                 size(rec.budget_bytes()),
                 rec.keyframe_steps().len()
@@ -253,9 +254,15 @@ impl View for TimelineView {
         for e in rec.edits() {
             let x = x_of(plot, last, e.step);
             if x - last_x >= 1.0 {
+                // A rebuild the user asked for is a rebuild too: blue.
+                let color = if e.edit == Edit::Rebuild {
+                    rebuilt
+                } else {
+                    edited
+                };
                 painter.line_segment(
                     [pos2(x, plot.top()), pos2(x, plot.bottom())],
-                    Stroke::new(1.0, edited.gamma_multiply(0.6)),
+                    Stroke::new(1.0, color.gamma_multiply(0.6)),
                 );
                 last_x = x;
             }
@@ -275,6 +282,30 @@ impl View for TimelineView {
             text_color,
             Stroke::NONE,
         ));
+        // What the pointer rests on: the step's values and what happened at it.
+        if let Some(hover) = response.hover_pos()
+            && !response.dragged()
+        {
+            let s = step_of(plot, last, hover.x);
+            if let Some(r) = usize::try_from(s).ok().and_then(|i| steps.get(i)) {
+                response.clone().on_hover_ui_at_pointer(|ui| {
+                    ui.strong(format!("step {s}"));
+                    for metric in Metric::ALL {
+                        ui.label(format!(
+                            "{}: {}",
+                            metric.name(),
+                            format_value(metric, metric.value(r))
+                        ));
+                    }
+                    if r.rebuilt {
+                        ui.label("the tree was rebuilt (wholly or in part)");
+                    }
+                    for e in rec.edits().iter().filter(|e| e.step == s) {
+                        ui.label(format!("you: {}", e.edit.describe()));
+                    }
+                });
+            }
+        }
         // The pointer: a click lands on the clicked track's spike near it, a drag follows it.
         let Some(pos) = response.interact_pointer_pos() else {
             return;
@@ -310,5 +341,21 @@ mod tests {
         assert_eq!(step_of(rect, 100, 0.0), 0);
         assert_eq!(step_of(rect, 100, 1000.0), 100);
         assert_eq!(x_of(rect, 0, 0), 100.0);
+    }
+
+    #[test]
+    fn a_peak_is_the_earliest_greatest_value_in_the_range() {
+        let steps: Vec<StepRecord> = [3, 9, 1, 9, 4]
+            .into_iter()
+            .map(|n| StepRecord {
+                reinserted: n,
+                ..StepRecord::default()
+            })
+            .collect();
+        assert_eq!(peak(&steps, Metric::Reinserts, 0, 4), 1);
+        assert_eq!(peak(&steps, Metric::Reinserts, 2, 4), 3);
+        assert_eq!(peak(&steps, Metric::Reinserts, 4, 4), 4);
+        // Past the end: only the steps there are count.
+        assert_eq!(peak(&steps, Metric::Reinserts, 4, 9), 4);
     }
 }
