@@ -275,3 +275,37 @@ fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
     );
     assert_eq!(app.recording().last_step(), 40);
 }
+
+#[test]
+fn a_full_recording_pauses_at_its_last_step_and_a_bigger_budget_goes_on() {
+    use aabb_debugger::app::prefs::PrefChange;
+    let mut h = harness_after(20);
+    h.state_mut()
+        .push_command(Command::SetPref(PrefChange::RecordingBudget(1000)));
+    h.run();
+    assert_eq!(h.state().recording().budget_bytes(), 1000);
+    h.key_press(Key::ArrowRight);
+    h.run();
+    let app = h.state();
+    assert!(
+        app.status().starts_with("Paused: the recording is full: ")
+            && app.status().ends_with("step 21 was not recorded."),
+        "{}",
+        app.status()
+    );
+    // The step the recording refused is undone: the window stays at the last recorded step.
+    assert_eq!(app.sim().step_index(), 20);
+    assert_eq!(app.recording().last_step(), 20);
+    assert_eq!(app.sim().structure_hash(), fresh_hash_at(20));
+    assert!(!app.is_playing());
+
+    let default = aabb_debugger::replay::DEFAULT_BUDGET_BYTES as u64;
+    h.state_mut()
+        .push_command(Command::SetPref(PrefChange::RecordingBudget(default)));
+    h.run();
+    h.key_press(Key::ArrowRight);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 21);
+    assert_eq!(h.state().recording().last_step(), 21);
+    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(21));
+}

@@ -4,6 +4,7 @@
 use super::commands::{Command, broadphase_name};
 use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
+use super::prefs::PrefChange;
 use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
 use crate::fileio::WriteOptions;
 use crate::replay::{Edit, KeyframePolicy, Recording, ReplayError};
@@ -39,7 +40,10 @@ impl State {
         path: Option<&Path>,
     ) -> Result<(Recording, Simulation), SceneError> {
         let file = recording_name(scene, path);
-        Recording::start(scene, &file, self.model.kind, self.model.pair_limit)
+        let (mut recording, sim) =
+            Recording::start(scene, &file, self.model.kind, self.model.pair_limit)?;
+        recording.set_budget_bytes(self.prefs.recording_budget_bytes());
+        Ok((recording, sim))
     }
 
     /// Shows recorded step `step` (clamped to the last): the simulation becomes the state at
@@ -93,7 +97,12 @@ impl State {
             }
             Command::Step => {
                 self.model.playing = false;
+                let before = self.model.sim.step_index();
                 self.step_once();
+                if self.model.sim.step_index() == before {
+                    // Not stepped (the recording is full): the status says why.
+                    return;
+                }
                 let r = self.model.sim.report();
                 self.model.status = format!(
                     "Step {}: {} reinserted, pairs {}.",
@@ -339,7 +348,13 @@ impl State {
                 self.request_file(FilePurpose::Export(format), self.model.path.clone());
             }
             Command::Export(path) => self.export_to(path),
-            Command::SetPref(change) => self.prefs.change(change),
+            Command::SetPref(change) => {
+                self.prefs.change(change);
+                if let PrefChange::RecordingBudget(_) = change {
+                    let budget = self.prefs.recording_budget_bytes();
+                    self.model.recording.set_budget_bytes(budget);
+                }
+            }
             Command::Hover(pick) => self.view.hover = pick,
             Command::SetWorldCamera { camera, fitted } => {
                 self.view.camera = camera;
@@ -566,7 +581,8 @@ impl State {
             .map_err(|e| e.to_string())
             .and_then(|history| rebuilt(history).map_err(|e| format!("{}: {e}", path.display())));
         match loaded {
-            Ok((scene, recording, sim)) => {
+            Ok((scene, mut recording, sim)) => {
+                recording.set_budget_bytes(self.prefs.recording_budget_bytes());
                 let last = recording.last_step();
                 self.model.kind = sim.broadphase_kind();
                 self.model.pair_limit = sim.pair_limit();

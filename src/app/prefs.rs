@@ -312,6 +312,8 @@ pub struct Prefs {
     pub native_dialogs: bool,
     /// Show the timeline (the recorded steps) under the views.
     pub show_timeline: bool,
+    /// The memory budget of the window's recording, bytes (see [`crate::replay`]).
+    pub recording_budget: u64,
 }
 
 impl Default for Prefs {
@@ -336,11 +338,18 @@ impl Default for Prefs {
             pad_parents: true,
             native_dialogs: true,
             show_timeline: true,
+            recording_budget: crate::replay::DEFAULT_BUDGET_BYTES as u64,
         }
     }
 }
 
 impl Prefs {
+    /// The recording budget as a byte count for [`crate::replay::Recording::set_budget_bytes`].
+    #[must_use]
+    pub fn recording_budget_bytes(&self) -> usize {
+        usize::try_from(self.recording_budget).unwrap_or(usize::MAX)
+    }
+
     /// Puts `path` first in the recent files, without duplicates, keeping [`MAX_RECENT`].
     pub fn push_recent(&mut self, path: PathBuf) {
         let path = std::fs::canonicalize(&path).unwrap_or(path);
@@ -388,6 +397,8 @@ pub enum PrefChange {
     TreeLayout(TreeLayoutKind),
     /// Show the timeline.
     ShowTimeline(bool),
+    /// The recording's memory budget, bytes (applied to the open recording at once).
+    RecordingBudget(u64),
 }
 
 impl Prefs {
@@ -418,6 +429,7 @@ impl Prefs {
             PrefChange::NativeDialogs(on) => self.native_dialogs = on,
             PrefChange::TreeLayout(kind) => self.tree_layout = kind,
             PrefChange::ShowTimeline(on) => self.show_timeline = on,
+            PrefChange::RecordingBudget(bytes) => self.recording_budget = bytes,
         }
     }
 }

@@ -186,7 +186,8 @@ impl State {
         let kind = BroadphaseKind::Tree;
         let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
         let file = recording_name(&scene, path.as_deref());
-        let (recording, sim) = Recording::start(&scene, &file, kind, pair_limit)?;
+        let (mut recording, sim) = Recording::start(&scene, &file, kind, pair_limit)?;
+        recording.set_budget_bytes(prefs.recording_budget_bytes());
         let mut state = State {
             model: Model {
                 doc: scene,

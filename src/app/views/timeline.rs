@@ -12,6 +12,7 @@ use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, pos2, vec2};
 
 use super::View;
 use crate::app::commands::Command;
+use crate::app::prefs::PrefChange;
 use crate::app::state::State;
 use crate::replay::{Edit, Metric, StepRecord};
 
@@ -23,6 +24,9 @@ pub const TRACKS: [Metric; 5] = [
     Metric::Height,
     Metric::StepMs,
 ];
+
+/// The recording budgets offered, MiB.
+const BUDGET_CHOICES_MIB: [u64; 6] = [128, 256, 512, 1024, 2048, 4096];
 
 /// Width of the track names on the left, points.
 const LABEL_WIDTH: f32 = 150.0;
@@ -140,6 +144,18 @@ impl View for TimelineView {
                 ui.label(format!("step {at} of {last}"));
             }
             ui.separator();
+            ui.menu_button("Budget", |ui| {
+                for mib in BUDGET_CHOICES_MIB {
+                    let bytes = mib * 1024 * 1024;
+                    let chosen = state.prefs.recording_budget == bytes;
+                    if ui.radio(chosen, size(bytes as usize)).clicked() {
+                        out.push(Command::SetPref(PrefChange::RecordingBudget(bytes)));
+                        ui.close();
+                    }
+                }
+            })
+            .response
+            .on_hover_text("The most memory the recording may take.");
             ui.label(format!(
                 "steps recorded: {}, {} of {} budget, keyframes: {}",
                 steps.len(),
