@@ -309,3 +309,42 @@ fn a_full_recording_pauses_at_its_last_step_and_a_bigger_budget_goes_on() {
     assert_eq!(h.state().recording().last_step(), 21);
     assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(21));
 }
+
+#[test]
+fn at_a_recorded_step_the_controls_show_the_settings_in_force_then() {
+    let mut h = harness_after(10);
+    let before = h.state().document().tree;
+    let mut wider = before;
+    wider.margin = 0.9;
+    h.state_mut().push_command(Command::SetTreeSettings(wider));
+    h.state_mut()
+        .push_command(Command::SetBroadphase(BroadphaseKind::Sap));
+    h.run();
+    for _ in 0..5 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.state_mut().push_command(Command::SeekTo(4));
+    h.run();
+    assert_eq!(h.state().document().tree, before);
+    assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Tree);
+    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(4));
+    h.key_press(Key::End);
+    h.run();
+    assert_eq!(h.state().sim().step_index(), 15);
+    assert_eq!(h.state().document().tree, wider);
+    assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Sap);
+    let edits: Vec<(u64, Edit)> = h
+        .state()
+        .recording()
+        .edits()
+        .iter()
+        .map(|e| (e.step, e.edit.clone()))
+        .collect();
+    assert_eq!(
+        edits,
+        vec![
+            (10, Edit::SetTreeSettings(wider)),
+            (10, Edit::SetBroadphase(BroadphaseKind::Sap)),
+        ]
+    );
+}

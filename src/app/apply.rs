@@ -46,6 +46,14 @@ impl State {
         Ok((recording, sim))
     }
 
+    /// The settings the controls show (tree settings, broad phase, pair limit) become the
+    /// simulation's: at a recorded step they are those in force then.
+    fn follow_sim_settings(&mut self) {
+        self.model.kind = self.model.sim.broadphase_kind();
+        self.model.pair_limit = self.model.sim.pair_limit();
+        self.model.doc.tree = self.model.sim.tree_settings();
+    }
+
     /// Shows recorded step `step` (clamped to the last): the simulation becomes the state at
     /// that step, rebuilt from the recording; the recording is kept whole.
     fn seek_to(&mut self, step: u64) {
@@ -58,6 +66,7 @@ impl State {
         match self.model.recording.state_at(step) {
             Ok(sim) => {
                 self.model.sim = sim;
+                self.follow_sim_settings();
                 self.model.rev += 1;
                 self.view.drag = None;
                 self.model.status = if step == last {
@@ -584,10 +593,9 @@ impl State {
             Ok((scene, mut recording, sim)) => {
                 recording.set_budget_bytes(self.prefs.recording_budget_bytes());
                 let last = recording.last_step();
-                self.model.kind = sim.broadphase_kind();
-                self.model.pair_limit = sim.pair_limit();
                 self.model.playing = false;
                 self.install_document(scene, None, recording, sim);
+                self.follow_sim_settings();
                 self.prefs.push_recent(path.to_path_buf());
                 self.model.status = format!(
                     "Opened the recording {} ({} steps); showing its last step, {last}.",
