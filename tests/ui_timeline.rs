@@ -348,3 +348,22 @@ fn at_a_recorded_step_the_controls_show_the_settings_in_force_then() {
         ]
     );
 }
+
+#[test]
+fn the_worst_step_menu_jumps_to_the_greatest_value_of_a_metric() {
+    let mut h = harness_after(120);
+    let worst = h.state().recording().worst_step(Metric::CandidatePairs);
+    let most = h.state().recording().steps()[worst as usize].candidate_pairs;
+    assert_ne!(worst, 120);
+    h.get_by_label("Worst step").click();
+    h.run();
+    h.get_by_label(&format!("most candidate pairs: step {worst} ({most})"))
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().sim().step_index(), worst);
+    assert_eq!(
+        h.state().sim().report().candidate_pairs.len(),
+        most as usize
+    );
+    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(worst));
+}
