@@ -192,6 +192,10 @@ fn playing_from_a_past_step_discards_the_recorded_future() {
     let app = h.state();
     let at = app.sim().step_index();
     assert!(at > 30 && at < 100, "at {at}");
+    assert_eq!(
+        app.status(),
+        "Recorded future after step 30 discarded (70 steps, 0 edits)."
+    );
     assert_eq!(app.recording().last_step(), at);
     assert_eq!(app.sim().structure_hash(), fresh_hash_at(at));
 }

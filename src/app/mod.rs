@@ -1,5 +1,6 @@
 //! The egui front end, the only module that imports egui/eframe: the debugger window (world
-//! view, tree view, controls, statistics, files) and the self-closing `screenshot` run.
+//! view, tree view, controls, statistics, timeline, files) and the self-closing `screenshot`
+//! run.
 //!
 //! - [`DebuggerApp`]: the app, exported so tests drive it headless with egui_kittest.
 //! - [`Command`]: what the UI asks for; applied after the panels are drawn.
