@@ -32,6 +32,8 @@ pub struct ScreenshotPlan {
     pub view: Option<ViewMode>,
     /// Theme.
     pub theme: Option<ThemeChoice>,
+    /// Show the timeline under the world view (the article figures leave it out).
+    pub timeline: bool,
     /// Open the Advisor and sweep this grid first (from the scene after `steps`); the shot
     /// waits for the sweep to end.
     pub advisor: Option<AdvisorGrid>,
@@ -134,6 +136,7 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
     if let Some(theme) = plan.theme {
         state.prefs.theme = theme;
     }
+    state.prefs.show_timeline = plan.timeline;
     state.model.playing = false;
     if let Some(grid) = &plan.advisor {
         app.start_advisor_sweep(grid.clone());

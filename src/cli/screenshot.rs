@@ -34,6 +34,10 @@ pub struct ScreenshotArgs {
     /// Colour theme: dark or light.
     #[arg(long, value_parser = parse_theme)]
     pub theme: Option<ThemeChoice>,
+    /// Show the timeline (the recorded steps) under the world view; left out by default, as
+    /// the articles' figures have none.
+    #[arg(long)]
+    pub timeline: bool,
     /// Open the Advisor and run a sweep (from the scene after `--steps`) before the shot,
     /// which waits for it; its grid is the window's default unless `--advisor-margin`,
     /// `--advisor-lookahead` or `--advisor-steps` say otherwise. Raise `--timeout-secs` for a
@@ -100,6 +104,7 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         layers,
         view: args.view,
         theme: args.theme,
+        timeline: args.timeline,
         advisor: (args.advisor
             || args.advisor_margin.is_some()
             || args.advisor_lookahead.is_some()
