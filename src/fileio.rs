@@ -211,15 +211,13 @@ fn open_checked(path: &Path, max_bytes: u64) -> Result<File, ReadError> {
 /// file from which more than `max_bytes` arrive anyway (it grew, or its size is not what it
 /// holds, as in `/proc`) with [`ReadError::Grew`]. At most `max_bytes + 1` bytes are read.
 pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
-    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
-        path: path.to_path_buf(),
-        action: "look up the file",
-        source,
-    })?;
-    check_readable(path, &meta, max_bytes)?;
-    let file = open_checked(path, max_bytes)?;
-    // The size was checked against `max_bytes`, so this reserves at most that much.
-    let expected = usize::try_from(meta.len()).unwrap_or(0);
+    let file = open_regular(path, max_bytes)?;
+    // The open file's size was checked against `max_bytes`, so this reserves at most that.
+    let expected = file
+        .metadata()
+        .ok()
+        .and_then(|m| usize::try_from(m.len()).ok())
+        .unwrap_or(0);
     let mut bytes = Vec::with_capacity(expected);
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)

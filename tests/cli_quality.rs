@@ -3,19 +3,10 @@
 //! panic.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run the binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{bin, text};
 
 /// Writes `contents` to `name` in `dir`; returns its path.
 fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {

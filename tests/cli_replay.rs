@@ -3,19 +3,9 @@
 //! run stopped by the pair limit leaves a recording whose last step stops `replay` with
 //! `run`'s message; bad files and steps are refused with messages.
 
-use std::process::{Command, Output};
-
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run the binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{bin, text};
 
 /// The JSON object printed, without the timings (which differ from run to run).
 fn json_without_timings(args: &[&str]) -> serde_json::Value {

@@ -2,19 +2,10 @@
 //! its keys, identical pairs on every broad phase, determinism.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run the binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{bin, text};
 
 fn run_json(args: &[&str]) -> serde_json::Value {
     let out = bin(args);

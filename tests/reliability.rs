@@ -6,7 +6,11 @@ use aabb_debugger::broadphase::{BroadphaseError, BroadphaseKind};
 use aabb_debugger::cli::run::{summarize, summarize_with_limit};
 use aabb_debugger::scene::{Scene, SceneError, Simulation};
 use glam::Vec3;
-use std::process::{Command, Output};
+use std::process::Command;
+
+#[path = "common/cli.rs"]
+mod cli;
+use cli::bin;
 
 const KINDS: [BroadphaseKind; 3] = [
     BroadphaseKind::Tree,
@@ -18,14 +22,6 @@ type IdPairs = Vec<(u32, u32)>;
 
 fn parse(text: &str) -> Result<Scene, SceneError> {
     Scene::parse(text, "test.ron", false)
-}
-
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run the binary")
 }
 
 /// A 2D scene with the given world, tree section and sphere lines.

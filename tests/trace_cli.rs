@@ -2,18 +2,9 @@
 //! pairs on every broad phase, the sweep's points and verdict, and a malformed trace refused
 //! with `FILE:LINE: message`.
 
-use std::process::{Command, Output};
-
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .args(args)
-        .output()
-        .expect("run the binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{bin, text};
 
 /// Twelve boxes falling onto a floor at 1 unit a step for 20 steps, side by side so that
 /// neighbours touch, then resting; box 11 leaves at step 10.

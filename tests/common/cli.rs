@@ -1,0 +1,22 @@
+//! Running the built binary, for the command-line tests (`cli_*`, `reliability`,
+//! `trace_cli`): include it with `#[path = "common/cli.rs"] mod cli;`.
+
+// Not every test file uses every helper.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// Runs `aabb-debugger ARGS` from the package's folder (so `scenes/...` paths resolve) and
+/// waits for it.
+pub fn bin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run the binary")
+}
+
+/// Output bytes as text (invalid UTF-8 replaced).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
