@@ -290,7 +290,7 @@ fn cancel_leaves_the_live_scene_untouched() {
             app.document().clone(),
             live_tree(app),
             app.sim()
-                .bodies()
+                .spheres()
                 .iter()
                 .map(|b| (b.sphere.id, b.sphere.center.to_array(), b.alive))
                 .collect::<Vec<_>>(),

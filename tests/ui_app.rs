@@ -58,7 +58,7 @@ fn harness() -> Harness<'static, DebuggerApp> {
 fn center_of(h: &Harness<'_, DebuggerApp>, id: u32) -> glam::Vec3 {
     h.state()
         .sim()
-        .bodies()
+        .spheres()
         .iter()
         .find(|b| b.sphere.id == id)
         .expect("sphere exists")
@@ -109,7 +109,7 @@ fn drag(h: &mut Harness<'_, DebuggerApp>, from: Pos2, to: Pos2, steps: u32) {
 fn loads_a_scene_and_draws_every_sphere_inside_the_world_view() {
     let h = harness();
     let app = h.state();
-    assert_eq!(app.sim().bodies().len(), 5);
+    assert_eq!(app.sim().spheres().len(), 5);
     assert_eq!(app.snapshot().spheres.len(), 5);
     assert_eq!(app.sim().step_index(), 0);
     assert!(!app.is_dirty());
@@ -307,7 +307,7 @@ fn opening_a_bad_file_shows_its_error_and_keeps_the_scene() {
     )
     .expect("write");
     let mut h = harness();
-    let before = h.state().sim().scene();
+    let before = h.state().sim().scene().expect("a scene");
     h.state_mut().push_command(Command::Open(bad.clone()));
     h.run_steps(2);
     let app = h.state();
@@ -315,7 +315,7 @@ fn opening_a_bad_file_shows_its_error_and_keeps_the_scene() {
     assert!(error.contains("bad.ron"), "{error}");
     let expected = Scene::load(&bad).expect_err("bad file").to_string();
     assert_eq!(error, expected, "the same message as `check`");
-    assert_eq!(app.sim().scene(), before);
+    assert_eq!(app.sim().scene(), Some(before));
     assert_eq!(app.path(), None);
     assert!(app.status().contains("unchanged"), "{}", app.status());
 }
@@ -332,7 +332,7 @@ fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
     });
     h.run_steps(1);
     assert!(h.state().is_dirty());
-    let before = h.state().sim().scene();
+    let before = h.state().sim().scene().expect("a scene");
     h.state_mut().push_command(Command::SaveAs(path.clone()));
     h.run_steps(1);
     assert!(!h.state().is_dirty(), "{}", h.state().status());
@@ -351,7 +351,7 @@ fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
         std::fs::read_to_string(&path).unwrap_or_default()
     );
     assert_eq!(app.path(), Some(path.as_path()));
-    let mut after = app.sim().scene();
+    let mut after = app.sim().scene().expect("a scene");
     let mut before = before;
     assert!(after.view.is_some(), "the save includes the view");
     after.view = None;
@@ -377,7 +377,7 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
     });
     h.run_steps(1);
     assert!(h.state().is_dirty());
-    let scene = h.state().sim().scene();
+    let scene = h.state().sim().scene().expect("a scene");
 
     // The save is refused and the question is shown.
     h.state_mut().push_command(Command::SaveAs(path.clone()));
@@ -413,7 +413,7 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
     assert_eq!(mode(&path), 0o444);
     assert!(h.state().is_dirty());
     assert_eq!(h.state().path(), None);
-    assert_eq!(h.state().sim().scene(), scene);
+    assert_eq!(h.state().sim().scene(), Some(scene.clone()));
 
     // Again, and Replace: the scene is written, the file stays read-only.
     h.state_mut().push_command(Command::SaveAs(path.clone()));
@@ -467,7 +467,7 @@ fn keys_add_and_delete_spheres() {
     h.key_press(Key::A);
     h.run_steps(2);
     let app = h.state();
-    assert_eq!(app.sim().bodies().iter().filter(|b| b.alive).count(), 6);
+    assert_eq!(app.sim().spheres().iter().filter(|b| b.alive).count(), 6);
     assert_eq!(app.selection(), Some(Pick::Sphere(6)));
     let c = center_of(&h, 6);
     assert!(
@@ -477,7 +477,7 @@ fn keys_add_and_delete_spheres() {
     h.key_press(Key::Delete);
     h.run_steps(2);
     assert_eq!(
-        h.state().sim().bodies().iter().filter(|b| b.alive).count(),
+        h.state().sim().spheres().iter().filter(|b| b.alive).count(),
         5
     );
     assert_eq!(h.state().selection(), None);
@@ -539,8 +539,8 @@ fn hitting_the_pair_limit_while_playing_pauses_keeps_the_scene_and_says_why() {
     assert!(message.contains("The scene is kept"), "{message}");
     assert!(app.status().starts_with("Paused: "), "{}", app.status());
     // The scene is kept: every sphere, where the simulation left it; the document unchanged.
-    assert_eq!(app.sim().bodies().len(), 10);
-    assert!(app.sim().bodies().iter().all(|b| b.alive));
+    assert_eq!(app.sim().spheres().len(), 10);
+    assert!(app.sim().spheres().iter().all(|b| b.alive));
     assert_eq!(app.document(), &scene);
     assert!(app.sim().report().candidate_pairs.is_empty());
     // The message is on screen.
@@ -642,7 +642,7 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
     let app = h.state();
     let world = app.document().world;
     assert_eq!(
-        app.sim().world(),
+        app.sim().as_scene().expect("a scene").world(),
         world,
         "the document shows the world it runs in"
     );
@@ -656,7 +656,7 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
     );
     assert!(size.x > (before.max - before.min).x);
     assert!(app.status().contains("the world grew"), "{}", app.status());
-    for b in app.sim().bodies() {
+    for b in app.sim().spheres() {
         let (c, r) = (b.sphere.center, b.sphere.radius);
         assert!(c.x - r >= world.min.x && c.x + r <= world.max.x, "{c:?}");
         assert!(c.y - r >= world.min.y && c.y + r <= world.max.y, "{c:?}");

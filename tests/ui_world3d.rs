@@ -183,7 +183,7 @@ fn the_3d_views_orbit_changes_the_projection() {
     // Orbiting selects nothing and moves no sphere.
     assert_eq!(h.state().selection(), None);
     assert_eq!(
-        h.state().sim().bodies()[0].sphere.center,
+        h.state().sim().spheres()[0].sphere.center,
         glam::Vec3::new(5.0, 5.0, 5.0)
     );
 }

@@ -5,10 +5,11 @@ use super::commands::{Command, broadphase_name};
 use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
+use super::sim::{Origin, Sim, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
 use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
 use crate::fileio::WriteOptions;
-use crate::replay::{Edit, KeyframePolicy, Recording, ReplayError};
-use crate::scene::{Scene, SceneError, Simulation, Sphere};
+use crate::replay::{Edit, KeyframePolicy, Recording, ReplayError, TraceStart};
+use crate::scene::{Scene, SceneError, Sphere};
 use crate::tree::TreeConfig;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,11 @@ impl State {
             return;
         }
         self.apply_now(command);
+        if self.model.sim.is_trace() {
+            // A trace is input, never saved: nothing is unsaved, so opening another file
+            // asks nothing.
+            self.model.dirty = false;
+        }
         self.sync_stopped();
         if let Some(note) = self.model.discarded.take() {
             self.model.status = format!("{} {note}", self.model.status).trim().to_owned();
@@ -38,12 +44,40 @@ impl State {
         &self,
         scene: &Scene,
         path: Option<&Path>,
-    ) -> Result<(Recording, Simulation), SceneError> {
+    ) -> Result<(Recording<Sim>, Sim), SceneError> {
         let file = recording_name(scene, path);
+        self.start_origin(&Origin::Scene(scene.clone()), &file)
+    }
+
+    /// [`Self::start`] of any origin (a scene, or a trace), recorded under the name `file`.
+    fn start_origin(
+        &self,
+        origin: &Origin,
+        file: &str,
+    ) -> Result<(Recording<Sim>, Sim), SceneError> {
         let (mut recording, sim) =
-            Recording::start(scene, &file, self.model.kind, self.model.pair_limit)?;
+            Recording::start_from(origin, file, self.model.kind, self.model.pair_limit)?;
         recording.set_budget_bytes(self.prefs.recording_budget_bytes());
         Ok((recording, sim))
+    }
+
+    /// What a command cannot do on a trace, and why (`None` when it can, or on a scene).
+    fn refused_on_trace(&self, command: &Command) -> Option<&'static str> {
+        if !self.model.sim.is_trace() {
+            return None;
+        }
+        match command {
+            Command::BeginDrag { .. }
+            | Command::MoveSphere { .. }
+            | Command::AddSphere { .. }
+            | Command::DeleteSphere(_)
+            | Command::SetGenerator(_) => Some(TRACE_HAS_NO_SPHERES),
+            Command::Save
+            | Command::SaveAs(_)
+            | Command::SaveAsDialog
+            | Command::ReplaceReadOnly(_) => Some(TRACE_IS_INPUT),
+            _ => None,
+        }
     }
 
     /// The settings the controls show (tree settings, broad phase, pair limit) become the
@@ -80,6 +114,10 @@ impl State {
     }
 
     fn apply_now(&mut self, command: Command) {
+        if let Some(why) = self.refused_on_trace(&command) {
+            self.model.status = format!("{why}.");
+            return;
+        }
         match command {
             Command::SetPlaying(on) => self.model.playing = on,
             Command::TogglePlay => {
@@ -108,8 +146,9 @@ impl State {
                 self.model.playing = false;
                 let before = self.model.sim.step_index();
                 self.step_once();
-                if self.model.sim.step_index() == before {
-                    // Not stepped (the recording is full): the status says why.
+                if self.model.sim.step_index() == before || self.model.sim.is_at_end() {
+                    // Not stepped (the recording is full, or the trace ended), or at the
+                    // trace's end: the status says so.
                     return;
                 }
                 let r = self.model.sim.report();
@@ -243,7 +282,7 @@ impl State {
                 let Some(body) = self
                     .model
                     .sim
-                    .bodies()
+                    .spheres()
                     .iter()
                     .find(|b| b.sphere.id == id && b.alive)
                 else {
@@ -267,7 +306,12 @@ impl State {
                 }
             }
             Command::AddSphere { center } => self.add_sphere(center),
-            Command::DeleteSphere(id) => match self.model.sim.remove_sphere(id) {
+            Command::DeleteSphere(id) => match self
+                .model
+                .sim
+                .spheres_mut()
+                .and_then(|s| s.remove_sphere(id))
+            {
                 Err(e @ SceneError::Step { .. }) => {
                     self.record_edit(Edit::RemoveSphere { id });
                     self.changed_but_stopped(&e);
@@ -411,7 +455,17 @@ impl State {
     }
 
     fn reset(&mut self) {
-        match self.start(&self.model.doc, self.model.path.as_deref()) {
+        let started = match &self.model.sim {
+            Sim::Scene(_) => self.start(&self.model.doc, self.model.path.as_deref()),
+            Sim::Trace(t) => self.start_origin(
+                &Origin::Trace(TraceStart {
+                    trace: std::sync::Arc::clone(t.trace()),
+                    config: self.model.doc.tree,
+                }),
+                &recording_name(&self.model.doc, self.model.path.as_deref()),
+            ),
+        };
+        match started {
             Ok((recording, sim)) => {
                 self.model.sim = sim;
                 self.model.recording = recording;
@@ -435,12 +489,17 @@ impl State {
         let radius = self
             .model
             .sim
-            .bodies()
+            .spheres()
             .iter()
             .find(|b| b.sphere.id == id)
             .map_or(0.0, |b| b.sphere.radius);
-        let center = self.model.sim.clamp_center(radius, center);
-        match self.model.sim.move_sphere(id, center) {
+        let center = self.clamp_center(radius, center);
+        match self
+            .model
+            .sim
+            .spheres_mut()
+            .and_then(|s| s.move_sphere(id, center))
+        {
             Err(e @ SceneError::Step { .. }) => {
                 self.record_edit(Edit::MoveSphere { id, center });
                 self.changed_but_stopped(&e);
@@ -482,8 +541,16 @@ impl State {
         }
     }
 
+    /// `center` kept inside the scene's walls for a sphere of `radius`.
+    fn clamp_center(&self, radius: f32, center: Vec3) -> Vec3 {
+        self.model
+            .sim
+            .as_scene()
+            .map_or(center, |s| s.clamp_center(radius, center))
+    }
+
     fn add_sphere(&mut self, center: Vec3) {
-        let bodies = self.model.sim.bodies();
+        let bodies = self.model.sim.spheres();
         let id = bodies
             .iter()
             .map(|b| b.sphere.id)
@@ -496,7 +563,7 @@ impl State {
             .collect();
         radii.sort_by(f32::total_cmp);
         let radius = radii.get(radii.len() / 2).copied().unwrap_or(1.0);
-        let center = self.model.sim.clamp_center(radius, center);
+        let center = self.clamp_center(radius, center);
         let sphere = Sphere {
             id,
             label: None,
@@ -506,7 +573,12 @@ impl State {
             appear_at: self.model.sim.step_index(),
             disappear_at: None,
         };
-        match self.model.sim.add_sphere(sphere.clone()) {
+        match self
+            .model
+            .sim
+            .spheres_mut()
+            .and_then(|s| s.add_sphere(sphere.clone()))
+        {
             Err(e @ SceneError::Step { .. }) => {
                 self.record_edit(Edit::AddSphere(sphere));
                 self.changed_but_stopped(&e);
@@ -534,6 +606,10 @@ impl State {
     fn open(&mut self, path: &Path) {
         if is_recording_file(path) {
             self.open_recording(path);
+            return;
+        }
+        if crate::trace::is_trace_path(path) {
+            self.open_trace(path);
             return;
         }
         match Scene::load(path) {
@@ -582,7 +658,10 @@ impl State {
     fn open_recording(&mut self, path: &Path) {
         let rebuilt = |history: crate::replay::History| {
             let scene = history.scene.clone();
-            let recording = Recording::from_history(history, KeyframePolicy::default())?;
+            let recording = Recording::from_history(
+                history.map_origin::<Sim>(Origin::Scene),
+                KeyframePolicy::default(),
+            )?;
             let sim = recording.state_at(recording.last_step())?;
             Ok::<_, ReplayError>((scene, recording, sim))
         };
@@ -613,13 +692,58 @@ impl State {
         }
     }
 
+    /// Opens a trace file (see [`crate::trace`]): the window replays it from step 0 on the
+    /// current broad phase and pair limit with the default tree settings, paused. The
+    /// document becomes a scene made to describe it ([`trace_document`]); a trace is never
+    /// saved.
+    fn open_trace(&mut self, path: &Path) {
+        let trace = match crate::trace::Trace::load(path) {
+            Ok(trace) => std::sync::Arc::new(trace),
+            Err(e) => {
+                self.model.status = format!(
+                    "Could not open the trace {}; the open document is unchanged.",
+                    path.display()
+                );
+                self.model.error = Some(e.to_string());
+                return;
+            }
+        };
+        let doc = trace_document(&trace, TreeConfig::default());
+        let origin = Origin::Trace(TraceStart {
+            trace: std::sync::Arc::clone(&trace),
+            config: doc.tree,
+        });
+        match self.start_origin(&origin, &path.display().to_string()) {
+            Ok((recording, sim)) => {
+                self.model.playing = false;
+                self.install_document(doc, Some(path.to_path_buf()), recording, sim);
+                self.prefs.push_recent(path.to_path_buf());
+                self.model.status = format!(
+                    "Opened the trace {} ({} steps, {} dimensions, up to {} boxes a step); \
+                     press Play to step through it.",
+                    self.document_name(),
+                    trace.step_count(),
+                    trace.dimensions(),
+                    trace.max_boxes()
+                );
+            }
+            Err(e) => {
+                self.model.status = format!(
+                    "Could not start the trace {}; the open document is unchanged.",
+                    path.display()
+                );
+                self.model.error = Some(e.to_string());
+            }
+        }
+    }
+
     /// Makes `scene` (from `path`) the document, run by `sim` and recorded by `recording`.
     fn install_document(
         &mut self,
         scene: Scene,
         path: Option<PathBuf>,
-        recording: Recording,
-        sim: Simulation,
+        recording: Recording<Sim>,
+        sim: Sim,
     ) {
         self.model.sim = sim;
         self.model.recording = recording;
@@ -658,7 +782,11 @@ impl State {
     /// Saves the running scene (with the view) to `path`. A read-only file is not replaced
     /// unless `options` say so: the user is asked first (Replace / Cancel).
     fn save_with(&mut self, path: &Path, options: WriteOptions) {
-        let mut scene = self.model.sim.scene();
+        let Some(sim) = self.model.sim.as_scene() else {
+            self.model.status = format!("{TRACE_IS_INPUT}.");
+            return;
+        };
+        let mut scene = sim.scene();
         scene.view = Some(self.view_settings());
         match scene.save_with(path, options) {
             Ok(()) => {
@@ -681,6 +809,30 @@ impl State {
             }
         }
     }
+}
+
+/// The document standing for an open trace: its name, dimensions and time step, no spheres,
+/// `tree` as its settings, and as its world the box holding every box of every step (what
+/// Fit frames).
+#[must_use]
+pub(super) fn trace_document(trace: &crate::trace::Trace, tree: TreeConfig) -> Scene {
+    let mut world: Option<crate::tree::Aabb<Vec3>> = None;
+    let boxes = (0..trace.step_count())
+        .flat_map(|k| trace.step(k))
+        .chain(trace.statics());
+    for b in boxes {
+        world = Some(world.map_or(b.aabb, |w| w.union(&b.aabb)));
+    }
+    let mut doc = Scene::builtin_default();
+    doc.name = trace.name().to_owned();
+    doc.dimensions = trace.dimensions();
+    doc.dt = trace.dt();
+    doc.tree = tree;
+    doc.spheres.clear();
+    doc.generate = None;
+    doc.view = None;
+    doc.world = world.unwrap_or(doc.world);
+    doc
 }
 
 /// True when `path` starts with a recording file's magic (whatever its extension); false

@@ -34,8 +34,9 @@
 //! Each module imports only modules of the layers below it; nothing imports upward, so the
 //! modules import each other in no circle.
 //!
-//! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`;
-//!    `prefs` (uses `layout`), `snapshot` (uses `camera`), `native_dialog` (uses `files`).
+//! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`,
+//!    `sim` (a scene's or a trace's simulation); `prefs` (uses `layout`), `snapshot` (uses
+//!    `camera`, `sim`), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `apply` (`State::apply`: commands change the state).
@@ -58,6 +59,7 @@ pub mod mesh;
 pub mod native_dialog;
 pub mod palette;
 pub mod pick;
+pub mod sim;
 pub mod prefs;
 mod screenshot;
 mod shell;
@@ -81,9 +83,9 @@ const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
 /// Returns the process exit code.
 pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
     // A recording opens as the first command of the window (paused at its last step), over
-    // the built-in scene.
+    // the built-in scene; so does a trace (paused at its step 0).
     let (scene, path, recording) = match scene {
-        Some(path) if apply::is_recording_file(&path) => {
+        Some(path) if apply::is_recording_file(&path) || crate::trace::is_trace_path(&path) => {
             (Scene::builtin_default(), None, Some(path))
         }
         Some(path) => (Scene::load(&path)?, Some(path), None),

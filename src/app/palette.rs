@@ -17,8 +17,10 @@ pub struct Palette {
     pub contact: Color32,
     /// Tight boxes of the other spheres.
     pub tight: Color32,
-    /// Sphere outlines and labels.
+    /// Sphere outlines and labels; a trace's moving boxes.
     pub sphere: Color32,
+    /// A trace's static boxes (the ground, walls).
+    pub static_box: Color32,
     /// Velocity arrows.
     pub velocity: Color32,
     /// Candidate-pair lines between centres.
@@ -46,6 +48,7 @@ impl Palette {
         contact: Color32::from_rgb(240, 50, 50),
         tight: Color32::from_rgb(185, 185, 185),
         sphere: Color32::from_rgb(225, 225, 225),
+        static_box: Color32::from_rgb(200, 150, 90),
         velocity: Color32::from_rgb(245, 215, 40),
         pair: Color32::from_rgb(200, 200, 200),
         highlight: Color32::from_rgb(255, 150, 20),
@@ -64,6 +67,7 @@ impl Palette {
         contact: Color32::from_rgb(215, 20, 20),
         tight: Color32::from_rgb(105, 105, 105),
         sphere: Color32::from_rgb(60, 60, 60),
+        static_box: Color32::from_rgb(140, 90, 30),
         velocity: Color32::from_rgb(200, 160, 0),
         pair: Color32::from_rgb(90, 90, 90),
         highlight: Color32::from_rgb(245, 130, 0),

@@ -4,6 +4,7 @@
 
 use eframe::egui;
 
+use super::commands::Command;
 use super::pick::Pick;
 use super::prefs::{Layers, ThemeChoice, ViewMode};
 use super::shell::{AppOptions, DebuggerApp};
@@ -110,13 +111,9 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
         }
     }
     if let Some(id) = plan.select {
-        if !state
-            .model
-            .sim
-            .bodies()
-            .iter()
-            .any(|b| b.sphere.id == id && b.alive)
-        {
+        let sim = &state.model.sim;
+        let alive = |b: &crate::scene::Body| b.sphere.id == id && b.alive;
+        if !(sim.spheres().iter().any(alive) || sim.boxes().iter().any(|b| b.id == id)) {
             return Err(SceneError::Invalid {
                 file: state.document_name(),
                 message: format!(
@@ -181,7 +178,13 @@ pub fn run_screenshot(
     plan: ScreenshotPlan,
     timeout: Duration,
 ) -> anyhow::Result<i32> {
-    let scene = Scene::load(scene_path)?;
+    // A trace opens as the window opens one, over the built-in scene.
+    let trace = crate::trace::is_trace_path(scene_path);
+    let scene = if trace {
+        Scene::builtin_default()
+    } else {
+        Scene::load(scene_path)?
+    };
     let out = plan.out.clone();
     let size = plan.size;
     // A private storage folder: no remembered panel sizes or prefs change the picture.
@@ -227,7 +230,7 @@ pub fn run_screenshot(
                 &cc.egui_ctx,
                 None,
                 scene,
-                Some(path),
+                (!trace).then(|| path.clone()),
                 AppOptions {
                     playing: false,
                     ephemeral: true,
@@ -235,6 +238,12 @@ pub fn run_screenshot(
                     native_dialogs: false,
                 },
             )?;
+            if trace {
+                app.apply(Command::Open(path.clone()), true);
+                if let Some(e) = app.error() {
+                    return Err(anyhow::anyhow!("{e}").into());
+                }
+            }
             prepare(&mut app, &plan)?;
             Ok(Box::new(ScreenshotApp {
                 app,

@@ -23,7 +23,7 @@ use super::views::windows::Windows;
 use super::views::world::WorldView;
 use super::views::world3d::World3dView;
 use super::views::{View, free_text_has_focus};
-use crate::scene::{Scene, SceneError, Simulation};
+use crate::scene::{Scene, SceneError};
 use crate::tree::{Aabb, NodeId};
 use egui::{Key, KeyboardShortcut, Modifiers, Pos2};
 use glam::{Vec2, Vec3};
@@ -127,9 +127,9 @@ impl DebuggerApp {
     // ----------------------------------------------------------------------------------------
     // Read access, for tests and the CLI.
 
-    /// The running simulation.
+    /// The running simulation (a scene's or a trace's).
     #[must_use]
-    pub fn sim(&self) -> &Simulation {
+    pub fn sim(&self) -> &super::sim::Sim {
         &self.state.model.sim
     }
 
@@ -257,7 +257,7 @@ impl DebuggerApp {
 
     /// The recording of the open document (the timeline's steps and edits).
     #[must_use]
-    pub fn recording(&self) -> &crate::replay::Recording {
+    pub fn recording(&self) -> &crate::replay::Recording<super::sim::Sim> {
         &self.state.model.recording
     }
 

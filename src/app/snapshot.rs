@@ -7,17 +7,40 @@
 //! node and proxy slot (hash maps of 10,000 entries cost more than the rest together).
 
 use super::camera::{Plane, WorldRect};
+use super::sim::Sim;
 use crate::broadphase::TreeView;
-use crate::scene::{Simulation, ids_fit_a_table};
+use crate::scene::ids_fit_a_table;
 use crate::tree::{Aabb, DynamicTree, NodeId, ProxyId, Vector};
 use glam::{Vec2, Vec3};
 
 /// Marks an empty entry of the snapshot's dense index tables.
 const NONE: u32 = u32::MAX;
 
-/// One live sphere, projected.
+/// What a [`SphereItem`] stands for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// A scene's sphere.
+    #[default]
+    Sphere,
+    /// A trace's box that moves (its tight box is the box; the radius is 0).
+    Box,
+    /// A trace's static box (the ground, walls).
+    StaticBox,
+}
+
+impl Shape {
+    /// True for a trace's boxes.
+    #[must_use]
+    pub fn is_box(self) -> bool {
+        self != Shape::Sphere
+    }
+}
+
+/// One live sphere (or a trace's box), projected.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SphereItem {
+    /// A sphere, or a trace's box.
+    pub shape: Shape,
     /// The sphere's id.
     pub id: u32,
     /// Its label, when the scene gives one.
@@ -26,7 +49,7 @@ pub struct SphereItem {
     pub center_world: Vec3,
     /// Centre on the view plane.
     pub center: Vec2,
-    /// Radius, world units.
+    /// Radius, world units (0 for a box).
     pub radius: f32,
     /// Velocity in the world.
     pub velocity_world: Vec3,
@@ -34,6 +57,8 @@ pub struct SphereItem {
     pub velocity: Vec2,
     /// The tight box on the view plane.
     pub tight: WorldRect,
+    /// The tight box in the world (z from 0 to 0 in 2D).
+    pub tight_world: Aabb<Vec3>,
     /// The fat box on the view plane (`None` when the broad phase holds none).
     pub fat: Option<WorldRect>,
     /// True when it touches another sphere (its tight box is drawn red).
@@ -166,14 +191,14 @@ fn slot_of(table: &[u32], key: usize) -> Option<usize> {
 impl Snapshot {
     /// Takes what the views need from the simulation, projected onto `plane`.
     #[must_use]
-    pub fn take(sim: &Simulation, plane: Plane) -> Snapshot {
+    pub fn take(sim: &Sim, plane: Plane) -> Snapshot {
         let mut out = Snapshot::default();
         out.refresh(sim, plane);
         out
     }
 
     /// Retakes the snapshot from the simulation, reusing this one's buffers.
-    pub fn refresh(&mut self, sim: &Simulation, plane: Plane) {
+    pub fn refresh(&mut self, sim: &Sim, plane: Plane) {
         self.spheres.clear();
         self.nodes.clear();
         self.pairs.clear();
@@ -196,37 +221,52 @@ impl Snapshot {
             Some(TreeView::D3(tree)) => extract_tree(tree, axes, self),
             None => {}
         }
-        let live = sim.bodies().iter().filter(|b| b.alive);
+        let live = sim.spheres().iter().filter(|b| b.alive);
         let (count, max_id) = live
             .clone()
-            .fold((0, 0), |(n, m), b| (n + 1, m.max(b.sphere.id)));
+            .map(|b| b.sphere.id)
+            .chain(sim.boxes().iter().map(|b| b.id))
+            .fold((0, 0), |(n, m), id| (n + 1, m.max(id)));
         let dense = ids_fit_a_table(max_id, count);
         if !dense {
             self.sphere_slot = Vec::new();
         }
         let three_d = sim.dimensions() == 3;
-        for body in live {
+        let spheres = live.map(|body| {
             let s = &body.sphere;
             let r = s.radius;
-            let tight3 = Aabb::new(s.center - Vec3::splat(r), s.center + Vec3::splat(r));
+            let tight = Aabb::new(s.center - Vec3::splat(r), s.center + Vec3::splat(r));
+            (Shape::Sphere, s.id, s.label.clone(), s.center, r, s.velocity, tight)
+        });
+        let statics = sim.as_trace().map_or(&[][..], |t| t.trace().statics());
+        let boxes = sim.boxes().iter().map(|b| {
+            let fixed = statics.binary_search_by_key(&b.id, |s| s.id).is_ok();
+            let shape = if fixed { Shape::StaticBox } else { Shape::Box };
+            let center = (b.tight.min + b.tight.max) * 0.5;
+            (shape, b.id, None, center, 0.0, b.velocity, b.tight)
+        });
+        // Both are sorted by id (and only one is not empty).
+        for (shape, id, label, center, radius, velocity, tight3) in spheres.chain(boxes) {
             // A tree's fat boxes are its leaves' boxes, filled in below from the nodes.
-            let fat_3d = if has_tree { None } else { bp.fat_aabb(s.id) };
+            let fat_3d = if has_tree { None } else { bp.fat_aabb(id) };
             let fat = fat_3d.map(|f| project_box(&f, axes));
             if three_d {
                 self.fat_boxes_3d.push(fat_3d);
             }
             if dense {
-                set_slot(&mut self.sphere_slot, s.id as usize, self.spheres.len());
+                set_slot(&mut self.sphere_slot, id as usize, self.spheres.len());
             }
             self.spheres.push(SphereItem {
-                id: s.id,
-                label: s.label.clone(),
-                center_world: s.center,
-                center: plane.project(s.center),
-                radius: r,
-                velocity_world: s.velocity,
-                velocity: plane.project(s.velocity),
+                shape,
+                id,
+                label,
+                center_world: center,
+                center: plane.project(center),
+                radius,
+                velocity_world: velocity,
+                velocity: plane.project(velocity),
                 tight: project_box(&tight3, axes),
+                tight_world: tight3,
                 fat,
                 colliding: false,
                 node: None,
@@ -346,7 +386,7 @@ impl Snapshot {
 mod tests {
     use super::*;
     use crate::broadphase::BroadphaseKind;
-    use crate::scene::Scene;
+    use crate::scene::{Scene, Simulation};
 
     fn sim(text: &str, kind: BroadphaseKind) -> Simulation {
         let scene = Scene::parse(text, "snapshot-test.ron", false).expect("valid scene");
@@ -461,13 +501,13 @@ mod tests {
                 BroadphaseKind::Sap,
             ] {
                 let mut sim = sim(&text, kind);
-                let mut kept = Snapshot::take(&sim, plane);
+                let mut kept = Snapshot::take(&Sim::Scene(sim.clone()), plane);
                 assert_matches(&kept, &sim, plane);
                 for _ in 0..40 {
                     sim.step().expect("step");
-                    kept.refresh(&sim, plane);
+                    kept.refresh(&Sim::Scene(sim.clone()), plane);
                     assert_matches(&kept, &sim, plane);
-                    let fresh = Snapshot::take(&sim, plane);
+                    let fresh = Snapshot::take(&Sim::Scene(sim.clone()), plane);
                     assert_eq!(kept.spheres, fresh.spheres);
                     assert_eq!(kept.nodes, fresh.nodes);
                     assert_eq!(kept.pairs, fresh.pairs);
@@ -492,7 +532,7 @@ mod tests {
             ],
             generate: None, view: None)"#;
         let sim = sim(text, BroadphaseKind::Tree);
-        let snap = Snapshot::take(&sim, Plane::XY);
+        let snap = Snapshot::take(&Sim::Scene(sim.clone()), Plane::XY);
         assert!(snap.sphere_slot.is_empty(), "no table for ids this sparse");
         assert_matches(&snap, &sim, Plane::XY);
         assert_eq!(snap.sphere(4_000_000_000).map(|s| s.center.x), Some(6.0));

@@ -9,10 +9,11 @@ use super::files::{ExportFormat, FilePurpose};
 use super::history::History;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::{Layers, Prefs};
+use super::sim::{Origin, Sim};
 use super::snapshot::Snapshot;
 use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeView};
 use crate::replay::{Edit, Recording, ReplayError};
-use crate::scene::{Scene, SceneError, Simulation, ViewSettings};
+use crate::scene::{Scene, SceneError, ViewSettings};
 use crate::tree::Aabb;
 use glam::{Vec2, Vec3};
 use std::path::PathBuf;
@@ -25,8 +26,9 @@ pub struct Model {
     pub path: Option<PathBuf>,
     /// Unsaved changes.
     pub dirty: bool,
-    /// The running simulation.
-    pub sim: Simulation,
+    /// The running simulation: a scene's, or a trace's (then `doc` is a scene made to
+    /// describe it: its name, dimensions, bounds as the world, and the tree settings).
+    pub sim: Sim,
     /// The broad phase in use.
     pub kind: BroadphaseKind,
     /// Bumped on every change of the simulation, so views know when to refresh.
@@ -59,7 +61,7 @@ pub struct Model {
     pub document_id: u64,
     /// Every step and edit since the document was opened or restarted (the timeline's);
     /// `sim` is at its last step, or at a past step the timeline shows.
-    pub recording: Recording,
+    pub recording: Recording<Sim>,
     /// What the last command discarded of the recorded future (added to the status line).
     pub discarded: Option<String>,
 }
@@ -186,7 +188,8 @@ impl State {
         let kind = BroadphaseKind::Tree;
         let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
         let file = recording_name(&scene, path.as_deref());
-        let (mut recording, sim) = Recording::start(&scene, &file, kind, pair_limit)?;
+        let (mut recording, sim) =
+            Recording::start_from(&Origin::Scene(scene.clone()), &file, kind, pair_limit)?;
         recording.set_budget_bytes(prefs.recording_budget_bytes());
         let mut state = State {
             model: Model {
@@ -354,7 +357,7 @@ impl State {
         let mut status = format!(
             "Opened {} ({} spheres).",
             self.document_name(),
-            self.model.sim.bodies().iter().filter(|b| b.alive).count()
+            self.model.sim.live_count()
         );
         for warning in self.model.doc.warnings(self.model.pair_limit) {
             status.push_str(" Warning: ");
@@ -396,7 +399,12 @@ impl State {
 
     /// One simulation step, recorded, with its history sample and validation; from a past
     /// step, the recorded future is discarded first.
+    /// At a trace's last step it pauses and says so instead.
     pub(super) fn step_once(&mut self) {
+        if !self.at_past_step() && self.model.sim.is_at_end() {
+            self.end_of_trace();
+            return;
+        }
         self.discard_future();
         let outcome = match self.model.recording.step(&mut self.model.sim) {
             Ok(outcome) => outcome,
@@ -415,12 +423,24 @@ impl State {
         };
         self.model.rev += 1;
         self.record_step();
+        if self.model.sim.is_at_end() {
+            self.end_of_trace();
+        }
         if let Err(e) = outcome {
             // Only the broad phase stops a step (`SceneError::Step`); `sync_stopped` pauses
             // and shows why from the simulation's own record of it.
             debug_assert!(matches!(e, SceneError::Step { .. }), "{e}");
             self.sync_stopped();
         }
+    }
+
+    /// Pauses at the last step of a trace, saying so.
+    fn end_of_trace(&mut self) {
+        self.model.playing = false;
+        self.model.status = format!(
+            "End of the trace at step {}.",
+            self.model.sim.step_index()
+        );
     }
 
     /// Records the current report in the history and validates when asked to.

@@ -93,8 +93,9 @@
 
 pub mod file;
 
-use crate::broadphase::BroadphaseKind;
+use crate::broadphase::{BroadphaseError, BroadphaseKind};
 use crate::scene::{Scene, SceneError, Simulation, Sphere, StepReport};
+use crate::trace::{Stepper, Trace, TraceSimulation};
 use crate::tree::{TreeConfig, TreeEvent};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -202,6 +203,29 @@ impl Edit {
         }
     }
 
+    /// Applies the edit to a trace's simulation: the settings, the broad phase, a rebuild
+    /// and the pair limit as on a scene; the sphere edits are refused with
+    /// [`SceneError::Invalid`] (a trace's boxes come from its file).
+    pub fn apply_to_trace(&self, sim: &mut TraceSimulation) -> Result<(), SceneError> {
+        match self {
+            Edit::MoveSphere { .. } | Edit::AddSphere(_) | Edit::RemoveSphere { .. } => {
+                Err(SceneError::Invalid {
+                    file: "<trace>".to_owned(),
+                    message: format!(
+                        "cannot {} in a trace: its boxes come from its file",
+                        self.describe()
+                    ),
+                })
+            }
+            Edit::SetTreeSettings(settings) => sim.set_tree_settings(*settings).map(|_| ()),
+            Edit::SetBroadphase(kind) => sim.set_broadphase(*kind).map(|_| ()),
+            Edit::Rebuild => sim.rebuild().map(|_| ()),
+            Edit::SetPairLimit(limit) => sim
+                .set_pair_limit(usize::try_from(*limit).unwrap_or(usize::MAX))
+                .map(|_| ()),
+        }
+    }
+
     /// A few words for markers and messages: "move sphere 3", "rebuild".
     #[must_use]
     pub fn describe(&self) -> String {
@@ -214,6 +238,143 @@ impl Edit {
             Edit::Rebuild => "rebuild the tree".to_owned(),
             Edit::SetPairLimit(limit) => format!("set the pair limit to {limit}"),
         }
+    }
+}
+
+/// What a [`Recording`] records and rebuilds: a simulation that steps deterministically from
+/// a start ([`Replay::Origin`]), can be copied whole (a keyframe) and hashed, and takes the
+/// user's [`Edit`]s. Implemented by a scene's [`Simulation`] (the recording files' kind) and
+/// a trace's [`TraceSimulation`].
+pub trait Replay: Clone {
+    /// What a run starts from: a [`Scene`], or a trace with its tree settings
+    /// ([`TraceStart`]).
+    type Origin: Clone + std::fmt::Debug + PartialEq;
+    /// The run of `origin` at its first step on `kind` with `pair_limit`, kept even when that
+    /// step passes the limit (as [`Simulation::paused_at_zero`]).
+    fn start(origin: &Self::Origin, kind: BroadphaseKind, pair_limit: usize)
+    -> Result<Self, SceneError>;
+    /// Estimated bytes an origin holds (counted in a recording's memory).
+    fn origin_bytes(origin: &Self::Origin) -> usize;
+    /// The step shown now.
+    fn step_index(&self) -> u64;
+    /// Takes the next step; an error when the broad phase stopped it
+    /// ([`SceneError::Step`]) or there is no next step (the end of a trace: nothing changed).
+    fn step(&mut self) -> Result<(), SceneError>;
+    /// The report of the current step.
+    fn report(&self) -> &StepReport;
+    /// The hash of the broad phase's structure (what a recording checks).
+    fn structure_hash(&self) -> u64;
+    /// Bytes a copy holds (a keyframe's size).
+    fn heap_bytes(&self) -> usize;
+    /// How many bodies a step moves (the keyframe rule's measure of work).
+    fn body_count(&self) -> usize;
+    /// Why the last step or change stopped, when it did.
+    fn last_error(&self) -> Option<&BroadphaseError>;
+    /// The broad phase in use.
+    fn broadphase_kind(&self) -> BroadphaseKind;
+    /// The candidate-pair limit in use.
+    fn pair_limit(&self) -> usize;
+    /// Applies `edit`: `Ok` or [`SceneError::Step`] (applied, but the pairs passed the
+    /// limit) mean it changed the simulation; any other error means it was refused.
+    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError>;
+}
+
+impl Replay for Simulation {
+    type Origin = Scene;
+    fn start(scene: &Scene, kind: BroadphaseKind, pair_limit: usize) -> Result<Self, SceneError> {
+        Simulation::paused_at_zero(scene, kind, pair_limit)
+    }
+    fn origin_bytes(scene: &Scene) -> usize {
+        scene.spheres.capacity() * std::mem::size_of::<Sphere>()
+    }
+    fn step_index(&self) -> u64 {
+        Simulation::step_index(self)
+    }
+    fn step(&mut self) -> Result<(), SceneError> {
+        Simulation::step(self).map(|_| ())
+    }
+    fn report(&self) -> &StepReport {
+        Simulation::report(self)
+    }
+    fn structure_hash(&self) -> u64 {
+        Simulation::structure_hash(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        Simulation::heap_bytes(self)
+    }
+    fn body_count(&self) -> usize {
+        self.bodies().len()
+    }
+    fn last_error(&self) -> Option<&BroadphaseError> {
+        Simulation::last_error(self)
+    }
+    fn broadphase_kind(&self) -> BroadphaseKind {
+        Simulation::broadphase_kind(self)
+    }
+    fn pair_limit(&self) -> usize {
+        Simulation::pair_limit(self)
+    }
+    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError> {
+        edit.apply_to(self)
+    }
+}
+
+/// Where a trace's run starts: the trace and the tree settings at its first step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceStart {
+    /// The trace.
+    pub trace: std::sync::Arc<Trace>,
+    /// The tree settings at step 0.
+    pub config: TreeConfig,
+}
+
+impl Replay for TraceSimulation {
+    type Origin = TraceStart;
+    fn start(
+        origin: &TraceStart,
+        kind: BroadphaseKind,
+        pair_limit: usize,
+    ) -> Result<Self, SceneError> {
+        TraceSimulation::paused_at_zero(
+            std::sync::Arc::clone(&origin.trace),
+            kind,
+            origin.config,
+            pair_limit,
+        )
+    }
+    fn origin_bytes(_: &TraceStart) -> usize {
+        // The trace is shared with the simulation, not copied.
+        std::mem::size_of::<TraceStart>()
+    }
+    fn step_index(&self) -> u64 {
+        TraceSimulation::step_index(self)
+    }
+    fn step(&mut self) -> Result<(), SceneError> {
+        Stepper::step(self).map(|_| ())
+    }
+    fn report(&self) -> &StepReport {
+        Stepper::report(self)
+    }
+    fn structure_hash(&self) -> u64 {
+        TraceSimulation::structure_hash(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        TraceSimulation::heap_bytes(self)
+    }
+    fn body_count(&self) -> usize {
+        self.bodies().len()
+    }
+    fn last_error(&self) -> Option<&BroadphaseError> {
+        TraceSimulation::last_error(self)
+    }
+    fn broadphase_kind(&self) -> BroadphaseKind {
+        TraceSimulation::broadphase_kind(self)
+    }
+    fn pair_limit(&self) -> usize {
+        TraceSimulation::pair_limit(self)
+    }
+    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError> {
+        edit.apply_to_trace(self)
     }
 }
 
@@ -280,7 +441,7 @@ fn count(n: usize) -> u32 {
 impl StepRecord {
     /// The record of the simulation's current step, from its report.
     #[must_use]
-    pub fn of(sim: &Simulation) -> StepRecord {
+    pub fn of<S: Replay>(sim: &S) -> StepRecord {
         let r: &StepReport = sim.report();
         let tree = r.tree.unwrap_or_default();
         StepRecord {
@@ -495,12 +656,13 @@ pub enum ReplayError {
     },
 }
 
-/// What a recording holds without keyframes, and what its file holds: the start and every
-/// step and edit since.
-#[derive(Clone, Debug, PartialEq)]
-pub struct History {
-    /// The scene, as at step 0.
-    pub scene: Scene,
+/// What a recording holds without keyframes, and what its file holds (for a scene): the start
+/// and every step and edit since.
+#[derive(Clone)]
+pub struct History<S: Replay = Simulation> {
+    /// What the run started from: the scene as at step 0 (for a trace, the trace and its
+    /// settings at step 0).
+    pub scene: S::Origin,
     /// The file the scene was read from, as given (`run` prints it; may be empty).
     pub scene_file: String,
     /// The broad phase the run started with.
@@ -513,11 +675,35 @@ pub struct History {
     pub edits: Vec<RecordedEdit>,
 }
 
-impl History {
+impl<S: Replay> std::fmt::Debug for History<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History")
+            .field("scene", &self.scene)
+            .field("scene_file", &self.scene_file)
+            .field("broadphase", &self.broadphase)
+            .field("pair_limit", &self.pair_limit)
+            .field("steps", &self.steps)
+            .field("edits", &self.edits)
+            .finish()
+    }
+}
+
+impl<S: Replay> PartialEq for History<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.scene == other.scene
+            && self.scene_file == other.scene_file
+            && self.broadphase == other.broadphase
+            && self.pair_limit == other.pair_limit
+            && self.steps == other.steps
+            && self.edits == other.edits
+    }
+}
+
+impl<S: Replay> History<S> {
     /// The history of a run of `scene` (read from `scene_file`) that has just started: `sim`
-    /// as [`Simulation::paused_at_zero`] made it, step 0 recorded.
+    /// as [`Replay::start`] made it, step 0 recorded.
     #[must_use]
-    pub fn new(scene: &Scene, scene_file: &str, sim: &Simulation) -> History {
+    pub fn new(scene: &S::Origin, scene_file: &str, sim: &S) -> History<S> {
         History {
             scene: scene.clone(),
             scene_file: scene_file.to_owned(),
@@ -529,7 +715,7 @@ impl History {
     }
 
     /// Records the step `sim` just made; an error when it is not the next one.
-    pub fn push_step(&mut self, sim: &Simulation) -> Result<(), ReplayError> {
+    pub fn push_step(&mut self, sim: &S) -> Result<(), ReplayError> {
         let got = sim.step_index();
         let last = self.last_step();
         if got != last + 1 {
@@ -540,8 +726,8 @@ impl History {
     }
 
     /// The simulation at step 0, before any edit: exactly as the recorded run started.
-    pub fn start(&self) -> Result<Simulation, ReplayError> {
-        Simulation::paused_at_zero(
+    pub fn start(&self) -> Result<S, ReplayError> {
+        S::start(
             &self.scene,
             self.broadphase,
             usize::try_from(self.pair_limit).unwrap_or(usize::MAX),
@@ -557,7 +743,7 @@ impl History {
 
     /// Rebuilds `step` from the scene alone (no keyframes): every step and edit up to it is
     /// redone and checked. Its time is that of the recorded steps up to `step`.
-    pub fn state_at(&self, step: u64) -> Result<Simulation, ReplayError> {
+    pub fn state_at(&self, step: u64) -> Result<S, ReplayError> {
         let mut sim = self.start()?;
         self.check_step(&sim, 0)?;
         self.replay(&mut sim, step, |_| {})?;
@@ -565,7 +751,7 @@ impl History {
     }
 
     /// Checks the simulation's current step against its record.
-    fn check_step(&self, sim: &Simulation, step: u64) -> Result<(), ReplayError> {
+    fn check_step(&self, sim: &S, step: u64) -> Result<(), ReplayError> {
         let recorded = self.record(step)?;
         match recorded.difference(&StepRecord::of(sim)) {
             None => Ok(()),
@@ -588,9 +774,9 @@ impl History {
     /// made (before its edits). Ends after the edits of `to`.
     fn replay(
         &self,
-        sim: &mut Simulation,
+        sim: &mut S,
         to: u64,
-        mut after_step: impl FnMut(&Simulation),
+        mut after_step: impl FnMut(&S),
     ) -> Result<(), ReplayError> {
         if to > self.last_step() {
             return Err(ReplayError::NotRecorded {
@@ -603,7 +789,7 @@ impl History {
         loop {
             while let Some(e) = self.edits.get(next_edit).filter(|e| e.step == step) {
                 next_edit += 1;
-                let outcome = e.edit.apply_to(sim);
+                let outcome = sim.apply_edit(&e.edit);
                 let mismatch = |what: String| ReplayError::Mismatch { step, what };
                 match outcome {
                     Ok(()) | Err(SceneError::Step { .. }) => {}
@@ -637,13 +823,26 @@ impl History {
         }
     }
 
-    /// Estimated bytes in memory (step records, edits, the scene's listed spheres).
+    /// Estimated bytes in memory (step records, edits, the start: a scene's listed spheres).
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         self.steps.capacity() * size_of::<StepRecord>()
             + self.edits.capacity() * size_of::<RecordedEdit>()
-            + self.scene.spheres.capacity() * size_of::<Sphere>()
+            + S::origin_bytes(&self.scene)
+    }
+
+    /// The same history with its start changed by `f` into another kind of run's (a scene's
+    /// history as the window's, which runs a scene or a trace).
+    pub fn map_origin<T: Replay>(self, f: impl FnOnce(S::Origin) -> T::Origin) -> History<T> {
+        History {
+            scene: f(self.scene),
+            scene_file: self.scene_file,
+            broadphase: self.broadphase,
+            pair_limit: self.pair_limit,
+            steps: self.steps,
+            edits: self.edits,
+        }
     }
 }
 
@@ -675,16 +874,16 @@ impl Default for KeyframePolicy {
 
 /// A full copy of the simulation at a step, just after the step (before its edits).
 #[derive(Clone)]
-struct Keyframe {
+struct Keyframe<S> {
     step: u64,
-    sim: Simulation,
+    sim: S,
     bytes: usize,
 }
 
 /// The keyframes of a recording and the state of the rule that places them.
 #[derive(Clone)]
-struct Frames {
-    list: Vec<Keyframe>,
+struct Frames<S> {
+    list: Vec<Keyframe<S>>,
     /// The sum of the keyframes' `bytes`.
     bytes: usize,
     policy: KeyframePolicy,
@@ -694,8 +893,8 @@ struct Frames {
     dropped: u64,
 }
 
-impl Frames {
-    fn new(policy: KeyframePolicy) -> Frames {
+impl<S: Replay> Frames<S> {
+    fn new(policy: KeyframePolicy) -> Frames<S> {
         Frames {
             list: Vec::new(),
             bytes: 0,
@@ -706,13 +905,13 @@ impl Frames {
     }
 
     /// Counts step 0 and takes its keyframe (every recording has one).
-    fn first(&mut self, sim: &Simulation) {
+    fn first(&mut self, sim: &S) {
         self.work.clear();
-        self.work.push(sim.bodies().len() as u64);
+        self.work.push(sim.body_count() as u64);
         self.add(sim);
     }
 
-    fn add(&mut self, sim: &Simulation) {
+    fn add(&mut self, sim: &S) {
         let copy = sim.clone();
         let bytes = copy.heap_bytes();
         self.bytes += bytes;
@@ -725,11 +924,11 @@ impl Frames {
 
     /// Counts the step `sim` just made (step 0 too) and takes a keyframe of it when the
     /// policy says so.
-    fn maybe_add(&mut self, sim: &Simulation) {
+    fn maybe_add(&mut self, sim: &S) {
         let step = sim.step_index();
         let before = self.work.last().copied().unwrap_or(0);
         self.work
-            .push(before.saturating_add(sim.bodies().len() as u64));
+            .push(before.saturating_add(sim.body_count() as u64));
         let last = self.list.last().map_or(0, |k| k.step);
         let due = match self.policy {
             KeyframePolicy::Every(k) => step.is_multiple_of(k.max(1)),
@@ -804,23 +1003,36 @@ pub struct Discarded {
 /// A recording in memory: a [`History`] and keyframes, within a memory budget. See the
 /// module docs for the rules.
 #[derive(Clone)]
-pub struct Recording {
-    history: History,
-    frames: Frames,
+pub struct Recording<S: Replay = Simulation> {
+    history: History<S>,
+    frames: Frames<S>,
     budget: usize,
 }
 
-impl Recording {
-    /// Starts `scene` at step 0 on `kind` with `pair_limit` (as
-    /// [`Simulation::paused_at_zero`]) and a recording of it: the simulation to drive, and
-    /// the recording to hand its steps and edits to.
+impl Recording<Simulation> {
+    /// [`Recording::start_from`] a scene: the simulation at step 0 (as
+    /// [`Simulation::paused_at_zero`]) and its recording.
     pub fn start(
         scene: &Scene,
         scene_file: &str,
         kind: BroadphaseKind,
         pair_limit: usize,
     ) -> Result<(Recording, Simulation), SceneError> {
-        let sim = Simulation::paused_at_zero(scene, kind, pair_limit)?;
+        Self::start_from(scene, scene_file, kind, pair_limit)
+    }
+}
+
+impl<S: Replay> Recording<S> {
+    /// Starts `scene` (a scene, a trace: any [`Replay::Origin`]) at step 0 on `kind` with `pair_limit` (as
+    /// [`Simulation::paused_at_zero`]) and a recording of it: the simulation to drive, and
+    /// the recording to hand its steps and edits to.
+    pub fn start_from(
+        scene: &S::Origin,
+        scene_file: &str,
+        kind: BroadphaseKind,
+        pair_limit: usize,
+    ) -> Result<(Recording<S>, S), SceneError> {
+        let sim = S::start(scene, kind, pair_limit)?;
         let history = History::new(scene, scene_file, &sim);
         let mut frames = Frames::new(KeyframePolicy::default());
         frames.first(&sim);
@@ -835,9 +1047,9 @@ impl Recording {
     /// A recording of a history read from a file: every step is rebuilt from the scene and
     /// checked (an error names the first step that differs), taking keyframes on the way.
     pub fn from_history(
-        history: History,
+        history: History<S>,
         policy: KeyframePolicy,
-    ) -> Result<Recording, ReplayError> {
+    ) -> Result<Recording<S>, ReplayError> {
         let mut sim = history.start()?;
         history.check_step(&sim, 0)?;
         let mut frames = Frames::new(policy);
@@ -858,7 +1070,7 @@ impl Recording {
 
     /// The history (what a file holds).
     #[must_use]
-    pub fn history(&self) -> &History {
+    pub fn history(&self) -> &History<S> {
         &self.history
     }
 
@@ -941,8 +1153,13 @@ impl Recording {
 
     /// Steps `sim` once and records the step; the step's own error (a pair limit) is
     /// returned as [`Simulation::step`] returns it, after recording it.
-    pub fn step(&mut self, sim: &mut Simulation) -> Result<Result<(), SceneError>, ReplayError> {
-        let outcome = sim.step().map(|_| ());
+    /// A step that did not happen (the end of a trace) is not recorded.
+    pub fn step(&mut self, sim: &mut S) -> Result<Result<(), SceneError>, ReplayError> {
+        let before = sim.step_index();
+        let outcome = sim.step();
+        if sim.step_index() == before {
+            return Ok(outcome);
+        }
         self.record_step(sim)?;
         Ok(outcome)
     }
@@ -950,7 +1167,7 @@ impl Recording {
     /// Records the step `sim` just made (call it after every [`Simulation::step`], before any
     /// edit at that step). An error when the step is not the next one, or the recording is
     /// full (then nothing is recorded).
-    pub fn record_step(&mut self, sim: &Simulation) -> Result<(), ReplayError> {
+    pub fn record_step(&mut self, sim: &S) -> Result<(), ReplayError> {
         let got = sim.step_index();
         let used = self.memory_bytes();
         if used + std::mem::size_of::<StepRecord>() > self.budget && self.frames.list.len() <= 1 {
@@ -971,12 +1188,12 @@ impl Recording {
     /// simulation must be the one this recording follows, at its last step: one at another
     /// step (a past step shown without [`Recording::resume_at`]) is refused before anything
     /// changes, with [`SceneError::Invalid`].
-    pub fn apply(&mut self, sim: &mut Simulation, edit: Edit) -> Result<(), SceneError> {
+    pub fn apply(&mut self, sim: &mut S, edit: Edit) -> Result<(), SceneError> {
         self.check_at_end(sim).map_err(|e| SceneError::Invalid {
             file: "<recording>".to_owned(),
             message: e.to_string(),
         })?;
-        let outcome = edit.apply_to(sim);
+        let outcome = sim.apply_edit(&edit);
         if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
             self.history.edits.push(RecordedEdit {
                 step: sim.step_index(),
@@ -991,7 +1208,7 @@ impl Recording {
     /// Records an edit the caller applied to `sim` itself (through [`Edit::apply_to`] or the
     /// method it names), at `sim`'s step; an error, and nothing recorded, when `sim` is not
     /// at the recording's last step.
-    pub fn record_edit(&mut self, sim: &Simulation, edit: Edit) -> Result<(), ReplayError> {
+    pub fn record_edit(&mut self, sim: &S, edit: Edit) -> Result<(), ReplayError> {
         self.check_at_end(sim)?;
         self.history.edits.push(RecordedEdit {
             step: sim.step_index(),
@@ -1003,7 +1220,7 @@ impl Recording {
     }
 
     /// Ok when `sim` is at the recording's last step.
-    fn check_at_end(&self, sim: &Simulation) -> Result<(), ReplayError> {
+    fn check_at_end(&self, sim: &S) -> Result<(), ReplayError> {
         let (at, last) = (sim.step_index(), self.last_step());
         if at == last {
             Ok(())
@@ -1014,7 +1231,7 @@ impl Recording {
 
     /// The simulation exactly as it was at `step`, after the edits made at it: the nearest
     /// keyframe at or before it, then the edits and steps up to it, each step checked.
-    pub fn state_at(&self, step: u64) -> Result<Simulation, ReplayError> {
+    pub fn state_at(&self, step: u64) -> Result<S, ReplayError> {
         if step > self.last_step() {
             return Err(ReplayError::NotRecorded {
                 step,
@@ -1054,7 +1271,7 @@ impl Recording {
 
     /// Changing the past: the state at `step` (as [`Recording::state_at`]) with everything
     /// recorded after it discarded. The caller carries on from the returned simulation.
-    pub fn resume_at(&mut self, step: u64) -> Result<(Simulation, Discarded), ReplayError> {
+    pub fn resume_at(&mut self, step: u64) -> Result<(S, Discarded), ReplayError> {
         let sim = self.state_at(step)?;
         let discarded = self.truncate_after(step);
         Ok((sim, discarded))

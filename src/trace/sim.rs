@@ -59,6 +59,9 @@ fn invalid(message: String) -> SceneError {
 /// - **candidate pairs** are pairs whose fat boxes overlap, as for spheres;
 /// - **contacts** are the candidate pairs whose tight boxes overlap (touching counts): a
 ///   trace has boxes, not shapes.
+///
+/// A clone steps exactly as the original would (a recording's keyframe).
+#[derive(Clone)]
 pub struct TraceSimulation {
     trace: Arc<Trace>,
     config: TreeConfig,
@@ -99,6 +102,35 @@ impl TraceSimulation {
         config: TreeConfig,
         pair_limit: usize,
     ) -> Result<TraceSimulation, SceneError> {
+        let (sim, first) = Self::built_at(trace, start, kind, config, pair_limit)?;
+        first.map(|()| sim)
+    }
+
+    /// [`TraceSimulation::new`], kept even when step 0 passes the pair limit (as
+    /// [`Simulation::paused_at_zero`]: [`TraceSimulation::last_error`] says so); an error
+    /// only for bad settings.
+    pub fn paused_at_zero(
+        trace: Arc<Trace>,
+        kind: BroadphaseKind,
+        config: TreeConfig,
+        pair_limit: usize,
+    ) -> Result<TraceSimulation, SceneError> {
+        let (sim, first) = Self::built_at(trace, 0, kind, config, pair_limit)?;
+        match first {
+            Ok(()) | Err(SceneError::Step { .. }) => Ok(sim),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The simulation at step `start` and the outcome of that step (an error when its pairs
+    /// pass the limit); an error when it cannot be built at all.
+    fn built_at(
+        trace: Arc<Trace>,
+        start: usize,
+        kind: BroadphaseKind,
+        config: TreeConfig,
+        pair_limit: usize,
+    ) -> Result<(TraceSimulation, Result<(), SceneError>), SceneError> {
         if start >= trace.step_count() {
             return Err(invalid(format!(
                 "the trace has no step {start}: its steps are 0 to {}",
@@ -124,8 +156,8 @@ impl TraceSimulation {
             sim.live = sim.bodies_at(start - 1, &[]);
         }
         sim.advance_to(start);
-        sim.refresh(Instant::now())?;
-        Ok(sim)
+        let first = sim.refresh(Instant::now()).map(|_| ());
+        Ok((sim, first))
     }
 
     /// The bodies of trace step `k` (static boxes included), sorted by id, with velocities
@@ -235,6 +267,27 @@ impl TraceSimulation {
                 _ => false,
             })
             .collect()
+    }
+
+    /// The hash of the broad phase's structure (see [`Simulation::structure_hash`]).
+    #[must_use]
+    pub fn structure_hash(&self) -> u64 {
+        self.broadphase.structure_hash()
+    }
+
+    /// Bytes a copy ([`Clone`]) holds beyond the shared trace: the live and previous bodies,
+    /// the broad phase's storage and the last report's lists (an estimate).
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let r = &self.report;
+        let ids = r.reinserted.len() + r.appeared.len() + r.disappeared.len();
+        size_of::<Self>()
+            + (self.live.capacity() + self.previous.capacity()) * size_of::<broadphase::Body>()
+            + self.broadphase.heap_bytes()
+            + ids * size_of::<u32>()
+            + (r.candidate_pairs.len() + r.contacts.len()) * size_of::<(u32, u32)>()
+            + r.events.len() * size_of::<crate::tree::TreeEvent>()
     }
 
     /// The trace step shown now (the trace's own step number).

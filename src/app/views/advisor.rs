@@ -1,4 +1,5 @@
-//! The Advisor window: sweeps the open scene over a grid of margins x look-ahead values on
+//! The Advisor window: sweeps the open scene (or trace: from its current step, at most the
+//! steps left) over a grid of margins x look-ahead values on
 //! background threads ([`crate::sweep`]), shows the result as curves against the margin (one
 //! line per look-ahead value) and a heat map of the cost, and applies a point (click it, or
 //! "Apply best") to the live scene as one [`Command::SetTreeSettings`], the margin slider's
@@ -15,7 +16,7 @@ use crate::app::commands::Command;
 use crate::app::files::ExportFormat;
 use crate::app::state::State;
 use crate::cli::sweep::{SweepJson, csv};
-use crate::scene::Scene;
+use crate::app::sim::Sim;
 use crate::sweep::{
     MarginRange, PointResult, SweepError, SweepHandle, SweepOutcome, SweepPlan, SweepReport,
     SweepSpec, parse_lookaheads,
@@ -124,8 +125,9 @@ struct Running {
     handle: SweepHandle,
     /// The document's id when it started (to notice a different scene opened since).
     document_id: u64,
-    /// The scene swept (for the JSON export).
-    scene: Scene,
+    /// The name of the scene or trace swept and its spheres (a trace: the most boxes a
+    /// step holds), for the JSON export.
+    subject: (String, usize),
     /// What it started from, for the result's heading.
     from: String,
 }
@@ -135,7 +137,7 @@ struct Finished {
     report: SweepReport,
     /// The document's id when the sweep started.
     document_id: u64,
-    scene: Scene,
+    subject: (String, usize),
     from: String,
     /// The distinct look-ahead values, in grid order (one line each).
     lookaheads: Vec<f32>,
@@ -230,7 +232,7 @@ impl AdvisorView {
                 self.finished = Some(Finished {
                     report: *report,
                     document_id: run.document_id,
-                    scene: run.scene,
+                    subject: run.subject,
                     from: run.from,
                     lookaheads,
                 });
@@ -257,22 +259,45 @@ impl AdvisorView {
             return;
         };
         let started = form.spec(state.model.pair_limit).and_then(|spec| {
-            let (plan, scene, from) = if form.from_now {
-                let scene = state.model.sim.scene();
-                let from = format!("from step {}", state.model.sim.step_index());
-                (SweepPlan::new(&scene, spec)?, scene, from)
-            } else {
-                let scene = state.model.doc.clone();
-                (
-                    SweepPlan::new(&scene, spec)?,
-                    scene,
-                    "from the start".to_owned(),
-                )
+            let from_step = |step: u64| {
+                if form.from_now {
+                    format!("from step {step}")
+                } else {
+                    "from the start".to_owned()
+                }
+            };
+            let (plan, subject, from) = match &state.model.sim {
+                Sim::Trace(t) => {
+                    let start = if form.from_now { t.step_index() } else { 0 };
+                    let left = t.trace().step_count() as u64 - 1 - start;
+                    let mut spec = spec;
+                    if left > 0 {
+                        // A trace ends: the points replay at most the steps left.
+                        spec.steps = spec.steps.min(left);
+                    }
+                    let plan = SweepPlan::for_trace(
+                        std::sync::Arc::clone(t.trace()),
+                        usize::try_from(start).unwrap_or(usize::MAX),
+                        t.tree_settings(),
+                        spec,
+                    )?;
+                    let subject = (t.name().to_owned(), t.trace().max_boxes());
+                    (plan, subject, from_step(start))
+                }
+                Sim::Scene(s) => {
+                    let scene = if form.from_now {
+                        s.scene()
+                    } else {
+                        state.model.doc.clone()
+                    };
+                    let subject = (scene.name.clone(), scene.sphere_count());
+                    (SweepPlan::new(&scene, spec)?, subject, from_step(s.step_index()))
+                }
             };
             Ok(Running {
                 handle: plan.start()?,
                 document_id: state.model.document_id,
-                scene,
+                subject,
                 from,
             })
         });
@@ -638,7 +663,7 @@ impl AdvisorView {
                                 .path
                                 .as_ref()
                                 .map_or_else(String::new, |p| p.display().to_string());
-                            serde_json::to_string(&SweepJson::of(&f.scene, &file, report))
+                            serde_json::to_string(&SweepJson::named(&f.subject.0, f.subject.1, &file, report))
                                 .map(|s| s + "\n")
                         }
                     };

@@ -30,7 +30,7 @@ impl View for StatsPanel {
     /// The statistics panel.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         let report = state.model.sim.report();
-        let alive = state.model.sim.bodies().iter().filter(|b| b.alive).count();
+        let alive = state.model.sim.live_count();
         ui.heading("Statistics");
         egui::Grid::new("stats_grid")
             .num_columns(2)

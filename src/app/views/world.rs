@@ -14,7 +14,7 @@ use crate::app::mesh::{MeshPool, WORLD_MESH, crisp, paint_alone};
 use crate::app::palette::Palette;
 use crate::app::pick::Pick;
 use crate::app::prefs::Layer;
-use crate::app::snapshot::NodeItem;
+use crate::app::snapshot::{NodeItem, Shape};
 use crate::app::state::State;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
@@ -93,12 +93,19 @@ pub fn branch_depth_limit_within(state: &State, budget: usize) -> (u32, u32, boo
 pub fn pick_world(state: &State, p: Vec2, tolerance_world: f32) -> Option<Pick> {
     let layers = state.prefs.layers;
     let snap = &state.snapshot;
-    // Spheres: the smallest one containing the point.
+    // Spheres (a trace's boxes): the smallest one containing the point.
     let mut best: Option<(f32, u32)> = None;
     for s in &snap.spheres {
-        let d = (p - s.center).length();
-        if d <= s.radius + tolerance_world * 0.5 && best.is_none_or(|(r, _)| s.radius < r) {
-            best = Some((s.radius, s.id));
+        let (inside, size) = if s.shape.is_box() {
+            let pad = Vec2::splat(tolerance_world * 0.5);
+            let r = WorldRect::new(s.tight.min - pad, s.tight.max + pad);
+            (r.contains(p), 0.5 * s.tight.size().max_element())
+        } else {
+            let d = (p - s.center).length();
+            (d <= s.radius + tolerance_world * 0.5, s.radius)
+        };
+        if inside && best.is_none_or(|(r, _)| size < r) {
+            best = Some((size, s.id));
         }
     }
     if let Some((_, id)) = best {
@@ -421,17 +428,21 @@ pub fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
             let Some(s) = state.snapshot.sphere(id) else {
                 return;
             };
-            ui.strong(match &s.label {
-                Some(l) => format!("Sphere {id} “{l}”"),
-                None => format!("Sphere {id}"),
+            ui.strong(match (&s.label, s.shape) {
+                (_, Shape::Box) => format!("Box {id}"),
+                (_, Shape::StaticBox) => format!("Static box {id}"),
+                (Some(l), Shape::Sphere) => format!("Sphere {id} “{l}”"),
+                (None, Shape::Sphere) => format!("Sphere {id}"),
             });
             egui::Grid::new("sphere_tip").num_columns(2).show(ui, |ui| {
                 ui.label("centre");
                 ui.label(fmt3(s.center_world));
                 ui.end_row();
-                ui.label("radius");
-                ui.label(format!("{:.3}", s.radius));
-                ui.end_row();
+                if !s.shape.is_box() {
+                    ui.label("radius");
+                    ui.label(format!("{:.3}", s.radius));
+                    ui.end_row();
+                }
                 ui.label("velocity");
                 ui.label(fmt3(s.velocity_world));
                 ui.end_row();
@@ -661,6 +672,23 @@ impl WorldView {
                         if !s.tight.overlaps(&visible) {
                             continue;
                         }
+                        if s.shape.is_box() {
+                            // A trace's box: filled lightly and outlined, in the colliding
+                            // colour when it touches another, static boxes in their own.
+                            let color = match s.shape {
+                                Shape::StaticBox => pal.static_box,
+                                _ if s.colliding => pal.contact,
+                                _ => pal.sphere,
+                            };
+                            let r = t.rect(&s.tight);
+                            if r.width() < 1.5 && r.height() < 1.5 {
+                                m.dot(r.center(), 1.5, color);
+                            } else {
+                                m.rect_filled(r, color.gamma_multiply(0.18));
+                                m.rect_outline(crisp(r, ppp), 1.25, color);
+                            }
+                            continue;
+                        }
                         let r = t.len(s.radius);
                         let c = t.pos(s.center);
                         if r < 1.0 {
@@ -705,7 +733,11 @@ impl WorldView {
                 Some(Pick::Sphere(id)) => {
                     if let Some(s) = snap.sphere(id) {
                         let c = t.pos(s.center);
-                        m.circle_outline(c, t.len(s.radius).max(3.0), width, pal.highlight);
+                        if s.shape.is_box() {
+                            m.rect_outline(t.rect(&s.tight), width, pal.highlight);
+                        } else {
+                            m.circle_outline(c, t.len(s.radius).max(3.0), width, pal.highlight);
+                        }
                         if let Some(f) = s.fat {
                             m.rect_outline(t.rect(&f), width * 0.6, pal.highlight);
                         }

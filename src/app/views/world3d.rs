@@ -20,7 +20,7 @@ use crate::app::mesh::{MeshBuilder, MeshPool, WORLD_3D_MESH, paint_alone};
 use crate::app::palette::{Palette, lerp_color};
 use crate::app::pick::Pick;
 use crate::app::prefs::Layer;
-use crate::app::snapshot::Snapshot;
+use crate::app::snapshot::{Shape, Snapshot};
 use crate::app::state::State;
 use crate::tree::Aabb;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense, vec2};
@@ -485,12 +485,7 @@ impl World3dView {
                         (false, pal.tight, 1.0)
                     };
                     for s in snap.spheres.iter().filter(|s| s.colliding == want) {
-                        let r = Vec3::splat(s.radius);
-                        d.wire_box(
-                            &Aabb::new(s.center_world - r, s.center_world + r),
-                            width,
-                            color,
-                        );
+                        d.wire_box(&s.tight_world, width, color);
                     }
                 }
                 Layer::Pairs => {
@@ -500,7 +495,20 @@ impl World3dView {
                     }
                 }
                 Layer::Spheres => {
+                    // A trace's boxes: outlined, colliding ones and static ones in their
+                    // colours (as in the plane view).
+                    for s in snap.spheres.iter().filter(|s| s.shape.is_box()) {
+                        let color = match s.shape {
+                            Shape::StaticBox => pal.static_box,
+                            _ if s.colliding => pal.contact,
+                            _ => pal.sphere,
+                        };
+                        d.wire_box(&s.tight_world, 1.25, color);
+                    }
                     for disc in &self.discs {
+                        if snap.spheres[disc.index].shape.is_box() {
+                            continue;
+                        }
                         let color = d.faded(pal.sphere, disc.depth);
                         if disc.radius < 1.0 {
                             d.m.dot(disc.center, 1.5, color);
@@ -631,6 +639,7 @@ mod tests {
     fn sphere(id: u32, center: Vec3, radius: f32) -> SphereItem {
         let r = WorldRect::new(Vec2::ZERO, Vec2::ZERO);
         SphereItem {
+            shape: Shape::Sphere,
             id,
             label: None,
             center_world: center,
@@ -639,6 +648,7 @@ mod tests {
             velocity_world: Vec3::ZERO,
             velocity: Vec2::ZERO,
             tight: r,
+            tight_world: Aabb::new(center - Vec3::splat(radius), center + Vec3::splat(radius)),
             fat: None,
             colliding: false,
             node: None,

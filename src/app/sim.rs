@@ -1,0 +1,271 @@
+//! [`Sim`]: what the window runs, a scene's [`Simulation`] or a trace's [`TraceSimulation`],
+//! behind one type, so the model, the recording ([`Recording<Sim>`](crate::replay::Recording))
+//! and the views read one thing. What both do (stepping, the tree settings, the broad phase,
+//! rebuild, the pair limit, the report, the broad phase to draw) is a method here; what only
+//! a scene does (its spheres: add, move, delete, generate, save) goes through
+//! [`Sim::spheres_mut`], which refuses for a trace with a message saying why.
+
+use crate::broadphase::{Body, Broadphase, BroadphaseError, BroadphaseKind};
+use crate::replay::{Edit, Replay, TraceStart};
+use crate::scene::{Scene, SceneError, Simulation, StepReport};
+use crate::trace::{Stepper, TraceSimulation};
+use crate::tree::TreeConfig;
+
+/// Why a trace refuses an edit of spheres (the status line's words).
+pub const TRACE_HAS_NO_SPHERES: &str =
+    "A trace's boxes come from its file: they cannot be added, moved, deleted or generated";
+
+/// Why a trace is not saved (the tooltip and the status line).
+pub const TRACE_IS_INPUT: &str =
+    "A trace is input, not a document: it is not saved (open a scene to save one)";
+
+/// The window's simulation: a scene's or a trace's.
+#[derive(Clone)]
+pub enum Sim {
+    /// A scene's spheres.
+    Scene(Simulation),
+    /// A trace's boxes.
+    Trace(TraceSimulation),
+}
+
+/// What a [`Sim`] starts from (its recording's [`Replay::Origin`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// A scene.
+    Scene(Scene),
+    /// A trace and its tree settings at step 0.
+    Trace(TraceStart),
+}
+
+impl Sim {
+    /// The scene's simulation; `None` for a trace.
+    #[must_use]
+    pub fn as_scene(&self) -> Option<&Simulation> {
+        match self {
+            Sim::Scene(s) => Some(s),
+            Sim::Trace(_) => None,
+        }
+    }
+
+    /// The trace's simulation; `None` for a scene.
+    #[must_use]
+    pub fn as_trace(&self) -> Option<&TraceSimulation> {
+        match self {
+            Sim::Scene(_) => None,
+            Sim::Trace(t) => Some(t),
+        }
+    }
+
+    /// True for a trace.
+    #[must_use]
+    pub fn is_trace(&self) -> bool {
+        matches!(self, Sim::Trace(_))
+    }
+
+    /// The scene's simulation, to edit its spheres; for a trace an error saying it has none
+    /// to edit ([`TRACE_HAS_NO_SPHERES`]).
+    pub fn spheres_mut(&mut self) -> Result<&mut Simulation, SceneError> {
+        match self {
+            Sim::Scene(s) => Ok(s),
+            Sim::Trace(_) => Err(SceneError::Invalid {
+                file: "<trace>".to_owned(),
+                message: TRACE_HAS_NO_SPHERES.to_owned(),
+            }),
+        }
+    }
+
+    /// The scene's bodies (spheres, alive or not); none for a trace (its boxes:
+    /// [`TraceSimulation::bodies`]).
+    #[must_use]
+    pub fn spheres(&self) -> &[crate::scene::Body] {
+        self.as_scene().map_or(&[], Simulation::bodies)
+    }
+
+    /// The scene as it is now (spheres where they are; see [`Simulation::scene`]); `None`
+    /// for a trace.
+    #[must_use]
+    pub fn scene(&self) -> Option<Scene> {
+        self.as_scene().map(Simulation::scene)
+    }
+
+    /// The hash of the broad phase's structure (what a recording checks).
+    #[must_use]
+    pub fn structure_hash(&self) -> u64 {
+        Replay::structure_hash(self)
+    }
+
+    /// Live bodies: spheres alive, or the boxes of the trace's step (static ones included).
+    #[must_use]
+    pub fn live_count(&self) -> usize {
+        match self {
+            Sim::Scene(s) => s.bodies().iter().filter(|b| b.alive).count(),
+            Sim::Trace(t) => t.bodies().len(),
+        }
+    }
+
+    /// A trace's current step's boxes (static ones included), sorted by id; none for a
+    /// scene.
+    #[must_use]
+    pub fn boxes(&self) -> &[Body] {
+        self.as_trace().map_or(&[], TraceSimulation::bodies)
+    }
+
+    /// True at a trace's last step (a scene has no end).
+    #[must_use]
+    pub fn is_at_end(&self) -> bool {
+        self.as_trace().is_some_and(TraceSimulation::is_at_end)
+    }
+
+    /// The step shown now.
+    #[must_use]
+    pub fn step_index(&self) -> u64 {
+        Replay::step_index(self)
+    }
+
+    /// The report of the current step.
+    #[must_use]
+    pub fn report(&self) -> &StepReport {
+        Replay::report(self)
+    }
+
+    /// The broad phase (fat boxes, the tree to draw).
+    #[must_use]
+    pub fn broadphase(&self) -> &dyn Broadphase {
+        match self {
+            Sim::Scene(s) => s.broadphase(),
+            Sim::Trace(t) => t.broadphase(),
+        }
+    }
+
+    /// Why the last step or change stopped, when it did.
+    #[must_use]
+    pub fn last_error(&self) -> Option<&BroadphaseError> {
+        Replay::last_error(self)
+    }
+
+    /// The broad phase in use.
+    #[must_use]
+    pub fn broadphase_kind(&self) -> BroadphaseKind {
+        Replay::broadphase_kind(self)
+    }
+
+    /// The candidate-pair limit.
+    #[must_use]
+    pub fn pair_limit(&self) -> usize {
+        Replay::pair_limit(self)
+    }
+
+    /// The tree settings in use.
+    #[must_use]
+    pub fn tree_settings(&self) -> TreeConfig {
+        match self {
+            Sim::Scene(s) => s.tree_settings(),
+            Sim::Trace(t) => t.tree_settings(),
+        }
+    }
+
+    /// 2 or 3.
+    #[must_use]
+    pub fn dimensions(&self) -> u8 {
+        match self {
+            Sim::Scene(s) => s.dimensions(),
+            Sim::Trace(t) => t.dimensions(),
+        }
+    }
+
+    /// New tree settings at once (see [`Simulation::set_tree_settings`]).
+    pub fn set_tree_settings(&mut self, settings: TreeConfig) -> Result<(), SceneError> {
+        self.apply_edit(&Edit::SetTreeSettings(settings))
+    }
+
+    /// Another broad phase (see [`Simulation::set_broadphase`]).
+    pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<(), SceneError> {
+        self.apply_edit(&Edit::SetBroadphase(kind))
+    }
+
+    /// A new candidate-pair limit (see [`Simulation::set_pair_limit`]).
+    pub fn set_pair_limit(&mut self, limit: usize) -> Result<(), SceneError> {
+        self.apply_edit(&Edit::SetPairLimit(limit as u64))
+    }
+
+    /// A full rebuild of the tree (see [`Simulation::rebuild`]).
+    pub fn rebuild(&mut self) -> Result<(), SceneError> {
+        self.apply_edit(&Edit::Rebuild)
+    }
+}
+
+impl Replay for Sim {
+    type Origin = Origin;
+    fn start(origin: &Origin, kind: BroadphaseKind, pair_limit: usize) -> Result<Sim, SceneError> {
+        Ok(match origin {
+            Origin::Scene(scene) => Sim::Scene(<Simulation as Replay>::start(scene, kind, pair_limit)?),
+            Origin::Trace(t) => Sim::Trace(<TraceSimulation as Replay>::start(t, kind, pair_limit)?),
+        })
+    }
+    fn origin_bytes(origin: &Origin) -> usize {
+        match origin {
+            Origin::Scene(scene) => Simulation::origin_bytes(scene),
+            Origin::Trace(t) => TraceSimulation::origin_bytes(t),
+        }
+    }
+    fn step_index(&self) -> u64 {
+        match self {
+            Sim::Scene(s) => s.step_index(),
+            Sim::Trace(t) => t.step_index(),
+        }
+    }
+    fn step(&mut self) -> Result<(), SceneError> {
+        match self {
+            Sim::Scene(s) => s.step().map(|_| ()),
+            Sim::Trace(t) => Stepper::step(t).map(|_| ()),
+        }
+    }
+    fn report(&self) -> &StepReport {
+        match self {
+            Sim::Scene(s) => s.report(),
+            Sim::Trace(t) => Stepper::report(t),
+        }
+    }
+    fn structure_hash(&self) -> u64 {
+        match self {
+            Sim::Scene(s) => s.structure_hash(),
+            Sim::Trace(t) => t.structure_hash(),
+        }
+    }
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Sim::Scene(s) => s.heap_bytes(),
+            Sim::Trace(t) => t.heap_bytes(),
+        }
+    }
+    fn body_count(&self) -> usize {
+        match self {
+            Sim::Scene(s) => Replay::body_count(s),
+            Sim::Trace(t) => Replay::body_count(t),
+        }
+    }
+    fn last_error(&self) -> Option<&BroadphaseError> {
+        match self {
+            Sim::Scene(s) => s.last_error(),
+            Sim::Trace(t) => t.last_error(),
+        }
+    }
+    fn broadphase_kind(&self) -> BroadphaseKind {
+        match self {
+            Sim::Scene(s) => s.broadphase_kind(),
+            Sim::Trace(t) => t.broadphase_kind(),
+        }
+    }
+    fn pair_limit(&self) -> usize {
+        match self {
+            Sim::Scene(s) => s.pair_limit(),
+            Sim::Trace(t) => t.pair_limit(),
+        }
+    }
+    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError> {
+        match self {
+            Sim::Scene(s) => edit.apply_to(s),
+            Sim::Trace(t) => edit.apply_to_trace(t),
+        }
+    }
+}
