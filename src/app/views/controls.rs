@@ -217,7 +217,13 @@ impl View for Controls {
 
         ui.separator();
         ui.heading("Generated spheres");
-        generator_ui(ui, state, out);
+        // A trace's boxes come from its file: the generator is off, and says why.
+        let why = format!("{}.", crate::app::sim::TRACE_HAS_NO_SPHERES);
+        ui.add_enabled_ui(!state.model.sim.is_trace(), |ui| {
+            generator_ui(ui, state, out);
+        })
+        .response
+        .on_disabled_hover_text(&why);
 
         ui.separator();
         ui.heading("Layers");
@@ -282,9 +288,15 @@ impl View for Controls {
         ui.heading("Selection");
         match state.view.selection {
             Some(Pick::Sphere(id)) => {
-                ui.label(format!("Sphere {id}"));
+                let trace = state.model.sim.is_trace();
+                ui.label(format!("{} {id}", if trace { "Box" } else { "Sphere" }));
                 ui.horizontal(|ui| {
-                    if ui.button("Delete").clicked() {
+                    let why = format!("{}.", crate::app::sim::TRACE_HAS_NO_SPHERES);
+                    if ui
+                        .add_enabled(!trace, egui::Button::new("Delete"))
+                        .on_disabled_hover_text(&why)
+                        .clicked()
+                    {
                         out.push(Command::DeleteSphere(id));
                     }
                     if ui.button("Deselect").clicked() {

@@ -29,14 +29,25 @@ impl View for MenuBar {
                 {
                     out.push(Command::OpenDialog);
                 }
+                // A trace is input: Save and Save As are off, and say why.
+                let savable = !state.model.sim.is_trace();
+                let why = format!("{}.", crate::app::sim::TRACE_IS_INPUT);
                 if ui
-                    .add(egui::Button::new("Save").shortcut_text("Ctrl+S"))
+                    .add_enabled(
+                        savable,
+                        egui::Button::new("Save").shortcut_text("Ctrl+S"),
+                    )
+                    .on_disabled_hover_text(&why)
                     .clicked()
                 {
                     out.push(Command::Save);
                 }
                 if ui
-                    .add(egui::Button::new("Save As…").shortcut_text("Ctrl+Shift+S"))
+                    .add_enabled(
+                        savable,
+                        egui::Button::new("Save As…").shortcut_text("Ctrl+Shift+S"),
+                    )
+                    .on_disabled_hover_text(&why)
                     .clicked()
                 {
                     out.push(Command::SaveAsDialog);
