@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates every PNG in screenshots/ from the scenes in scenes/, with the app's own
+# Regenerates every PNG in screenshots/ from the scenes in scenes/ (and one trace), with the app's own
 # `screenshot` command (a real window). Starts its own Xvfb when DISPLAY is unset.
 # Usage: scripts/screenshots.sh [FIGURE...]   (default: every figure below)
 # SCREENSHOT_BIN=target/release/aabb-debugger uses that binary (the figures that state
@@ -72,4 +72,17 @@ for entry in "${FIGURES[@]}"; do
   "$BIN" screenshot "$scene" --out "screenshots/$name.png" --size "$SIZE" $extra
   made=$((made + 1))
 done
+# The window on a real pile: a trace made by the rapier example (3000 balls, 71 MB, kept out
+# of git in the target folder and made only when missing), at step 400 with the timeline and
+# the Advisor's sweep of the steps left.
+if [ "${#WANT[@]}" -eq 0 ] || [[ " ${WANT[*]} " == *" trace-pile "* ]]; then
+  TRACE="${CARGO_TARGET_DIR:-target}/pile.trace"
+  if [ ! -f "$TRACE" ]; then
+    cargo run --locked --release --example rapier_pile -- --out "$TRACE"
+  fi
+  "$BIN" screenshot "$TRACE" --out "screenshots/trace-pile.png" --size "$SIZE" \
+    --view both --steps 400 --timeline \
+    --advisor-margin 0:0.3:0.05 --advisor-lookahead 0,0.05 --advisor-steps 300 --timeout-secs 900
+  made=$((made + 1))
+fi
 echo "screenshots: wrote $made PNGs to screenshots/ ($missing scenes missing)"

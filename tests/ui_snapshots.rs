@@ -147,3 +147,42 @@ fn every_edge_of_a_leaf_box_is_drawn_in_the_leaf_colour() {
         }
     }
 }
+
+/// A 2D trace: a static floor and two walls (their own colour), boxes resting on the floor
+/// and on each other (colliding: red), one falling alone; fat boxes and the tree as for
+/// spheres.
+const TRACE: &str = "aabb-trace 1 dims=2 dt=0.05
+static
+100 0 0 20 1
+101 0 1 1 12
+102 19 1 20 12
+step 0
+0 2 1 4 3
+1 3.5 3 5.5 5
+2 8 1 9.5 2.5
+3 13 6 14 7
+4 15.5 1 18 2
+step 1
+0 2 1 4 3
+1 3.5 3 5.5 5
+2 8 1 9.5 2.5
+3 13 5.5 14 6.5
+4 15.5 1 18 2
+";
+
+#[test]
+fn trace_world_dark() {
+    let mut h = harness(Vec2::new(1000.0, 640.0), ViewMode::World, ThemeChoice::Dark);
+    let dir = std::env::temp_dir().join(format!("aabb-snap-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("boxes.txt");
+    std::fs::write(&path, TRACE).expect("write the trace");
+    h.state_mut().apply(Command::Open(path), false);
+    h.state_mut().apply(Command::Step, false);
+    h.state_mut()
+        .push_command(Command::Select(Some(Pick::Sphere(3))));
+    h.run_steps(4);
+    assert_eq!(h.state().sim().step_index(), 1);
+    assert_eq!(h.state().status(), "End of the trace at step 1.");
+    h.snapshot("trace_world_dark");
+}

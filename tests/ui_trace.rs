@@ -15,7 +15,7 @@ use aabb_debugger::tree::TreeConfig;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use glam::Vec3;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -219,4 +219,26 @@ fn the_advisor_sweeps_the_rest_of_the_trace_and_apply_sets_its_margin() {
     assert_eq!(h.state().sim().tree_settings().margin, best.margin);
     assert_eq!(h.state().document().tree.margin, best.margin);
     assert_eq!(h.state().sim().step_index(), 10, "applying does not step");
+}
+
+#[test]
+fn save_and_save_as_are_off_in_the_file_menu_of_a_trace() {
+    let mut h = opened("menu.trace");
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    // A menu button's label holds its shortcut.
+    for label in ["Save Ctrl+S", "Save As… Ctrl+Shift+S"] {
+        let button = h.get_by_role_and_label(egui::accesskit::Role::Button, label);
+        assert!(button.accesskit_node().is_disabled(), "{label} is off");
+    }
+    // On a scene they are on.
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    let save = h.get_by_role_and_label(egui::accesskit::Role::Button, "Save Ctrl+S");
+    assert!(!save.accesskit_node().is_disabled());
 }

@@ -470,7 +470,11 @@ impl State {
                 self.model.sim = sim;
                 self.model.recording = recording;
                 self.after_restart();
-                self.model.status = "Reset to step 0 of the scene as last opened or saved.".into();
+                self.model.status = if self.model.sim.is_trace() {
+                    "Reset to step 0 of the trace.".into()
+                } else {
+                    "Reset to step 0 of the scene as last opened or saved.".into()
+                };
             }
             Err(e) => self.model.status = format!("Reset failed: {e}"),
         }

@@ -116,6 +116,15 @@ impl Sim {
         self.as_trace().is_some_and(TraceSimulation::is_at_end)
     }
 
+    /// "step N" for a scene, "step N of LAST" for a trace (the views' overlays).
+    #[must_use]
+    pub fn step_text(&self) -> String {
+        match self {
+            Sim::Scene(s) => format!("step {}", s.step_index()),
+            Sim::Trace(t) => format!("step {} of {}", t.step_index(), t.trace().step_count() - 1),
+        }
+    }
+
     /// The step shown now.
     #[must_use]
     pub fn step_index(&self) -> u64 {

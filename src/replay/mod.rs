@@ -86,6 +86,15 @@
 //!   with and what was discarded, for the status line.
 //! - Saving: [`file::save`] of [`Recording::history`].
 //!
+//! # Scenes and traces
+//!
+//! Everything here is generic over [`Replay`]: what a recording needs of a simulation (a
+//! start to make it from, a step, a clone as keyframe, a structural hash, its size, the edits).
+//! A scene's [`Simulation`] (the default type, and the only kind a recording file holds) and a
+//! trace's [`TraceSimulation`] (started from a [`TraceStart`]: the trace and its tree
+//! settings) implement it; a trace refuses the sphere edits. The window records either
+//! through one type of its own that is one or the other.
+//!
 //! # Files
 //!
 //! [`file`](mod@file) reads and writes a history (no keyframes: they are rebuilt by re-simulating,

@@ -39,7 +39,12 @@ impl View for StatsPanel {
             .show(ui, |ui| {
                 row(ui, "Step", report.step.to_string());
                 row(ui, "Broad phase", broadphase_name(state.model.kind));
-                row(ui, "Spheres", alive.to_string());
+                let bodies = if state.model.sim.is_trace() {
+                    "Boxes"
+                } else {
+                    "Spheres"
+                };
+                row(ui, bodies, alive.to_string());
                 match report.tree {
                     Some(t) => {
                         row(

@@ -187,7 +187,7 @@ impl View for WorldView {
 
         // Overlay: what level of detail cut.
         let text_color = ui.visuals().weak_text_color();
-        let mut overlay = format!("step {}", state.model.sim.step_index());
+        let mut overlay = state.model.sim.step_text();
         if info.branches_cut
             && let Some(d) = info.branch_depth_drawn
         {

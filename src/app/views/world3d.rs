@@ -82,12 +82,12 @@ pub struct World3dView {
     meshes: MeshPool,
 }
 
-/// The box holding the walls and every sphere: what fitting shows.
+/// The box holding the walls and every sphere (or box): what fitting shows.
 fn scene_box(state: &State) -> Aabb<Vec3> {
     let mut b = state.model.doc.world;
     for s in &state.snapshot.spheres {
-        b.min = b.min.min(s.center_world - Vec3::splat(s.radius));
-        b.max = b.max.max(s.center_world + Vec3::splat(s.radius));
+        b.min = b.min.min(s.tight_world.min);
+        b.max = b.max.max(s.tight_world.max);
     }
     b
 }
@@ -265,8 +265,8 @@ impl View for World3dView {
         out.push(Command::AddDrawTime(started.elapsed().as_secs_f32() * 1e3));
 
         let mut overlay = format!(
-            "3D · step {} · drag: orbit · right-drag: pan · wheel: zoom · F: fit",
-            state.model.sim.step_index()
+            "3D · {} · drag: orbit · right-drag: pan · wheel: zoom · F: fit",
+            state.model.sim.step_text()
         );
         if let Some(depth) = cut {
             overlay.push_str(&format!(
