@@ -17,7 +17,12 @@ fn trace() -> Arc<Trace> {
         for id in 0..12u32 {
             let phase = (s as f32 * 0.15 + id as f32).sin();
             let (x, y, z) = (id as f32 * 1.2 + 2.0 * phase, 1.0 + 0.5 * id as f32, phase);
-            t.push_str(&format!("{id} {x} {y} {z} {} {} {}\n", x + 1.0, y + 1.0, z + 1.0));
+            t.push_str(&format!(
+                "{id} {x} {y} {z} {} {} {}\n",
+                x + 1.0,
+                y + 1.0,
+                z + 1.0
+            ));
         }
     }
     Arc::new(Trace::parse(t.as_bytes(), "drift").expect("the trace parses"))
@@ -69,16 +74,28 @@ fn every_rebuilt_step_of_a_trace_equals_the_recorded_one() {
         let from_keyframe = rec.state_at(s).expect("rebuilt");
         let from_start = rec.history().state_at(s).expect("rebuilt from the start");
         assert_eq!(from_keyframe.step_index(), s);
-        assert_eq!(from_keyframe.structure_hash(), hashes[s as usize], "step {s}");
+        assert_eq!(
+            from_keyframe.structure_hash(),
+            hashes[s as usize],
+            "step {s}"
+        );
         assert_eq!(from_start.structure_hash(), hashes[s as usize], "step {s}");
         if ![10, 20, 30, 40].contains(&s) {
             // A step's record is taken before the edits made at it.
             let record = StepRecord::of(&from_keyframe);
-            assert_eq!(rec.steps()[s as usize].difference(&record), None, "step {s}");
+            assert_eq!(
+                rec.steps()[s as usize].difference(&record),
+                None,
+                "step {s}"
+            );
         }
         assert_eq!(
             from_keyframe.tree_settings().margin,
-            if s >= 10 { 0.4 } else { TreeConfig::default().margin }
+            if s >= 10 {
+                0.4
+            } else {
+                TreeConfig::default().margin
+            }
         );
     }
     // A history rebuilds into the same recording.

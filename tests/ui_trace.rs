@@ -81,7 +81,9 @@ fn playing_a_trace_pauses_at_its_end_and_says_so() {
     let mut h = opened("falling.txt");
     assert_eq!(h.state().sim().step_index(), 0);
     assert!(
-        h.state().status().contains("Opened the trace falling.txt (30 steps"),
+        h.state()
+            .status()
+            .contains("Opened the trace falling.txt (30 steps"),
         "{}",
         h.state().status()
     );

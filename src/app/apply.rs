@@ -46,7 +46,7 @@ impl State {
         path: Option<&Path>,
     ) -> Result<(Recording<Sim>, Sim), SceneError> {
         let file = recording_name(scene, path);
-        self.start_origin(&Origin::Scene(scene.clone()), &file)
+        self.start_origin(&Origin::Scene(Box::new(scene.clone())), &file)
     }
 
     /// [`Self::start`] of any origin (a scene, or a trace), recorded under the name `file`.
@@ -663,7 +663,7 @@ impl State {
         let rebuilt = |history: crate::replay::History| {
             let scene = history.scene.clone();
             let recording = Recording::from_history(
-                history.map_origin::<Sim>(Origin::Scene),
+                history.map_origin::<Sim>(|scene| Origin::Scene(Box::new(scene))),
                 KeyframePolicy::default(),
             )?;
             let sim = recording.state_at(recording.last_step())?;

@@ -31,8 +31,8 @@ pub enum Sim {
 /// What a [`Sim`] starts from (its recording's [`Replay::Origin`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Origin {
-    /// A scene.
-    Scene(Scene),
+    /// A scene (boxed: a scene is ten times the size of a trace's start).
+    Scene(Box<Scene>),
     /// A trace and its tree settings at step 0.
     Trace(TraceStart),
 }
@@ -207,8 +207,12 @@ impl Replay for Sim {
     type Origin = Origin;
     fn start(origin: &Origin, kind: BroadphaseKind, pair_limit: usize) -> Result<Sim, SceneError> {
         Ok(match origin {
-            Origin::Scene(scene) => Sim::Scene(<Simulation as Replay>::start(scene, kind, pair_limit)?),
-            Origin::Trace(t) => Sim::Trace(<TraceSimulation as Replay>::start(t, kind, pair_limit)?),
+            Origin::Scene(scene) => {
+                Sim::Scene(<Simulation as Replay>::start(scene, kind, pair_limit)?)
+            }
+            Origin::Trace(t) => {
+                Sim::Trace(<TraceSimulation as Replay>::start(t, kind, pair_limit)?)
+            }
         })
     }
     fn origin_bytes(origin: &Origin) -> usize {

@@ -236,7 +236,15 @@ impl Snapshot {
             let s = &body.sphere;
             let r = s.radius;
             let tight = Aabb::new(s.center - Vec3::splat(r), s.center + Vec3::splat(r));
-            (Shape::Sphere, s.id, s.label.clone(), s.center, r, s.velocity, tight)
+            (
+                Shape::Sphere,
+                s.id,
+                s.label.clone(),
+                s.center,
+                r,
+                s.velocity,
+                tight,
+            )
         });
         let statics = sim.as_trace().map_or(&[][..], |t| t.trace().statics());
         let boxes = sim.boxes().iter().map(|b| {

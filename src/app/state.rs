@@ -188,8 +188,12 @@ impl State {
         let kind = BroadphaseKind::Tree;
         let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
         let file = recording_name(&scene, path.as_deref());
-        let (mut recording, sim) =
-            Recording::start_from(&Origin::Scene(scene.clone()), &file, kind, pair_limit)?;
+        let (mut recording, sim) = Recording::start_from(
+            &Origin::Scene(Box::new(scene.clone())),
+            &file,
+            kind,
+            pair_limit,
+        )?;
         recording.set_budget_bytes(prefs.recording_budget_bytes());
         let mut state = State {
             model: Model {
@@ -437,10 +441,7 @@ impl State {
     /// Pauses at the last step of a trace, saying so.
     fn end_of_trace(&mut self) {
         self.model.playing = false;
-        self.model.status = format!(
-            "End of the trace at step {}.",
-            self.model.sim.step_index()
-        );
+        self.model.status = format!("End of the trace at step {}.", self.model.sim.step_index());
     }
 
     /// Records the current report in the history and validates when asked to.

@@ -260,8 +260,11 @@ pub trait Replay: Clone {
     type Origin: Clone + std::fmt::Debug + PartialEq;
     /// The run of `origin` at its first step on `kind` with `pair_limit`, kept even when that
     /// step passes the limit (as [`Simulation::paused_at_zero`]).
-    fn start(origin: &Self::Origin, kind: BroadphaseKind, pair_limit: usize)
-    -> Result<Self, SceneError>;
+    fn start(
+        origin: &Self::Origin,
+        kind: BroadphaseKind,
+        pair_limit: usize,
+    ) -> Result<Self, SceneError>;
     /// Estimated bytes an origin holds (counted in a recording's memory).
     fn origin_bytes(origin: &Self::Origin) -> usize;
     /// The step shown now.

@@ -14,9 +14,9 @@ use eframe::egui;
 use super::View;
 use crate::app::commands::Command;
 use crate::app::files::ExportFormat;
+use crate::app::sim::Sim;
 use crate::app::state::State;
 use crate::cli::sweep::{SweepJson, csv};
-use crate::app::sim::Sim;
 use crate::sweep::{
     MarginRange, PointResult, SweepError, SweepHandle, SweepOutcome, SweepPlan, SweepReport,
     SweepSpec, parse_lookaheads,
@@ -291,7 +291,11 @@ impl AdvisorView {
                         state.model.doc.clone()
                     };
                     let subject = (scene.name.clone(), scene.sphere_count());
-                    (SweepPlan::new(&scene, spec)?, subject, from_step(s.step_index()))
+                    (
+                        SweepPlan::new(&scene, spec)?,
+                        subject,
+                        from_step(s.step_index()),
+                    )
                 }
             };
             Ok(Running {
@@ -663,8 +667,13 @@ impl AdvisorView {
                                 .path
                                 .as_ref()
                                 .map_or_else(String::new, |p| p.display().to_string());
-                            serde_json::to_string(&SweepJson::named(&f.subject.0, f.subject.1, &file, report))
-                                .map(|s| s + "\n")
+                            serde_json::to_string(&SweepJson::named(
+                                &f.subject.0,
+                                f.subject.1,
+                                &file,
+                                report,
+                            ))
+                            .map(|s| s + "\n")
                         }
                     };
                     match text {

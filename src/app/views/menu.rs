@@ -33,10 +33,7 @@ impl View for MenuBar {
                 let savable = !state.model.sim.is_trace();
                 let why = format!("{}.", crate::app::sim::TRACE_IS_INPUT);
                 if ui
-                    .add_enabled(
-                        savable,
-                        egui::Button::new("Save").shortcut_text("Ctrl+S"),
-                    )
+                    .add_enabled(savable, egui::Button::new("Save").shortcut_text("Ctrl+S"))
                     .on_disabled_hover_text(&why)
                     .clicked()
                 {
