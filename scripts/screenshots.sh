@@ -81,8 +81,10 @@ if [ "${#WANT[@]}" -eq 0 ] || [[ " ${WANT[*]} " == *" trace-pile "* ]]; then
     cargo run --locked --release --example rapier_pile -- --out "$TRACE"
   fi
   "$BIN" screenshot "$TRACE" --out "screenshots/trace-pile.png" --size "$SIZE" \
-    --view both --steps 400 --timeline \
+    --view world --steps 400 --timeline
+  "$BIN" screenshot "$TRACE" --out "screenshots/trace-pile-advisor.png" --size "$SIZE" \
+    --view world --steps 400 --timeline \
     --advisor-margin 0:0.3:0.05 --advisor-lookahead 0,0.05 --advisor-steps 300 --timeout-secs 900
-  made=$((made + 1))
+  made=$((made + 2))
 fi
 echo "screenshots: wrote $made PNGs to screenshots/ ($missing scenes missing)"

@@ -1,5 +1,5 @@
-//! The `screenshot` subcommand: opens the real window on a scene, renders it (after `--steps`),
-//! saves a PNG and exits by itself; see `app::run_screenshot`.
+//! The `screenshot` subcommand: opens the real window on a scene (or a trace), renders it
+//! (after `--steps`), saves a PNG and exits by itself; see `app::run_screenshot`.
 
 use crate::app::prefs::{Layers, ThemeChoice, ViewMode};
 use crate::app::views::advisor::AdvisorGrid;
@@ -10,7 +10,8 @@ use std::time::Duration;
 /// Arguments of `screenshot`.
 #[derive(Debug, clap::Args)]
 pub struct ScreenshotArgs {
-    /// The scene file to render.
+    /// The scene file to render, or a trace (told by its first word `aabb-trace`, or the
+    /// name `*.trace`): the window opens it as File > Open does.
     pub scene: PathBuf,
     /// Where to write the PNG.
     #[arg(long)]
