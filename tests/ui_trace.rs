@@ -244,3 +244,47 @@ fn save_and_save_as_are_off_in_the_file_menu_of_a_trace() {
     let save = h.get_by_role_and_label(egui::accesskit::Role::Button, "Save Ctrl+S");
     assert!(!save.accesskit_node().is_disabled());
 }
+
+#[test]
+fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
+    use aabb_debugger::app::snapshot::Shape;
+    let mut h = opened("boxes.trace");
+    let ids = |h: &Harness<'_, DebuggerApp>| {
+        h.state()
+            .snapshot()
+            .spheres
+            .iter()
+            .map(|s| (s.id, s.shape, s.colliding))
+            .collect::<Vec<_>>()
+    };
+    // Step 0: the boxes up in the air, none touching.
+    assert_eq!(
+        ids(&h),
+        vec![
+            (0, Shape::Box, false),
+            (1, Shape::Box, false),
+            (2, Shape::Box, false),
+            (3, Shape::Box, false),
+            (100, Shape::StaticBox, false),
+        ]
+    );
+    let box1 = h.state().snapshot().sphere(1).expect("box 1").clone();
+    assert_eq!(box1.tight_world.min, Vec3::new(6.0, 12.0, 0.0));
+    assert_eq!(box1.tight_world.max, Vec3::new(7.5, 13.5, 0.0));
+    assert_eq!(box1.radius, 0.0);
+    assert!(box1.fat.is_some_and(|f| f.min.x < 6.0 && f.max.y > 13.5));
+    // The last step: every box rests on the floor (touching counts), so all collide.
+    for _ in 0..STEPS {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(2);
+    assert!(
+        ids(&h).iter().all(|&(_, _, colliding)| colliding),
+        "{:?}",
+        ids(&h)
+    );
+    // Fit frames every box of every step (the floor included): the world is their bounds.
+    let world = h.state().document().world;
+    assert_eq!(world.min, Vec3::new(0.0, 0.0, 0.0));
+    assert_eq!(world.max, Vec3::new(20.0, 13.5, 0.0));
+}
