@@ -6,7 +6,7 @@
 //! [`Sim::spheres_mut`], which refuses for a trace with a message saying why.
 
 use crate::broadphase::{Body, Broadphase, BroadphaseError, BroadphaseKind};
-use crate::replay::{Edit, Replay, TraceStart};
+use crate::replay::{Edit, History, Replay, TraceStart};
 use crate::scene::{Scene, SceneError, Simulation, StepReport};
 use crate::trace::{Stepper, TraceSimulation};
 use crate::tree::TreeConfig;
@@ -280,5 +280,53 @@ impl Replay for Sim {
             Sim::Scene(s) => edit.apply_to(s),
             Sim::Trace(t) => edit.apply_to_trace(t),
         }
+    }
+}
+
+/// The history of a window's recording as a recording file holds it (see
+/// [`crate::replay::file::save`]): a scene's; `None` for a trace's (a trace is its own
+/// record and has no recording file).
+#[must_use]
+pub fn scene_history(history: &History<Sim>) -> Option<History<Simulation>> {
+    let Origin::Scene(scene) = &history.scene else {
+        return None;
+    };
+    let scene = Scene::clone(scene);
+    Some(history.clone().map_origin(|_| scene))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broadphase::DEFAULT_PAIR_LIMIT;
+    use crate::replay::Recording;
+
+    #[test]
+    fn a_scenes_window_history_is_the_scenes_file_history() {
+        let scene = Scene::builtin_default();
+        let origin = Origin::Scene(Box::new(scene.clone()));
+        let (mut rec, mut sim) =
+            Recording::<Sim>::start_from(&origin, "b", BroadphaseKind::Tree, DEFAULT_PAIR_LIMIT)
+                .expect("starts");
+        let (mut plain, mut plain_sim) =
+            Recording::start(&scene, "b", BroadphaseKind::Tree, DEFAULT_PAIR_LIMIT)
+                .expect("starts");
+        for _ in 0..5 {
+            rec.step(&mut sim).expect("recorded").expect("stepped");
+            plain
+                .step(&mut plain_sim)
+                .expect("recorded")
+                .expect("stepped");
+        }
+        rec.apply(&mut sim, Edit::Rebuild).expect("applied");
+        plain.apply(&mut plain_sim, Edit::Rebuild).expect("applied");
+        let mut got = scene_history(rec.history()).expect("a scene's");
+        let mut want = plain.history().clone();
+        // Times differ run to run; everything else is the same.
+        for s in got.steps.iter_mut().chain(want.steps.iter_mut()) {
+            s.update_secs = 0.0;
+            s.pairs_secs = 0.0;
+        }
+        assert_eq!(got, want);
     }
 }
