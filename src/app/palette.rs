@@ -35,6 +35,12 @@ pub struct Palette {
     pub background: Color32,
     /// Links of the tree diagram.
     pub link: Color32,
+    /// Tree nodes added since the previous step (the tree view's changes).
+    pub diff_added: Color32,
+    /// Tree nodes removed since the previous step.
+    pub diff_removed: Color32,
+    /// Tree nodes refit (same spheres, another box) since the previous step.
+    pub diff_refit: Color32,
 }
 
 impl Palette {
@@ -54,6 +60,9 @@ impl Palette {
         event: Color32::from_rgb(230, 80, 230),
         background: Color32::from_rgb(22, 22, 26),
         link: Color32::from_rgb(110, 110, 110),
+        diff_added: Color32::from_rgb(70, 225, 225),
+        diff_removed: Color32::from_rgb(255, 90, 110),
+        diff_refit: Color32::from_rgb(250, 205, 60),
     };
 
     /// The palette for a light background (same hues, darker where white would vanish).
@@ -72,6 +81,9 @@ impl Palette {
         event: Color32::from_rgb(190, 40, 190),
         background: Color32::from_rgb(248, 248, 246),
         link: Color32::from_rgb(150, 150, 150),
+        diff_added: Color32::from_rgb(0, 135, 150),
+        diff_removed: Color32::from_rgb(200, 30, 60),
+        diff_refit: Color32::from_rgb(165, 115, 0),
     };
 
     /// The palette of a theme.
@@ -136,5 +148,25 @@ mod tests {
             assert_ne!(pal.leaf, pal.branch(20, 21));
         }
         assert!((contrast(Color32::BLACK, Color32::WHITE) - 21.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_tree_changes_stand_out_and_apart() {
+        for pal in [Palette::DARK, Palette::LIGHT] {
+            let changes = [pal.diff_added, pal.diff_removed, pal.diff_refit];
+            for c in changes {
+                let ratio = contrast(c, pal.background);
+                assert!(ratio >= 3.0, "{c:?}: {ratio:.2}");
+                // Told from the other marks of the tree view.
+                for other in [pal.event, pal.highlight, pal.leaf, pal.link] {
+                    assert_ne!(c, other);
+                }
+            }
+            for (i, a) in changes.iter().enumerate() {
+                for b in &changes[i + 1..] {
+                    assert_ne!(a, b);
+                }
+            }
+        }
     }
 }

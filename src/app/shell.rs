@@ -57,6 +57,7 @@ struct Views {
     windows: Windows,
     advisor: AdvisorView,
     timeline: TimelineView,
+    opening: super::views::opening::OpeningView,
 }
 
 impl Views {
@@ -259,6 +260,12 @@ impl DebuggerApp {
     #[must_use]
     pub fn recording(&self) -> &crate::replay::Recording {
         &self.state.model.recording
+    }
+
+    /// How far the recording being opened on a worker thread has got, while one is.
+    #[must_use]
+    pub fn opening_progress(&self) -> Option<crate::replay::file::LoadProgress> {
+        self.state.dialogs.opening.as_ref().map(|j| j.progress())
     }
 
     /// Where the timeline drew `step` on track `track` (its middle; the tracks are
@@ -570,6 +577,7 @@ impl DebuggerApp {
             v.central_ui(ui, state, out);
         });
         v.advisor.ui(ui, state, out);
+        v.opening.ui(ui, state, out);
         v.windows.ui(ui, state, out);
     }
 }

@@ -152,6 +152,8 @@ pub struct Dialogs {
     pub export: Option<(String, ExportFormat)>,
     /// The desktop's file dialog may be used (the window; not tests or screenshots).
     pub native: bool,
+    /// A recording file being opened on a worker thread (the progress window shows it).
+    pub opening: Option<crate::replay::file::LoadJob>,
 }
 
 /// Everything the views read; see the module doc.

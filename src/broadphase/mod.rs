@@ -195,7 +195,10 @@ pub trait BroadphaseCore<V: SceneVector> {
 /// Every implementation uses the same fat-box rule as the tree (tight box grown by the margin
 /// and stretched by `velocity * velocity_lookahead`, recomputed only when the tight box
 /// leaves it), so all three report the same pairs.
-pub trait Broadphase {
+///
+/// `Send`, so that a simulation (and a recording of it) can be built on a worker thread and
+/// handed to the window (a recording file is opened off the UI thread).
+pub trait Broadphase: Send {
     /// Which one this is.
     fn kind(&self) -> BroadphaseKind;
     /// Brings the broad phase to `bodies` (sorted by id): adds new ids, removes missing ones,

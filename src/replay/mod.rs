@@ -480,6 +480,12 @@ pub enum ReplayError {
         /// The recording's last step.
         last: u64,
     },
+    /// Rebuilding was cancelled (opening a recording in the window: its Cancel button).
+    #[error("cancelled at step {step}")]
+    Cancelled {
+        /// The last step rebuilt.
+        step: u64,
+    },
     /// The step records alone fill the memory budget; nothing more is recorded.
     #[error(
         "the recording is full: {used} bytes used of a budget of {budget} bytes; step {step} \
@@ -560,7 +566,7 @@ impl History {
     pub fn state_at(&self, step: u64) -> Result<Simulation, ReplayError> {
         let mut sim = self.start()?;
         self.check_step(&sim, 0)?;
-        self.replay(&mut sim, step, |_| {})?;
+        self.replay(&mut sim, step, |_| Ok(()))?;
         Ok(sim)
     }
 
@@ -585,12 +591,13 @@ impl History {
 
     /// Carries `sim` (at its step, made and checked, its edits not yet applied) to `to`: the
     /// edits of each step, then the next step, each checked; `after_step` sees every step
-    /// made (before its edits). Ends after the edits of `to`.
+    /// made (before its edits), and stops the replay with its error. Ends after the edits of
+    /// `to`.
     fn replay(
         &self,
         sim: &mut Simulation,
         to: u64,
-        mut after_step: impl FnMut(&Simulation),
+        mut after_step: impl FnMut(&Simulation) -> Result<(), ReplayError>,
     ) -> Result<(), ReplayError> {
         if to > self.last_step() {
             return Err(ReplayError::NotRecorded {
@@ -633,7 +640,7 @@ impl History {
             let _stopped = sim.step().is_err();
             step += 1;
             self.check_step(sim, step)?;
-            after_step(sim);
+            after_step(sim)?;
         }
     }
 
@@ -838,6 +845,21 @@ impl Recording {
         history: History,
         policy: KeyframePolicy,
     ) -> Result<Recording, ReplayError> {
+        Self::from_history_with(history, policy, |_| true).map(|(rec, _)| rec)
+    }
+
+    /// [`Recording::from_history`] that reports each step rebuilt to `go_on` (called with the
+    /// step before it is kept; `false` stops with [`ReplayError::Cancelled`]), and also
+    /// returns the simulation at the last step, after its edits (what
+    /// [`Recording::state_at`] of the last step gives, without rebuilding it again).
+    pub fn from_history_with(
+        history: History,
+        policy: KeyframePolicy,
+        mut go_on: impl FnMut(u64) -> bool,
+    ) -> Result<(Recording, Simulation), ReplayError> {
+        if !go_on(0) {
+            return Err(ReplayError::Cancelled { step: 0 });
+        }
         let mut sim = history.start()?;
         history.check_step(&sim, 0)?;
         let mut frames = Frames::new(policy);
@@ -846,14 +868,20 @@ impl Recording {
         // the budget allows.
         let fixed = history.memory_bytes();
         history.replay(&mut sim, history.last_step(), |s| {
+            let step = s.step_index();
+            if !go_on(step) {
+                return Err(ReplayError::Cancelled { step });
+            }
             frames.maybe_add(s);
             frames.fit(fixed, DEFAULT_BUDGET_BYTES);
+            Ok(())
         })?;
-        Ok(Recording {
+        let rec = Recording {
             history,
             frames,
             budget: DEFAULT_BUDGET_BYTES,
-        })
+        };
+        Ok((rec, sim))
     }
 
     /// The history (what a file holds).
@@ -1030,7 +1058,7 @@ impl Recording {
                 sim
             }
         };
-        self.history.replay(&mut sim, step, |_| {})?;
+        self.history.replay(&mut sim, step, |_| Ok(()))?;
         Ok(sim)
     }
 

@@ -41,6 +41,16 @@ impl View for MenuBar {
                 {
                     out.push(Command::SaveAsDialog);
                 }
+                if ui
+                    .button("Save recording…")
+                    .on_hover_text(
+                        "Every step and edit since the scene was opened, as a .rec file \
+                         (open it again, or `aabb-debugger replay` it).",
+                    )
+                    .clicked()
+                {
+                    out.push(Command::SaveRecordingDialog);
+                }
                 let mut native = state.prefs.native_dialogs;
                 if ui
                     .checkbox(&mut native, "Use the desktop's file dialog")

@@ -13,6 +13,7 @@ pub mod advisor;
 pub mod controls;
 pub mod files;
 pub mod menu;
+pub mod opening;
 pub mod stats;
 pub mod status;
 pub mod timeline;

@@ -10,8 +10,16 @@
 //! leaves, unless opened; any branch folds or opens by a click on its ± marker (or a
 //! double-click on it). Branches are known across steps by their [`FoldKey`] (the tree reuses
 //! node ids), and the folding starts over when another scene is opened or the depth changes.
+//!
+//! Changes since the previous step (the toolbar's toggle): nodes added and refit are ringed
+//! in their colours, the removed ones listed, with the counts in a header; see [`diff`] for
+//! what "the same node" is across steps. It follows the step shown: playing, stepping, or a
+//! past step of the timeline (the previous step rebuilt from the recording and kept).
 
+pub mod diff;
 pub mod layout;
+
+pub use diff::{Change, Changes, DiffCache, TreeDiff};
 
 pub use layout::{FoldKey, Folding, LayoutItem, TreeLayout, letters};
 
@@ -105,6 +113,12 @@ pub struct TreeView {
     marked: Vec<bool>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
+    /// Show what changed since the previous step.
+    show_changes: bool,
+    /// The changes, computed once per change of the simulation.
+    diff: DiffCache,
+    /// Per drawn item: how it (or a node its folded branch hides) changed (scratch).
+    changed: Vec<Option<Change>>,
 }
 
 /// The least height (points) of the tree view below its toolbar that also shows the event list.
@@ -129,6 +143,10 @@ impl View for TreeView {
             return;
         }
         egui::Panel::top("tree_toolbar").show(ui, |ui| self.toolbar_ui(ui, state, out));
+        if self.show_changes {
+            self.diff.update(state);
+            egui::Panel::top("tree_changes").show(ui, |ui| self.changes_ui(ui));
+        }
         // In a short view the diagram keeps the room: the event list steps aside.
         if state.prefs.show_events && ui.available_height() >= EVENTS_MIN_VIEW_HEIGHT {
             egui::Panel::bottom("tree_events")
@@ -141,6 +159,83 @@ impl View for TreeView {
 }
 
 impl TreeView {
+    /// What changed since the previous step, when the view shows it (the toolbar's toggle).
+    #[must_use]
+    pub fn changes(&self) -> Option<&Changes> {
+        self.show_changes.then(|| self.diff.changes()).flatten()
+    }
+
+    /// How many previous steps the changes rebuilt from the recording so far (the rest came
+    /// from its cache).
+    #[must_use]
+    pub fn changes_rebuilt(&self) -> u64 {
+        self.diff.rebuilt()
+    }
+
+    /// The legend, the counts and the removed nodes.
+    fn changes_ui(&self, ui: &mut egui::Ui) {
+        let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
+        let Some(changes) = self.diff.changes() else {
+            return;
+        };
+        ui.horizontal_wrapped(|ui| {
+            ui.spacing_mut().item_spacing.x = 6.0;
+            for (color, name, tip) in [
+                (
+                    pal.diff_added,
+                    "added",
+                    "Ringed: a node over spheres no node covered at the previous step",
+                ),
+                (
+                    pal.diff_removed,
+                    "removed",
+                    "Listed below: a node of the previous step whose spheres no node covers now",
+                ),
+                (
+                    pal.diff_refit,
+                    "refit",
+                    "Ringed: a node over the same spheres as at the previous step, with \
+                     another box",
+                ),
+            ] {
+                // A painted swatch: the default fonts have no square glyph.
+                let (swatch, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
+                ui.painter().rect_filled(swatch, 2.0, color);
+                ui.label(egui::RichText::new(name).color(color))
+                    .on_hover_text(tip);
+            }
+            ui.separator();
+            match &changes.diff {
+                Ok(_) => ui.strong(changes.header()),
+                Err(e) => ui.colored_label(ui.visuals().warn_fg_color, e),
+            };
+        });
+        if let Ok(d) = &changes.diff
+            && !d.removed.is_empty()
+        {
+            egui::CollapsingHeader::new(
+                egui::RichText::new(format!("{} removed nodes", d.removed.len()))
+                    .color(pal.diff_removed),
+            )
+            .id_salt("tree_removed")
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .max_height(90.0)
+                    .show(ui, |ui| {
+                        for r in d.removed.iter().take(REMOVED_LIST_LIMIT) {
+                            ui.label(r.describe());
+                        }
+                        if d.removed.len() > REMOVED_LIST_LIMIT {
+                            ui.weak(format!(
+                                "… and {} more",
+                                d.removed.len() - REMOVED_LIST_LIMIT
+                            ));
+                        }
+                    });
+            });
+        }
+    }
+
     /// Where the diagram was drawn last frame, if it was.
     #[must_use]
     pub fn rect(&self) -> Option<Rect> {
@@ -238,6 +333,12 @@ impl TreeView {
             }
             ui.add(egui::DragValue::new(&mut self.collapse_to).range(1..=TREE_DEPTH_ALL - 1))
                 .labelled_by(collapse.id);
+            ui.separator();
+            ui.toggle_value(&mut self.show_changes, "Changes since the previous step")
+                .on_hover_text(
+                    "Ring the nodes added and refit since the previous step and list the \
+                     removed ones (a node is known by the spheres below it)",
+                );
             ui.separator();
             for (kind, name, tip) in [
                 (
@@ -816,6 +917,42 @@ impl TreeView {
             }
         };
         let levels = layout.levels as usize + 1;
+        // The changes since the previous step: each drawn item once, a folded branch for the
+        // nodes it hides (added before refit).
+        let changed = &mut self.changed;
+        changed.clear();
+        if self.show_changes
+            && let Some(Ok(d)) = self.diff.changes().map(|c| &c.diff)
+        {
+            changed.resize(layout.items.len(), None);
+            for (c, ids) in [(Change::Refit, &d.refit), (Change::Added, &d.added)] {
+                for &id in ids {
+                    if let Some(k) = snap.node_index(id).and_then(|i| layout.item_for(snap, i)) {
+                        changed[k] = Some(c);
+                    }
+                }
+            }
+        }
+        self.last_at_level.clear();
+        self.last_at_level
+            .resize(levels, (f32::NEG_INFINITY, f32::NEG_INFINITY));
+        for (k, item) in layout.items.iter().enumerate() {
+            let Some(c) = changed.get(k).copied().flatten() else {
+                continue;
+            };
+            let r = cam.screen_rect_from_layout(viewport, item.cell());
+            let last = &mut self.last_at_level[(item.pos.y as usize).min(levels - 1)].0;
+            let apart = if icicle { 4.0 } else { radius.max(1.0) };
+            if (icicle && r.width() < apart) || (r.center().x - *last).abs() < apart {
+                continue;
+            }
+            *last = r.center().x;
+            let color = match c {
+                Change::Added => pal.diff_added,
+                Change::Refit => pal.diff_refit,
+            };
+            mark(m, k, 5.5, 2.0, color);
+        }
         self.last_at_level.clear();
         self.last_at_level
             .resize(levels, (f32::NEG_INFINITY, f32::NEG_INFINITY));
@@ -932,6 +1069,9 @@ fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
         TreeEvent::Remove(_) | TreeEvent::Rebuild { .. } => None,
     }
 }
+
+/// At most this many removed nodes are listed.
+const REMOVED_LIST_LIMIT: usize = 1000;
 
 /// At most this many events are listed.
 const EVENT_LIST_LIMIT: usize = 100_000;
