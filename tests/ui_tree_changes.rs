@@ -181,11 +181,8 @@ fn a_sphere_leaving_its_fat_box_marks_exactly_the_changed_nodes() {
         want.2.len()
     );
     assert!(h.query_by_label(&header).is_some(), "{header}");
-    assert_eq!(
-        h.query_by_label(&format!("{} removed nodes", want.1.len()))
-            .is_some(),
-        true
-    );
+    let removed_list = format!("{} removed nodes", want.1.len());
+    assert!(h.query_by_label(&removed_list).is_some(), "{removed_list}");
     // Playing on and stepping rebuilt nothing: each previous step was the one shown before.
     step(&mut h, Command::Step);
     let d = shown(&h, 2);

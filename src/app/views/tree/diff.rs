@@ -441,8 +441,11 @@ mod tests {
         Aabb::new(Vec3::new(x0, 0.0, 0.0), Vec3::new(x1, 1.0, 0.0))
     }
 
-    /// A tree from `(id, parent, sphere, box)` rows, parents first.
-    fn shape(rows: &[(u32, Option<u32>, Option<u32>, Aabb<Vec3>)]) -> TreeShape {
+    /// One row of a constructed tree: id, parent id, sphere, box.
+    type Row = (u32, Option<u32>, Option<u32>, Aabb<Vec3>);
+
+    /// A tree from rows, parents first.
+    fn shape(rows: &[Row]) -> TreeShape {
         let mut s = TreeShape::default();
         for &(id, parent, sphere, aabb) in rows {
             s.push(NodeId(id), parent.map(NodeId), sphere, aabb);
