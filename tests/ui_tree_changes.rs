@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 #[path = "common/ui.rs"]
 mod ui;
 
-const TOGGLE: &str = "Changes since the previous step";
+use aabb_debugger::app::views::tree::CHANGES_TOGGLE as TOGGLE;
 
 /// Six still spheres in a row (ids 0 to 5, x = 2, 8, ..., 32, y = 5) and sphere 6 at (2, 8)
 /// moving right at `speed` units a second (dt 1/60, margin 0.2, no look-ahead).
@@ -50,10 +50,17 @@ fn scene(speed: f32) -> Scene {
 
 /// The app on `scene` with the tree view alone, its changes shown.
 fn harness(scene: Scene) -> Harness<'static, DebuggerApp> {
-    let mut h = ui::app_harness(
+    harness_in(
         Harness::builder().with_size(Vec2::new(1000.0, 700.0)),
         scene,
-    );
+    )
+}
+
+fn harness_in(
+    builder: egui_kittest::HarnessBuilder<DebuggerApp>,
+    scene: Scene,
+) -> Harness<'static, DebuggerApp> {
+    let mut h = ui::app_harness(builder, scene);
     {
         let prefs = h.state_mut().prefs_mut();
         prefs.view_mode = ViewMode::Tree;
@@ -244,4 +251,24 @@ fn a_past_step_compares_with_its_previous_step_rebuilt_once() {
     step(&mut h, Command::SeekTo(2));
     assert_eq!(ids(&shown(&h, 2)), want);
     assert_eq!(h.state().tree_view().changes_rebuilt(), 1, "step 1 kept");
+}
+
+/// How the changes look in both themes: sphere 6 moved from beside sphere 0 to beside
+/// sphere 2 at step 1 (rings: added cyan / teal, refit amber; the removed nodes listed).
+#[cfg(feature = "snapshots")]
+#[test]
+fn the_changes_in_both_themes() {
+    use aabb_debugger::app::prefs::ThemeChoice;
+    for (theme, name) in [
+        (ThemeChoice::Dark, "tree_changes_dark"),
+        (ThemeChoice::Light, "tree_changes_light"),
+    ] {
+        let builder = Harness::builder().with_size(Vec2::new(640.0, 420.0)).wgpu();
+        let mut h = harness_in(builder, scene(720.0));
+        h.state_mut().prefs_mut().theme = theme;
+        step(&mut h, Command::Step);
+        h.get_by_label_contains("removed nodes").click();
+        h.run_steps(4);
+        h.snapshot(name);
+    }
 }

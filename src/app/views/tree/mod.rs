@@ -334,10 +334,11 @@ impl TreeView {
             ui.add(egui::DragValue::new(&mut self.collapse_to).range(1..=TREE_DEPTH_ALL - 1))
                 .labelled_by(collapse.id);
             ui.separator();
-            ui.toggle_value(&mut self.show_changes, "Changes since the previous step")
+            // Short: a narrow tree view keeps its toolbar on one or two rows.
+            ui.toggle_value(&mut self.show_changes, CHANGES_TOGGLE)
                 .on_hover_text(
-                    "Ring the nodes added and refit since the previous step and list the \
-                     removed ones (a node is known by the spheres below it)",
+                    "Changes since the previous step: ring the nodes added and refit and list \
+                     the removed ones (a node is known by the spheres below it)",
                 );
             ui.separator();
             for (kind, name, tip) in [
@@ -1069,6 +1070,9 @@ fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
         TreeEvent::Remove(_) | TreeEvent::Rebuild { .. } => None,
     }
 }
+
+/// The toolbar's toggle of the changes since the previous step.
+pub const CHANGES_TOGGLE: &str = "Changes";
 
 /// At most this many removed nodes are listed.
 const REMOVED_LIST_LIMIT: usize = 1000;
