@@ -223,3 +223,31 @@ fn a_truncated_recording_shows_its_message() {
     );
     assert_eq!(h.state().recording().last_step(), 2);
 }
+
+#[test]
+fn opening_a_scene_meanwhile_cancels_the_recording_being_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("long.rec");
+    record(&path, 4000);
+    let mut h = harness_after(3);
+    h.state_mut().push_command(Command::Open(path));
+    h.run_steps(1);
+    assert!(h.state().opening_progress().is_some());
+    h.state_mut().push_command(Command::OpenBuiltin);
+    h.run_steps(2);
+    assert!(h.state().opening_progress().is_none());
+    assert_eq!(h.state().recording().last_step(), 0);
+    assert_eq!(
+        h.state().document_name(),
+        format!("{} (not saved)", Scene::builtin_default().name)
+    );
+    // Nothing arrives later.
+    std::thread::sleep(Duration::from_millis(200));
+    h.run_steps(3);
+    assert_eq!(h.state().recording().last_step(), 0);
+    assert!(
+        h.state().status().starts_with("Opened "),
+        "{}",
+        h.state().status()
+    );
+}

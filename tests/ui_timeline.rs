@@ -221,7 +221,10 @@ fn the_view_menu_hides_and_shows_the_timeline() {
 fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
     let start = std::time::Instant::now();
     while h.state().opening_progress().is_some() {
-        assert!(start.elapsed().as_secs() < 120, "the recording did not open");
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the recording did not open"
+        );
         std::thread::sleep(std::time::Duration::from_millis(5));
         h.step();
     }

@@ -257,9 +257,7 @@ fn a_past_step_compares_with_its_previous_step_rebuilt_once() {
 /// (rings: added cyan / teal, refit amber; the removed nodes listed).
 #[cfg(feature = "snapshots")]
 fn snapshot_changes(theme: aabb_debugger::app::prefs::ThemeChoice, name: &str) {
-    let builder = Harness::builder()
-        .with_size(Vec2::new(640.0, 420.0))
-        .wgpu();
+    let builder = Harness::builder().with_size(Vec2::new(640.0, 420.0)).wgpu();
     let mut h = harness_in(builder, scene(720.0));
     h.state_mut().prefs_mut().theme = theme;
     step(&mut h, Command::Step);

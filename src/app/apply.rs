@@ -696,6 +696,10 @@ impl State {
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
         match self.start(&scene, path.as_deref()) {
             Ok((recording, sim)) => {
+                // A recording still being opened would replace this document when done.
+                if let Some(job) = self.dialogs.opening.take() {
+                    job.cancel();
+                }
                 self.install_document(scene, path.clone(), recording, sim);
                 if let Some(p) = path {
                     self.prefs.push_recent(p);

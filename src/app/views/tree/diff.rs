@@ -30,7 +30,6 @@ use crate::broadphase::TreeView;
 use crate::scene::Simulation;
 use crate::tree::{Aabb, DynamicTree, NodeId, Vector};
 use glam::Vec3;
-use std::collections::BTreeMap;
 
 /// The fingerprint of a set of sphere ids (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,6 +88,9 @@ pub struct TreeShape {
     pub nodes: Vec<ShapeNode>,
     /// Node id to index in `nodes` (dense: ids are pool slots).
     slot: Vec<u32>,
+    /// Every node's fingerprint with its index, sorted (unique within a tree; looked up by
+    /// binary search, so nothing depends on hash order).
+    sorted: Vec<(SetKey, u32)>,
     finished: bool,
 }
 
@@ -167,6 +169,13 @@ impl TreeShape {
                 parent.first_sphere = parent.first_sphere.min(first);
             }
         }
+        self.sorted = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.key, i as u32))
+            .collect();
+        self.sorted.sort_unstable();
         self.finished = true;
     }
 
@@ -180,13 +189,12 @@ impl TreeShape {
             .map(|v| v as usize)
     }
 
-    /// Every node's index by its fingerprint (ordered, so nothing depends on hash order).
-    fn by_key(&self) -> BTreeMap<SetKey, usize> {
-        self.nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.key, i))
-            .collect()
+    /// The index of the node over the set of spheres `key`, if this tree has one.
+    fn find(&self, key: SetKey) -> Option<usize> {
+        self.sorted
+            .binary_search_by(|(k, _)| k.cmp(&key))
+            .ok()
+            .map(|at| self.sorted[at].1 as usize)
     }
 }
 
@@ -261,18 +269,16 @@ impl TreeDiff {
 pub fn diff(prev: &TreeShape, cur: &TreeShape) -> TreeDiff {
     debug_assert!(prev.finished || prev.nodes.is_empty());
     debug_assert!(cur.finished || cur.nodes.is_empty());
-    let before = prev.by_key();
-    let after = cur.by_key();
     let mut out = TreeDiff::default();
     for n in &cur.nodes {
-        match before.get(&n.key) {
+        match prev.find(n.key) {
             None => out.added.push(n.id),
-            Some(&p) if prev.nodes[p].aabb != n.aabb => out.refit.push(n.id),
+            Some(p) if prev.nodes[p].aabb != n.aabb => out.refit.push(n.id),
             Some(_) => {}
         }
     }
     for n in &prev.nodes {
-        if !after.contains_key(&n.key) {
+        if cur.find(n.key).is_none() {
             out.removed.push(RemovedNode {
                 id: n.id,
                 sphere: n.sphere,
