@@ -190,6 +190,20 @@ fn a_sphere_leaving_its_fat_box_marks_exactly_the_changed_nodes() {
     assert!(h.query_by_label(&header).is_some(), "{header}");
     let removed_list = format!("{} removed nodes", want.1.len());
     assert!(h.query_by_label(&removed_list).is_some(), "{removed_list}");
+    // The leaf's tooltip says how it changed.
+    let pos = h
+        .state()
+        .tree_node_screen_pos(leaf)
+        .expect("sphere 6's leaf is drawn");
+    h.event(egui::Event::PointerMoved(pos));
+    h.run_steps(60);
+    assert!(h.query_by_label_contains("Leaf: sphere 6").is_some());
+    assert!(
+        h.query_by_label_contains("\nrefit since the previous step")
+            .is_some()
+    );
+    h.event(egui::Event::PointerGone);
+    h.run_steps(2);
     // Playing on and stepping rebuilt nothing: each previous step was the one shown before.
     step(&mut h, Command::Step);
     let d = shown(&h, 2);

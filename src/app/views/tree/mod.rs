@@ -525,6 +525,7 @@ impl TreeView {
             }
         }
         self.update_layout(state);
+        self.mark_changes(snap);
         let kind = self.layout.kind;
         let size = viewport.size();
         let stale = match self.fitted {
@@ -645,6 +646,40 @@ impl TreeView {
 
     /// The hover tooltip of item `k`.
     fn describe_item(&self, state: &State, k: usize) -> String {
+        let text = self.describe_node(state, k);
+        match self.changed.get(k).copied().flatten() {
+            Some(Change::Added) => format!("{text}\nadded since the previous step"),
+            Some(Change::Refit) => format!("{text}\nrefit since the previous step"),
+            None => text,
+        }
+    }
+
+    /// How each drawn item changed since the previous step (a folded branch: the nodes it
+    /// hides, added before refit); nothing when the changes are not shown.
+    fn mark_changes(&mut self, snap: &Snapshot) {
+        let changed = &mut self.changed;
+        changed.clear();
+        if !self.show_changes {
+            return;
+        }
+        let Some(Ok(d)) = self.diff.changes().map(|c| &c.diff) else {
+            return;
+        };
+        changed.resize(self.layout.items.len(), None);
+        for (c, ids) in [(Change::Refit, &d.refit), (Change::Added, &d.added)] {
+            for &id in ids {
+                if let Some(k) = snap
+                    .node_index(id)
+                    .and_then(|i| self.layout.item_for(snap, i))
+                {
+                    changed[k] = Some(c);
+                }
+            }
+        }
+    }
+
+    /// The tooltip of item `k` without its change.
+    fn describe_node(&self, state: &State, k: usize) -> String {
         let snap = &state.snapshot;
         let item = self.layout.items[k];
         let n = &snap.nodes[item.node];
@@ -918,22 +953,7 @@ impl TreeView {
             }
         };
         let levels = layout.levels as usize + 1;
-        // The changes since the previous step: each drawn item once, a folded branch for the
-        // nodes it hides (added before refit).
-        let changed = &mut self.changed;
-        changed.clear();
-        if self.show_changes
-            && let Some(Ok(d)) = self.diff.changes().map(|c| &c.diff)
-        {
-            changed.resize(layout.items.len(), None);
-            for (c, ids) in [(Change::Refit, &d.refit), (Change::Added, &d.added)] {
-                for &id in ids {
-                    if let Some(k) = snap.node_index(id).and_then(|i| layout.item_for(snap, i)) {
-                        changed[k] = Some(c);
-                    }
-                }
-            }
-        }
+        let changed = &self.changed;
         self.last_at_level.clear();
         self.last_at_level
             .resize(levels, (f32::NEG_INFINITY, f32::NEG_INFINITY));
