@@ -122,6 +122,27 @@ fn sets(nodes: &[Node]) -> Vec<BTreeSet<u32>> {
     sets
 }
 
+/// Where each removed node's surviving spheres meet in `cur`: the smallest node over them
+/// all (exact sets).
+fn ghosts(prev: &Simulation, cur: &Simulation) -> Vec<Option<NodeId>> {
+    let (a, c) = (walk(prev), walk(cur));
+    let (sa, sc) = (sets(&a), sets(&c));
+    let alive: BTreeSet<u32> = c.iter().filter_map(|n| n.2).collect();
+    (0..a.len())
+        .filter(|&i| !sc.contains(&sa[i]))
+        .map(|i| {
+            let survivors: BTreeSet<u32> = sa[i].intersection(&alive).copied().collect();
+            if survivors.is_empty() {
+                return None;
+            }
+            (0..c.len())
+                .filter(|&k| sc[k].is_superset(&survivors))
+                .min_by_key(|&k| sc[k].len())
+                .map(|k| c[k].0)
+        })
+        .collect()
+}
+
 /// The diff of two trees by exact sets of spheres: (added, removed, refit) ids.
 fn expected(prev: &Simulation, cur: &Simulation) -> (Vec<NodeId>, Vec<NodeId>, Vec<NodeId>) {
     let (a, c) = (walk(prev), walk(cur));
@@ -171,6 +192,8 @@ fn a_sphere_leaving_its_fat_box_marks_exactly_the_changed_nodes() {
     );
     let want = expected(&before, &after);
     assert_eq!(ids(&d), want);
+    let ghosts_at: Vec<Option<NodeId>> = d.removed.iter().map(|r| r.ghost_at).collect();
+    assert_eq!(ghosts_at, ghosts(&before, &after));
     // By hand: sphere 6 keeps its leaf (refit: another box); it left the branch it shared
     // with sphere 0 and joined sphere 2, so nodes were both removed and added.
     let leaf = walk(&after)

@@ -20,6 +20,10 @@
 //! - a node in both with the same box is unchanged, even when its children were rotated
 //!   below it (the rotated children then show up as added and removed).
 //!
+//! A removed node is drawn as a ghost (a red cross) on the current node where its surviving
+//! spheres meet (their lowest common ancestor now), and listed; one whose spheres are all
+//! gone is only listed.
+//!
 //! Sets are compared by a fingerprint: the leaf count and two 64-bit sums of a mix of each
 //! sphere id (with different seeds), computed bottom-up in one pass over each tree. Two
 //! different sets of spheres share a fingerprint with a probability of about 2^-128; the
@@ -78,6 +82,11 @@ pub struct ShapeNode {
     pub leaves: u32,
     /// The smallest sphere id below it.
     pub first_sphere: u32,
+    /// Depth (root 0).
+    pub depth: u32,
+    /// Index in [`TreeShape::nodes`] just past its subtree (a depth-first walk lists a
+    /// subtree right after its root).
+    pub end: usize,
     key: SetKey,
 }
 
@@ -91,6 +100,8 @@ pub struct TreeShape {
     /// Every node's fingerprint with its index, sorted (unique within a tree; looked up by
     /// binary search, so nothing depends on hash order).
     sorted: Vec<(SetKey, u32)>,
+    /// Each sphere's leaf index, sorted by sphere.
+    leaf_of: Vec<(u32, u32)>,
     finished: bool,
 }
 
@@ -125,7 +136,8 @@ impl TreeShape {
         });
     }
 
-    /// Adds a node (its parent, when it has one, pushed before it); a node with a sphere is
+    /// Adds a node, in the order of a depth-first walk from the root (a node, then its first
+    /// subtree, then its second, as [`DynamicTree::walk`] gives them); a node with a sphere is
     /// a leaf. Call [`TreeShape::finish`] after the last.
     pub fn push(
         &mut self,
@@ -141,6 +153,7 @@ impl TreeShape {
         }
         self.slot[slot] = index as u32;
         let parent = parent.and_then(|p| self.index_of(p));
+        let depth = parent.map_or(0, |p| self.nodes[p].depth + 1);
         self.nodes.push(ShapeNode {
             id,
             parent,
@@ -148,6 +161,8 @@ impl TreeShape {
             aabb,
             leaves: 0,
             first_sphere: u32::MAX,
+            depth,
+            end: index + 1,
             key: SetKey::default(),
         });
         self.finished = false;
@@ -160,15 +175,30 @@ impl TreeShape {
             node.leaves = node.key.leaves;
             node.first_sphere = node.sphere.unwrap_or(u32::MAX);
         }
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            node.end = i + 1;
+        }
         for i in (0..self.nodes.len()).rev() {
-            let (key, first) = (self.nodes[i].key, self.nodes[i].first_sphere);
+            let (key, first, end) = (
+                self.nodes[i].key,
+                self.nodes[i].first_sphere,
+                self.nodes[i].end,
+            );
             if let Some(p) = self.nodes[i].parent {
                 let parent = &mut self.nodes[p];
                 parent.key.add(key);
                 parent.leaves = parent.key.leaves;
                 parent.first_sphere = parent.first_sphere.min(first);
+                parent.end = parent.end.max(end);
             }
         }
+        self.leaf_of = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| Some((n.sphere?, i as u32)))
+            .collect();
+        self.leaf_of.sort_unstable();
         self.sorted = self
             .nodes
             .iter()
@@ -187,6 +217,44 @@ impl TreeShape {
             .copied()
             .filter(|&v| v != NONE)
             .map(|v| v as usize)
+    }
+
+    /// The index of the leaf of sphere `id`, if this tree has one.
+    fn leaf(&self, id: u32) -> Option<usize> {
+        self.leaf_of
+            .binary_search_by(|(s, _)| s.cmp(&id))
+            .ok()
+            .map(|at| self.leaf_of[at].1 as usize)
+    }
+
+    /// The lowest common ancestor of nodes `a` and `b` (indices).
+    fn common_ancestor(&self, mut a: usize, mut b: usize) -> Option<usize> {
+        while a != b {
+            let (da, db) = (self.nodes[a].depth, self.nodes[b].depth);
+            if da >= db {
+                a = self.nodes[a].parent?;
+            }
+            if db >= da {
+                b = self.nodes[b].parent?;
+            }
+        }
+        Some(a)
+    }
+
+    /// Where the spheres below node `i` of `prev` meet in this tree: the lowest common
+    /// ancestor of their leaves here (`None` when none of them is here).
+    fn meeting_point(&self, prev: &TreeShape, i: usize) -> Option<usize> {
+        let node = prev.nodes.get(i)?;
+        let mut at: Option<usize> = None;
+        for n in prev.nodes.get(i..node.end)? {
+            if let Some(leaf) = n.sphere.and_then(|s| self.leaf(s)) {
+                at = match at {
+                    None => Some(leaf),
+                    Some(a) => self.common_ancestor(a, leaf),
+                };
+            }
+        }
+        at
     }
 
     /// The index of the node over the set of spheres `key`, if this tree has one.
@@ -209,18 +277,26 @@ pub struct RemovedNode {
     pub leaves: u32,
     /// The smallest sphere id that was below it.
     pub first_sphere: u32,
+    /// The current node where its surviving spheres meet (where its ghost is drawn);
+    /// `None` when they are all gone.
+    pub ghost_at: Option<NodeId>,
 }
 
 impl RemovedNode {
-    /// A few words: "the leaf of sphere 7", "a branch over 3 spheres from sphere 2 (#12)".
+    /// A few words: "the leaf of sphere 7 (#3)", "a branch over 3 spheres from sphere 2
+    /// (#12), its cross on #6".
     #[must_use]
     pub fn describe(&self) -> String {
-        match self.sphere {
+        let what = match self.sphere {
             Some(s) => format!("the leaf of sphere {s} (#{})", self.id.0),
             None => format!(
                 "a branch over {} spheres from sphere {} (#{})",
                 self.leaves, self.first_sphere, self.id.0
             ),
+        };
+        match self.ghost_at {
+            Some(at) => format!("{what}, its cross on #{}", at.0),
+            None => what,
         }
     }
 }
@@ -277,13 +353,14 @@ pub fn diff(prev: &TreeShape, cur: &TreeShape) -> TreeDiff {
             Some(_) => {}
         }
     }
-    for n in &prev.nodes {
+    for (i, n) in prev.nodes.iter().enumerate() {
         if cur.find(n.key).is_none() {
             out.removed.push(RemovedNode {
                 id: n.id,
                 sphere: n.sphere,
                 leaves: n.leaves,
                 first_sphere: n.first_sphere,
+                ghost_at: cur.meeting_point(prev, i).map(|k| cur.nodes[k].id),
             });
         }
     }
@@ -484,13 +561,25 @@ mod tests {
                 Some(_) => {}
             }
         }
+        let alive: BTreeSet<u32> = cur.nodes.iter().filter_map(|n| n.sphere).collect();
         for (i, n) in prev.nodes.iter().enumerate() {
             if !c.contains(&a[i]) {
+                // The smallest current set holding the survivors.
+                let survivors: BTreeSet<u32> = a[i].intersection(&alive).copied().collect();
+                let ghost_at = (!survivors.is_empty())
+                    .then(|| {
+                        (0..cur.nodes.len())
+                            .filter(|&k| c[k].is_superset(&survivors))
+                            .min_by_key(|&k| c[k].len())
+                            .map(|k| cur.nodes[k].id)
+                    })
+                    .flatten();
                 out.removed.push(RemovedNode {
                     id: n.id,
                     sphere: n.sphere,
                     leaves: n.leaves,
                     first_sphere: n.first_sphere,
+                    ghost_at,
                 });
             }
         }
@@ -539,17 +628,21 @@ mod tests {
         assert_eq!(
             d.removed,
             vec![
+                // Spheres 0 and 1 meet at the root now.
                 RemovedNode {
                     id: NodeId(4),
                     sphere: None,
                     leaves: 2,
-                    first_sphere: 0
+                    first_sphere: 0,
+                    ghost_at: Some(NodeId(6)),
                 },
+                // Spheres 2 and 3 meet at #5 (over 1, 2, 3) now.
                 RemovedNode {
                     id: NodeId(5),
                     sphere: None,
                     leaves: 2,
-                    first_sphere: 2
+                    first_sphere: 2,
+                    ghost_at: Some(NodeId(5)),
                 },
             ]
         );
@@ -557,7 +650,7 @@ mod tests {
         assert_eq!(d.counts(), "+2 added · 2 removed · 2 refit");
         assert_eq!(
             d.removed[0].describe(),
-            "a branch over 2 spheres from sphere 0 (#4)"
+            "a branch over 2 spheres from sphere 0 (#4), its cross on #6"
         );
         let table = changes_by_id(&d);
         assert_eq!(table[4], Some(Change::Added));
@@ -593,6 +686,14 @@ mod tests {
             "every set that held sphere 3, or only sphere 0 and 1"
         );
         assert_eq!(d.removed[3].sphere, Some(3));
+        assert_eq!(d.removed[3].describe(), "the leaf of sphere 3 (#3)");
+        // Sphere 3's leaf has no ghost (sphere 3 is gone); the old root's spheres 0, 1, 2
+        // meet at the root again, {0, 1} at #4 (over 0, 9, 1), {2, 3} at sphere 2's leaf.
+        let ghosts: Vec<Option<NodeId>> = d.removed.iter().map(|r| r.ghost_at).collect();
+        assert_eq!(
+            ghosts,
+            vec![Some(NodeId(6)), Some(NodeId(4)), Some(NodeId(2)), None]
+        );
         assert_eq!(d, exact(&four(), &cur));
     }
 
@@ -628,6 +729,7 @@ mod tests {
         assert_eq!(d.removed.len(), 1);
         assert_eq!(d.removed[0].id, NodeId(3));
         assert_eq!(d.removed[0].first_sphere, 0);
+        assert_eq!(d.removed[0].ghost_at, Some(NodeId(4)));
         assert!(d.refit.is_empty());
         assert_eq!(d, exact(&prev, &cur));
     }

@@ -119,6 +119,8 @@ pub struct TreeView {
     diff: DiffCache,
     /// Per drawn item: how it (or a node its folded branch hides) changed (scratch).
     changed: Vec<Option<Change>>,
+    /// Per drawn item: a removed node's ghost stands on it (scratch).
+    ghosts: Vec<bool>,
 }
 
 /// The least height (points) of the tree view below its toolbar that also shows the event list.
@@ -189,7 +191,8 @@ impl TreeView {
                 (
                     pal.diff_removed,
                     "removed",
-                    "Listed below: a node of the previous step whose spheres no node covers now",
+                    "A node of the previous step whose spheres no node covers now: a cross on \
+                     the node where its spheres meet now, and listed below",
                 ),
                 (
                     pal.diff_refit,
@@ -659,6 +662,7 @@ impl TreeView {
     fn mark_changes(&mut self, snap: &Snapshot) {
         let changed = &mut self.changed;
         changed.clear();
+        self.ghosts.clear();
         if !self.show_changes {
             return;
         }
@@ -666,6 +670,15 @@ impl TreeView {
             return;
         };
         changed.resize(self.layout.items.len(), None);
+        self.ghosts.resize(self.layout.items.len(), false);
+        for id in d.removed.iter().filter_map(|r| r.ghost_at) {
+            if let Some(k) = snap
+                .node_index(id)
+                .and_then(|i| self.layout.item_for(snap, i))
+            {
+                self.ghosts[k] = true;
+            }
+        }
         for (c, ids) in [(Change::Refit, &d.refit), (Change::Added, &d.added)] {
             for &id in ids {
                 if let Some(k) = snap
@@ -973,6 +986,38 @@ impl TreeView {
                 Change::Refit => pal.diff_refit,
             };
             mark(m, k, 5.5, 2.0, color);
+        }
+        // Removed nodes: a cross at the upper left of the node where their spheres meet now.
+        for (k, item) in layout.items.iter().enumerate() {
+            if !self.ghosts.get(k).copied().unwrap_or(false) {
+                continue;
+            }
+            let at = if icicle {
+                let r = cam.screen_rect_from_layout(viewport, item.cell());
+                if !viewport.intersects(r) || r.width() < 12.0 {
+                    continue;
+                }
+                r.left_top() + vec2(6.0, 6.0)
+            } else {
+                let p = cam.screen_from_layout(viewport, item.pos);
+                if !visible.contains(p) {
+                    continue;
+                }
+                p - vec2(radius + 5.0, radius + 5.0)
+            };
+            let arm = 4.5;
+            m.line(
+                at - vec2(arm, arm),
+                at + vec2(arm, arm),
+                2.5,
+                pal.diff_removed,
+            );
+            m.line(
+                at + vec2(-arm, arm),
+                at + vec2(arm, -arm),
+                2.5,
+                pal.diff_removed,
+            );
         }
         self.last_at_level.clear();
         self.last_at_level
