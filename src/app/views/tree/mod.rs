@@ -12,7 +12,8 @@
 //! node ids), and the folding starts over when another scene is opened or the depth changes.
 //!
 //! Changes since the previous step (the toolbar's toggle): nodes added and refit are ringed
-//! in their colours, the removed ones listed, with the counts in a header; see [`diff`] for
+//! in their colours, the removed ones crossed out where their spheres meet now and listed,
+//! with the counts in a header; see [`diff`] for
 //! what "the same node" is across steps. It follows the step shown: playing, stepping, or a
 //! past step of the timeline (the previous step rebuilt from the recording and kept).
 
