@@ -53,6 +53,8 @@ fn record(path: &Path, steps: u64) {
 
 /// Runs frames until no recording is being opened (bounded).
 fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
+    // The first frame applies the queued Open, which starts the worker.
+    h.step();
     let start = Instant::now();
     while h.state().opening_progress().is_some() {
         assert!(

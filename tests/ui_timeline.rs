@@ -219,6 +219,8 @@ fn the_view_menu_hides_and_shows_the_timeline() {
 
 /// Runs frames until the recording being opened (on its worker thread) is shown (bounded).
 fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
+    // The first frame applies the queued Open, which starts the worker.
+    h.step();
     let start = std::time::Instant::now();
     while h.state().opening_progress().is_some() {
         assert!(
