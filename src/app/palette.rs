@@ -35,6 +35,8 @@ pub struct Palette {
     pub background: Color32,
     /// Links of the tree diagram.
     pub link: Color32,
+    /// Static boxes (level geometry): their outline, and a faint fill of the same hue.
+    pub static_box: Color32,
 }
 
 impl Palette {
@@ -54,6 +56,7 @@ impl Palette {
         event: Color32::from_rgb(230, 80, 230),
         background: Color32::from_rgb(22, 22, 26),
         link: Color32::from_rgb(110, 110, 110),
+        static_box: Color32::from_rgb(176, 132, 96),
     };
 
     /// The palette for a light background (same hues, darker where white would vanish).
@@ -72,6 +75,7 @@ impl Palette {
         event: Color32::from_rgb(190, 40, 190),
         background: Color32::from_rgb(248, 248, 246),
         link: Color32::from_rgb(150, 150, 150),
+        static_box: Color32::from_rgb(120, 80, 45),
     };
 
     /// The palette of a theme.
@@ -134,6 +138,11 @@ mod tests {
             assert!(contrast(pal.leaf, pal.background) >= 3.0);
             // Leaves are told from the deepest branches by hue, not only by lightness.
             assert_ne!(pal.leaf, pal.branch(20, 21));
+            // Static boxes stand out from the background and are no other layer's colour.
+            assert!(contrast(pal.static_box, pal.background) >= 4.5);
+            for other in [pal.leaf, pal.contact, pal.tight, pal.walls, pal.highlight] {
+                assert_ne!(pal.static_box, other);
+            }
         }
         assert!((contrast(Color32::BLACK, Color32::WHITE) - 21.0).abs() < 0.01);
     }

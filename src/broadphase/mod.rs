@@ -34,6 +34,33 @@ pub struct Body<V = Vec3> {
     pub velocity: V,
 }
 
+impl Body {
+    /// A static body: a box that never moves (zero velocity), as scenes' static boxes and
+    /// traces' static boxes are given to the broad phase.
+    #[must_use]
+    pub fn fixed(id: u32, tight: Aabb<Vec3>) -> Self {
+        Body {
+            id,
+            tight,
+            velocity: Vec3::ZERO,
+        }
+    }
+}
+
+/// Fills `out` (cleared first) with `statics` and `moving`, each sorted by id, merged in id
+/// order (an id in both is listed from each): the live bodies of a scene or a trace step.
+pub fn merge_by_id(statics: &[Body], moving: impl Iterator<Item = Body>, out: &mut Vec<Body>) {
+    out.clear();
+    let mut s = statics.iter().peekable();
+    for body in moving {
+        while let Some(b) = s.next_if(|b| b.id < body.id) {
+            out.push(*b);
+        }
+        out.push(body);
+    }
+    out.extend(s);
+}
+
 /// Which broad phase to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BroadphaseKind {
@@ -207,6 +234,12 @@ pub trait Broadphase {
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError>;
     /// The most candidate pairs `find_pairs` may report ([`DEFAULT_PAIR_LIMIT`] at first).
     fn set_pair_limit(&mut self, limit: usize);
+    /// Marks the bodies with these ids as static (a scene's static boxes; replaces the last
+    /// set, and ids not present now count when they come): a pair of two static bodies is
+    /// never reported. It still counts towards the pair limit, on all three alike: the tree
+    /// finds and holds it (its pair finder knows nothing of static bodies), so the limit keeps
+    /// bounding what the tree holds. The pairs are found again at the next search.
+    fn set_static_ids(&mut self, ids: &[u32]);
     /// The fat box of a body, if present.
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>>;
     /// Changes settings (margin, look-ahead, insertion, balancing, pairs); fat boxes are

@@ -185,7 +185,8 @@ fn plain_variant_names(text: &str) -> String {
     out
 }
 
-/// JSON with the top level and the sphere list one item per line, the rest compact.
+/// JSON with the top level and the sphere and box lists one item per line, the rest compact
+/// (`boxes` left out when there are none, as in RON).
 fn json_text(f: &SceneFile) -> Result<String, serde_json::Error> {
     use serde_json::to_string as js;
     let mut fields = vec![
@@ -206,6 +207,14 @@ fn json_text(f: &SceneFile) -> Result<String, serde_json::Error> {
     } else {
         format!("\"spheres\": [\n{}\n  ]", spheres.join(",\n"))
     });
+    if !f.boxes.is_empty() {
+        let boxes: Vec<String> = f
+            .boxes
+            .iter()
+            .map(|b| js(b).map(|t| format!("    {t}")))
+            .collect::<Result<_, _>>()?;
+        fields.push(format!("\"boxes\": [\n{}\n  ]", boxes.join(",\n")));
+    }
     fields.push(format!("\"generate\": {}", js(&f.generate)?));
     fields.push(format!("\"view\": {}", js(&f.view)?));
     Ok(format!("{{\n  {}\n}}\n", fields.join(",\n  ")))
