@@ -1,5 +1,17 @@
 //! Reading and writing scene files: RON (or JSON by extension), syntax errors as
 //! `FILE:LINE:COL: message`, and atomic saves.
+//!
+//! The format (version 1) is described in the README ("Scene files"): `format_version`,
+//! `name`, `dimensions`, `world`, `dt`, `tree`, `spheres`, the optional `boxes`, `generate` and
+//! `view`.
+//!
+//! `boxes: [(id: 100, min: (0.0, 0.0), max: (20.0, 1.0)), ...]` lists static boxes (level
+//! geometry, [`super::StaticBox`]): ids unique and no sphere's; `min` and `max` with
+//! `dimensions` numbers, finite, min <= max on every axis; inside the world (touching the walls
+//! is allowed); spheres (listed and generated) and boxes together at most
+//! [`super::MAX_SPHERES`]. The list is left out of a saved file when empty, so files without
+//! it read and save byte for byte as before. They never move; they pair with spheres, never
+//! with each other (see [`super::Simulation`]); spheres pass through them.
 
 use super::model::{SceneFile, VersionProbe, newer_message};
 use super::{FORMAT_VERSION, Scene, SceneError};
