@@ -29,7 +29,10 @@ fn a_good_list_makes_a_scene_that_check_and_run_accept() {
     );
     for (name, extra) in [
         ("level.ron", &[][..]),
-        ("level.json", &["--spheres", "50", "--name", "Level one"][..]),
+        (
+            "level.json",
+            &["--spheres", "50", "--name", "Level one"][..],
+        ),
     ] {
         let out_path = dir.path().join(name);
         let mut args = vec![
@@ -223,7 +226,11 @@ fn a_missing_file_and_a_bad_out_are_refused_without_panic() {
     let out_path = dir.path().join("scene.ron");
     let out = bin(&["import-boxes", "no/such/list.txt", "--out", utf8(&out_path)]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).starts_with("no/such/list.txt: "), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with("no/such/list.txt: "),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!out_path.exists());
     // A good list, but --out in a folder that does not exist: the save's message.
     let list = write(dir.path(), "ok.txt", b"0 0 1 1\n");

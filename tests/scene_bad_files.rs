@@ -188,11 +188,15 @@ const TABLE: &[(&str, Expect)] = &[
     ),
     (
         "box-nan.ron",
-        Meaning("boxes[1] (id 101): min and max must have finite numbers, got min (2, NaN) and max (4, 3)"),
+        Meaning(
+            "boxes[1] (id 101): min and max must have finite numbers, got min (2, NaN) and max (4, 3)",
+        ),
     ),
     (
         "box-min-gt-max.ron",
-        Meaning("boxes[1] (id 101): min must be <= max on every axis, got min (5, 2) and max (4, 3)"),
+        Meaning(
+            "boxes[1] (id 101): min must be <= max on every axis, got min (5, 2) and max (4, 3)",
+        ),
     ),
     (
         "box-duplicate-id.ron",
@@ -200,7 +204,9 @@ const TABLE: &[(&str, Expect)] = &[
     ),
     (
         "box-sphere-id.ron",
-        Meaning("boxes[1] (id 7): duplicate id, also used by spheres[1]; a box's id must be no sphere's"),
+        Meaning(
+            "boxes[1] (id 7): duplicate id, also used by spheres[1]; a box's id must be no sphere's",
+        ),
     ),
     (
         "box-wrong-dimensions.ron",
@@ -208,15 +214,23 @@ const TABLE: &[(&str, Expect)] = &[
     ),
     (
         "box-outside-world.ron",
-        Meaning("boxes[1] (id 101): the box (min (18, 2), max (21, 3)) reaches outside the world (min (0, 0), max (20, 12))"),
+        Meaning(
+            "boxes[1] (id 101): the box (min (18, 2), max (21, 3)) reaches outside the world (min (0, 0), max (20, 12))",
+        ),
     ),
     (
         "box-too-many.ron",
-        Meaning("boxes: the scene has 1000000 spheres (listed and generated) and 2 static boxes; at most 1000000 together are allowed"),
+        Meaning(
+            "boxes: the scene has 1000000 spheres (listed and generated) and 2 static boxes; at most 1000000 together are allowed",
+        ),
     ),
     (
         "box-unknown-field.ron",
-        At(14, 53, "Unexpected field named `colour` in `box`, expected one of `id`, `min`, or `max` instead"),
+        At(
+            14,
+            53,
+            "Unexpected field named `colour` in `box`, expected one of `id`, `min`, or `max` instead",
+        ),
     ),
     (
         "box-missing-max.ron",

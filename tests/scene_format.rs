@@ -99,7 +99,12 @@ fn boxes_are_left_out_when_empty_and_written_one_a_line_when_not() {
         for json in [false, true] {
             let text = scene.to_text(json).expect("text");
             let again = Scene::parse(&text, "copy", json).expect("parse");
-            assert_eq!(again.to_text(json).expect("text"), text, "{}", path.display());
+            assert_eq!(
+                again.to_text(json).expect("text"),
+                text,
+                "{}",
+                path.display()
+            );
             let field = if json { "\"boxes\": [" } else { "boxes: [" };
             assert_eq!(
                 text.contains(field),

@@ -80,7 +80,9 @@ fn reference(sim: &Simulation) -> (IdPairs, IdPairs, usize) {
     let bp = sim.broadphase();
     let mut bodies: Vec<(u32, Option<DVec3>, f64, Aabb<Vec3>)> = Vec::new();
     for b in sim.bodies().iter().filter(|b| b.alive) {
-        let fat = bp.fat_aabb(b.sphere.id).expect("a live sphere has a fat box");
+        let fat = bp
+            .fat_aabb(b.sphere.id)
+            .expect("a live sphere has a fat box");
         bodies.push((
             b.sphere.id,
             Some(b.position()),
@@ -95,9 +97,7 @@ fn reference(sim: &Simulation) -> (IdPairs, IdPairs, usize) {
     bodies.sort_by_key(|b| b.0);
     let boxes = sim.static_boxes();
     let box_of = |id: u32| {
-        let i = boxes
-            .binary_search_by_key(&id, |b| b.id)
-            .expect("a box id");
+        let i = boxes.binary_search_by_key(&id, |b| b.id).expect("a box id");
         &boxes[i]
     };
     let (mut pairs, mut contacts, mut left_out) = (Vec::new(), Vec::new(), 0);
@@ -113,7 +113,11 @@ fn reference(sim: &Simulation) -> (IdPairs, IdPairs, usize) {
                 }
                 (Some(pa), Some(pb)) => pa.distance(pb) <= a.2 + b.2,
                 (Some(p), None) | (None, Some(p)) => {
-                    let (r, id) = if a.1.is_some() { (a.2, b.0) } else { (b.2, a.0) };
+                    let (r, id) = if a.1.is_some() {
+                        (a.2, b.0)
+                    } else {
+                        (b.2, a.0)
+                    };
                     let bx = box_of(id);
                     let nearest = p.clamp(bx.min.as_dvec3(), bx.max.as_dvec3());
                     p.distance_squared(nearest) <= r * r
@@ -173,7 +177,10 @@ fn check_scene(scene: &Scene, steps: u64) -> (usize, usize, usize) {
                 assert_eq!(kept, want, "{kind}, step {step}: box {}", b.id);
             }
             if kind == BroadphaseKind::Tree {
-                mixed_pairs += pairs.iter().filter(|&&(a, b)| is_box(a) || is_box(b)).count();
+                mixed_pairs += pairs
+                    .iter()
+                    .filter(|&&(a, b)| is_box(a) || is_box(b))
+                    .count();
                 mixed_contacts += contacts
                     .iter()
                     .filter(|&&(a, b)| is_box(a) || is_box(b))
@@ -206,7 +213,10 @@ fn every_broad_phase_reports_the_reference_pairs_without_box_box_pairs() {
             let case = format!("{dims}D seed {seed} {pairs:?}");
             assert!(mixed > 100, "{case}: sphere-box pairs to find ({mixed})");
             assert!(touching > 20, "{case}: sphere-box contacts ({touching})");
-            assert!(left_out > 100, "{case}: box-box overlaps left out ({left_out})");
+            assert!(
+                left_out > 100,
+                "{case}: box-box overlaps left out ({left_out})"
+            );
         }
     }
 }

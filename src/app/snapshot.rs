@@ -503,6 +503,40 @@ mod tests {
         }
     }
 
+    /// Static boxes are listed apart from the spheres, sorted by id and projected, on every
+    /// broad phase, and fitting frames them.
+    #[test]
+    fn static_boxes_are_a_list_of_their_own() {
+        let text = crate::scene::Scene::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenes/static-level.ron"
+        )))
+        .expect("the shipped level")
+        .to_text(false)
+        .expect("text");
+        for kind in [BroadphaseKind::Tree, BroadphaseKind::Sap] {
+            let sim = sim(&text, kind);
+            let snap = Snapshot::take(&sim, Plane::XY);
+            let ids: Vec<u32> = snap.statics.iter().map(|b| b.id).collect();
+            assert_eq!(ids, [100, 101, 102, 103, 104, 105, 106]);
+            assert_eq!(
+                snap.statics[1].rect,
+                WorldRect::new(Vec2::new(4.0, 7.0), Vec2::new(12.0, 8.0))
+            );
+            assert_eq!(snap.statics[1].world, sim.static_boxes()[1].aabb());
+            // No static box is a sphere; fitting frames every one. Without a tree (whose root
+            // holds the floor's fat box) the floor, which reaches the walls, bounds the content
+            // from (0, 0) to x = 40.
+            assert!(snap.statics.iter().all(|b| snap.sphere(b.id).is_none()));
+            let bounds = snap.content_bounds().expect("content");
+            assert!(snap.statics.iter().all(|b| bounds.union(&b.rect) == bounds));
+            if kind == BroadphaseKind::Sap {
+                assert_eq!((bounds.min.x, bounds.min.y), (0.0, 0.0));
+                assert_eq!(bounds.max.x, 40.0);
+            }
+        }
+    }
+
     #[test]
     fn sparse_ids_are_found_by_search() {
         let text = r#"(format_version: 1, name: "sparse", dimensions: 2,

@@ -137,9 +137,9 @@ impl<V: SceneVector> TreeBroadphase<V> {
             .iter()
             .filter(move |&&(a, b)| !both_static(a, b))
             .map(|&(a, b)| {
-            let (a, b) = (self.id_of_slot[a as usize], self.id_of_slot[b as usize]);
-            if a < b { (a, b) } else { (b, a) }
-        })
+                let (a, b) = (self.id_of_slot[a as usize], self.id_of_slot[b as usize]);
+                if a < b { (a, b) } else { (b, a) }
+            })
     }
 }
 

@@ -66,7 +66,10 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
-    let name = args.name.clone().unwrap_or_else(|| default_name(&args.file));
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| default_name(&args.file));
     let scene = scene_of(&set, name, args.spheres);
     if let Err(e) = scene.save_with(&args.out, WriteOptions::default()) {
         eprintln!("{e}");

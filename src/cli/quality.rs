@@ -12,9 +12,9 @@
 //! (the tree's [`crate::tree::Vector::half_area`]). Leaves are not counted. The height counts
 //! a leaf as 0.
 
-pub use crate::scene::boxlist::{BoxSet, MAX_BOX_LIST_BYTES, parse_box_list};
 use crate::scene::Scene;
 use crate::scene::boxlist::read_box_list;
+pub use crate::scene::boxlist::{BoxSet, MAX_BOX_LIST_BYTES, parse_box_list};
 use crate::text::escape_controls;
 use crate::tree::{Aabb, Balancing, DynamicTree, InsertionCost, TreeConfig, TreeError, Vector};
 use glam::{Vec2, Vec3};

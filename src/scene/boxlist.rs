@@ -53,11 +53,7 @@ pub fn parse_box_list(text: &str, file: &str) -> Result<BoxSet, String> {
 
 /// [`parse_box_list`], refusing a list of more than `max_boxes` boxes at the line of the
 /// first one too many.
-pub fn parse_box_list_limited(
-    text: &str,
-    file: &str,
-    max_boxes: usize,
-) -> Result<BoxSet, String> {
+pub fn parse_box_list_limited(text: &str, file: &str, max_boxes: usize) -> Result<BoxSet, String> {
     let mut dims: Option<(u8, usize)> = None;
     let mut boxes = Vec::new();
     for (index, raw) in text.split('\n').enumerate() {

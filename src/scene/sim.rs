@@ -8,9 +8,7 @@
 //! Spheres pass through static boxes: they bounce off the walls only.
 
 use super::validate::{check_box_fat_reach, check_fat_reach, check_sphere, check_tree};
-use super::{
-    Body, FORMAT_VERSION, Scene, SceneError, Sphere, StaticBox, StepReport, ViewSettings,
-};
+use super::{Body, FORMAT_VERSION, Scene, SceneError, Sphere, StaticBox, StepReport, ViewSettings};
 use crate::broadphase::{self, Broadphase, BroadphaseKind};
 use crate::tree::{Aabb, TreeConfig};
 use glam::{DVec3, Vec3};
@@ -105,8 +103,7 @@ fn make_broadphase(
     pair_limit: usize,
     boxes: &[StaticBox],
 ) -> Result<Box<dyn Broadphase>, SceneError> {
-    let mut b =
-        broadphase::make(kind, dimensions, settings).map_err(|e| invalid(e.to_string()))?;
+    let mut b = broadphase::make(kind, dimensions, settings).map_err(|e| invalid(e.to_string()))?;
     b.set_pair_limit(pair_limit);
     let ids: Vec<u32> = boxes.iter().map(|b| b.id).collect();
     b.set_static_ids(&ids);
@@ -524,6 +521,18 @@ impl Simulation {
     #[must_use]
     pub fn bodies(&self) -> &[Body] {
         &self.bodies
+    }
+
+    /// An id no sphere or static box has: one past the largest (0 when there is none; the
+    /// largest itself when that is `u32::MAX`, which [`Simulation::add_sphere`] then refuses).
+    #[must_use]
+    pub fn unused_id(&self) -> u32 {
+        let spheres = self.bodies.iter().map(|b| b.sphere.id);
+        let boxes = self.boxes.iter().map(|b| b.id);
+        spheres
+            .chain(boxes)
+            .max()
+            .map_or(0, |m| m.saturating_add(1))
     }
 
     /// The static boxes, sorted by id: in the broad phase from step 0 on, never moving.

@@ -595,7 +595,7 @@ impl WorldView {
                 m.dot(r.center(), 1.0, pal.static_box);
             } else {
                 m.rect_filled(r, pal.static_box.gamma_multiply(0.2));
-                m.rect_outline(crisp(r, ppp), 1.25, pal.static_box);
+                m.rect_outline(crisp(r, ppp), 1.0, pal.static_box);
             }
         }
         for layer in Layer::ALL {
