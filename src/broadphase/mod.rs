@@ -634,6 +634,81 @@ mod tests {
         assert!(total > 200, "the case has pairs to find ({total})");
     }
 
+    /// Some bodies static (every third id, including ids that come and go): the three give
+    /// the reference's pairs without the pairs of two static bodies, and the same pair limit
+    /// error, which counts those pairs too.
+    #[test]
+    fn static_bodies_pair_with_the_others_and_never_together_on_all_three() {
+        let config = TreeConfig {
+            margin: 0.4,
+            ..TreeConfig::default()
+        };
+        let statics: Vec<u32> = (0..150).filter(|id| id % 3 == 0).collect();
+        let is_static = |id: u32| id % 3 == 0;
+        let mut phases: Vec<Box<dyn Broadphase>> = BroadphaseKind::ALL
+            .iter()
+            .map(|&k| {
+                let mut b = make(k, 2, config).expect("valid config");
+                b.set_static_ids(&statics);
+                b
+            })
+            .collect();
+        let mut rng = Pcg64::seed_from_u64(11);
+        let (mut left_out_total, mut mixed_total) = (0, 0);
+        for step in 0..30 {
+            let keep = if step % 4 == 0 { 75 } else { 100 };
+            let now: Vec<Body> = bodies(&mut rng, 150, keep)
+                .iter()
+                .map(body_to_vec3)
+                .collect();
+            for phase in &mut phases {
+                phase.update(&now).expect("usable");
+            }
+            let fat: Vec<(u32, Aabb<Vec2>)> = now
+                .iter()
+                .map(|b| {
+                    let f = phases[0].fat_aabb(b.id).expect("present");
+                    (b.id, box_from_vec3(&f))
+                })
+                .collect();
+            let all = reference(&fat);
+            let (expected, left_out): (Vec<_>, Vec<_>) = all
+                .iter()
+                .partition(|&&(a, b)| !(is_static(a) && is_static(b)));
+            left_out_total += left_out.len();
+            mixed_total += expected
+                .iter()
+                .filter(|&&(a, b)| is_static(a) || is_static(b))
+                .count();
+            for phase in &mut phases {
+                let found = phase.find_pairs().expect("under the limit");
+                assert_eq!(found.pairs, expected, "{}, step {step}", phase.kind());
+            }
+            // The limit counts every overlap: all of them fit, one fewer does not.
+            for phase in &mut phases {
+                phase.set_pair_limit(all.len());
+                assert_eq!(phase.find_pairs().map(|p| p.pairs), Ok(expected.clone()));
+                if !all.is_empty() {
+                    phase.set_pair_limit(all.len() - 1);
+                    assert_eq!(
+                        phase.find_pairs(),
+                        Err(BroadphaseError::PairLimit {
+                            limit: all.len() - 1
+                        }),
+                        "{}, step {step}",
+                        phase.kind()
+                    );
+                }
+                phase.set_pair_limit(DEFAULT_PAIR_LIMIT);
+            }
+        }
+        assert!(
+            left_out_total > 100,
+            "static pairs left out: {left_out_total}"
+        );
+        assert!(mixed_total > 100, "static-moving pairs: {mixed_total}");
+    }
+
     /// A bad body among good ones is refused by all three with the same error, and nothing
     /// changes: the next good update reports the same outcome on each.
     #[test]
