@@ -643,8 +643,8 @@ mod tests {
             margin: 0.4,
             ..TreeConfig::default()
         };
-        let statics: Vec<u32> = (0..150).filter(|id| id % 3 == 0).collect();
-        let is_static = |id: u32| id % 3 == 0;
+        let statics: Vec<u32> = (0..150u32).filter(|id| id.is_multiple_of(3)).collect();
+        let is_static = |id: u32| id.is_multiple_of(3);
         let mut phases: Vec<Box<dyn Broadphase>> = BroadphaseKind::ALL
             .iter()
             .map(|&k| {
