@@ -500,11 +500,7 @@ impl State {
 
     fn add_sphere(&mut self, center: Vec3) {
         let bodies = self.model.sim.bodies();
-        let id = bodies
-            .iter()
-            .map(|b| b.sphere.id)
-            .max()
-            .map_or(0, |m| m.saturating_add(1));
+        let id = self.model.sim.unused_id();
         let mut radii: Vec<f32> = bodies
             .iter()
             .filter(|b| b.alive)

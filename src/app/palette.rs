@@ -41,6 +41,8 @@ pub struct Palette {
     pub diff_removed: Color32,
     /// Tree nodes refit (same spheres, another box) since the previous step.
     pub diff_refit: Color32,
+    /// Static boxes (level geometry): their outline, and a faint fill of the same hue.
+    pub static_box: Color32,
 }
 
 impl Palette {
@@ -63,6 +65,7 @@ impl Palette {
         diff_added: Color32::from_rgb(70, 225, 225),
         diff_removed: Color32::from_rgb(255, 90, 110),
         diff_refit: Color32::from_rgb(250, 205, 60),
+        static_box: Color32::from_rgb(176, 132, 96),
     };
 
     /// The palette for a light background (same hues, darker where white would vanish).
@@ -84,6 +87,7 @@ impl Palette {
         diff_added: Color32::from_rgb(0, 135, 150),
         diff_removed: Color32::from_rgb(200, 30, 60),
         diff_refit: Color32::from_rgb(165, 115, 0),
+        static_box: Color32::from_rgb(120, 80, 45),
     };
 
     /// The palette of a theme.
@@ -146,6 +150,11 @@ mod tests {
             assert!(contrast(pal.leaf, pal.background) >= 3.0);
             // Leaves are told from the deepest branches by hue, not only by lightness.
             assert_ne!(pal.leaf, pal.branch(20, 21));
+            // Static boxes stand out from the background and are no other layer's colour.
+            assert!(contrast(pal.static_box, pal.background) >= 4.5);
+            for other in [pal.leaf, pal.contact, pal.tight, pal.walls, pal.highlight] {
+                assert_ne!(pal.static_box, other);
+            }
         }
         assert!((contrast(Color32::BLACK, Color32::WHITE) - 21.0).abs() < 0.01);
     }

@@ -12,18 +12,16 @@
 //! (the tree's [`crate::tree::Vector::half_area`]). Leaves are not counted. The height counts
 //! a leaf as 0.
 
-use crate::fileio::{MAX_SCENE_BYTES, read_bounded};
 use crate::scene::Scene;
-use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
+use crate::scene::boxlist::read_box_list;
+pub use crate::scene::boxlist::{BoxSet, MAX_BOX_LIST_BYTES, parse_box_list};
+use crate::text::escape_controls;
 use crate::tree::{Aabb, Balancing, DynamicTree, InsertionCost, TreeConfig, TreeError, Vector};
 use glam::{Vec2, Vec3};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// The largest box list `quality` reads: 256 MiB (as a scene file).
-pub const MAX_BOX_LIST_BYTES: u64 = MAX_SCENE_BYTES;
 
 /// Arguments of `quality`.
 #[derive(Debug, clap::Args)]
@@ -33,15 +31,6 @@ pub struct QualityArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// The boxes to build trees over.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BoxSet {
-    /// 2 or 3.
-    pub dimensions: u8,
-    /// The boxes in file order (z = 0..0 in 2D).
-    pub boxes: Vec<Aabb<Vec3>>,
 }
 
 /// One way of building the tree, measured.
@@ -144,15 +133,7 @@ pub fn load_boxes(path: &Path) -> Result<BoxSet, String> {
         let scene = Scene::load(path).map_err(|e| e.to_string())?;
         return scene_boxes(&scene, &file);
     }
-    let bytes = read_bounded(path, MAX_BOX_LIST_BYTES).map_err(|e| e.to_string())?;
-    match String::from_utf8(bytes) {
-        Ok(text) => parse_box_list(&text, &file),
-        Err(e) => {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
-            Err(format!("{file}:{line}: not UTF-8 text"))
-        }
-    }
+    read_box_list(path, usize::MAX)
 }
 
 /// The tight boxes of the spheres that exist at step 0, in id order (listed and generated).
@@ -193,81 +174,6 @@ fn tight_box(center: Vec3, radius: f32, dims: u8) -> Aabb<Vec3> {
         };
     }
     Aabb::new(Vec3::from_array(min), Vec3::from_array(max))
-}
-
-/// Parses a box list; `file` names it in messages, each `FILE:LINE: what` (lines from 1).
-///
-/// Refused: a word that is not a number, a number that is not finite (or overflows `f32`), a
-/// line of other than 4 or 6 numbers, `min > max` on an axis, a line of the other dimension
-/// than the first box's, and a list without a box.
-pub fn parse_box_list(text: &str, file: &str) -> Result<BoxSet, String> {
-    let mut dims: Option<(u8, usize)> = None;
-    let mut boxes = Vec::new();
-    for (index, raw) in text.split('\n').enumerate() {
-        let line = index + 1;
-        let content = raw.split('#').next().unwrap_or("");
-        let words: Vec<&str> = content.split_whitespace().collect();
-        if words.is_empty() {
-            continue;
-        }
-        let here = match words.len() {
-            4 => 2u8,
-            6 => 3u8,
-            n => {
-                return Err(format!(
-                    "{file}:{line}: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx \
-                     miny minz maxx maxy maxz), found {n}"
-                ));
-            }
-        };
-        match dims {
-            None => dims = Some((here, line)),
-            Some((d, first)) if d != here => {
-                return Err(format!(
-                    "{file}:{line}: a {here}D box ({} numbers) in a list of {d}D boxes (from \
-                     line {first})",
-                    words.len()
-                ));
-            }
-            Some(_) => {}
-        }
-        let mut numbers = [0.0f32; 6];
-        for (slot, word) in numbers.iter_mut().zip(&words) {
-            let value: f32 = word.parse().map_err(|_| {
-                format!(
-                    "{file}:{line}: `{}` is not a number",
-                    excerpt(word, MAX_EXCERPT_CHARS)
-                )
-            })?;
-            if !value.is_finite() {
-                return Err(format!(
-                    "{file}:{line}: `{}` is not a finite number (or is too large for f32)",
-                    excerpt(word, MAX_EXCERPT_CHARS)
-                ));
-            }
-            *slot = value;
-        }
-        let n = usize::from(here);
-        let mut min = [0.0f32; 3];
-        let mut max = [0.0f32; 3];
-        for axis in 0..n {
-            min[axis] = numbers[axis];
-            max[axis] = numbers[n + axis];
-            if min[axis] > max[axis] {
-                return Err(format!(
-                    "{file}:{line}: min > max on {} ({} > {})",
-                    ["x", "y", "z"][axis],
-                    min[axis],
-                    max[axis]
-                ));
-            }
-        }
-        boxes.push(Aabb::new(Vec3::from_array(min), Vec3::from_array(max)));
-    }
-    match dims {
-        Some((dimensions, _)) => Ok(BoxSet { dimensions, boxes }),
-        None => Err(format!("{file}: no boxes (no line holds a box)")),
-    }
 }
 
 /// Builds every tree over the boxes and measures it.
@@ -380,34 +286,6 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn err(text: &str) -> String {
-        parse_box_list(text, "f.txt").err().unwrap_or_default()
-    }
-
-    #[test]
-    fn box_lists_parse_and_refuse_with_the_line() {
-        let set = parse_box_list("# a\n\n0 0 1 1\n 2 2 3 3 # b\r\n", "f").expect("valid");
-        assert_eq!(set.dimensions, 2);
-        assert_eq!(set.boxes.len(), 2);
-        assert_eq!(set.boxes[1].max, Vec3::new(3.0, 3.0, 0.0));
-        assert_eq!(err("0 0 1 x\n"), "f.txt:1: `x` is not a number");
-        assert_eq!(
-            err("0 0 1 1\n0 0 1\n"),
-            "f.txt:2: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx miny minz \
-             maxx maxy maxz), found 3"
-        );
-        assert_eq!(err("2 0 1 1"), "f.txt:1: min > max on x (2 > 1)");
-        assert_eq!(
-            err("0 0 1 inf"),
-            "f.txt:1: `inf` is not a finite number (or is too large for f32)"
-        );
-        assert_eq!(
-            err("0 0 1 1\n\n0 0 0 1 1 1"),
-            "f.txt:3: a 3D box (6 numbers) in a list of 2D boxes (from line 1)"
-        );
-        assert_eq!(err("# only\n\n"), "f.txt: no boxes (no line holds a box)");
-    }
 
     #[test]
     fn every_method_is_measured_and_the_best_is_least() {
