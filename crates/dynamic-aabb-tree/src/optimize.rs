@@ -57,7 +57,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 let a = self.nodes[node.child1 as usize].aabb.half_area();
                 let b = self.nodes[node.child2 as usize].aabb.half_area();
                 let area = node.aabb.half_area();
-                picks.push((area * area * area / (0.5 * (a + b) * a.min(b)), index as u32));
+                picks.push((
+                    area * area * area / (0.5 * (a + b) * a.min(b)),
+                    index as u32,
+                ));
             }
             index += 1;
             if index == len {

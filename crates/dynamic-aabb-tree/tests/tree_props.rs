@@ -17,9 +17,7 @@ use common::{
     BALANCINGS, INSERTIONS, Model, PAIR_METHODS, UPDATE_MODES, check_tree, contains_point,
     ensure_eq, every_config, expected_stats, overlap, segment_entry, vector,
 };
-use dynamic_aabb_tree::{
-    Aabb, DynamicTree, ProxyId, RebuildMethod, TreeConfig, TreeError, Vector,
-};
+use dynamic_aabb_tree::{Aabb, DynamicTree, ProxyId, RebuildMethod, TreeConfig, TreeError, Vector};
 use glam::{Vec2, Vec3};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};

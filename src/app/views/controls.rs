@@ -12,7 +12,7 @@ use crate::app::prefs::{Layer, PrefChange};
 use crate::app::state::State;
 use crate::broadphase::BroadphaseKind;
 use crate::scene::Generate;
-use crate::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
+use crate::tree::{Balancing, InsertionCost, PairMethod, RebuildMethod, UpdateMode};
 
 /// The controls panel (it keeps nothing of its own; the generator's fields being edited are
 /// in egui's memory).
@@ -49,6 +49,13 @@ fn update_name(u: UpdateMode) -> &'static str {
         UpdateMode::Reinsert => "Reinsert from the root (Box2D)",
         UpdateMode::LocalReinsert => "Reinsert nearby (Bullet)",
         UpdateMode::EnlargeAndRebuild => "Enlarge + partial rebuild (Box2D v3)",
+    }
+}
+
+fn rebuild_name(r: RebuildMethod) -> &'static str {
+    match r {
+        RebuildMethod::BinnedSah => "Binned SAH (top-down)",
+        RebuildMethod::Agglomerative => "Agglomerative (PLOC)",
     }
 }
 
@@ -174,13 +181,38 @@ impl View for Controls {
         changed |= choice_combo(ui, "Update", &mut s.update, &UpdateMode::ALL, update_name)
             .on_hover_text("What a move out of the fat box does.")
             .changed();
+        changed |= choice_combo(
+            ui,
+            "Rebuild",
+            &mut s.rebuild,
+            &RebuildMethod::ALL,
+            rebuild_name,
+        )
+        .on_hover_text(
+            "How a rebuild, a partial rebuild and a batch of new proxies build the tree.",
+        )
+        .changed();
+        changed |= ui
+            .add(
+                egui::Slider::new(&mut s.optimize_share, 0.0..=0.1)
+                    .logarithmic(true)
+                    .smallest_positive(0.0001)
+                    .text("Optimize share"),
+            )
+            .on_hover_text(
+                "Incremental optimization (Bittner et al. 2013): after each step that changed \
+                 the tree, this share of the leaves, as branches of the worst inefficiency, is \
+                 taken out and reinserted by the exact SAH search. 0 turns it off; 0.001 \
+                 (a tenth of a percent) is the default.",
+            )
+            .changed();
         if changed {
             out.push(Command::SetTreeSettings(s));
         }
         ui.horizontal(|ui| {
             if ui
                 .button("Rebuild the tree")
-                .on_hover_text("Full rebuild with binned SAH.")
+                .on_hover_text("Full rebuild by the rebuild method chosen above.")
                 .clicked()
             {
                 out.push(Command::Rebuild);
