@@ -55,7 +55,7 @@ fn update_name(u: UpdateMode) -> &'static str {
 fn rebuild_name(r: RebuildMethod) -> &'static str {
     match r {
         RebuildMethod::BinnedSah => "Binned SAH (top-down)",
-        RebuildMethod::Agglomerative => "Agglomerative (PLOC)",
+        RebuildMethod::Agglomerative => "Agglomerative (PLOC, bottom-up)",
     }
 }
 
@@ -181,38 +181,13 @@ impl View for Controls {
         changed |= choice_combo(ui, "Update", &mut s.update, &UpdateMode::ALL, update_name)
             .on_hover_text("What a move out of the fat box does.")
             .changed();
-        changed |= choice_combo(
-            ui,
-            "Rebuild",
-            &mut s.rebuild,
-            &RebuildMethod::ALL,
-            rebuild_name,
-        )
-        .on_hover_text(
-            "How a rebuild, a partial rebuild and a batch of new proxies build the tree.",
-        )
-        .changed();
-        changed |= ui
-            .add(
-                egui::Slider::new(&mut s.optimize_share, 0.0..=0.1)
-                    .logarithmic(true)
-                    .smallest_positive(0.0001)
-                    .text("Optimize share"),
-            )
-            .on_hover_text(
-                "Incremental optimization (Bittner et al. 2013): after each step that changed \
-                 the tree, this share of the leaves, as branches of the worst inefficiency, is \
-                 taken out and reinserted by the exact SAH search. 0 turns it off; 0.001 \
-                 (a tenth of a percent) is the default.",
-            )
-            .changed();
         if changed {
             out.push(Command::SetTreeSettings(s));
         }
         ui.horizontal(|ui| {
             if ui
                 .button("Rebuild the tree")
-                .on_hover_text("Full rebuild by the rebuild method chosen above.")
+                .on_hover_text("Full rebuild by the rebuild method chosen under Options…")
                 .clicked()
             {
                 out.push(Command::Rebuild);
@@ -226,6 +201,36 @@ impl View for Controls {
                 .clicked()
             {
                 out.push(Command::ShowAdvisor(true));
+            }
+            // The rebuild method and the optimization share, in a menu so that the panel
+            // keeps its height.
+            let mut more = s;
+            ui.menu_button("Options…", |ui| {
+                ui.label("Rebuild method");
+                for method in RebuildMethod::ALL {
+                    ui.radio_value(&mut more.rebuild, method, rebuild_name(method));
+                }
+                ui.add(
+                    egui::DragValue::new(&mut more.optimize_share)
+                        .range(0.0..=1.0)
+                        .speed(0.0001)
+                        .fixed_decimals(4)
+                        .prefix("Optimize share "),
+                )
+                .on_hover_text(
+                    "Incremental optimization (Bittner et al. 2013): after each step that \
+                     changed the tree, this share of the leaves, as branches of the worst \
+                     inefficiency, is taken out and reinserted by the exact SAH search. 0 \
+                     turns it off; 0.001 (a tenth of a percent) is the default.",
+                );
+            })
+            .response
+            .on_hover_text(
+                "The rebuild method (binned SAH or agglomerative PLOC) and the incremental \
+                 optimization's share of the leaves a step.",
+            );
+            if more != s {
+                out.push(Command::SetTreeSettings(more));
             }
         });
 
