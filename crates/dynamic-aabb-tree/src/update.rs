@@ -118,8 +118,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // Stage 3: one build over the old tree's leaves and the new ones.
         self.build_items = leaves;
         self.rebuild_with_detached();
-        // A batch is rare: do not keep a scratch list as long as the tree.
+        // A batch is rare: do not keep scratch lists as long as the tree.
         self.build_items = Vec::new();
+        self.ploc = super::rebuild::PlocScratch::default();
         for &id in &ids {
             self.record(TreeEvent::Insert(id));
         }
