@@ -353,3 +353,32 @@ fn a_saved_scene_says_balancing_none_plainly_and_keeps_strings_as_they_are() {
     let back = Scene::parse(&text, "copy", false).expect("reads back");
     assert_eq!(back, scene);
 }
+
+#[test]
+fn the_rebuild_method_and_optimization_share_round_trip_and_are_optional() {
+    let mut scene = Scene::builtin_default();
+    let default_text = scene.to_text(false).expect("text");
+    assert!(!default_text.contains("rebuild") && !default_text.contains("optimize_share"));
+    scene.tree.rebuild = aabb_debugger::tree::RebuildMethod::Agglomerative;
+    scene.tree.optimize_share = 0.0125;
+    for json in [false, true] {
+        let text = scene.to_text(json).expect("text");
+        assert!(
+            text.contains("Agglomerative") && text.contains("0.0125"),
+            "{text}"
+        );
+        let back = Scene::parse(&text, "copy", json).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back, scene, "json: {json}");
+    }
+    // A share outside [0, 1] is refused.
+    let text = scene
+        .to_text(false)
+        .expect("text")
+        .replace("optimize_share: 0.0125", "optimize_share: 2.0");
+    let err = Scene::parse(&text, "bad", false).expect_err("a share of 2");
+    assert!(
+        err.to_string()
+            .contains("tree.optimize_share must be in [0, 1], got 2"),
+        "{err}"
+    );
+}

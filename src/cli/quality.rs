@@ -1,6 +1,8 @@
 //! The `quality` subcommand: builds the tree over a fixed set of boxes with every insertion
-//! cost x balancing, with a full rebuild (binned SAH) and with one batch creation, and prints
-//! each tree's height, SAH cost and build time (a table, or one JSON object with `--json`).
+//! cost x balancing, with each insertion cost (no balancing, and rotations) followed by the
+//! incremental optimization until converged, with a full rebuild and with one batch creation
+//! (each by binned SAH and by agglomerative clustering), and prints each tree's height, SAH
+//! cost and build time (a table, or one JSON object with `--json`).
 //!
 //! The boxes come from a box list (one box a line: `minx miny maxx maxy` in 2D or `minx miny
 //! minz maxx maxy maxz` in 3D; `#` starts a comment; blank lines are skipped) or from a scene
@@ -16,7 +18,9 @@ use crate::scene::Scene;
 use crate::scene::boxlist::read_box_list;
 pub use crate::scene::boxlist::{BoxSet, MAX_BOX_LIST_BYTES, parse_box_list};
 use crate::text::escape_controls;
-use crate::tree::{Aabb, Balancing, DynamicTree, InsertionCost, TreeConfig, TreeError, Vector};
+use crate::tree::{
+    Aabb, Balancing, DynamicTree, InsertionCost, RebuildMethod, TreeConfig, TreeError, Vector,
+};
 use glam::{Vec2, Vec3};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -36,14 +40,16 @@ pub struct QualityArgs {
 /// One way of building the tree, measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MethodQuality {
-    /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values),
-    /// `rebuild` or `create-proxies`.
+    /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values), the same
+    /// with `+optimize`, `rebuild`, `rebuild-agglomerative`, `create-proxies` or
+    /// `create-proxies-agglomerative`.
     pub method: String,
     /// The root's height (a leaf is 0).
     pub height: u32,
     /// [`DynamicTree::sah_cost`].
     pub cost: f64,
-    /// Milliseconds the build took (for `rebuild`, the rebuild alone).
+    /// Milliseconds the build took (for a rebuild, the rebuild alone; for `+optimize`, the
+    /// insertions and the optimization).
     pub build_ms: f64,
 }
 
@@ -63,7 +69,8 @@ pub struct QualityReport {
     pub boxes: usize,
     /// 2 or 3.
     pub dimensions: u8,
-    /// Every method, insertion x balancing first, then `rebuild` and `create-proxies`.
+    /// Every method: insertion x balancing, then `+optimize`, then the rebuilds and the batch
+    /// creations.
     pub methods: Vec<MethodQuality>,
     /// The method of least cost (the first listed among equals).
     pub best: Best,
@@ -227,13 +234,29 @@ fn balancing_name(balancing: Balancing) -> &'static str {
     }
 }
 
-/// Every method over one dimension's boxes.
+/// Passes of [`DynamicTree::optimize_until_converged`] at most in the `+optimize` methods.
+pub const OPTIMIZE_PASSES: usize = 100;
+
+/// The name of a rebuild method in method names: `rebuild` and `create-proxies` alone for
+/// binned SAH, with `-agglomerative` for PLOC.
+fn rebuild_suffix(method: RebuildMethod) -> &'static str {
+    match method {
+        RebuildMethod::BinnedSah => "",
+        RebuildMethod::Agglomerative => "-agglomerative",
+    }
+}
+
+/// Every method over one dimension's boxes: insertion x balancing, then each insertion with
+/// no balancing and with rotations followed by the optimization until converged (at most
+/// [`OPTIMIZE_PASSES`] passes), then for each rebuild method a rebuild of the tree the
+/// default settings insert and one batch creation.
 fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeError> {
-    let config = |insertion, balancing| TreeConfig {
+    let config = |insertion, balancing, rebuild| TreeConfig {
         margin: 0.0,
         velocity_lookahead: 0.0,
         insertion,
         balancing,
+        rebuild,
         ..TreeConfig::default()
     };
     let quality = |method: String, tree: &DynamicTree<V, u32>, ms: f64| MethodQuality {
@@ -242,44 +265,69 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
         cost: tree.sah_cost(),
         build_ms: ms,
     };
+    let name = |insertion, balancing| {
+        format!(
+            "{}/{}",
+            insertion_name(insertion),
+            balancing_name(balancing)
+        )
+    };
+    // The tree of `config` with the boxes inserted one by one, and the milliseconds it took.
+    let inserted = |config: TreeConfig| -> Result<(DynamicTree<V, u32>, f64), TreeError> {
+        let mut tree = DynamicTree::try_new(config)?;
+        let start = Instant::now();
+        for (i, b) in boxes.iter().enumerate() {
+            tree.create_proxy(*b, V::default(), i as u32)?;
+        }
+        Ok((tree, start.elapsed().as_secs_f64() * 1e3))
+    };
+    let binned = RebuildMethod::BinnedSah;
     let mut out = Vec::new();
     for insertion in InsertionCost::ALL {
         for balancing in Balancing::ALL {
-            let mut tree = DynamicTree::try_new(config(insertion, balancing))?;
-            let start = Instant::now();
-            for (i, b) in boxes.iter().enumerate() {
-                tree.create_proxy(*b, V::default(), i as u32)?;
-            }
-            let ms = start.elapsed().as_secs_f64() * 1e3;
-            let name = format!(
-                "{}/{}",
-                insertion_name(insertion),
-                balancing_name(balancing)
-            );
-            out.push(quality(name, &tree, ms));
+            let (tree, ms) = inserted(config(insertion, balancing, binned))?;
+            out.push(quality(name(insertion, balancing), &tree, ms));
         }
     }
-    // The rebuild: of the tree the default settings insert, timed alone.
-    let defaults = TreeConfig::default();
-    let mut tree = DynamicTree::try_new(config(defaults.insertion, defaults.balancing))?;
-    for (i, b) in boxes.iter().enumerate() {
-        tree.create_proxy(*b, V::default(), i as u32)?;
+    // Insertion, then the optimization (timed together).
+    for insertion in InsertionCost::ALL {
+        for balancing in [Balancing::None, Balancing::Rotations] {
+            let (mut tree, ms) = inserted(config(insertion, balancing, binned))?;
+            let start = Instant::now();
+            tree.optimize_until_converged(OPTIMIZE_PASSES);
+            let ms = ms + start.elapsed().as_secs_f64() * 1e3;
+            let method = format!("{}+optimize", name(insertion, balancing));
+            out.push(quality(method, &tree, ms));
+        }
     }
-    let start = Instant::now();
-    tree.rebuild();
-    let ms = start.elapsed().as_secs_f64() * 1e3;
-    out.push(quality("rebuild".to_owned(), &tree, ms));
+    // The rebuilds: of the tree the default settings insert, timed alone.
+    let defaults = TreeConfig::default();
+    for rebuild in RebuildMethod::ALL {
+        let (mut tree, _) = inserted(config(defaults.insertion, defaults.balancing, rebuild))?;
+        let start = Instant::now();
+        tree.rebuild();
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        out.push(quality(
+            format!("rebuild{}", rebuild_suffix(rebuild)),
+            &tree,
+            ms,
+        ));
+    }
     // One batch into an empty tree.
     let items: Vec<(Aabb<V>, V, u32)> = boxes
         .iter()
         .enumerate()
         .map(|(i, b)| (*b, V::default(), i as u32))
         .collect();
-    let mut tree = DynamicTree::try_new(config(defaults.insertion, defaults.balancing))?;
-    let start = Instant::now();
-    tree.create_proxies(&items)?;
-    let ms = start.elapsed().as_secs_f64() * 1e3;
-    out.push(quality("create-proxies".to_owned(), &tree, ms));
+    for rebuild in RebuildMethod::ALL {
+        let mut tree =
+            DynamicTree::try_new(config(defaults.insertion, defaults.balancing, rebuild))?;
+        let start = Instant::now();
+        tree.create_proxies(&items)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let method = format!("create-proxies{}", rebuild_suffix(rebuild));
+        out.push(quality(method, &tree, ms));
+    }
     Ok(out)
 }
 
@@ -291,7 +339,7 @@ mod tests {
     fn every_method_is_measured_and_the_best_is_least() {
         let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n", "f").expect("valid");
         let report = measure(&set).expect("measured");
-        assert_eq!(report.methods.len(), 4 * 3 + 2);
+        assert_eq!(report.methods.len(), 4 * 3 + 4 * 2 + 2 + 2);
         let least = report
             .methods
             .iter()

@@ -12,6 +12,11 @@
 //! [`super::MAX_SPHERES`]. The list is left out of a saved file when empty, so files without
 //! it read and save byte for byte as before. They never move; they pair with spheres, never
 //! with each other (see [`super::Simulation`]); spheres pass through them.
+//! The `tree` section is the tree crate's `TreeConfig`: a field left out takes its default,
+//! and the optional ones are written only when not the default: `update`, `rebuild`
+//! (`BinnedSah`, the default, or `Agglomerative`) and `optimize_share` (the share of the
+//! leaves reinserted by the optimization pass of each step, in `[0, 1]`; default 0.001, 0
+//! off). Files written before those fields existed read the same.
 
 use super::model::{SceneFile, VersionProbe, newer_message};
 use super::{FORMAT_VERSION, Scene, SceneError};

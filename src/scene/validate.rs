@@ -219,6 +219,12 @@ pub(crate) fn check_box_fat_reach(b: &StaticBox, settings: &TreeConfig) -> Resul
 pub(crate) fn check_tree(config: &TreeConfig) -> Result<(), String> {
     match config.check() {
         Ok(()) => Ok(()),
+        Err(TreeError::InvalidSetting {
+            name: "optimize_share",
+            value,
+        }) => Err(format!(
+            "tree.optimize_share must be in [0, 1], got {value}"
+        )),
         Err(TreeError::InvalidSetting { name, value }) if !value.is_finite() => Err(format!(
             "tree.{name} must be a finite number >= 0, got {value}"
         )),
