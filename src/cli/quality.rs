@@ -6,8 +6,8 @@
 //!
 //! The boxes come from a box list (one box a line: `minx miny maxx maxy` in 2D or `minx miny
 //! minz maxx maxy maxz` in 3D; `#` starts a comment; blank lines are skipped) or from a scene
-//! file (`.ron` or `.json`: the tight boxes of its spheres that exist at step 0, in id
-//! order). The trees take the boxes as they are (margin 0, no look-ahead), in file order.
+//! file (`.ron` or `.json`: its static boxes in file order, then the tight boxes of its
+//! spheres that exist at step 0, in id order). The trees take the boxes as they are (margin 0, no look-ahead), in file order.
 //!
 //! The cost is [`DynamicTree::sah_cost`]: the SAH measure of every branch but the root, summed,
 //! over the root's; the measure is half the perimeter in 2D and half the surface area in 3D
@@ -143,17 +143,24 @@ pub fn load_boxes(path: &Path) -> Result<BoxSet, String> {
     read_box_list(path, usize::MAX)
 }
 
-/// The tight boxes of the spheres that exist at step 0, in id order (listed and generated).
+/// The scene's static boxes in file order, then the tight boxes of the spheres that exist at
+/// step 0, in id order (listed and generated).
 fn scene_boxes(scene: &Scene, file: &str) -> Result<BoxSet, String> {
     let dims = scene.dimensions;
-    let boxes: Vec<Aabb<Vec3>> = scene
-        .all_spheres()
-        .iter()
-        .filter(|s| s.appear_at == 0 && s.disappear_at != Some(0))
-        .map(|s| tight_box(s.center, s.radius, dims))
+    let statics = scene.boxes.iter().map(|b| Aabb::new(b.min, b.max));
+    let boxes: Vec<Aabb<Vec3>> = statics
+        .chain(
+            scene
+                .all_spheres()
+                .iter()
+                .filter(|s| s.appear_at == 0 && s.disappear_at != Some(0))
+                .map(|s| tight_box(s.center, s.radius, dims)),
+        )
         .collect();
     if boxes.is_empty() {
-        return Err(format!("{file}: no boxes: no sphere exists at step 0"));
+        return Err(format!(
+            "{file}: no boxes: the scene has no static boxes and no sphere exists at step 0"
+        ));
     }
     Ok(BoxSet {
         dimensions: dims,
