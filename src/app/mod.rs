@@ -34,7 +34,8 @@
 //! Each module imports only modules of the layers below it; nothing imports upward, so the
 //! modules import each other in no circle.
 //!
-//! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`;
+//! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`,
+//!    `health`;
 //!    `prefs` (uses `layout`), `snapshot` (uses `camera`), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
@@ -52,6 +53,7 @@ pub mod camera;
 pub mod camera3d;
 pub mod commands;
 pub mod files;
+pub mod health;
 pub mod history;
 pub mod layout;
 pub mod mesh;
