@@ -60,6 +60,8 @@ fn harness() -> Harness<'static, DebuggerApp> {
         scene(),
     );
     h.state_mut().prefs_mut().view_mode = ViewMode::World;
+    // The window's way: fresh builds on a worker thread.
+    h.state_mut().set_health_on_ui_thread(false);
     h.run_steps(3);
     h
 }
@@ -107,6 +109,7 @@ fn synchronous(app: &DebuggerApp) -> (Shape, aabb_debugger::broadphase::health::
 #[test]
 fn the_readout_shows_the_ratio_measured_on_the_worker_after_n_steps() {
     let mut h = harness();
+    measured_after(&mut h, 0);
     let sample = step_and_measure(&mut h, 40);
     assert_eq!(sample.step, 40);
     assert_eq!(h.state().sim().step_index(), 40);

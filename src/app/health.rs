@@ -103,6 +103,8 @@ pub struct Health {
     copy_ms: f64,
     /// Samples taken so far (results filed; a test waits on it).
     taken: u64,
+    /// Build on the calling thread (pictures that must be the same every run).
+    on_ui_thread: bool,
 }
 
 impl Health {
@@ -164,6 +166,13 @@ impl Health {
         self.error = None;
     }
 
+    /// Builds on the calling thread, at once, instead of on a worker: for pictures that must
+    /// be the same every run (the `screenshot` command, snapshot tests), where a worker might
+    /// end before or after the picture is taken.
+    pub fn set_on_ui_thread(&mut self, on: bool) {
+        self.on_ui_thread = on;
+    }
+
     /// Waits for the running fresh build to end, if one runs (tests: the window never waits);
     /// the next [`Health::tick`] files its result.
     pub fn wait(&mut self) {
@@ -178,9 +187,11 @@ impl Health {
     /// sample is due and none runs. Returns true while a build runs or when a sample was just
     /// filed (the caller draws again soon).
     pub fn tick(&mut self, watch: &Watch<'_>) -> bool {
-        let filed = self.poll(watch.document_id);
+        let mut filed = self.poll(watch.document_id);
         if self.job.is_none() && self.due(watch) {
             self.start(watch);
+            // Built already when on the UI thread.
+            filed |= self.poll(watch.document_id);
         }
         filed || self.job.is_some()
     }
@@ -215,6 +226,17 @@ impl Health {
         let live = Shape::of(tree);
         let boxes = LeafBoxes::of(tree);
         self.copy_ms = started.elapsed().as_secs_f64() * 1e3;
+        if self.on_ui_thread {
+            self.job = Some(Job {
+                handle: None,
+                ended: Some(Ok(boxes.best_rebuild())),
+                document_id: watch.document_id,
+                step: watch.step,
+                live,
+                stale: false,
+            });
+            return;
+        }
         let spawned = std::thread::Builder::new()
             .name("tree-health".to_owned())
             .spawn(move || boxes.best_rebuild());
@@ -317,6 +339,8 @@ mod tests {
         let mut health = Health::default();
         let w = watch(&tree, 4, 1);
         assert!(health.tick(&w), "the first frame starts a build");
+        assert!(health.is_busy(), "on a worker");
+        assert_eq!(health.taken(), 0);
         settle(&mut health, &w);
         let sample = *health.at_or_before(4).expect("filed at step 4");
         let view = TreeView::D3(&tree);
@@ -393,6 +417,20 @@ mod tests {
         health.poll(other.document_id);
         assert!(health.samples().is_empty());
         assert_eq!(health.taken(), 0);
+    }
+
+    #[test]
+    fn on_the_ui_thread_a_sample_is_filed_in_the_same_tick() {
+        let tree = tree();
+        let mut health = Health::default();
+        health.set_on_ui_thread(true);
+        let w = watch(&tree, 7, 1);
+        assert!(health.tick(&w), "filed: draw again");
+        assert!(!health.is_busy());
+        let view = TreeView::D3(&tree);
+        let fresh = LeafBoxes::of(&view).best_rebuild().expect("builds");
+        assert_eq!(health.at_or_before(7).map(|s| s.fresh), Some(fresh));
+        assert!(!health.tick(&w), "nothing new");
     }
 
     #[test]

@@ -106,6 +106,8 @@ impl DebuggerApp {
         };
         let mut state = State::new(scene, path, prefs, options.playing, !options.still)?;
         state.dialogs.native = options.native_dialogs;
+        // A picture is the same every run: no worker racing it.
+        state.model.health.set_on_ui_thread(options.still);
         Ok(DebuggerApp {
             ctx: ctx.clone(),
             state,
@@ -279,6 +281,12 @@ impl DebuggerApp {
     #[must_use]
     pub fn health(&self) -> &super::health::Health {
         &self.state.model.health
+    }
+
+    /// Measures the tree's health on the UI thread, at once (true), or on a worker thread
+    /// (false, the window's default): see [`Health::set_on_ui_thread`](super::health::Health::set_on_ui_thread).
+    pub fn set_health_on_ui_thread(&mut self, on: bool) {
+        self.state.model.health.set_on_ui_thread(on);
     }
 
     /// Waits for the running fresh build of the tree's health, if one runs; the next frame

@@ -112,18 +112,6 @@ pub enum LeafBoxes {
     D3(Vec<Aabb<Vec3>>),
 }
 
-/// The leaves' boxes of `tree` depth-first, first children first: the order in which
-/// [`DynamicTree::rebuild`] gathers them.
-fn leaves_of<V: Vector, T: Copy>(tree: &DynamicTree<V, T>) -> Vec<Aabb<V>> {
-    let mut boxes = Vec::with_capacity(tree.len());
-    tree.walk(|_, node, _| {
-        if node.children.is_none() {
-            boxes.push(node.aabb);
-        }
-    });
-    boxes
-}
-
 /// The best of [`RebuildKind::ALL`] over `boxes`.
 fn best_of<V: Vector>(boxes: &[Aabb<V>]) -> Result<FreshBuild, TreeError> {
     let mut best: Option<FreshBuild> = None;
@@ -145,12 +133,13 @@ fn best_of<V: Vector>(boxes: &[Aabb<V>]) -> Result<FreshBuild, TreeError> {
 }
 
 impl LeafBoxes {
-    /// The leaves' boxes of a broad phase's tree (see [`leaves_of`] for the order).
+    /// The leaves' boxes of a broad phase's tree, in the order a rebuild gathers them
+    /// ([`DynamicTree::leaf_boxes`]).
     #[must_use]
     pub fn of(tree: &TreeView<'_>) -> LeafBoxes {
         match tree {
-            TreeView::D2(t) => LeafBoxes::D2(leaves_of(*t)),
-            TreeView::D3(t) => LeafBoxes::D3(leaves_of(*t)),
+            TreeView::D2(t) => LeafBoxes::D2(t.leaf_boxes()),
+            TreeView::D3(t) => LeafBoxes::D3(t.leaf_boxes()),
         }
     }
 

@@ -100,6 +100,7 @@ mod aabb;
 mod balance;
 mod events;
 mod insert;
+mod leaves;
 mod node;
 mod pairs;
 mod query;
