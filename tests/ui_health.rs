@@ -77,7 +77,10 @@ fn measured_after(h: &mut Harness<'_, DebuggerApp>, before: u64) -> HealthSample
         let health = app.health();
         if health.taken() > before && !health.is_busy() {
             let step = app.sim().step_index();
-            let sample = *health.samples().get(&step).expect("the step shown is measured");
+            let sample = *health
+                .samples()
+                .get(&step)
+                .expect("the step shown is measured");
             // Filed at the end of a frame: the next one shows it.
             h.run_steps(1);
             return sample;
@@ -136,7 +139,10 @@ fn past_the_threshold_a_warning_and_its_rebuild_button_restore_a_fresh_tree() {
     let mut h = harness();
     let sample = step_and_measure(&mut h, 60);
     let ratio = sample.ratio();
-    assert!(ratio > 1.0, "the tree loosened as the circles moved: {ratio}");
+    assert!(
+        ratio > 1.0,
+        "the tree loosened as the circles moved: {ratio}"
+    );
     // Just below the ratio: no warning.
     h.state_mut()
         .push_command(Command::SetPref(PrefChange::HealthThreshold(ratio + 0.01)));
@@ -181,7 +187,10 @@ fn the_timeline_track_has_a_point_per_sample_and_a_changed_past_drops_its_sample
         assert_eq!(p.x, on_axis.x, "step {s}");
         let half = (app.timeline_step_pos(s, 0).expect("shown").y - on_axis.y).abs()
             / (2.0 * TRACKS.len() as f32);
-        assert!((p.y - on_axis.y).abs() <= half, "{p:?} in the track of {on_axis:?}");
+        assert!(
+            (p.y - on_axis.y).abs() <= half,
+            "{p:?} in the track of {on_axis:?}"
+        );
     }
     // Back to step 12 and rebuild there: the recorded future after 12 is discarded, and with
     // it the samples after 12; step 12 is measured.

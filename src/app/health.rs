@@ -190,8 +190,10 @@ impl Health {
         let mut filed = self.poll(watch.document_id);
         if self.job.is_none() && self.due(watch) {
             self.start(watch);
-            // Built already when on the UI thread.
-            filed |= self.poll(watch.document_id);
+            if self.on_ui_thread {
+                // Built already: filed now. (A worker's result waits for the next frame.)
+                filed |= self.poll(watch.document_id);
+            }
         }
         filed || self.job.is_some()
     }
@@ -308,8 +310,12 @@ mod tests {
         });
         for i in 0..300u32 {
             let p = Vec3::new((i % 7) as f32, ((i / 7) % 6) as f32, (i / 42) as f32) * 3.0;
-            tree.create_proxy(Aabb::new(p, p + Vec3::splat(1.0 + (i % 3) as f32)), Vec3::X, i)
-                .expect("a valid box");
+            tree.create_proxy(
+                Aabb::new(p, p + Vec3::splat(1.0 + (i % 3) as f32)),
+                Vec3::X,
+                i,
+            )
+            .expect("a valid box");
         }
         tree
     }

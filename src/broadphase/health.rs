@@ -263,7 +263,10 @@ mod tests {
                 .expect("builds");
             assert_eq!(fresh.shape.cost, 0.0);
             assert_eq!(fresh.shape.height, least_height(n as usize));
-            assert_eq!(cost_ratio(Shape::of_tree(&tree).cost, fresh.shape.cost), 1.0);
+            assert_eq!(
+                cost_ratio(Shape::of_tree(&tree).cost, fresh.shape.cost),
+                1.0
+            );
         }
         assert_eq!(cost_ratio(3.0, 2.0), 1.5);
     }

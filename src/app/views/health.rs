@@ -47,7 +47,10 @@ pub fn readout_text(sample: &HealthSample) -> String {
 /// The warning past the threshold: "The tree has degraded: 1.62× a fresh rebuild".
 #[must_use]
 pub fn warning_text(sample: &HealthSample) -> String {
-    format!("The tree has degraded: {:.2}× a fresh rebuild", sample.ratio())
+    format!(
+        "The tree has degraded: {:.2}× a fresh rebuild",
+        sample.ratio()
+    )
 }
 
 /// The health readout (under the statistics' grid).

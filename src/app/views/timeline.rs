@@ -345,11 +345,7 @@ impl View for TimelineView {
                         ));
                     }
                     if let Some(h) = state.model.health.samples().get(&s) {
-                        ui.label(format!(
-                            "{}: {:.3}",
-                            super::health::TRACK_NAME,
-                            h.ratio()
-                        ));
+                        ui.label(format!("{}: {:.3}", super::health::TRACK_NAME, h.ratio()));
                     }
                     if r.rebuilt {
                         ui.label("the tree was rebuilt (wholly or in part)");
