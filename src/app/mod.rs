@@ -41,7 +41,8 @@
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `apply` (`State::apply`: commands change the state).
 //! 5. `views` (read `state`, push `commands`; never `apply` or the shell; among themselves
-//!    only the `View` trait, and the windows the file dialog view).
+//!    only the `View` trait, the windows the file dialog view, and the statistics and the
+//!    timeline the health readout's functions, `views::health`).
 //! 6. `shell` ([`DebuggerApp`]: owns the state and the views, routes, applies).
 //! 7. `screenshot` (wraps a `DebuggerApp` for the `screenshot` command); this file
 //!    (`run_window`).

@@ -499,6 +499,18 @@ mod tests {
     }
 
     #[test]
+    fn health_settings_default_and_refuse_nonsense() {
+        let mut prefs: Prefs = ron::from_str("(speed: 2.0)").expect("parses");
+        assert_eq!((prefs.health_every, prefs.health_threshold), (10, 1.5));
+        prefs.change(PrefChange::HealthEvery(0));
+        prefs.change(PrefChange::HealthThreshold(f64::NAN));
+        assert_eq!((prefs.health_every, prefs.health_threshold), (1, 1.5));
+        prefs.change(PrefChange::HealthEvery(25));
+        prefs.change(PrefChange::HealthThreshold(2.25));
+        assert_eq!((prefs.health_every, prefs.health_threshold), (25, 2.25));
+    }
+
+    #[test]
     fn recent_files_are_unique_and_bounded() {
         let mut prefs = Prefs::default();
         for i in 0..15 {
