@@ -440,6 +440,7 @@ impl State {
 
     fn after_restart(&mut self) {
         self.model.rev += 1;
+        self.model.health.clear();
         self.model.history.clear();
         self.view.drag = None;
         self.view.hover = None;

@@ -62,6 +62,8 @@ pub struct Model {
     pub recording: Recording,
     /// What the last command discarded of the recorded future (added to the status line).
     pub discarded: Option<String>,
+    /// The tree's health sampled by step beside the recording (see `app::health`).
+    pub health: super::health::Health,
 }
 
 /// One undo step of the tree settings.
@@ -211,6 +213,7 @@ impl State {
                 document_id: 0,
                 recording,
                 discarded: None,
+                health: super::health::Health::default(),
             },
             prefs,
             view: ViewState {
@@ -381,6 +384,7 @@ impl State {
         }
         let step = self.model.sim.step_index();
         let gone = self.model.recording.truncate_after(step);
+        self.model.health.truncate_after(step);
         self.model.discarded = Some(format!(
             "Recorded future after step {step} discarded ({} steps, {} edits).",
             gone.steps, gone.edits

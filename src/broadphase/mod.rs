@@ -8,6 +8,7 @@
 //! for a scene's dimension.
 
 mod brute;
+pub mod health;
 mod sap;
 mod store;
 mod tree;

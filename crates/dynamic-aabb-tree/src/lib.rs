@@ -104,6 +104,7 @@ mod aabb;
 mod balance;
 mod events;
 mod insert;
+mod leaves;
 mod node;
 mod optimize;
 mod pairs;

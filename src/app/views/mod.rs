@@ -12,6 +12,7 @@ use crate::app::state::State;
 pub mod advisor;
 pub mod controls;
 pub mod files;
+pub mod health;
 pub mod menu;
 pub mod opening;
 pub mod stats;
