@@ -13,7 +13,7 @@
 //! - [`Shape::of`] is the live tree's cost and height; [`cost_ratio`] the two costs compared.
 
 use super::TreeView;
-use crate::tree::{Aabb, DynamicTree, TreeConfig, TreeError, Vector};
+use crate::tree::{Aabb, DynamicTree, RebuildMethod, TreeConfig, TreeError, Vector};
 use glam::{Vec2, Vec3};
 
 /// One full rebuild the tree offers, as a fresh build over a set of leaf boxes. "The best
@@ -24,17 +24,20 @@ pub enum RebuildKind {
     /// The top-down binned-SAH build of [`DynamicTree::rebuild`] (and of a batch creation,
     /// [`DynamicTree::create_proxies`]).
     BinnedSah,
+    /// The bottom-up agglomerative (PLOC) build of [`RebuildMethod::Agglomerative`].
+    Agglomerative,
 }
 
 impl RebuildKind {
     /// Every fresh build tried, in the order ties are broken (the first wins).
-    pub const ALL: [RebuildKind; 1] = [RebuildKind::BinnedSah];
+    pub const ALL: [RebuildKind; 2] = [RebuildKind::BinnedSah, RebuildKind::Agglomerative];
 
     /// Its name in the window.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             RebuildKind::BinnedSah => "binned SAH",
+            RebuildKind::Agglomerative => "agglomerative",
         }
     }
 
@@ -42,19 +45,19 @@ impl RebuildKind {
     /// this way. The leaves are given in the order a rebuild of the live tree gathers them
     /// (see [`LeafBoxes::of`]), so the fresh build of a tree just rebuilt is that same tree.
     fn build<V: Vector>(self, boxes: &[Aabb<V>]) -> Result<DynamicTree<V, u32>, TreeError> {
+        let rebuild = match self {
+            RebuildKind::BinnedSah => RebuildMethod::BinnedSah,
+            RebuildKind::Agglomerative => RebuildMethod::Agglomerative,
+        };
         let config = TreeConfig {
             margin: 0.0,
             velocity_lookahead: 0.0,
+            rebuild,
             ..TreeConfig::default()
         };
         let mut tree = DynamicTree::with_capacity(config, boxes.len())?;
-        match self {
-            RebuildKind::BinnedSah => {
-                let items: Vec<(Aabb<V>, V, u32)> =
-                    boxes.iter().map(|b| (*b, V::default(), 0)).collect();
-                tree.create_proxies(&items)?;
-            }
-        }
+        let items: Vec<(Aabb<V>, V, u32)> = boxes.iter().map(|b| (*b, V::default(), 0)).collect();
+        tree.create_proxies(&items)?;
         Ok(tree)
     }
 }
