@@ -48,6 +48,7 @@ fn scene(n: u32) -> Scene {
             ..TreeConfig::default()
         },
         spheres: Vec::new(),
+        boxes: Vec::new(),
         generate: Some(Generate {
             count: n,
             radius: (0.5, 1.5),

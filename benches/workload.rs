@@ -84,6 +84,7 @@ fn tree_config(
         balancing,
         pairs,
         update,
+        ..TreeConfig::default()
     }
 }
 

@@ -37,8 +37,19 @@ fn check_report(v: &serde_json::Value, boxes: u64, dimensions: u64) {
             want.push(format!("{i}/{b}"));
         }
     }
-    want.push("rebuild".to_owned());
-    want.push("create-proxies".to_owned());
+    for i in ["volume", "perimeter", "surface-area", "exact-surface-area"] {
+        for b in ["none", "rotations"] {
+            want.push(format!("{i}/{b}+optimize"));
+        }
+    }
+    for m in [
+        "rebuild",
+        "rebuild-agglomerative",
+        "create-proxies",
+        "create-proxies-agglomerative",
+    ] {
+        want.push(m.to_owned());
+    }
     assert_eq!(names, want);
     let mut least = f64::INFINITY;
     for m in methods {
@@ -90,6 +101,28 @@ fn quality_json_of_a_2d_list() {
     assert_eq!(exact["method"], "exact-surface-area/none");
     assert_eq!(exact["height"], 8);
     assert!((exact["cost"].as_f64().expect("cost") - 158.0 / 14.0).abs() < 1e-12);
+    // The agglomerative build: height 6, branches of half perimeter 137.5; the least of all,
+    // 136.5 (a total branch perimeter of 301 with the root), is SurfaceArea with rotations
+    // followed by the optimization.
+    let find = |name: &str| {
+        methods
+            .iter()
+            .find(|m| m["method"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    for (name, height, sum) in [
+        ("rebuild-agglomerative", 6, 137.5),
+        ("create-proxies-agglomerative", 6, 137.5),
+        ("surface-area/rotations+optimize", 6, 136.5),
+    ] {
+        let m = find(name);
+        assert_eq!(m["height"], height, "{m}");
+        assert!(
+            (m["cost"].as_f64().expect("cost") - sum / 14.0).abs() < 1e-12,
+            "{m}"
+        );
+    }
+    assert_eq!(v["best"]["method"], "surface-area/rotations+optimize");
 }
 
 #[test]

@@ -33,6 +33,7 @@ fn scene(dimensions: u8, count: u32, seed: u64, margin: f32, update: UpdateMode)
             ..TreeConfig::default()
         },
         spheres: Vec::new(),
+        boxes: Vec::new(),
         generate: Some(Generate {
             count,
             radius: (0.4, 1.5),

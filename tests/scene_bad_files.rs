@@ -53,7 +53,7 @@ const TABLE: &[(&str, Expect)] = &[
         At(
             12,
             5,
-            "Unexpected field named `gravity` in `scene`, expected one of `format_version`, `name`, `dimensions`, `world`, `dt`, `tree`, `spheres`, `generate`, or `view` instead",
+            "Unexpected field named `gravity` in `scene`, expected one of `format_version`, `name`, `dimensions`, `world`, `dt`, `tree`, `spheres`, `boxes`, `generate`, or `view` instead",
         ),
     ),
     (
@@ -185,6 +185,56 @@ const TABLE: &[(&str, Expect)] = &[
     (
         "dimensions-four.ron",
         Meaning("dimensions must be 2 or 3, got 4"),
+    ),
+    (
+        "box-nan.ron",
+        Meaning(
+            "boxes[1] (id 101): min and max must have finite numbers, got min (2, NaN) and max (4, 3)",
+        ),
+    ),
+    (
+        "box-min-gt-max.ron",
+        Meaning(
+            "boxes[1] (id 101): min must be <= max on every axis, got min (5, 2) and max (4, 3)",
+        ),
+    ),
+    (
+        "box-duplicate-id.ron",
+        Meaning("boxes[1] (id 100): duplicate id, also used by boxes[0]"),
+    ),
+    (
+        "box-sphere-id.ron",
+        Meaning(
+            "boxes[1] (id 7): duplicate id, also used by spheres[1]; a box's id must be no sphere's",
+        ),
+    ),
+    (
+        "box-wrong-dimensions.ron",
+        Meaning("boxes[1] (id 101): min must have 2 numbers (dimensions is 2), got 3 (2, 2, 0)"),
+    ),
+    (
+        "box-outside-world.ron",
+        Meaning(
+            "boxes[1] (id 101): the box (min (18, 2), max (21, 3)) reaches outside the world (min (0, 0), max (20, 12))",
+        ),
+    ),
+    (
+        "box-too-many.ron",
+        Meaning(
+            "boxes: the scene has 1000000 spheres (listed and generated) and 2 static boxes; at most 1000000 together are allowed",
+        ),
+    ),
+    (
+        "box-unknown-field.ron",
+        At(
+            14,
+            53,
+            "Unexpected field named `colour` in `box`, expected one of `id`, `min`, or `max` instead",
+        ),
+    ),
+    (
+        "box-missing-max.ron",
+        At(14, 34, "Unexpected missing field named `max` in `box`"),
     ),
 ];
 

@@ -1,7 +1,7 @@
 //! Scene files: every example scene round-trips through RON and JSON text and through atomic
 //! saves; generated spheres are deterministic and inside the world.
 
-use aabb_debugger::scene::{Generate, Scene, Sphere};
+use aabb_debugger::scene::{Generate, Scene, Sphere, StaticBox};
 use aabb_debugger::tree::Balancing;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
@@ -51,6 +51,19 @@ fn awkward_scene(dimensions: u8) -> Scene {
         appear_at: 12,
         disappear_at: Some(u64::MAX),
     });
+    // Static boxes in no id order, one flat, one touching the walls, awkward numbers.
+    scene.boxes = vec![
+        StaticBox {
+            id: 60_001,
+            min: Vec3::new(0.1 + 0.2, 1.0e-7, z(0.0)),
+            max: Vec3::new(7.25, 1.0e-7, z(9.75)),
+        },
+        StaticBox {
+            id: 3,
+            min: Vec3::new(0.0, 0.0, z(0.0)),
+            max: Vec3::new(40.0, 1.0 / 3.0, z(2.5)),
+        },
+    ];
     scene.generate = Some(Generate {
         count: 33,
         radius: (0.25, 0.5),
@@ -64,9 +77,9 @@ fn awkward_scene(dimensions: u8) -> Scene {
 #[test]
 fn every_scene_file_round_trips_through_ron_and_json_text() {
     let files = scene_files();
-    // 14 article figures, stress-5000, random-1000, spheres-3d, the built-in default and the
-    // three advisor scenes.
-    assert_eq!(files.len(), 21, "{} scene files", files.len());
+    // 14 article figures, stress-5000, random-1000, spheres-3d, the built-in default, the
+    // three advisor scenes and a level of static boxes.
+    assert_eq!(files.len(), 22, "{} scene files", files.len());
     for path in files {
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for json in [false, true] {
@@ -75,6 +88,49 @@ fn every_scene_file_round_trips_through_ron_and_json_text() {
             assert_eq!(back, scene, "{} (json: {json})", path.display());
         }
     }
+}
+
+/// A scene without static boxes is written without `boxes`: files from before static boxes
+/// read and save as they did. One with them writes them one a line and reads them back.
+#[test]
+fn boxes_are_left_out_when_empty_and_written_one_a_line_when_not() {
+    for path in scene_files() {
+        let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        for json in [false, true] {
+            let text = scene.to_text(json).expect("text");
+            let again = Scene::parse(&text, "copy", json).expect("parse");
+            assert_eq!(
+                again.to_text(json).expect("text"),
+                text,
+                "{}",
+                path.display()
+            );
+            let field = if json { "\"boxes\": [" } else { "boxes: [" };
+            assert_eq!(
+                text.contains(field),
+                !scene.boxes.is_empty(),
+                "{}",
+                path.display()
+            );
+        }
+    }
+    let scene = awkward_scene(2);
+    let ron = scene.to_text(false).expect("text");
+    assert!(
+        ron.contains(
+            "    boxes: [\n        (id: 60001, min: (0.3, 1e-7), max: (7.25, 1e-7)),\n        \
+             (id: 3, min: (0.0, 0.0), max: (40.0, 0.33333334)),\n    ],\n"
+        ),
+        "{ron}"
+    );
+    let json = scene.to_text(true).expect("text");
+    assert!(
+        json.contains(
+            "\"boxes\": [\n    {\"id\":60001,\"min\":[0.3,1e-7],\"max\":[7.25,1e-7]},\n    \
+             {\"id\":3,\"min\":[0.0,0.0],\"max\":[40.0,0.33333334]}\n  ],\n"
+        ),
+        "{json}"
+    );
 }
 
 #[test]
@@ -170,8 +226,8 @@ fn generated_spheres_are_deterministic_distinct_and_inside_the_world() {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(ids, sorted, "sorted and distinct");
-        // Generated ids follow the largest listed id.
-        assert_eq!(*ids.last().expect("some"), 40_000 + 33);
+        // Generated ids follow the largest listed id, a sphere's or (here) a static box's.
+        assert_eq!(*ids.last().expect("some"), 60_001 + 33);
         let (min, max) = (scene.world.min, scene.world.max);
         let g = scene.generate.expect("generate");
         for s in a.iter().filter(|s| s.id > 40_000) {
@@ -296,4 +352,33 @@ fn a_saved_scene_says_balancing_none_plainly_and_keeps_strings_as_they_are() {
     );
     let back = Scene::parse(&text, "copy", false).expect("reads back");
     assert_eq!(back, scene);
+}
+
+#[test]
+fn the_rebuild_method_and_optimization_share_round_trip_and_are_optional() {
+    let mut scene = Scene::builtin_default();
+    let default_text = scene.to_text(false).expect("text");
+    assert!(!default_text.contains("rebuild") && !default_text.contains("optimize_share"));
+    scene.tree.rebuild = aabb_debugger::tree::RebuildMethod::Agglomerative;
+    scene.tree.optimize_share = 0.0125;
+    for json in [false, true] {
+        let text = scene.to_text(json).expect("text");
+        assert!(
+            text.contains("Agglomerative") && text.contains("0.0125"),
+            "{text}"
+        );
+        let back = Scene::parse(&text, "copy", json).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back, scene, "json: {json}");
+    }
+    // A share outside [0, 1] is refused.
+    let text = scene
+        .to_text(false)
+        .expect("text")
+        .replace("optimize_share: 0.0125", "optimize_share: 2.0");
+    let err = Scene::parse(&text, "bad", false).expect_err("a share of 2");
+    assert!(
+        err.to_string()
+            .contains("tree.optimize_share must be in [0, 1], got 2"),
+        "{err}"
+    );
 }

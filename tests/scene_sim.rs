@@ -78,7 +78,7 @@ fn assert_agree(name: &str, sims: &mut [Simulation], steps: u64) {
 #[test]
 fn every_scene_agrees_on_tree_brute_force_and_sweep_and_prune_for_200_steps() {
     let files = scene_files();
-    assert_eq!(files.len(), 21, "scene files");
+    assert_eq!(files.len(), 22, "scene files");
     for path in files {
         let name = path.display().to_string();
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));

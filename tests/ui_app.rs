@@ -662,3 +662,38 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
         assert!(c.y - r >= world.min.y && c.y + r <= world.max.y, "{c:?}");
     }
 }
+
+/// The tree's settings in the running broad phase.
+fn tree_config(app: &DebuggerApp) -> aabb_debugger::tree::TreeConfig {
+    match app.sim().broadphase().tree_view() {
+        Some(TreeView::D2(t)) => *t.config(),
+        Some(TreeView::D3(t)) => *t.config(),
+        None => panic!("tree broad phase expected"),
+    }
+}
+
+#[test]
+fn the_options_menu_sets_the_rebuild_method_and_the_optimization_share() {
+    use aabb_debugger::tree::RebuildMethod;
+    let mut h = harness();
+    assert_eq!(h.state().document().tree.rebuild, RebuildMethod::BinnedSah);
+    h.get_by_label("Options…").click();
+    h.run_steps(2);
+    h.get_by_label("Agglomerative (PLOC, bottom-up)").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state().document().tree.rebuild,
+        RebuildMethod::Agglomerative
+    );
+    assert_eq!(tree_config(h.state()).rebuild, RebuildMethod::Agglomerative);
+    if h.query_by_label_contains("Optimize share").is_none() {
+        h.get_by_label("Options…").click();
+        h.run_steps(2);
+    }
+    h.get_by_label_contains("Optimize share")
+        .set_value_accesskit(0.25);
+    h.run_steps(2);
+    assert_eq!(h.state().document().tree.optimize_share, 0.25);
+    assert_eq!(tree_config(h.state()).optimize_share, 0.25);
+    assert!(h.state().is_dirty());
+}

@@ -186,3 +186,67 @@ fn trace_world_dark() {
     assert_eq!(h.state().status(), "End of the trace at step 1.");
     h.snapshot("trace_world_dark");
 }
+
+/// Static boxes are drawn under every layer in their own colour: each edge of a platform of
+/// the shipped level is the palette's static colour, in both themes; and the level as a
+/// picture (dark).
+#[test]
+fn static_boxes_are_drawn_in_their_own_colour() {
+    use aabb_debugger::app::palette::Palette;
+    use aabb_debugger::app::prefs::Layers;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/static-level.ron");
+    for (theme, pal) in [
+        (ThemeChoice::Dark, Palette::DARK),
+        (ThemeChoice::Light, Palette::LIGHT),
+    ] {
+        let scene = Scene::load(std::path::Path::new(path)).expect("valid scene");
+        let mut h = ui::app_harness(
+            Harness::builder().with_size(Vec2::new(900.0, 600.0)).wgpu(),
+            scene,
+        );
+        {
+            let prefs = h.state_mut().prefs_mut();
+            prefs.view_mode = ViewMode::World;
+            prefs.theme = theme;
+            prefs.show_stats = false;
+            prefs.layers = Layers::from_names(&["walls"]).expect("layers");
+        }
+        h.run_steps(4);
+        let img = h.render().expect("rendered");
+        let want = [pal.static_box.r(), pal.static_box.g(), pal.static_box.b()];
+        let app = h.state();
+        let at = |x: f32, y: f32| {
+            app.screen_pos_of_world(glam::Vec2::new(x, y))
+                .expect("drawn")
+        };
+        // Platform 101: (4, 7) to (12, 8).
+        for (name, p) in [
+            ("left", at(4.0, 7.5)),
+            ("right", at(12.0, 7.5)),
+            ("top", at(8.0, 8.0)),
+            ("bottom", at(8.0, 7.0)),
+        ] {
+            assert_eq!(pixel(&img, p), want, "{theme:?}: {name} edge at {p:?}");
+        }
+        // Inside: the faint fill, neither the background nor the outline.
+        let inside = pixel(&img, at(8.0, 7.5));
+        let bg = [pal.background.r(), pal.background.g(), pal.background.b()];
+        assert!(
+            inside != bg && inside != want,
+            "{theme:?}: inside is {inside:?}"
+        );
+    }
+    let scene = Scene::load(std::path::Path::new(path)).expect("valid scene");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(900.0, 600.0)).wgpu(),
+        scene,
+    );
+    {
+        let prefs = h.state_mut().prefs_mut();
+        prefs.view_mode = ViewMode::World;
+        prefs.theme = ThemeChoice::Dark;
+        prefs.show_stats = false;
+    }
+    h.run_steps(4);
+    h.snapshot("world_static_level_dark");
+}

@@ -217,6 +217,22 @@ fn the_view_menu_hides_and_shows_the_timeline() {
     }
 }
 
+/// Runs frames until the recording being opened (on its worker thread) is shown (bounded).
+fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
+    // The first frame applies the queued Open, which starts the worker.
+    h.step();
+    let start = std::time::Instant::now();
+    while h.state().opening_progress().is_some() {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the recording did not open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        h.step();
+    }
+    h.run_steps(2);
+}
+
 #[test]
 fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
     use aabb_debugger::replay::{Recording, file};
@@ -238,7 +254,7 @@ fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
 
     let mut h = harness_after(3);
     h.state_mut().push_command(Command::Open(path.clone()));
-    h.run_steps(2);
+    run_until_opened(&mut h);
     let app = h.state();
     assert_eq!(
         app.status(),
@@ -262,7 +278,7 @@ fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
     let broken = dir.path().join("broken.rec");
     std::fs::write(&broken, &bytes[..30]).expect("written");
     h.state_mut().push_command(Command::Open(broken.clone()));
-    h.run_steps(2);
+    run_until_opened(&mut h);
     let app = h.state();
     assert_eq!(
         app.status(),

@@ -5,11 +5,12 @@ use super::commands::{Command, broadphase_name};
 use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
-use super::sim::{Origin, Sim, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
+use super::sim::{Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
 use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
 use crate::fileio::WriteOptions;
-use crate::replay::{Edit, KeyframePolicy, Recording, ReplayError, TraceStart};
-use crate::scene::{Scene, SceneError, Sphere};
+use crate::replay::file::{LoadJob, LoadOutcome, Loaded};
+use crate::replay::{Edit, KeyframePolicy, Recording, TraceStart};
+use crate::scene::{Scene, SceneError, Simulation, Sphere};
 use crate::tree::TreeConfig;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
@@ -401,6 +402,25 @@ impl State {
                 self.request_file(FilePurpose::Export(format), self.model.path.clone());
             }
             Command::Export(path) => self.export_to(path),
+            Command::SaveRecordingDialog => {
+                if self.model.sim.is_trace() {
+                    self.model.status = TRACE_HAS_NO_RECORDING_FILE.to_owned();
+                } else {
+                    self.request_file(FilePurpose::SaveRecording, self.model.path.clone());
+                }
+            }
+            Command::SaveRecording(path) => self.save_recording(path),
+            Command::FinishOpenRecording => self.finish_open_recording(),
+            Command::CancelOpenRecording => {
+                if let Some(job) = self.dialogs.opening.take() {
+                    // The worker stops within a chunk or a step; its result is not waited for.
+                    job.cancel();
+                    self.model.status = format!(
+                        "Opening the recording {} cancelled; the open scene is unchanged.",
+                        job.path().display()
+                    );
+                }
+            }
             Command::SetPref(change) => {
                 self.prefs.change(change);
                 if let PrefChange::RecordingBudget(_) = change {
@@ -482,6 +502,7 @@ impl State {
 
     fn after_restart(&mut self) {
         self.model.rev += 1;
+        self.model.health.clear();
         self.model.history.clear();
         self.view.drag = None;
         self.view.hover = None;
@@ -555,11 +576,7 @@ impl State {
 
     fn add_sphere(&mut self, center: Vec3) {
         let bodies = self.model.sim.spheres();
-        let id = bodies
-            .iter()
-            .map(|b| b.sphere.id)
-            .max()
-            .map_or(0, |m| m.saturating_add(1));
+        let id = self.model.sim.as_scene().map_or(0, Simulation::unused_id);
         let mut radii: Vec<f32> = bodies
             .iter()
             .filter(|b| b.alive)
@@ -655,43 +672,90 @@ impl State {
         });
     }
 
-    /// Opens a recording file (see [`crate::replay::file`]): every step is rebuilt from its
-    /// scene and checked, and the window shows its last step with the timeline filled. The
-    /// document becomes the recording's scene, not saved (saving writes a scene, never over
-    /// the recording).
+    /// Starts opening a recording file (see [`crate::replay::file`]) on a worker thread:
+    /// every step is rebuilt from its scene and checked while the window stays live and shows
+    /// the progress (`Dialogs::opening`); [`Command::FinishOpenRecording`] then shows it.
+    /// A recording being opened already is cancelled first.
     fn open_recording(&mut self, path: &Path) {
-        let rebuilt = |history: crate::replay::History| {
-            let scene = history.scene.clone();
-            let recording = Recording::from_history(
-                history.map_origin::<Sim>(|scene| Origin::Scene(Box::new(scene))),
-                KeyframePolicy::default(),
-            )?;
-            let sim = recording.state_at(recording.last_step())?;
-            Ok::<_, ReplayError>((scene, recording, sim))
+        if let Some(job) = self.dialogs.opening.take() {
+            job.cancel();
+        }
+        match LoadJob::start(path, KeyframePolicy::default()) {
+            Ok(job) => {
+                self.dialogs.opening = Some(job);
+                self.model.status = format!("Opening the recording {}…", path.display());
+            }
+            Err(e) => self.open_recording_failed(path, e.to_string()),
+        }
+    }
+
+    fn open_recording_failed(&mut self, path: &Path, message: String) {
+        self.model.status = format!(
+            "Could not open the recording {}; the open scene is unchanged.",
+            path.display()
+        );
+        self.model.error = Some(message);
+    }
+
+    /// Shows the recording opened on the worker thread once it has ended (waits for it
+    /// otherwise: the progress window asks only once it has): the window shows its last step
+    /// with the timeline filled. The document becomes the recording's scene, not saved
+    /// (saving writes a scene, never over the recording).
+    fn finish_open_recording(&mut self) {
+        let Some(job) = self.dialogs.opening.take() else {
+            return;
         };
-        let loaded = crate::replay::file::load(path)
-            .map_err(|e| e.to_string())
-            .and_then(|history| rebuilt(history).map_err(|e| format!("{}: {e}", path.display())));
-        match loaded {
-            Ok((scene, mut recording, sim)) => {
+        let path = job.path().to_path_buf();
+        match job.wait() {
+            Ok(LoadOutcome::Loaded(loaded)) => {
+                let Loaded { recording, sim } = *loaded;
+                let scene = recording.history().scene.clone();
+                let mut recording =
+                    recording.map::<Sim>(|scene| Origin::Scene(Box::new(scene)), Sim::Scene);
+                let sim = Sim::Scene(sim);
                 recording.set_budget_bytes(self.prefs.recording_budget_bytes());
                 let last = recording.last_step();
                 self.model.playing = false;
                 self.install_document(scene, None, recording, sim);
                 self.follow_sim_settings();
-                self.prefs.push_recent(path.to_path_buf());
+                self.prefs.push_recent(path.clone());
                 self.model.status = format!(
                     "Opened the recording {} ({} steps); showing its last step, {last}.",
                     path.display(),
                     last + 1
                 );
             }
-            Err(e) => {
+            Ok(LoadOutcome::Cancelled) => {
                 self.model.status = format!(
-                    "Could not open the recording {}; the open scene is unchanged.",
+                    "Opening the recording {} cancelled; the open scene is unchanged.",
                     path.display()
                 );
-                self.model.error = Some(e);
+            }
+            Err(e) => self.open_recording_failed(&path, e.to_string()),
+        }
+    }
+
+    /// Writes the recording to `path` (with `.rec` when it has another extension) through
+    /// [`crate::replay::file::save`] (a temporary file renamed over it): the document and the
+    /// recording stay as they are either way.
+    fn save_recording(&mut self, path: PathBuf) {
+        let path = FilePurpose::SaveRecording.with_extension(path);
+        let steps = self.model.recording.last_step() + 1;
+        let Some(history) = super::sim::scene_history(self.model.recording.history()) else {
+            self.model.status = TRACE_HAS_NO_RECORDING_FILE.to_owned();
+            return;
+        };
+        match crate::replay::file::save(&history, &path) {
+            Ok(()) => {
+                self.model.status =
+                    format!("Saved the recording ({steps} steps) to {}.", path.display());
+            }
+            Err(e) => {
+                self.model.status = format!(
+                    "Could not save the recording to {}; nothing was changed.",
+                    path.display()
+                );
+                self.model.error = Some(e.to_string());
             }
         }
     }
@@ -765,6 +829,10 @@ impl State {
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
         match self.start(&scene, path.as_deref()) {
             Ok((recording, sim)) => {
+                // A recording still being opened would replace this document when done.
+                if let Some(job) = self.dialogs.opening.take() {
+                    job.cancel();
+                }
                 self.install_document(scene, path.clone(), recording, sim);
                 if let Some(p) = path {
                     self.prefs.push_recent(p);

@@ -122,6 +122,16 @@ pub enum Command {
     },
     /// Write the export waiting for a file (see [`Command::ExportDialog`]) to this file.
     Export(PathBuf),
+    /// Show the "Save recording" dialog (File > Save recording…).
+    SaveRecordingDialog,
+    /// Write the recording (every step and edit since the document was opened) to this file
+    /// (`.rec` added when the name has another extension), atomically.
+    SaveRecording(PathBuf),
+    /// The recording being opened on its worker thread has ended (the progress window saw
+    /// it): show it, or say why not.
+    FinishOpenRecording,
+    /// Stop opening the recording (the progress window's Cancel): the open document stays.
+    CancelOpenRecording,
     /// Change a preference (views, panels, theme, layers, speed, depths).
     SetPref(PrefChange),
     /// What the pointer rests on this frame (a report). The shell starts each frame's

@@ -18,6 +18,8 @@ pub enum FilePurpose {
     SaveAs,
     /// Pick where to export a sweep's result.
     Export(ExportFormat),
+    /// Pick where to save the recording (File > Save recording…).
+    SaveRecording,
 }
 
 /// The format of an exported sweep (the `sweep` command's `--csv` and `--json`).
@@ -43,6 +45,9 @@ impl ExportFormat {
 /// The extensions of scene files, without the dot; the first is the one a save adds.
 const SCENE_EXTENSIONS: &[&str] = &["ron", "json"];
 
+/// The extension of recording files, without the dot.
+const RECORDING_EXTENSIONS: &[&str] = &["rec"];
+
 /// The extensions the Open dialog lists: scenes and recordings (`run --record`).
 const OPEN_EXTENSIONS: &[&str] = &["ron", "json", "rec"];
 
@@ -54,6 +59,7 @@ impl FilePurpose {
             FilePurpose::Open => "Open scene",
             FilePurpose::SaveAs => "Save scene as",
             FilePurpose::Export(_) => "Export the sweep",
+            FilePurpose::SaveRecording => "Save recording as",
         }
     }
 
@@ -71,6 +77,7 @@ impl FilePurpose {
             FilePurpose::SaveAs => SCENE_EXTENSIONS,
             FilePurpose::Export(ExportFormat::Csv) => &["csv"],
             FilePurpose::Export(ExportFormat::Json) => &["json"],
+            FilePurpose::SaveRecording => RECORDING_EXTENSIONS,
         }
     }
 
@@ -81,11 +88,13 @@ impl FilePurpose {
             FilePurpose::Open | FilePurpose::SaveAs => "Scenes",
             FilePurpose::Export(ExportFormat::Csv) => "CSV",
             FilePurpose::Export(ExportFormat::Json) => "JSON",
+            FilePurpose::SaveRecording => "Recordings",
         }
     }
 
     /// The file name the dialog starts with: for Save As the current file's name (or
-    /// `scene.ron`), for Export `sweep.csv` / `sweep.json`, for Open none.
+    /// `scene.ron`), for Export `sweep.csv` / `sweep.json`, for Save recording the current
+    /// file's stem with `.rec` (or `recording.rec`), for Open none.
     #[must_use]
     pub fn default_name(self, current: Option<&Path>) -> String {
         match self {
@@ -98,12 +107,20 @@ impl FilePurpose {
                     |n| n.to_string_lossy().into_owned(),
                 ),
             FilePurpose::Export(format) => format!("sweep.{}", format.extension()),
+            FilePurpose::SaveRecording => format!(
+                "{}.rec",
+                current
+                    .filter(|p| !p.is_dir())
+                    .and_then(Path::file_stem)
+                    .map_or_else(|| "recording".into(), |n| n.to_string_lossy())
+            ),
         }
     }
 
     /// `path` with the extension a save needs: Save As adds `.ron` unless the name ends in
     /// `.ron` or `.json` (`b` → `b.ron`, `b.v2` → `b.v2.ron`); Export adds `.csv` / `.json`
-    /// when the name has no extension. Open leaves it alone.
+    /// when the name has no extension; Save recording adds `.rec` unless the name ends in
+    /// `.rec`. Open leaves it alone.
     #[must_use]
     pub fn with_extension(self, path: PathBuf) -> PathBuf {
         let ext = path.extension().and_then(|e| e.to_str());
@@ -113,6 +130,8 @@ impl FilePurpose {
                 (!ext.is_some_and(|e| SCENE_EXTENSIONS.contains(&e))).then_some(SCENE_EXTENSIONS[0])
             }
             FilePurpose::Export(format) => ext.is_none().then_some(format.extension()),
+            FilePurpose::SaveRecording => (!ext.is_some_and(|e| RECORDING_EXTENSIONS.contains(&e)))
+                .then_some(RECORDING_EXTENSIONS[0]),
         };
         match add {
             Some(add) => {
@@ -602,6 +621,11 @@ mod tests {
         assert_eq!(csv.default_name(Some(file)), "sweep.csv");
         let json = FilePurpose::Export(ExportFormat::Json);
         assert_eq!(json.default_name(None), "sweep.json");
+        let rec = FilePurpose::SaveRecording;
+        assert_eq!(rec.default_name(Some(file)), "a.rec");
+        assert_eq!(rec.default_name(None), "recording.rec");
+        assert_eq!(rec.title(), "Save recording as");
+        assert_eq!(rec.extensions(), &["rec"]);
     }
 
     #[test]
@@ -615,6 +639,9 @@ mod tests {
             (FilePurpose::Export(ExportFormat::Csv), "d/s.txt", "d/s.txt"),
             (FilePurpose::Export(ExportFormat::Json), "d/s", "d/s.json"),
             (FilePurpose::Open, "d/b", "d/b"),
+            (FilePurpose::SaveRecording, "d/r", "d/r.rec"),
+            (FilePurpose::SaveRecording, "d/r.rec", "d/r.rec"),
+            (FilePurpose::SaveRecording, "d/r.ron", "d/r.ron.rec"),
         ];
         for (purpose, typed, want) in cases {
             assert_eq!(

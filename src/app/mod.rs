@@ -35,13 +35,14 @@
 //! modules import each other in no circle.
 //!
 //! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`,
-//!    `sim` (a scene's or a trace's simulation); `prefs` (uses `layout`), `snapshot` (uses
-//!    `camera`, `sim`), `native_dialog` (uses `files`).
+//!    `health`, `sim` (a scene's or a trace's simulation); `prefs` (uses `layout`), `snapshot`
+//!    (uses `camera`, `sim`), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `apply` (`State::apply`: commands change the state).
 //! 5. `views` (read `state`, push `commands`; never `apply` or the shell; among themselves
-//!    only the `View` trait, and the windows the file dialog view).
+//!    only the `View` trait, the windows the file dialog view, and the statistics and the
+//!    timeline the health readout's functions, `views::health`).
 //! 6. `shell` ([`DebuggerApp`]: owns the state and the views, routes, applies).
 //! 7. `screenshot` (wraps a `DebuggerApp` for the `screenshot` command); this file
 //!    (`run_window`).
@@ -53,6 +54,7 @@ pub mod camera;
 pub mod camera3d;
 pub mod commands;
 pub mod files;
+pub mod health;
 pub mod history;
 pub mod layout;
 pub mod mesh;

@@ -19,8 +19,6 @@ pub struct Palette {
     pub tight: Color32,
     /// Sphere outlines and labels; a trace's moving boxes.
     pub sphere: Color32,
-    /// A trace's static boxes (the ground, walls).
-    pub static_box: Color32,
     /// Velocity arrows.
     pub velocity: Color32,
     /// Candidate-pair lines between centres.
@@ -37,6 +35,15 @@ pub struct Palette {
     pub background: Color32,
     /// Links of the tree diagram.
     pub link: Color32,
+    /// Tree nodes added since the previous step (the tree view's changes).
+    pub diff_added: Color32,
+    /// Tree nodes removed since the previous step.
+    pub diff_removed: Color32,
+    /// Tree nodes refit (same spheres, another box) since the previous step.
+    pub diff_refit: Color32,
+    /// Static boxes (a scene's level geometry, a trace's ground and walls): their outline, and
+    /// a faint fill of the same hue.
+    pub static_box: Color32,
 }
 
 impl Palette {
@@ -48,7 +55,6 @@ impl Palette {
         contact: Color32::from_rgb(240, 50, 50),
         tight: Color32::from_rgb(185, 185, 185),
         sphere: Color32::from_rgb(225, 225, 225),
-        static_box: Color32::from_rgb(200, 150, 90),
         velocity: Color32::from_rgb(245, 215, 40),
         pair: Color32::from_rgb(200, 200, 200),
         highlight: Color32::from_rgb(255, 150, 20),
@@ -57,6 +63,10 @@ impl Palette {
         event: Color32::from_rgb(230, 80, 230),
         background: Color32::from_rgb(22, 22, 26),
         link: Color32::from_rgb(110, 110, 110),
+        diff_added: Color32::from_rgb(70, 225, 225),
+        diff_removed: Color32::from_rgb(255, 90, 110),
+        diff_refit: Color32::from_rgb(250, 205, 60),
+        static_box: Color32::from_rgb(176, 132, 96),
     };
 
     /// The palette for a light background (same hues, darker where white would vanish).
@@ -67,7 +77,6 @@ impl Palette {
         contact: Color32::from_rgb(215, 20, 20),
         tight: Color32::from_rgb(105, 105, 105),
         sphere: Color32::from_rgb(60, 60, 60),
-        static_box: Color32::from_rgb(140, 90, 30),
         velocity: Color32::from_rgb(200, 160, 0),
         pair: Color32::from_rgb(90, 90, 90),
         highlight: Color32::from_rgb(245, 130, 0),
@@ -76,6 +85,10 @@ impl Palette {
         event: Color32::from_rgb(190, 40, 190),
         background: Color32::from_rgb(248, 248, 246),
         link: Color32::from_rgb(150, 150, 150),
+        diff_added: Color32::from_rgb(0, 135, 150),
+        diff_removed: Color32::from_rgb(200, 30, 60),
+        diff_refit: Color32::from_rgb(165, 115, 0),
+        static_box: Color32::from_rgb(120, 80, 45),
     };
 
     /// The palette of a theme.
@@ -138,7 +151,32 @@ mod tests {
             assert!(contrast(pal.leaf, pal.background) >= 3.0);
             // Leaves are told from the deepest branches by hue, not only by lightness.
             assert_ne!(pal.leaf, pal.branch(20, 21));
+            // Static boxes stand out from the background and are no other layer's colour.
+            assert!(contrast(pal.static_box, pal.background) >= 4.5);
+            for other in [pal.leaf, pal.contact, pal.tight, pal.walls, pal.highlight] {
+                assert_ne!(pal.static_box, other);
+            }
         }
         assert!((contrast(Color32::BLACK, Color32::WHITE) - 21.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_tree_changes_stand_out_and_apart() {
+        for pal in [Palette::DARK, Palette::LIGHT] {
+            let changes = [pal.diff_added, pal.diff_removed, pal.diff_refit];
+            for c in changes {
+                let ratio = contrast(c, pal.background);
+                assert!(ratio >= 3.0, "{c:?}: {ratio:.2}");
+                // Told from the other marks of the tree view.
+                for other in [pal.event, pal.highlight, pal.leaf, pal.link] {
+                    assert_ne!(c, other);
+                }
+            }
+            for (i, a) in changes.iter().enumerate() {
+                for b in &changes[i + 1..] {
+                    assert_ne!(a, b);
+                }
+            }
+        }
     }
 }

@@ -268,6 +268,11 @@ pub enum TreeLayoutKind {
     Icicle,
 }
 
+/// The default of [`Prefs::health_every`], steps.
+pub const HEALTH_EVERY_DEFAULT: u64 = 10;
+/// The default of [`Prefs::health_threshold`].
+pub const HEALTH_THRESHOLD_DEFAULT: f64 = 1.5;
+
 /// Preferences that persist between launches. Unknown or missing fields take defaults, so an
 /// old or damaged entry never stops the app from starting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -314,6 +319,12 @@ pub struct Prefs {
     pub show_timeline: bool,
     /// The memory budget of the window's recording, bytes (see [`crate::replay`]).
     pub recording_budget: u64,
+    /// The tree's health is measured every this many steps while playing (see
+    /// `app::health`; at once when paused or changed).
+    pub health_every: u64,
+    /// The statistics warn that the tree has degraded when its cost passes this many times a
+    /// fresh rebuild's.
+    pub health_threshold: f64,
 }
 
 impl Default for Prefs {
@@ -339,6 +350,8 @@ impl Default for Prefs {
             native_dialogs: true,
             show_timeline: true,
             recording_budget: crate::replay::DEFAULT_BUDGET_BYTES as u64,
+            health_every: HEALTH_EVERY_DEFAULT,
+            health_threshold: HEALTH_THRESHOLD_DEFAULT,
         }
     }
 }
@@ -399,6 +412,10 @@ pub enum PrefChange {
     ShowTimeline(bool),
     /// The recording's memory budget, bytes (applied to the open recording at once).
     RecordingBudget(u64),
+    /// Measure the tree's health every this many steps (at least 1).
+    HealthEvery(u64),
+    /// Warn when the tree's cost passes this many times a fresh rebuild's.
+    HealthThreshold(f64),
 }
 
 impl Prefs {
@@ -430,6 +447,11 @@ impl Prefs {
             PrefChange::TreeLayout(kind) => self.tree_layout = kind,
             PrefChange::ShowTimeline(on) => self.show_timeline = on,
             PrefChange::RecordingBudget(bytes) => self.recording_budget = bytes,
+            PrefChange::HealthEvery(steps) => self.health_every = steps.max(1),
+            PrefChange::HealthThreshold(ratio) if ratio.is_finite() => {
+                self.health_threshold = ratio;
+            }
+            PrefChange::HealthThreshold(_) => {}
         }
     }
 }
@@ -474,6 +496,18 @@ mod tests {
         let back: Prefs = ron::from_str(&text).expect("reads");
         assert_eq!(back.tree_layout, TreeLayoutKind::Icicle);
         assert_eq!(back, prefs);
+    }
+
+    #[test]
+    fn health_settings_default_and_refuse_nonsense() {
+        let mut prefs: Prefs = ron::from_str("(speed: 2.0)").expect("parses");
+        assert_eq!((prefs.health_every, prefs.health_threshold), (10, 1.5));
+        prefs.change(PrefChange::HealthEvery(0));
+        prefs.change(PrefChange::HealthThreshold(f64::NAN));
+        assert_eq!((prefs.health_every, prefs.health_threshold), (1, 1.5));
+        prefs.change(PrefChange::HealthEvery(25));
+        prefs.change(PrefChange::HealthThreshold(2.25));
+        assert_eq!((prefs.health_every, prefs.health_threshold), (25, 2.25));
     }
 
     #[test]

@@ -57,6 +57,7 @@ struct Views {
     windows: Windows,
     advisor: AdvisorView,
     timeline: TimelineView,
+    opening: super::views::opening::OpeningView,
 }
 
 impl Views {
@@ -105,6 +106,8 @@ impl DebuggerApp {
         };
         let mut state = State::new(scene, path, prefs, options.playing, !options.still)?;
         state.dialogs.native = options.native_dialogs;
+        // A picture is the same every run: no worker racing it.
+        state.model.health.set_on_ui_thread(options.still);
         Ok(DebuggerApp {
             ctx: ctx.clone(),
             state,
@@ -261,11 +264,41 @@ impl DebuggerApp {
         &self.state.model.recording
     }
 
+    /// How far the recording being opened on a worker thread has got, while one is.
+    #[must_use]
+    pub fn opening_progress(&self) -> Option<crate::replay::file::LoadProgress> {
+        self.state.dialogs.opening.as_ref().map(|j| j.progress())
+    }
+
     /// Where the timeline drew `step` on track `track` (its middle; the tracks are
     /// [`TRACKS`](super::views::timeline::TRACKS)) last frame, if it was shown.
     #[must_use]
     pub fn timeline_step_pos(&self, step: u64, track: usize) -> Option<Pos2> {
         self.views.timeline.step_pos(step, track)
+    }
+
+    /// The tree's health samples (the statistics' readout, the timeline's track).
+    #[must_use]
+    pub fn health(&self) -> &super::health::Health {
+        &self.state.model.health
+    }
+
+    /// Measures the tree's health on the UI thread, at once (true), or on a worker thread
+    /// (false, the window's default): see [`Health::set_on_ui_thread`](super::health::Health::set_on_ui_thread).
+    pub fn set_health_on_ui_thread(&mut self, on: bool) {
+        self.state.model.health.set_on_ui_thread(on);
+    }
+
+    /// Waits for the running fresh build of the tree's health, if one runs; the next frame
+    /// files its result (tests; the window never waits).
+    pub fn wait_for_health(&mut self) {
+        self.state.model.health.wait();
+    }
+
+    /// Where the timeline drew its health track's points (one per sample) last frame.
+    #[must_use]
+    pub fn timeline_health_points(&self) -> &[Pos2] {
+        self.views.timeline.health_points()
     }
 
     /// Where the tree diagram was drawn last frame, if it was.
@@ -570,6 +603,7 @@ impl DebuggerApp {
             v.central_ui(ui, state, out);
         });
         v.advisor.ui(ui, state, out);
+        v.opening.ui(ui, state, out);
         v.windows.ui(ui, state, out);
     }
 }
@@ -638,10 +672,32 @@ impl DebuggerApp {
         for c in reports.into_iter().chain(requests) {
             self.apply(c, false);
         }
+        self.tick_health(&ctx);
         self.state.refresh_snapshot();
         self.update_title(&ctx);
     }
+
+    /// The tree's health (see `health.rs`): files a fresh build that has ended and starts one
+    /// when a sample is due; draws again soon while one runs or one was just filed.
+    fn tick_health(&mut self, ctx: &egui::Context) {
+        let m = &mut self.state.model;
+        let watch = super::health::Watch {
+            tree: m.sim.broadphase().tree_view(),
+            step: m.sim.step_index(),
+            document_id: m.document_id,
+            rev: m.rev,
+            edits: m.recording.edits().len(),
+            playing: m.playing,
+            every: self.state.prefs.health_every,
+        };
+        if m.health.tick(&watch) {
+            ctx.request_repaint_after(HEALTH_POLL);
+        }
+    }
 }
+
+/// How often the window looks for the result of a running fresh build (see `health.rs`).
+const HEALTH_POLL: std::time::Duration = std::time::Duration::from_millis(30);
 
 /// The splitter between the world and the tree: drag it to share the area differently,
 /// double-click it for the default share.

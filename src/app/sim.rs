@@ -19,6 +19,9 @@ pub const TRACE_HAS_NO_SPHERES: &str =
 pub const TRACE_IS_INPUT: &str =
     "A trace is input, not a document: it is not saved (open a scene to save one)";
 
+/// Why a trace's run is not saved as a recording (the tooltip and the status line).
+pub const TRACE_HAS_NO_RECORDING_FILE: &str = "A trace is its own record: its run is not saved as a recording (open the trace again to replay it)";
+
 /// The window's simulation: a scene's or a trace's.
 #[derive(Clone)]
 pub enum Sim {
@@ -38,6 +41,13 @@ pub enum Origin {
 }
 
 impl Sim {
+    /// A scene's static boxes (level geometry), sorted by id; none for a trace (its static
+    /// boxes are among [`Sim::boxes`]).
+    #[must_use]
+    pub fn static_boxes(&self) -> &[crate::scene::StaticBox] {
+        self.as_scene().map_or(&[], Simulation::static_boxes)
+    }
+
     /// The scene's simulation; `None` for a trace.
     #[must_use]
     pub fn as_scene(&self) -> Option<&Simulation> {

@@ -67,6 +67,17 @@ pub struct SphereItem {
     pub node: Option<usize>,
 }
 
+/// One static box (level geometry), projected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StaticItem {
+    /// The box's id.
+    pub id: u32,
+    /// The box on the view plane.
+    pub rect: WorldRect,
+    /// The box in the world (3D; z = 0..0 in 2D).
+    pub world: Aabb<Vec3>,
+}
+
 /// One tree node, projected.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeItem {
@@ -97,6 +108,8 @@ pub struct Snapshot {
     pub nodes: Vec<NodeItem>,
     /// Candidate pairs as indices into `spheres`.
     pub pairs: Vec<(usize, usize)>,
+    /// The static boxes, sorted by id.
+    pub statics: Vec<StaticItem>,
     /// The walls on the view plane.
     pub walls: Option<WorldRect>,
     /// Deepest node depth.
@@ -202,6 +215,13 @@ impl Snapshot {
         self.spheres.clear();
         self.nodes.clear();
         self.pairs.clear();
+        self.statics.clear();
+        self.statics
+            .extend(sim.static_boxes().iter().map(|b| StaticItem {
+                id: b.id,
+                rect: project_box(&b.aabb(), plane.axes()),
+                world: b.aabb(),
+            }));
         self.node_boxes_3d.clear();
         self.fat_boxes_3d.clear();
         self.max_depth = 0;
@@ -323,12 +343,15 @@ impl Snapshot {
         self.union_with(None)
     }
 
-    /// `start` joined with every sphere's box and the root's box.
+    /// `start` joined with every sphere's box, every static box and the root's box.
     fn union_with(&self, start: Option<WorldRect>) -> Option<WorldRect> {
         let mut r = start;
         let mut add = |x: WorldRect| r = Some(r.map_or(x, |r| r.union(&x)));
         for s in &self.spheres {
             add(s.fat.unwrap_or(s.tight));
+        }
+        for b in &self.statics {
+            add(b.rect);
         }
         if let Some(root) = self.nodes.first() {
             add(root.rect);
@@ -524,6 +547,40 @@ mod tests {
                     kept.spheres.iter().any(|s| s.colliding),
                     "the scene has contacts"
                 );
+            }
+        }
+    }
+
+    /// Static boxes are listed apart from the spheres, sorted by id and projected, on every
+    /// broad phase, and fitting frames them.
+    #[test]
+    fn static_boxes_are_a_list_of_their_own() {
+        let text = crate::scene::Scene::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenes/static-level.ron"
+        )))
+        .expect("the shipped level")
+        .to_text(false)
+        .expect("text");
+        for kind in [BroadphaseKind::Tree, BroadphaseKind::Sap] {
+            let sim = Sim::Scene(sim(&text, kind));
+            let snap = Snapshot::take(&sim, Plane::XY);
+            let ids: Vec<u32> = snap.statics.iter().map(|b| b.id).collect();
+            assert_eq!(ids, [100, 101, 102, 103, 104, 105, 106]);
+            assert_eq!(
+                snap.statics[1].rect,
+                WorldRect::new(Vec2::new(4.0, 7.0), Vec2::new(12.0, 8.0))
+            );
+            assert_eq!(snap.statics[1].world, sim.static_boxes()[1].aabb());
+            // No static box is a sphere; fitting frames every one. Without a tree (whose root
+            // holds the floor's fat box) the floor, which reaches the walls, bounds the content
+            // from (0, 0) to x = 40.
+            assert!(snap.statics.iter().all(|b| snap.sphere(b.id).is_none()));
+            let bounds = snap.content_bounds().expect("content");
+            assert!(snap.statics.iter().all(|b| bounds.union(&b.rect) == bounds));
+            if kind == BroadphaseKind::Sap {
+                assert_eq!((bounds.min.x, bounds.min.y), (0.0, 0.0));
+                assert_eq!(bounds.max.x, 40.0);
             }
         }
     }

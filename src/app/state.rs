@@ -64,6 +64,8 @@ pub struct Model {
     pub recording: Recording<Sim>,
     /// What the last command discarded of the recorded future (added to the status line).
     pub discarded: Option<String>,
+    /// The tree's health sampled by step beside the recording (see `app::health`).
+    pub health: super::health::Health,
 }
 
 /// One undo step of the tree settings.
@@ -154,6 +156,8 @@ pub struct Dialogs {
     pub export: Option<(String, ExportFormat)>,
     /// The desktop's file dialog may be used (the window; not tests or screenshots).
     pub native: bool,
+    /// A recording file being opened on a worker thread (the progress window shows it).
+    pub opening: Option<crate::replay::file::LoadJob>,
 }
 
 /// Everything the views read; see the module doc.
@@ -216,6 +220,7 @@ impl State {
                 document_id: 0,
                 recording,
                 discarded: None,
+                health: super::health::Health::default(),
             },
             prefs,
             view: ViewState {
@@ -386,6 +391,7 @@ impl State {
         }
         let step = self.model.sim.step_index();
         let gone = self.model.recording.truncate_after(step);
+        self.model.health.truncate_after(step);
         self.model.discarded = Some(format!(
             "Recorded future after step {step} discarded ({} steps, {} edits).",
             gone.steps, gone.edits

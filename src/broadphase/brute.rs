@@ -73,7 +73,7 @@ impl<V: SceneVector> BroadphaseCore<V> for BruteForce<V> {
 
     fn visit_pairs(&mut self, mut visit: impl FnMut(u32, u32)) -> Result<bool, BroadphaseError> {
         let (min, max) = (&self.min, &self.max);
-        let recomputed = self.store.search(true, |ids, sink| {
+        let recomputed = self.store.search(true, |ids, statics, sink| {
             let n = ids.len();
             for i in 0..n {
                 let mut lo = [0.0f32; 3];
@@ -88,8 +88,12 @@ impl<V: SceneVector> BroadphaseCore<V> for BruteForce<V> {
                         hit &= (min[axis][j] <= hi[axis]) & (lo[axis] <= max[axis][j]);
                     }
                     if hit {
-                        // Ids ascend with the index: (ids[i], ids[j]) has a < b, in order.
-                        sink.push((ids[i], ids[j]))?;
+                        if !statics.is_empty() && statics[i] && statics[j] {
+                            sink.skip()?;
+                        } else {
+                            // Ids ascend with the index: (ids[i], ids[j]) has a < b, in order.
+                            sink.push((ids[i], ids[j]))?;
+                        }
                     }
                 }
             }
@@ -143,6 +147,10 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
 
     fn set_pair_limit(&mut self, limit: usize) {
         self.store.set_pair_limit(limit);
+    }
+
+    fn set_static_ids(&mut self, ids: &[u32]) {
+        self.store.set_static_ids(ids);
     }
 
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>> {

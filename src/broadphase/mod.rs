@@ -8,6 +8,7 @@
 //! for a scene's dimension.
 
 mod brute;
+pub mod health;
 mod sap;
 mod store;
 mod tree;
@@ -32,6 +33,33 @@ pub struct Body<V = Vec3> {
     pub tight: Aabb<V>,
     /// Velocity, world units per second.
     pub velocity: V,
+}
+
+impl Body {
+    /// A static body: a box that never moves (zero velocity), as scenes' static boxes and
+    /// traces' static boxes are given to the broad phase.
+    #[must_use]
+    pub fn fixed(id: u32, tight: Aabb<Vec3>) -> Self {
+        Body {
+            id,
+            tight,
+            velocity: Vec3::ZERO,
+        }
+    }
+}
+
+/// Fills `out` (cleared first) with `statics` and `moving`, each sorted by id, merged in id
+/// order (an id in both is listed from each): the live bodies of a scene or a trace step.
+pub fn merge_by_id(statics: &[Body], moving: impl Iterator<Item = Body>, out: &mut Vec<Body>) {
+    out.clear();
+    let mut s = statics.iter().peekable();
+    for body in moving {
+        while let Some(b) = s.next_if(|b| b.id < body.id) {
+            out.push(*b);
+        }
+        out.push(body);
+    }
+    out.extend(s);
 }
 
 /// Which broad phase to run.
@@ -195,7 +223,10 @@ pub trait BroadphaseCore<V: SceneVector> {
 /// Every implementation uses the same fat-box rule as the tree (tight box grown by the margin
 /// and stretched by `velocity * velocity_lookahead`, recomputed only when the tight box
 /// leaves it), so all three report the same pairs.
-pub trait Broadphase {
+///
+/// `Send`, so that a simulation (and a recording of it) can be built on a worker thread and
+/// handed to the window (a recording file is opened off the UI thread).
+pub trait Broadphase: Send {
     /// Which one this is.
     fn kind(&self) -> BroadphaseKind;
     /// Brings the broad phase to `bodies` (sorted by id): adds new ids, removes missing ones,
@@ -207,6 +238,12 @@ pub trait Broadphase {
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError>;
     /// The most candidate pairs `find_pairs` may report ([`DEFAULT_PAIR_LIMIT`] at first).
     fn set_pair_limit(&mut self, limit: usize);
+    /// Marks the bodies with these ids as static (a scene's static boxes; replaces the last
+    /// set, and ids not present now count when they come): a pair of two static bodies is
+    /// never reported. It still counts towards the pair limit, on all three alike: the tree
+    /// finds and holds it (its pair finder knows nothing of static bodies), so the limit keeps
+    /// bounding what the tree holds. The pairs are found again at the next search.
+    fn set_static_ids(&mut self, ids: &[u32]);
     /// The fat box of a body, if present.
     fn fat_aabb(&self, id: u32) -> Option<Aabb<Vec3>>;
     /// Changes settings (margin, look-ahead, insertion, balancing, pairs); fat boxes are
@@ -599,6 +636,81 @@ mod tests {
             built.tree().validate().expect("a valid tree");
         }
         assert!(total > 200, "the case has pairs to find ({total})");
+    }
+
+    /// Some bodies static (every third id, including ids that come and go): the three give
+    /// the reference's pairs without the pairs of two static bodies, and the same pair limit
+    /// error, which counts those pairs too.
+    #[test]
+    fn static_bodies_pair_with_the_others_and_never_together_on_all_three() {
+        let config = TreeConfig {
+            margin: 0.4,
+            ..TreeConfig::default()
+        };
+        let statics: Vec<u32> = (0..150u32).filter(|id| id.is_multiple_of(3)).collect();
+        let is_static = |id: u32| id.is_multiple_of(3);
+        let mut phases: Vec<Box<dyn Broadphase>> = BroadphaseKind::ALL
+            .iter()
+            .map(|&k| {
+                let mut b = make(k, 2, config).expect("valid config");
+                b.set_static_ids(&statics);
+                b
+            })
+            .collect();
+        let mut rng = Pcg64::seed_from_u64(11);
+        let (mut left_out_total, mut mixed_total) = (0, 0);
+        for step in 0..30 {
+            let keep = if step % 4 == 0 { 75 } else { 100 };
+            let now: Vec<Body> = bodies(&mut rng, 150, keep)
+                .iter()
+                .map(body_to_vec3)
+                .collect();
+            for phase in &mut phases {
+                phase.update(&now).expect("usable");
+            }
+            let fat: Vec<(u32, Aabb<Vec2>)> = now
+                .iter()
+                .map(|b| {
+                    let f = phases[0].fat_aabb(b.id).expect("present");
+                    (b.id, box_from_vec3(&f))
+                })
+                .collect();
+            let all = reference(&fat);
+            let (expected, left_out): (Vec<_>, Vec<_>) = all
+                .iter()
+                .partition(|&&(a, b)| !(is_static(a) && is_static(b)));
+            left_out_total += left_out.len();
+            mixed_total += expected
+                .iter()
+                .filter(|&&(a, b)| is_static(a) || is_static(b))
+                .count();
+            for phase in &mut phases {
+                let found = phase.find_pairs().expect("under the limit");
+                assert_eq!(found.pairs, expected, "{}, step {step}", phase.kind());
+            }
+            // The limit counts every overlap: all of them fit, one fewer does not.
+            for phase in &mut phases {
+                phase.set_pair_limit(all.len());
+                assert_eq!(phase.find_pairs().map(|p| p.pairs), Ok(expected.clone()));
+                if !all.is_empty() {
+                    phase.set_pair_limit(all.len() - 1);
+                    assert_eq!(
+                        phase.find_pairs(),
+                        Err(BroadphaseError::PairLimit {
+                            limit: all.len() - 1
+                        }),
+                        "{}, step {step}",
+                        phase.kind()
+                    );
+                }
+                phase.set_pair_limit(DEFAULT_PAIR_LIMIT);
+            }
+        }
+        assert!(
+            left_out_total > 100,
+            "static pairs left out: {left_out_total}"
+        );
+        assert!(mixed_total > 100, "static-moving pairs: {mixed_total}");
     }
 
     /// A bad body among good ones is refused by all three with the same error, and nothing

@@ -124,7 +124,7 @@ impl<V: SceneVector> BroadphaseCore<V> for SweepAndPrune<V> {
             self.resort();
         }
         let sweep = &self.sweep;
-        let recomputed = self.store.search(false, |_, sink| {
+        let recomputed = self.store.search(false, |_, statics, sink| {
             for (k, a) in sweep.iter().enumerate() {
                 let end_x = a.fat.max.axis(0);
                 for b in &sweep[k + 1..] {
@@ -133,6 +133,13 @@ impl<V: SceneVector> BroadphaseCore<V> for SweepAndPrune<V> {
                         break;
                     }
                     if a.fat.overlaps(&b.fat) {
+                        if !statics.is_empty()
+                            && statics[a.index as usize]
+                            && statics[b.index as usize]
+                        {
+                            sink.skip()?;
+                            continue;
+                        }
                         sink.push(if a.id < b.id {
                             (a.id, b.id)
                         } else {
@@ -179,6 +186,10 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
 
     fn set_pair_limit(&mut self, limit: usize) {
         self.store.set_pair_limit(limit);
+    }
+
+    fn set_static_ids(&mut self, ids: &[u32]) {
+        self.store.set_static_ids(ids);
     }
 
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError> {

@@ -33,6 +33,10 @@ pub(crate) struct Store<V> {
     sorted: bool,
     /// The most pairs a search may find.
     pair_limit: usize,
+    /// Ids of the static bodies, sorted (see [`Store::set_static_ids`]).
+    static_ids: Vec<u32>,
+    /// Per index, true for a static body; empty when there are none.
+    is_static: Vec<bool>,
 }
 
 impl<V: SceneVector> Store<V> {
@@ -50,6 +54,30 @@ impl<V: SceneVector> Store<V> {
             pairs: Vec::new(),
             sorted: true,
             pair_limit: DEFAULT_PAIR_LIMIT,
+            static_ids: Vec::new(),
+            is_static: Vec::new(),
+        }
+    }
+
+    /// Marks the bodies with these ids as static (replacing the last set; ids not present
+    /// are kept for when they come): a pair of two static bodies is not reported, though it
+    /// counts towards the pair limit, as in the tree, which holds it (see
+    /// [`super::Broadphase::set_static_ids`]). The next search runs again.
+    pub fn set_static_ids(&mut self, ids: &[u32]) {
+        self.static_ids = ids.to_vec();
+        self.static_ids.sort_unstable();
+        self.static_ids.dedup();
+        self.refresh_static();
+        self.dirty = true;
+    }
+
+    /// Brings [`Store::is_static`] to the ids.
+    fn refresh_static(&mut self) {
+        self.is_static.clear();
+        if !self.static_ids.is_empty() {
+            let statics = &self.static_ids;
+            self.is_static
+                .extend(self.ids.iter().map(|id| statics.binary_search(id).is_ok()));
         }
     }
 
@@ -154,6 +182,7 @@ impl<V: SceneVector> Store<V> {
         self.velocity = velocity;
         self.fat = fat;
         self.reshaped = true;
+        self.refresh_static();
     }
 
     /// Replaces every body with `bodies`. An error as for [`Store::update`].
@@ -168,6 +197,7 @@ impl<V: SceneVector> Store<V> {
             .iter()
             .map(|b| self.fat_of(&b.tight, b.velocity))
             .collect();
+        self.refresh_static();
         self.refattened.clear();
         self.reshaped = true;
         self.dirty = true;
@@ -190,14 +220,16 @@ impl<V: SceneVector> Store<V> {
         self.reshaped = true;
     }
 
-    /// Runs `search` (given the ids and a [`PairSink`] that holds the limit; it must give each pair once,
-    /// `(a, b)` with `a < b`, any order; `sorted` says whether it gives them sorted) only when
+    /// Runs `search` (given the ids, the static flags by index (empty when no body is static)
+    /// and a [`PairSink`] that holds the limit; it must give each pair once, `(a, b)` with
+    /// `a < b`, any order, a pair of two static bodies to [`PairSink::skip`] instead; `sorted`
+    /// says whether it gives them sorted) only when
     /// something changed since the last search; returns whether it ran (Choi's
     /// `tree_updated`). Past the limit the pairs are dropped and the next call searches again.
     pub fn search(
         &mut self,
         sorted: bool,
-        search: impl FnOnce(&[u32], &mut PairSink) -> Result<(), BroadphaseError>,
+        search: impl FnOnce(&[u32], &[bool], &mut PairSink) -> Result<(), BroadphaseError>,
     ) -> Result<bool, BroadphaseError> {
         if !self.dirty {
             return Ok(false);
@@ -205,9 +237,10 @@ impl<V: SceneVector> Store<V> {
         let mut sink = PairSink {
             pairs: std::mem::take(&mut self.pairs),
             limit: self.pair_limit,
+            skipped: 0,
         };
         sink.pairs.clear();
-        if let Err(e) = search(&self.ids, &mut sink) {
+        if let Err(e) = search(&self.ids, &self.is_static, &mut sink) {
             self.pairs = Vec::new();
             return Err(e);
         }
@@ -256,6 +289,8 @@ impl<V: SceneVector> Store<V> {
             + self.velocity.capacity() * size_of::<V>()
             + self.refattened.capacity() * size_of::<u32>()
             + self.pairs.capacity() * size_of::<(u32, u32)>()
+            + self.static_ids.capacity() * size_of::<u32>()
+            + self.is_static.capacity()
     }
 }
 
@@ -264,16 +299,29 @@ pub(crate) struct PairSink {
     /// The pairs so far.
     pub pairs: Vec<(u32, u32)>,
     limit: usize,
+    /// Pairs of two static bodies found so far: not kept, but counted towards the limit.
+    skipped: usize,
 }
 
 impl PairSink {
     /// Adds a pair; [`BroadphaseError::PairLimit`] when that would pass the limit.
     #[inline]
     pub fn push(&mut self, pair: (u32, u32)) -> Result<(), BroadphaseError> {
-        if self.pairs.len() >= self.limit {
+        if self.pairs.len() + self.skipped >= self.limit {
             return Err(BroadphaseError::PairLimit { limit: self.limit });
         }
         self.pairs.push(pair);
+        Ok(())
+    }
+
+    /// Counts a pair of two static bodies, which is not reported; the same
+    /// [`BroadphaseError::PairLimit`] as [`PairSink::push`].
+    #[inline]
+    pub fn skip(&mut self) -> Result<(), BroadphaseError> {
+        if self.pairs.len() + self.skipped >= self.limit {
+            return Err(BroadphaseError::PairLimit { limit: self.limit });
+        }
+        self.skipped += 1;
         Ok(())
     }
 }

@@ -30,6 +30,10 @@ pub struct TreeBroadphase<V: SceneVector> {
     changed: bool,
     /// Pairs found on rayon's thread pool ([`DynamicTree::update_pairs_parallel`]).
     parallel: bool,
+    /// Ids of the static bodies, sorted ([`Broadphase::set_static_ids`]).
+    static_ids: Vec<u32>,
+    /// Per proxy slot, true for a static body; empty when there are none.
+    static_slot: Vec<bool>,
 }
 
 impl<V: SceneVector> TreeBroadphase<V> {
@@ -47,6 +51,8 @@ impl<V: SceneVector> TreeBroadphase<V> {
             sorted_valid: false,
             changed: true,
             parallel: false,
+            static_ids: Vec::new(),
+            static_slot: Vec::new(),
         })
     }
 
@@ -82,6 +88,10 @@ impl<V: SceneVector> TreeBroadphase<V> {
             self.id_of_slot.resize(slot + 1, u32::MAX);
         }
         self.id_of_slot[slot] = id;
+        if !self.static_ids.is_empty() {
+            self.static_slot.resize(self.id_of_slot.len(), false);
+            self.static_slot[slot] = self.static_ids.binary_search(&id).is_ok();
+        }
     }
 
     fn proxy(&self, id: u32) -> Option<ProxyId> {
@@ -113,12 +123,23 @@ impl<V: SceneVector> TreeBroadphase<V> {
         Ok(recomputed)
     }
 
-    /// The current pairs as body ids, `a < b`, in the tree's order.
+    /// The current pairs as body ids, `a < b`, in the tree's order, without the pairs of two
+    /// static bodies (which the tree holds and counts towards its pair limit).
     fn id_pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.tree.pair_indices().iter().map(|&(a, b)| {
-            let (a, b) = (self.id_of_slot[a as usize], self.id_of_slot[b as usize]);
-            if a < b { (a, b) } else { (b, a) }
-        })
+        let statics = &self.static_slot;
+        let both_static = move |a: u32, b: u32| {
+            !statics.is_empty()
+                && statics.get(a as usize).copied().unwrap_or(false)
+                && statics.get(b as usize).copied().unwrap_or(false)
+        };
+        self.tree
+            .pair_indices()
+            .iter()
+            .filter(move |&&(a, b)| !both_static(a, b))
+            .map(|&(a, b)| {
+                let (a, b) = (self.id_of_slot[a as usize], self.id_of_slot[b as usize]);
+                if a < b { (a, b) } else { (b, a) }
+            })
     }
 }
 
@@ -218,6 +239,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         let created = tree.create_proxies(&items)?;
         self.tree = tree;
         self.id_of_slot.clear();
+        self.static_slot.clear();
         for (body, &proxy) in bodies.iter().zip(&created) {
             self.record_slot(proxy, body.id);
         }
@@ -243,6 +265,8 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
             + self.handles.capacity() * size_of::<ProxyId>()
             + self.id_of_slot.capacity() * size_of::<u32>()
             + self.pairs.capacity() * size_of::<(u32, u32)>()
+            + self.static_ids.capacity() * size_of::<u32>()
+            + self.static_slot.capacity()
     }
 }
 
@@ -257,6 +281,20 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
 
     fn set_pair_limit(&mut self, limit: usize) {
         self.tree.set_pair_limit(limit);
+        self.changed = true;
+    }
+
+    fn set_static_ids(&mut self, ids: &[u32]) {
+        self.static_ids = ids.to_vec();
+        self.static_ids.sort_unstable();
+        self.static_ids.dedup();
+        self.static_slot.clear();
+        if !self.static_ids.is_empty() {
+            self.static_slot.resize(self.id_of_slot.len(), false);
+            for (&id, proxy) in self.ids.iter().zip(&self.handles) {
+                self.static_slot[proxy.index as usize] = self.static_ids.binary_search(&id).is_ok();
+            }
+        }
         self.changed = true;
     }
 

@@ -195,6 +195,7 @@ impl BenchArgs {
             balancing: self.balancing.into(),
             pairs: self.pairs.into(),
             update: self.update.into(),
+            ..TreeConfig::default()
         }
     }
 

@@ -25,12 +25,16 @@ pub fn main(args: &CheckArgs) -> anyhow::Result<i32> {
                 eprintln!("{file}: warning: {warning}");
             }
             super::run::print_out(&format!(
-                "{file}: ok: \"{}\", {}D, {} spheres ({} listed, {} generated)\n",
+                "{file}: ok: \"{}\", {}D, {} spheres ({} listed, {} generated){}\n",
                 excerpt(&scene.name, MAX_EXCERPT_CHARS),
                 scene.dimensions,
                 scene.sphere_count(),
                 scene.spheres.len(),
-                scene.generate.map_or(0, |g| g.count)
+                scene.generate.map_or(0, |g| g.count),
+                match scene.boxes.len() {
+                    0 => String::new(),
+                    n => format!(", {n} static boxes"),
+                }
             ))?;
             Ok(0)
         }

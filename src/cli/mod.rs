@@ -1,9 +1,10 @@
 //! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `replay`, `check`, `sweep`,
-//! `quality`, `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
+//! `quality`, `import-boxes`, `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
 //! own file.
 
 pub mod bench;
 pub mod check;
+pub mod import_boxes;
 pub mod quality;
 pub mod replay;
 pub mod run;
@@ -43,6 +44,8 @@ pub enum Command {
     /// Builds the tree over a box list or a scene's boxes with every insertion x balancing, a
     /// rebuild and a batch creation, and prints each one's height, SAH cost and build time.
     Quality(quality::QualityArgs),
+    /// Turns a box list (one box a line) into a scene of static boxes.
+    ImportBoxes(import_boxes::ImportBoxesArgs),
     /// Runs the standard benchmark workload on the tree.
     Bench(bench::BenchArgs),
     /// Opens the real window, renders a scene, saves a PNG and exits.
@@ -58,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Replay(args)) => replay::main(&args),
         Some(Command::Sweep(args)) => sweep::main(&args),
         Some(Command::Quality(args)) => quality::main(&args),
+        Some(Command::ImportBoxes(args)) => import_boxes::main(&args),
         Some(Command::Bench(args)) => bench::main(&args),
         #[cfg(feature = "app")]
         Some(Command::Screenshot(args)) => screenshot::main(&args),

@@ -1,29 +1,31 @@
 //! The `quality` subcommand: builds the tree over a fixed set of boxes with every insertion
-//! cost x balancing, with a full rebuild (binned SAH) and with one batch creation, and prints
-//! each tree's height, SAH cost and build time (a table, or one JSON object with `--json`).
+//! cost x balancing, with each insertion cost (no balancing, and rotations) followed by the
+//! incremental optimization until converged, with a full rebuild and with one batch creation
+//! (each by binned SAH and by agglomerative clustering), and prints each tree's height, SAH
+//! cost and build time (a table, or one JSON object with `--json`).
 //!
 //! The boxes come from a box list (one box a line: `minx miny maxx maxy` in 2D or `minx miny
 //! minz maxx maxy maxz` in 3D; `#` starts a comment; blank lines are skipped) or from a scene
-//! file (`.ron` or `.json`: the tight boxes of its spheres that exist at step 0, in id
-//! order). The trees take the boxes as they are (margin 0, no look-ahead), in file order.
+//! file (`.ron` or `.json`: its static boxes in file order, then the tight boxes of its
+//! spheres that exist at step 0, in id order). The trees take the boxes as they are (margin 0, no look-ahead), in file order.
 //!
 //! The cost is [`DynamicTree::sah_cost`]: the SAH measure of every branch but the root, summed,
 //! over the root's; the measure is half the perimeter in 2D and half the surface area in 3D
 //! (the tree's [`crate::tree::Vector::half_area`]). Leaves are not counted. The height counts
 //! a leaf as 0.
 
-use crate::fileio::{MAX_SCENE_BYTES, read_bounded};
 use crate::scene::Scene;
-use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
-use crate::tree::{Aabb, Balancing, DynamicTree, InsertionCost, TreeConfig, TreeError, Vector};
+use crate::scene::boxlist::read_box_list;
+pub use crate::scene::boxlist::{BoxSet, MAX_BOX_LIST_BYTES, parse_box_list};
+use crate::text::escape_controls;
+use crate::tree::{
+    Aabb, Balancing, DynamicTree, InsertionCost, RebuildMethod, TreeConfig, TreeError, Vector,
+};
 use glam::{Vec2, Vec3};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// The largest box list `quality` reads: 256 MiB (as a scene file).
-pub const MAX_BOX_LIST_BYTES: u64 = MAX_SCENE_BYTES;
 
 /// Arguments of `quality`.
 #[derive(Debug, clap::Args)]
@@ -35,26 +37,19 @@ pub struct QualityArgs {
     pub json: bool,
 }
 
-/// The boxes to build trees over.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BoxSet {
-    /// 2 or 3.
-    pub dimensions: u8,
-    /// The boxes in file order (z = 0..0 in 2D).
-    pub boxes: Vec<Aabb<Vec3>>,
-}
-
 /// One way of building the tree, measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MethodQuality {
-    /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values),
-    /// `rebuild` or `create-proxies`.
+    /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values), the same
+    /// with `+optimize`, `rebuild`, `rebuild-agglomerative`, `create-proxies` or
+    /// `create-proxies-agglomerative`.
     pub method: String,
     /// The root's height (a leaf is 0).
     pub height: u32,
     /// [`DynamicTree::sah_cost`].
     pub cost: f64,
-    /// Milliseconds the build took (for `rebuild`, the rebuild alone).
+    /// Milliseconds the build took (for a rebuild, the rebuild alone; for `+optimize`, the
+    /// insertions and the optimization).
     pub build_ms: f64,
 }
 
@@ -74,7 +69,8 @@ pub struct QualityReport {
     pub boxes: usize,
     /// 2 or 3.
     pub dimensions: u8,
-    /// Every method, insertion x balancing first, then `rebuild` and `create-proxies`.
+    /// Every method: insertion x balancing, then `+optimize`, then the rebuilds and the batch
+    /// creations.
     pub methods: Vec<MethodQuality>,
     /// The method of least cost (the first listed among equals).
     pub best: Best,
@@ -144,28 +140,27 @@ pub fn load_boxes(path: &Path) -> Result<BoxSet, String> {
         let scene = Scene::load(path).map_err(|e| e.to_string())?;
         return scene_boxes(&scene, &file);
     }
-    let bytes = read_bounded(path, MAX_BOX_LIST_BYTES).map_err(|e| e.to_string())?;
-    match String::from_utf8(bytes) {
-        Ok(text) => parse_box_list(&text, &file),
-        Err(e) => {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
-            Err(format!("{file}:{line}: not UTF-8 text"))
-        }
-    }
+    read_box_list(path, usize::MAX)
 }
 
-/// The tight boxes of the spheres that exist at step 0, in id order (listed and generated).
+/// The scene's static boxes in file order, then the tight boxes of the spheres that exist at
+/// step 0, in id order (listed and generated).
 fn scene_boxes(scene: &Scene, file: &str) -> Result<BoxSet, String> {
     let dims = scene.dimensions;
-    let boxes: Vec<Aabb<Vec3>> = scene
-        .all_spheres()
-        .iter()
-        .filter(|s| s.appear_at == 0 && s.disappear_at != Some(0))
-        .map(|s| tight_box(s.center, s.radius, dims))
+    let statics = scene.boxes.iter().map(|b| Aabb::new(b.min, b.max));
+    let boxes: Vec<Aabb<Vec3>> = statics
+        .chain(
+            scene
+                .all_spheres()
+                .iter()
+                .filter(|s| s.appear_at == 0 && s.disappear_at != Some(0))
+                .map(|s| tight_box(s.center, s.radius, dims)),
+        )
         .collect();
     if boxes.is_empty() {
-        return Err(format!("{file}: no boxes: no sphere exists at step 0"));
+        return Err(format!(
+            "{file}: no boxes: the scene has no static boxes and no sphere exists at step 0"
+        ));
     }
     Ok(BoxSet {
         dimensions: dims,
@@ -193,81 +188,6 @@ fn tight_box(center: Vec3, radius: f32, dims: u8) -> Aabb<Vec3> {
         };
     }
     Aabb::new(Vec3::from_array(min), Vec3::from_array(max))
-}
-
-/// Parses a box list; `file` names it in messages, each `FILE:LINE: what` (lines from 1).
-///
-/// Refused: a word that is not a number, a number that is not finite (or overflows `f32`), a
-/// line of other than 4 or 6 numbers, `min > max` on an axis, a line of the other dimension
-/// than the first box's, and a list without a box.
-pub fn parse_box_list(text: &str, file: &str) -> Result<BoxSet, String> {
-    let mut dims: Option<(u8, usize)> = None;
-    let mut boxes = Vec::new();
-    for (index, raw) in text.split('\n').enumerate() {
-        let line = index + 1;
-        let content = raw.split('#').next().unwrap_or("");
-        let words: Vec<&str> = content.split_whitespace().collect();
-        if words.is_empty() {
-            continue;
-        }
-        let here = match words.len() {
-            4 => 2u8,
-            6 => 3u8,
-            n => {
-                return Err(format!(
-                    "{file}:{line}: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx \
-                     miny minz maxx maxy maxz), found {n}"
-                ));
-            }
-        };
-        match dims {
-            None => dims = Some((here, line)),
-            Some((d, first)) if d != here => {
-                return Err(format!(
-                    "{file}:{line}: a {here}D box ({} numbers) in a list of {d}D boxes (from \
-                     line {first})",
-                    words.len()
-                ));
-            }
-            Some(_) => {}
-        }
-        let mut numbers = [0.0f32; 6];
-        for (slot, word) in numbers.iter_mut().zip(&words) {
-            let value: f32 = word.parse().map_err(|_| {
-                format!(
-                    "{file}:{line}: `{}` is not a number",
-                    excerpt(word, MAX_EXCERPT_CHARS)
-                )
-            })?;
-            if !value.is_finite() {
-                return Err(format!(
-                    "{file}:{line}: `{}` is not a finite number (or is too large for f32)",
-                    excerpt(word, MAX_EXCERPT_CHARS)
-                ));
-            }
-            *slot = value;
-        }
-        let n = usize::from(here);
-        let mut min = [0.0f32; 3];
-        let mut max = [0.0f32; 3];
-        for axis in 0..n {
-            min[axis] = numbers[axis];
-            max[axis] = numbers[n + axis];
-            if min[axis] > max[axis] {
-                return Err(format!(
-                    "{file}:{line}: min > max on {} ({} > {})",
-                    ["x", "y", "z"][axis],
-                    min[axis],
-                    max[axis]
-                ));
-            }
-        }
-        boxes.push(Aabb::new(Vec3::from_array(min), Vec3::from_array(max)));
-    }
-    match dims {
-        Some((dimensions, _)) => Ok(BoxSet { dimensions, boxes }),
-        None => Err(format!("{file}: no boxes (no line holds a box)")),
-    }
 }
 
 /// Builds every tree over the boxes and measures it.
@@ -321,13 +241,29 @@ fn balancing_name(balancing: Balancing) -> &'static str {
     }
 }
 
-/// Every method over one dimension's boxes.
+/// Passes of [`DynamicTree::optimize_until_converged`] at most in the `+optimize` methods.
+pub const OPTIMIZE_PASSES: usize = 100;
+
+/// The name of a rebuild method in method names: `rebuild` and `create-proxies` alone for
+/// binned SAH, with `-agglomerative` for PLOC.
+fn rebuild_suffix(method: RebuildMethod) -> &'static str {
+    match method {
+        RebuildMethod::BinnedSah => "",
+        RebuildMethod::Agglomerative => "-agglomerative",
+    }
+}
+
+/// Every method over one dimension's boxes: insertion x balancing, then each insertion with
+/// no balancing and with rotations followed by the optimization until converged (at most
+/// [`OPTIMIZE_PASSES`] passes), then for each rebuild method a rebuild of the tree the
+/// default settings insert and one batch creation.
 fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeError> {
-    let config = |insertion, balancing| TreeConfig {
+    let config = |insertion, balancing, rebuild| TreeConfig {
         margin: 0.0,
         velocity_lookahead: 0.0,
         insertion,
         balancing,
+        rebuild,
         ..TreeConfig::default()
     };
     let quality = |method: String, tree: &DynamicTree<V, u32>, ms: f64| MethodQuality {
@@ -336,44 +272,69 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
         cost: tree.sah_cost(),
         build_ms: ms,
     };
+    let name = |insertion, balancing| {
+        format!(
+            "{}/{}",
+            insertion_name(insertion),
+            balancing_name(balancing)
+        )
+    };
+    // The tree of `config` with the boxes inserted one by one, and the milliseconds it took.
+    let inserted = |config: TreeConfig| -> Result<(DynamicTree<V, u32>, f64), TreeError> {
+        let mut tree = DynamicTree::try_new(config)?;
+        let start = Instant::now();
+        for (i, b) in boxes.iter().enumerate() {
+            tree.create_proxy(*b, V::default(), i as u32)?;
+        }
+        Ok((tree, start.elapsed().as_secs_f64() * 1e3))
+    };
+    let binned = RebuildMethod::BinnedSah;
     let mut out = Vec::new();
     for insertion in InsertionCost::ALL {
         for balancing in Balancing::ALL {
-            let mut tree = DynamicTree::try_new(config(insertion, balancing))?;
-            let start = Instant::now();
-            for (i, b) in boxes.iter().enumerate() {
-                tree.create_proxy(*b, V::default(), i as u32)?;
-            }
-            let ms = start.elapsed().as_secs_f64() * 1e3;
-            let name = format!(
-                "{}/{}",
-                insertion_name(insertion),
-                balancing_name(balancing)
-            );
-            out.push(quality(name, &tree, ms));
+            let (tree, ms) = inserted(config(insertion, balancing, binned))?;
+            out.push(quality(name(insertion, balancing), &tree, ms));
         }
     }
-    // The rebuild: of the tree the default settings insert, timed alone.
-    let defaults = TreeConfig::default();
-    let mut tree = DynamicTree::try_new(config(defaults.insertion, defaults.balancing))?;
-    for (i, b) in boxes.iter().enumerate() {
-        tree.create_proxy(*b, V::default(), i as u32)?;
+    // Insertion, then the optimization (timed together).
+    for insertion in InsertionCost::ALL {
+        for balancing in [Balancing::None, Balancing::Rotations] {
+            let (mut tree, ms) = inserted(config(insertion, balancing, binned))?;
+            let start = Instant::now();
+            tree.optimize_until_converged(OPTIMIZE_PASSES);
+            let ms = ms + start.elapsed().as_secs_f64() * 1e3;
+            let method = format!("{}+optimize", name(insertion, balancing));
+            out.push(quality(method, &tree, ms));
+        }
     }
-    let start = Instant::now();
-    tree.rebuild();
-    let ms = start.elapsed().as_secs_f64() * 1e3;
-    out.push(quality("rebuild".to_owned(), &tree, ms));
+    // The rebuilds: of the tree the default settings insert, timed alone.
+    let defaults = TreeConfig::default();
+    for rebuild in RebuildMethod::ALL {
+        let (mut tree, _) = inserted(config(defaults.insertion, defaults.balancing, rebuild))?;
+        let start = Instant::now();
+        tree.rebuild();
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        out.push(quality(
+            format!("rebuild{}", rebuild_suffix(rebuild)),
+            &tree,
+            ms,
+        ));
+    }
     // One batch into an empty tree.
     let items: Vec<(Aabb<V>, V, u32)> = boxes
         .iter()
         .enumerate()
         .map(|(i, b)| (*b, V::default(), i as u32))
         .collect();
-    let mut tree = DynamicTree::try_new(config(defaults.insertion, defaults.balancing))?;
-    let start = Instant::now();
-    tree.create_proxies(&items)?;
-    let ms = start.elapsed().as_secs_f64() * 1e3;
-    out.push(quality("create-proxies".to_owned(), &tree, ms));
+    for rebuild in RebuildMethod::ALL {
+        let mut tree =
+            DynamicTree::try_new(config(defaults.insertion, defaults.balancing, rebuild))?;
+        let start = Instant::now();
+        tree.create_proxies(&items)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let method = format!("create-proxies{}", rebuild_suffix(rebuild));
+        out.push(quality(method, &tree, ms));
+    }
     Ok(out)
 }
 
@@ -381,39 +342,11 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
 mod tests {
     use super::*;
 
-    fn err(text: &str) -> String {
-        parse_box_list(text, "f.txt").err().unwrap_or_default()
-    }
-
-    #[test]
-    fn box_lists_parse_and_refuse_with_the_line() {
-        let set = parse_box_list("# a\n\n0 0 1 1\n 2 2 3 3 # b\r\n", "f").expect("valid");
-        assert_eq!(set.dimensions, 2);
-        assert_eq!(set.boxes.len(), 2);
-        assert_eq!(set.boxes[1].max, Vec3::new(3.0, 3.0, 0.0));
-        assert_eq!(err("0 0 1 x\n"), "f.txt:1: `x` is not a number");
-        assert_eq!(
-            err("0 0 1 1\n0 0 1\n"),
-            "f.txt:2: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx miny minz \
-             maxx maxy maxz), found 3"
-        );
-        assert_eq!(err("2 0 1 1"), "f.txt:1: min > max on x (2 > 1)");
-        assert_eq!(
-            err("0 0 1 inf"),
-            "f.txt:1: `inf` is not a finite number (or is too large for f32)"
-        );
-        assert_eq!(
-            err("0 0 1 1\n\n0 0 0 1 1 1"),
-            "f.txt:3: a 3D box (6 numbers) in a list of 2D boxes (from line 1)"
-        );
-        assert_eq!(err("# only\n\n"), "f.txt: no boxes (no line holds a box)");
-    }
-
     #[test]
     fn every_method_is_measured_and_the_best_is_least() {
         let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n", "f").expect("valid");
         let report = measure(&set).expect("measured");
-        assert_eq!(report.methods.len(), 4 * 3 + 2);
+        assert_eq!(report.methods.len(), 4 * 3 + 4 * 2 + 2 + 2);
         let least = report
             .methods
             .iter()

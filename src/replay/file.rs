@@ -36,14 +36,26 @@
 //! length and the step count are checked against the bytes there are before any allocation;
 //! the checksum, the flags, the order and steps of the edits and the scene are checked; a
 //! newer format version gets its own message. Nothing a file holds can make reading panic.
+//!
+//! # Opening off the UI thread
+//!
+//! [`LoadJob::start`] reads, checks and rebuilds a recording (every step re-simulated and
+//! checked, as [`Recording::from_history_with`]) on a worker thread, reporting progress
+//! ([`LoadProgress`]: bytes read of the file's size, then steps rebuilt of the recording's)
+//! and checking a cancel flag ([`LoadControl::cancel`]) between chunks of 1 MiB read and
+//! before every step rebuilt, so a cancel ends it within one chunk or one step (a step of
+//! 10,000 spheres takes about 2 ms). Parsing the header (and its scene) is not interrupted.
 
-use super::{History, RecordedEdit, StepRecord};
+use super::{History, KeyframePolicy, RecordedEdit, Recording, ReplayError, StepRecord};
 use crate::broadphase::BroadphaseKind;
-use crate::fileio::{self, WriteOptions};
-use crate::scene::{Scene, SceneError};
+use crate::fileio::{self, ReadError, WriteOptions};
+use crate::scene::{Scene, SceneError, Simulation};
 use crate::tree::StructureHasher;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The first eight bytes of every recording file.
 pub const MAGIC: [u8; 8] = *b"AABBREC\n";
@@ -301,4 +313,257 @@ pub fn from_bytes(bytes: &[u8], file: &str) -> Result<History, SceneError> {
         steps,
         edits: header.edits,
     })
+}
+
+/// Bytes read between two looks at the cancel flag.
+const READ_CHUNK: usize = 1024 * 1024;
+
+/// A recording and what rebuilding it gives: moved from a worker thread to the window.
+const fn assert_send<T: Send>() {}
+const _: () = assert_send::<Recording>();
+const _: () = assert_send::<Simulation>();
+
+/// How far opening a recording has got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadProgress {
+    /// Bytes of the file read.
+    pub bytes_read: u64,
+    /// The file's size, bytes (0 until it is opened).
+    pub bytes_total: u64,
+    /// Steps rebuilt and checked.
+    pub steps_done: u64,
+    /// Steps the recording holds (0 until its header is read).
+    pub steps_total: u64,
+}
+
+impl LoadProgress {
+    /// The share done, 0 to 1: reading counts for the first tenth, rebuilding for the rest.
+    #[must_use]
+    pub fn share(&self) -> f32 {
+        let part = |done: u64, total: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                (done as f64 / total as f64).clamp(0.0, 1.0)
+            }
+        };
+        (0.1 * part(self.bytes_read, self.bytes_total)
+            + 0.9 * part(self.steps_done, self.steps_total)) as f32
+    }
+}
+
+/// The progress and the cancel flag of a recording being opened, shared between the worker
+/// and the window.
+#[derive(Debug, Default)]
+pub struct LoadControl {
+    cancel: AtomicBool,
+    bytes_read: AtomicU64,
+    bytes_total: AtomicU64,
+    steps_done: AtomicU64,
+    steps_total: AtomicU64,
+}
+
+impl LoadControl {
+    /// Asks the worker to stop: it ends with [`LoadOutcome::Cancelled`] within one chunk read
+    /// or one step rebuilt.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// True once [`LoadControl::cancel`] was called.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// How far it has got.
+    #[must_use]
+    pub fn progress(&self) -> LoadProgress {
+        LoadProgress {
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            bytes_total: self.bytes_total.load(Ordering::Relaxed),
+            steps_done: self.steps_done.load(Ordering::Relaxed),
+            steps_total: self.steps_total.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A recording opened and rebuilt.
+pub struct Loaded {
+    /// The recording (keyframes rebuilt).
+    pub recording: Recording,
+    /// The simulation at its last step, after that step's edits.
+    pub sim: Simulation,
+}
+
+/// How opening a recording ended, when it did not fail.
+pub enum LoadOutcome {
+    /// Read, checked and rebuilt.
+    Loaded(Box<Loaded>),
+    /// Cancelled ([`LoadControl::cancel`]); nothing was kept.
+    Cancelled,
+}
+
+/// Why a recording could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read, or is not a valid recording (the message names it).
+    #[error("{0}")]
+    File(#[from] SceneError),
+    /// A step rebuilt is not the recorded one.
+    #[error("{file}: {error}")]
+    Replay {
+        /// The file, as given.
+        file: String,
+        /// What differs.
+        error: ReplayError,
+    },
+    /// The worker thread could not be started, or ended without an answer.
+    #[error("{0}")]
+    Worker(String),
+}
+
+/// Reads the file at `path` (at most [`MAX_RECORDING_BYTES`], with [`fileio::open_regular`]'s
+/// checks) a chunk at a time, counting bytes in `control`; `None` when cancelled.
+fn read_cancellable(path: &Path, control: &LoadControl) -> Result<Option<Vec<u8>>, SceneError> {
+    let file = fileio::open_regular(path, MAX_RECORDING_BYTES)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    control.bytes_total.store(size, Ordering::Relaxed);
+    // The open file's size was checked against the limit, so this reserves at most that.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    let mut reader = file.take(MAX_RECORDING_BYTES.saturating_add(1));
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        if control.is_cancelled() {
+            return Ok(None);
+        }
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(ReadError::Io {
+                    path: path.to_path_buf(),
+                    action: "read the file",
+                    source,
+                }
+                .into());
+            }
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        control
+            .bytes_read
+            .store(bytes.len() as u64, Ordering::Relaxed);
+    }
+    if bytes.len() as u64 > MAX_RECORDING_BYTES {
+        return Err(ReadError::Grew {
+            path: path.to_path_buf(),
+            max: MAX_RECORDING_BYTES,
+        }
+        .into());
+    }
+    Ok(Some(bytes))
+}
+
+/// Reads, checks and rebuilds the recording at `path` (keyframes by `policy`), reporting to
+/// and checking `control`: what [`LoadJob`] runs on its thread.
+pub fn load_and_rebuild(
+    path: &Path,
+    policy: KeyframePolicy,
+    control: &LoadControl,
+) -> Result<LoadOutcome, LoadError> {
+    let Some(bytes) = read_cancellable(path, control)? else {
+        return Ok(LoadOutcome::Cancelled);
+    };
+    let file = path.display().to_string();
+    let history = from_bytes(&bytes, &file)?;
+    drop(bytes);
+    control
+        .steps_total
+        .store(history.steps.len() as u64, Ordering::Relaxed);
+    let rebuilt = Recording::from_history_with(history, policy, |step| {
+        control.steps_done.store(step, Ordering::Relaxed);
+        !control.is_cancelled()
+    });
+    match rebuilt {
+        Ok((recording, sim)) => {
+            let total = control.steps_total.load(Ordering::Relaxed);
+            control.steps_done.store(total, Ordering::Relaxed);
+            Ok(LoadOutcome::Loaded(Box::new(Loaded { recording, sim })))
+        }
+        Err(ReplayError::Cancelled { .. }) => Ok(LoadOutcome::Cancelled),
+        Err(error) => Err(LoadError::Replay { file, error }),
+    }
+}
+
+/// A recording being opened on a worker thread ([`load_and_rebuild`]): poll
+/// [`LoadJob::is_finished`], then [`LoadJob::wait`]; [`LoadJob::cancel`] stops it soon.
+pub struct LoadJob {
+    path: PathBuf,
+    control: Arc<LoadControl>,
+    thread: std::thread::JoinHandle<Result<LoadOutcome, LoadError>>,
+}
+
+impl LoadJob {
+    /// Starts opening `path` on a new thread, under a new control.
+    pub fn start(path: &Path, policy: KeyframePolicy) -> Result<LoadJob, LoadError> {
+        Self::start_with(path, policy, Arc::new(LoadControl::default()))
+    }
+
+    /// Starts opening `path` on a new thread under `control` (already cancelled: it ends at
+    /// once with [`LoadOutcome::Cancelled`]).
+    pub fn start_with(
+        path: &Path,
+        policy: KeyframePolicy,
+        control: Arc<LoadControl>,
+    ) -> Result<LoadJob, LoadError> {
+        let worker_path = path.to_path_buf();
+        let worker_control = Arc::clone(&control);
+        let thread = std::thread::Builder::new()
+            .name("open-recording".to_owned())
+            .spawn(move || load_and_rebuild(&worker_path, policy, &worker_control))
+            .map_err(|e| LoadError::Worker(format!("could not start a thread: {e}")))?;
+        Ok(LoadJob {
+            path: path.to_path_buf(),
+            control,
+            thread,
+        })
+    }
+
+    /// The file being opened.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How far it has got.
+    #[must_use]
+    pub fn progress(&self) -> LoadProgress {
+        self.control.progress()
+    }
+
+    /// Asks it to stop (see [`LoadControl::cancel`]).
+    pub fn cancel(&self) {
+        self.control.cancel();
+    }
+
+    /// True once it has ended: [`LoadJob::wait`] then returns at once.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Waits for the end and returns the outcome.
+    pub fn wait(self) -> Result<LoadOutcome, LoadError> {
+        self.thread.join().unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            Err(LoadError::Worker(format!(
+                "opening the recording failed: {message}"
+            )))
+        })
+    }
 }

@@ -653,6 +653,12 @@ pub enum ReplayError {
         /// The recording's last step.
         last: u64,
     },
+    /// Rebuilding was cancelled (opening a recording in the window: its Cancel button).
+    #[error("cancelled at step {step}")]
+    Cancelled {
+        /// The last step rebuilt.
+        step: u64,
+    },
     /// The step records alone fill the memory budget; nothing more is recorded.
     #[error(
         "the recording is full: {used} bytes used of a budget of {budget} bytes; step {step} \
@@ -758,7 +764,7 @@ impl<S: Replay> History<S> {
     pub fn state_at(&self, step: u64) -> Result<S, ReplayError> {
         let mut sim = self.start()?;
         self.check_step(&sim, 0)?;
-        self.replay(&mut sim, step, |_| {})?;
+        self.replay(&mut sim, step, |_| Ok(()))?;
         Ok(sim)
     }
 
@@ -783,12 +789,13 @@ impl<S: Replay> History<S> {
 
     /// Carries `sim` (at its step, made and checked, its edits not yet applied) to `to`: the
     /// edits of each step, then the next step, each checked; `after_step` sees every step
-    /// made (before its edits). Ends after the edits of `to`.
+    /// made (before its edits), and stops the replay with its error. Ends after the edits of
+    /// `to`.
     fn replay(
         &self,
         sim: &mut S,
         to: u64,
-        mut after_step: impl FnMut(&S),
+        mut after_step: impl FnMut(&S) -> Result<(), ReplayError>,
     ) -> Result<(), ReplayError> {
         if to > self.last_step() {
             return Err(ReplayError::NotRecorded {
@@ -831,7 +838,7 @@ impl<S: Replay> History<S> {
             let _stopped = sim.step().is_err();
             step += 1;
             self.check_step(sim, step)?;
-            after_step(sim);
+            after_step(sim)?;
         }
     }
 
@@ -1062,6 +1069,21 @@ impl<S: Replay> Recording<S> {
         history: History<S>,
         policy: KeyframePolicy,
     ) -> Result<Recording<S>, ReplayError> {
+        Self::from_history_with(history, policy, |_| true).map(|(rec, _)| rec)
+    }
+
+    /// [`Recording::from_history`] that reports each step rebuilt to `go_on` (called with the
+    /// step before it is kept; `false` stops with [`ReplayError::Cancelled`]), and also
+    /// returns the simulation at the last step, after its edits (what
+    /// [`Recording::state_at`] of the last step gives, without rebuilding it again).
+    pub fn from_history_with(
+        history: History<S>,
+        policy: KeyframePolicy,
+        mut go_on: impl FnMut(u64) -> bool,
+    ) -> Result<(Recording<S>, S), ReplayError> {
+        if !go_on(0) {
+            return Err(ReplayError::Cancelled { step: 0 });
+        }
         let mut sim = history.start()?;
         history.check_step(&sim, 0)?;
         let mut frames = Frames::new(policy);
@@ -1070,14 +1092,55 @@ impl<S: Replay> Recording<S> {
         // the budget allows.
         let fixed = history.memory_bytes();
         history.replay(&mut sim, history.last_step(), |s| {
+            let step = s.step_index();
+            if !go_on(step) {
+                return Err(ReplayError::Cancelled { step });
+            }
             frames.maybe_add(s);
             frames.fit(fixed, DEFAULT_BUDGET_BYTES);
+            Ok(())
         })?;
-        Ok(Recording {
+        let rec = Recording {
             history,
             frames,
             budget: DEFAULT_BUDGET_BYTES,
-        })
+        };
+        Ok((rec, sim))
+    }
+
+    /// The same recording as another kind of run's, without rebuilding a step: the start is
+    /// changed by `origin` and every keyframe by `state` (a scene's recording as the window's,
+    /// which runs a scene or a trace).
+    pub fn map<T: Replay>(
+        self,
+        origin: impl FnOnce(S::Origin) -> T::Origin,
+        state: impl Fn(S) -> T,
+    ) -> Recording<T> {
+        let Frames {
+            list,
+            bytes,
+            policy,
+            work,
+            dropped,
+        } = self.frames;
+        Recording {
+            history: self.history.map_origin(origin),
+            frames: Frames {
+                list: list
+                    .into_iter()
+                    .map(|k| Keyframe {
+                        step: k.step,
+                        sim: state(k.sim),
+                        bytes: k.bytes,
+                    })
+                    .collect(),
+                bytes,
+                policy,
+                work,
+                dropped,
+            },
+            budget: self.budget,
+        }
     }
 
     /// The history (what a file holds).
@@ -1259,7 +1322,7 @@ impl<S: Replay> Recording<S> {
                 sim
             }
         };
-        self.history.replay(&mut sim, step, |_| {})?;
+        self.history.replay(&mut sim, step, |_| Ok(()))?;
         Ok(sim)
     }
 

@@ -1,5 +1,22 @@
 //! Reading and writing scene files: RON (or JSON by extension), syntax errors as
 //! `FILE:LINE:COL: message`, and atomic saves.
+//!
+//! The format (version 1) is described in the README ("Scene files"): `format_version`,
+//! `name`, `dimensions`, `world`, `dt`, `tree`, `spheres`, the optional `boxes`, `generate` and
+//! `view`.
+//!
+//! `boxes: [(id: 100, min: (0.0, 0.0), max: (20.0, 1.0)), ...]` lists static boxes (level
+//! geometry, [`super::StaticBox`]): ids unique and no sphere's; `min` and `max` with
+//! `dimensions` numbers, finite, min <= max on every axis; inside the world (touching the walls
+//! is allowed); spheres (listed and generated) and boxes together at most
+//! [`super::MAX_SPHERES`]. The list is left out of a saved file when empty, so files without
+//! it read and save byte for byte as before. They never move; they pair with spheres, never
+//! with each other (see [`super::Simulation`]); spheres pass through them.
+//! The `tree` section is the tree crate's `TreeConfig`: a field left out takes its default,
+//! and the optional ones are written only when not the default: `update`, `rebuild`
+//! (`BinnedSah`, the default, or `Agglomerative`) and `optimize_share` (the share of the
+//! leaves reinserted by the optimization pass of each step, in `[0, 1]`; default 0.001, 0
+//! off). Files written before those fields existed read the same.
 
 use super::model::{SceneFile, VersionProbe, newer_message};
 use super::{FORMAT_VERSION, Scene, SceneError};
@@ -185,7 +202,8 @@ fn plain_variant_names(text: &str) -> String {
     out
 }
 
-/// JSON with the top level and the sphere list one item per line, the rest compact.
+/// JSON with the top level and the sphere and box lists one item per line, the rest compact
+/// (`boxes` left out when there are none, as in RON).
 fn json_text(f: &SceneFile) -> Result<String, serde_json::Error> {
     use serde_json::to_string as js;
     let mut fields = vec![
@@ -206,6 +224,14 @@ fn json_text(f: &SceneFile) -> Result<String, serde_json::Error> {
     } else {
         format!("\"spheres\": [\n{}\n  ]", spheres.join(",\n"))
     });
+    if !f.boxes.is_empty() {
+        let boxes: Vec<String> = f
+            .boxes
+            .iter()
+            .map(|b| js(b).map(|t| format!("    {t}")))
+            .collect::<Result<_, _>>()?;
+        fields.push(format!("\"boxes\": [\n{}\n  ]", boxes.join(",\n")));
+    }
     fields.push(format!("\"generate\": {}", js(&f.generate)?));
     fields.push(format!("\"view\": {}", js(&f.view)?));
     Ok(format!("{{\n  {}\n}}\n", fields.join(",\n  ")))

@@ -42,19 +42,27 @@ fn direction(rng: &mut Pcg32, dims: usize) -> Vec3 {
     Vec3::X
 }
 
-/// The generated spheres of a (valid) scene, ids following the largest listed id.
+/// The id of the first generated sphere: one past the largest listed sphere or static box id
+/// (0 when there is none), so that generated spheres take no listed id.
+pub(crate) fn first_generated_id(scene: &Scene) -> u64 {
+    let spheres = scene.spheres.iter().map(|s| s.id);
+    let boxes = scene.boxes.iter().map(|b| b.id);
+    spheres
+        .chain(boxes)
+        .map(|id| u64::from(id) + 1)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The generated spheres of a (valid) scene, ids following the largest listed id (of a
+/// sphere or a static box).
 pub(crate) fn generate(scene: &Scene) -> Vec<Sphere> {
     let Some(g) = scene.generate else {
         return Vec::new();
     };
     let dims = usize::from(scene.dimensions.clamp(2, 3));
     // Validation keeps `first_id + count - 1` within u32.
-    let first_id = scene
-        .spheres
-        .iter()
-        .map(|s| u64::from(s.id) + 1)
-        .max()
-        .unwrap_or(0);
+    let first_id = first_generated_id(scene);
     let mut rng = Pcg32::new(g.seed, STREAM);
     let world = grown_world(scene);
     let (wmin, wmax) = (world.min, world.max);

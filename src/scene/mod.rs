@@ -3,6 +3,7 @@
 //! that steps a scene. The file format is described in the README ("Scene files"); the field
 //! names here are the file's.
 
+pub mod boxlist;
 mod format;
 mod generate;
 mod model;
@@ -21,7 +22,7 @@ use std::path::Path;
 
 /// The newest `format_version` this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// The most spheres a scene may hold, listed or generated.
+/// The most spheres a scene may hold, listed or generated, and static boxes with them.
 pub const MAX_SPHERES: usize = 1_000_000;
 
 /// A scene file's content. Vectors are stored as `Vec3`; 2D scenes have z = 0 and are written
@@ -42,6 +43,9 @@ pub struct Scene {
     pub tree: TreeConfig,
     /// Listed spheres.
     pub spheres: Vec<Sphere>,
+    /// Static boxes (level geometry): never move, live in the broad phase with the spheres,
+    /// pair with spheres but never with each other. Empty unless the file has `boxes`.
+    pub boxes: Vec<StaticBox>,
     /// Generated spheres, added after the listed ones.
     pub generate: Option<Generate>,
     /// Camera and layers saved by the app.
@@ -65,6 +69,27 @@ pub struct Sphere {
     pub appear_at: u64,
     /// Step at which it goes away, if any.
     pub disappear_at: Option<u64>,
+}
+
+/// A static box: level geometry that never moves. Its fat box is its box grown by the
+/// margin, made once; it pairs with the spheres whose fat boxes overlap it (a contact when the
+/// sphere overlaps the box itself) and never with another static box. Spheres pass through it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StaticBox {
+    /// Unique id, shared with no sphere.
+    pub id: u32,
+    /// Least corner (z = 0 in 2D).
+    pub min: Vec3,
+    /// Greatest corner (z = 0 in 2D), >= `min` on every axis.
+    pub max: Vec3,
+}
+
+impl StaticBox {
+    /// The box as an [`Aabb`].
+    #[must_use]
+    pub fn aabb(&self) -> Aabb<Vec3> {
+        Aabb::new(self.min, self.max)
+    }
 }
 
 /// A seeded generator of spheres.
@@ -241,6 +266,13 @@ impl Scene {
     #[must_use]
     pub fn sphere_count(&self) -> usize {
         self.spheres.len() + self.generate.map_or(0, |g| g.count as usize)
+    }
+
+    /// How many bodies the broad phase holds: spheres (listed and generated) and static
+    /// boxes. [`MAX_SPHERES`] bounds this.
+    #[must_use]
+    pub fn body_count(&self) -> usize {
+        self.sphere_count() + self.boxes.len()
     }
 
     /// The scene the binary opens when given no file (`scenes/default.ron`, built in).

@@ -1,7 +1,7 @@
 //! The file form of a scene (format 1): serde structs whose field names are the file's, with
 //! unknown fields refused, vectors of 2 or 3 numbers, and the conversion to and from [`Scene`].
 
-use super::{FORMAT_VERSION, Generate, Scene, SceneError, Sphere, ViewSettings};
+use super::{FORMAT_VERSION, Generate, Scene, SceneError, Sphere, StaticBox, ViewSettings};
 use crate::tree::{Aabb, TreeConfig};
 use glam::Vec3;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -131,6 +131,8 @@ pub(crate) struct SceneFile {
     pub tree: TreeConfig,
     #[serde(default)]
     pub spheres: Vec<SphereFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<BoxFile>,
     #[serde(default)]
     pub generate: Option<GenerateFile>,
     #[serde(default)]
@@ -174,6 +176,15 @@ pub(crate) struct SphereFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub disappear_at: Option<u64>,
+}
+
+/// One static box: `(id: 3, min: (0.0, 0.0), max: (4.0, 1.0))`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "box", deny_unknown_fields)]
+pub(crate) struct BoxFile {
+    pub id: u32,
+    pub min: FileVec,
+    pub max: FileVec,
 }
 
 /// `generate: Some((count: .., radius: (min, max), speed: (min, max), seed: .., density: ..))`
@@ -253,6 +264,15 @@ impl SceneFile {
                 disappear_at: s.disappear_at,
             });
         }
+        let mut boxes = Vec::with_capacity(self.boxes.len());
+        for (i, b) in self.boxes.iter().enumerate() {
+            let at = |e: String| invalid(format!("boxes[{i}] (id {}): {e}", b.id));
+            boxes.push(StaticBox {
+                id: b.id,
+                min: to_vec3(&b.min, dims, "min").map_err(at)?,
+                max: to_vec3(&b.max, dims, "max").map_err(at)?,
+            });
+        }
         Ok(Scene {
             format_version: self.format_version,
             name: self.name,
@@ -261,6 +281,7 @@ impl SceneFile {
             dt: self.dt,
             tree: self.tree,
             spheres,
+            boxes,
             generate: self.generate.map(|g| Generate {
                 count: g.count,
                 radius: g.radius,
@@ -296,6 +317,15 @@ impl SceneFile {
                     velocity: Some(FileVec::from_vec3(s.velocity, dims)),
                     appear_at: s.appear_at,
                     disappear_at: s.disappear_at,
+                })
+                .collect(),
+            boxes: scene
+                .boxes
+                .iter()
+                .map(|b| BoxFile {
+                    id: b.id,
+                    min: FileVec::from_vec3(b.min, dims),
+                    max: FileVec::from_vec3(b.max, dims),
                 })
                 .collect(),
             generate: scene.generate.map(|g| GenerateFile {

@@ -1,8 +1,14 @@
 //! The simulation: spheres move by `velocity * dt` and bounce off the walls (the standard
 //! workload's rule), appear and disappear at their steps, and drive a broad phase each step.
+//!
+//! Static boxes are in the broad phase from step 0 to the end, never moved (zero velocity, so
+//! their fat box is their box grown by the margin, made once), marked static
+//! ([`Broadphase::set_static_ids`]) so that no pair of two of them is reported. A sphere and
+//! a box are a contact when the sphere overlaps the box (the exact sphere-box distance).
+//! Spheres pass through static boxes: they bounce off the walls only.
 
-use super::validate::{check_fat_reach, check_sphere, check_tree};
-use super::{Body, FORMAT_VERSION, Scene, SceneError, Sphere, StepReport, ViewSettings};
+use super::validate::{check_box_fat_reach, check_fat_reach, check_sphere, check_tree};
+use super::{Body, FORMAT_VERSION, Scene, SceneError, Sphere, StaticBox, StepReport, ViewSettings};
 use crate::broadphase::{self, Broadphase, BroadphaseKind};
 use crate::tree::{Aabb, TreeConfig};
 use glam::{DVec3, Vec3};
@@ -21,6 +27,10 @@ pub struct Simulation {
     view: Option<ViewSettings>,
     /// Every sphere, alive or not, sorted by id.
     bodies: Vec<Body>,
+    /// The static boxes, sorted by id.
+    boxes: Vec<StaticBox>,
+    /// The static boxes as the broad phase takes them, sorted by id.
+    statics: Vec<broadphase::Body>,
     broadphase: Box<dyn Broadphase>,
     step: u64,
     report: StepReport,
@@ -45,6 +55,8 @@ impl Clone for Simulation {
             settings: self.settings,
             view: self.view.clone(),
             bodies: self.bodies.clone(),
+            boxes: self.boxes.clone(),
+            statics: self.statics.clone(),
             broadphase: self.broadphase.clone_box(),
             step: self.step,
             report: self.report.clone(),
@@ -72,6 +84,30 @@ fn alive_at(s: &Sphere, step: u64) -> bool {
 fn spheres_touch(a: &Body, b: &Body) -> bool {
     let reach = f64::from(a.sphere.radius) + f64::from(b.sphere.radius);
     a.position.distance_squared(b.position) <= reach * reach
+}
+
+/// True when a sphere overlaps or touches a static box: the distance from its f64 centre to
+/// the nearest point of the box is at most its radius (in 2D both have z = 0).
+fn sphere_touches_box(a: &Body, b: &StaticBox) -> bool {
+    let nearest = a.position.clamp(b.min.as_dvec3(), b.max.as_dvec3());
+    let r = f64::from(a.sphere.radius);
+    a.position.distance_squared(nearest) <= r * r
+}
+
+/// A broad phase of `kind` for the simulation: the pair limit set and the static boxes
+/// marked.
+fn make_broadphase(
+    kind: BroadphaseKind,
+    dimensions: u8,
+    settings: TreeConfig,
+    pair_limit: usize,
+    boxes: &[StaticBox],
+) -> Result<Box<dyn Broadphase>, SceneError> {
+    let mut b = broadphase::make(kind, dimensions, settings).map_err(|e| invalid(e.to_string()))?;
+    b.set_pair_limit(pair_limit);
+    let ids: Vec<u32> = boxes.iter().map(|b| b.id).collect();
+    b.set_static_ids(&ids);
+    Ok(b)
 }
 
 /// The greatest f32 at or below `x` (finite `x` within f32's range).
@@ -160,9 +196,13 @@ impl Simulation {
         pair_limit: usize,
     ) -> Result<Simulation, SceneError> {
         scene.validate(SIM_FILE)?;
-        let mut broadphase = broadphase::make(kind, scene.dimensions, scene.tree)
-            .map_err(|e| invalid(e.to_string()))?;
-        broadphase.set_pair_limit(pair_limit);
+        let mut boxes = scene.boxes.clone();
+        boxes.sort_by_key(|b| b.id);
+        let statics = boxes
+            .iter()
+            .map(|b| broadphase::Body::fixed(b.id, b.aabb()))
+            .collect();
+        let broadphase = make_broadphase(kind, scene.dimensions, scene.tree, pair_limit, &boxes)?;
         let bodies: Vec<Body> = scene
             .all_spheres()
             .into_iter()
@@ -181,6 +221,8 @@ impl Simulation {
             settings: scene.tree,
             view: scene.view.clone(),
             bodies,
+            boxes,
+            statics,
             broadphase,
             step: 0,
             report: StepReport::default(),
@@ -260,17 +302,16 @@ impl Simulation {
         started: Instant,
     ) -> Result<&StepReport, SceneError> {
         let dims = self.dimensions;
-        self.live.clear();
-        self.live.extend(
-            self.bodies
-                .iter()
-                .filter(|b| b.alive)
-                .map(|b| broadphase::Body {
-                    id: b.sphere.id,
-                    tight: tight_box_at(b.position, b.sphere.radius, dims),
-                    velocity: b.sphere.velocity,
-                }),
-        );
+        let spheres = self
+            .bodies
+            .iter()
+            .filter(|b| b.alive)
+            .map(|b| broadphase::Body {
+                id: b.sphere.id,
+                tight: tight_box_at(b.position, b.sphere.radius, dims),
+                velocity: b.sphere.velocity,
+            });
+        broadphase::merge_by_id(&self.statics, spheres, &mut self.live);
         let outcome = self.broadphase.update(&self.live);
         let update_secs = started.elapsed().as_secs_f64();
         let pairs_started = Instant::now();
@@ -321,7 +362,8 @@ impl Simulation {
         Ok(&self.report)
     }
 
-    /// The candidate pairs whose spheres overlap or touch.
+    /// The candidate pairs whose spheres overlap or touch, or whose sphere overlaps or touches
+    /// its static box.
     fn contacts_of(&self, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
         // Ids are usually dense: index the bodies by id once instead of two binary searches
         // a pair (a sparse id range falls back to the searches).
@@ -343,12 +385,20 @@ impl Simulation {
                 self.body(id)
             }
         };
+        let static_box = |id: u32| -> Option<&StaticBox> {
+            self.boxes
+                .binary_search_by_key(&id, |b| b.id)
+                .ok()
+                .map(|i| &self.boxes[i])
+        };
         pairs
             .iter()
             .copied()
             .filter(|&(a, b)| match (body(a), body(b)) {
                 (Some(a), Some(b)) => spheres_touch(a, b),
-                _ => false,
+                (Some(s), None) => static_box(b).is_some_and(|b| sphere_touches_box(s, b)),
+                (None, Some(s)) => static_box(a).is_some_and(|b| sphere_touches_box(s, b)),
+                (None, None) => false,
             })
             .collect()
     }
@@ -372,6 +422,8 @@ impl Simulation {
         let ids = r.reinserted.len() + r.appeared.len() + r.disappeared.len();
         size_of::<Self>()
             + self.bodies.len() * size_of::<Body>()
+            + self.boxes.len() * size_of::<StaticBox>()
+            + self.statics.len() * size_of::<broadphase::Body>()
             + labels
             + self.broadphase.heap_bytes()
             + ids * size_of::<u32>()
@@ -458,15 +510,35 @@ impl Simulation {
             dt: self.dt,
             tree: self.settings,
             spheres,
+            boxes: self.boxes.clone(),
             generate: None,
             view: self.view.clone(),
         }
     }
 
-    /// Every sphere, alive or not, sorted by id.
+    /// Every sphere, alive or not, sorted by id (the static boxes are
+    /// [`Simulation::static_boxes`]).
     #[must_use]
     pub fn bodies(&self) -> &[Body] {
         &self.bodies
+    }
+
+    /// An id no sphere or static box has: one past the largest (0 when there is none; the
+    /// largest itself when that is `u32::MAX`, which [`Simulation::add_sphere`] then refuses).
+    #[must_use]
+    pub fn unused_id(&self) -> u32 {
+        let spheres = self.bodies.iter().map(|b| b.sphere.id);
+        let boxes = self.boxes.iter().map(|b| b.id);
+        spheres
+            .chain(boxes)
+            .max()
+            .map_or(0, |m| m.saturating_add(1))
+    }
+
+    /// The static boxes, sorted by id: in the broad phase from step 0 on, never moving.
+    #[must_use]
+    pub fn static_boxes(&self) -> &[StaticBox] {
+        &self.boxes
     }
 
     /// The broad phase (for drawing fat boxes and the tree).
@@ -493,10 +565,13 @@ impl Simulation {
     /// afresh and the pairs recomputed. An error when the pairs pass the limit (the new broad
     /// phase stays; the spheres are kept).
     pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
-        let mut b = broadphase::make(kind, self.dimensions, self.settings)
-            .map_err(|e| invalid(e.to_string()))?;
-        b.set_pair_limit(self.pair_limit);
-        self.broadphase = b;
+        self.broadphase = make_broadphase(
+            kind,
+            self.dimensions,
+            self.settings,
+            self.pair_limit,
+            &self.boxes,
+        )?;
         self.refresh(Vec::new(), Vec::new(), Instant::now())
     }
 
@@ -514,6 +589,10 @@ impl Simulation {
                 &settings,
             )
             .map_err(|e| invalid(format!("sphere (id {}): {e}", b.sphere.id)))?;
+        }
+        for b in &self.boxes {
+            check_box_fat_reach(b, &settings)
+                .map_err(|e| invalid(format!("static box (id {}): {e}", b.id)))?;
         }
         self.broadphase
             .set_config(settings)
@@ -570,6 +649,16 @@ impl Simulation {
             Ok(_) => return Err(invalid(format!("id {} is already taken", sphere.id))),
             Err(at) => at,
         };
+        if self
+            .boxes
+            .binary_search_by_key(&sphere.id, |b| b.id)
+            .is_ok()
+        {
+            return Err(invalid(format!(
+                "id {} is already taken by a static box",
+                sphere.id
+            )));
+        }
         self.check_one(&sphere)?;
         let body = Body::new(sphere, self.step);
         let appeared = if body.alive {
@@ -608,6 +697,7 @@ impl Simulation {
             dt: self.dt,
             tree: self.settings,
             spheres: Vec::new(),
+            boxes: Vec::new(),
             generate: None,
             view: None,
         };

@@ -3,7 +3,7 @@
 
 use super::model::{fmt_numbers, newer_message};
 use super::sim::tight_box_at;
-use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere};
+use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere, StaticBox};
 use crate::tree::{Aabb, TreeConfig, TreeError, fat_box};
 use glam::Vec3;
 use std::collections::BTreeMap;
@@ -107,8 +107,8 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
         }
         check_fat_reach(&grown, dims, rmax, speed, &scene.tree)
             .map_err(|e| format!("generate (radius {rmax}, speed {smax}): {e}"))?;
-        let first = scene.spheres.iter().map(|s| u64::from(s.id) + 1).max();
-        if first.unwrap_or(0) + u64::from(g.count) > u64::from(u32::MAX) + 1 {
+        let first = super::generate::first_generated_id(scene);
+        if first + u64::from(g.count) > u64::from(u32::MAX) + 1 {
             return Err(format!(
                 "generate.count: {} generated spheres would need ids above {}",
                 g.count,
@@ -126,7 +126,92 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
             ));
         }
     }
+    check_boxes(scene, &seen)
+}
+
+/// The static boxes' rules: how many (with the spheres), each box's own
+/// ([`check_static_box`]), and ids unique among the boxes and shared with no sphere, listed
+/// (`sphere_ids`: id to index in `spheres`) or generated.
+fn check_boxes(scene: &Scene, sphere_ids: &BTreeMap<u32, usize>) -> Result<(), String> {
+    if scene.boxes.is_empty() {
+        return Ok(());
+    }
+    let spheres = scene.sphere_count();
+    if scene.boxes.len() > MAX_SPHERES.saturating_sub(spheres) {
+        return Err(format!(
+            "boxes: the scene has {spheres} spheres (listed and generated) and {} static boxes; \
+             at most {MAX_SPHERES} together are allowed",
+            scene.boxes.len()
+        ));
+    }
+    // Generated spheres take the ids after the largest listed one (see `generate`), which
+    // is never a box's; only a listed sphere can share one.
+    let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
+    for (i, b) in scene.boxes.iter().enumerate() {
+        let at = |e: String| format!("boxes[{i}] (id {}): {e}", b.id);
+        check_static_box(scene, b).map_err(at)?;
+        if let Some(first) = seen.insert(b.id, i) {
+            return Err(at(format!("duplicate id, also used by boxes[{first}]")));
+        }
+        if let Some(sphere) = sphere_ids.get(&b.id) {
+            return Err(at(format!(
+                "duplicate id, also used by spheres[{sphere}]; a box's id must be no sphere's"
+            )));
+        }
+    }
     Ok(())
+}
+
+/// One static box's own rules (everything but id uniqueness), without the `boxes[i]` prefix:
+/// finite numbers, min <= max on every axis, z = 0 in 2D, inside the world (touching the
+/// walls allowed: level geometry outside the walls could never meet a sphere), and a fat box
+/// (grown by the margin) within f32.
+pub(crate) fn check_static_box(scene: &Scene, b: &StaticBox) -> Result<(), String> {
+    let d = usize::from(scene.dimensions);
+    let shown = |v: Vec3| fmt_numbers(&v.to_array()[..d]);
+    if !b.min.is_finite() || !b.max.is_finite() {
+        return Err(format!(
+            "min and max must have finite numbers, got min {} and max {}",
+            shown(b.min),
+            shown(b.max)
+        ));
+    }
+    if (0..d).any(|a| b.min[a] > b.max[a]) {
+        return Err(format!(
+            "min must be <= max on every axis, got min {} and max {}",
+            shown(b.min),
+            shown(b.max)
+        ));
+    }
+    if d == 2 && (b.min.z != 0.0 || b.max.z != 0.0) {
+        return Err("min and max must have z = 0 in a 2D scene".to_owned());
+    }
+    let (wmin, wmax) = (scene.world.min, scene.world.max);
+    if (0..d).any(|a| b.min[a] < wmin[a] || b.max[a] > wmax[a]) {
+        return Err(format!(
+            "the box (min {}, max {}) reaches outside the world (min {}, max {})",
+            shown(b.min),
+            shown(b.max),
+            shown(wmin),
+            shown(wmax)
+        ));
+    }
+    check_box_fat_reach(b, &scene.tree)
+}
+
+/// Ok when a static box's fat box (grown by the margin, no look-ahead: it never moves) is
+/// finite in f32; the message names the margin.
+pub(crate) fn check_box_fat_reach(b: &StaticBox, settings: &TreeConfig) -> Result<(), String> {
+    let fat = fat_box(&b.aabb(), Vec3::ZERO, settings.margin, 0.0);
+    if fat.min.is_finite() && fat.max.is_finite() {
+        Ok(())
+    } else {
+        Err(format!(
+            "its fat box would overflow f32 (beyond ±3.4e38): tree.margin {} grows it past \
+             f32's range; lower tree.margin",
+            settings.margin
+        ))
+    }
 }
 
 /// The tree section, checked by the tree ([`TreeConfig::check`]), as a message naming the
@@ -134,6 +219,12 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
 pub(crate) fn check_tree(config: &TreeConfig) -> Result<(), String> {
     match config.check() {
         Ok(()) => Ok(()),
+        Err(TreeError::InvalidSetting {
+            name: "optimize_share",
+            value,
+        }) => Err(format!(
+            "tree.optimize_share must be in [0, 1], got {value}"
+        )),
         Err(TreeError::InvalidSetting { name, value }) if !value.is_finite() => Err(format!(
             "tree.{name} must be a finite number >= 0, got {value}"
         )),

@@ -165,11 +165,12 @@ impl TraceSimulation {
     fn bodies_at(&self, k: usize, previous: &[broadphase::Body]) -> Vec<broadphase::Body> {
         let dt = f64::from(self.trace.dt());
         let centre = |b: &TraceBox| (b.aabb.min.as_dvec3() + b.aabb.max.as_dvec3()) * 0.5;
-        let statics = self.trace.statics().iter().map(|b| broadphase::Body {
-            id: b.id,
-            tight: b.aabb,
-            velocity: Vec3::ZERO,
-        });
+        let statics: Vec<broadphase::Body> = self
+            .trace
+            .statics()
+            .iter()
+            .map(|b| broadphase::Body::fixed(b.id, b.aabb))
+            .collect();
         let mut p = 0;
         let moving = self.trace.step(k).iter().map(|b| {
             while p < previous.len() && previous[p].id < b.id {
@@ -189,9 +190,9 @@ impl TraceSimulation {
                 velocity,
             }
         });
-        let mut all: Vec<broadphase::Body> = statics.chain(moving).collect();
         // Both parts are sorted; static ids never repeat in a step (the reader's rule).
-        all.sort_by_key(|b| b.id);
+        let mut all = Vec::new();
+        broadphase::merge_by_id(&statics, moving, &mut all);
         all
     }
 

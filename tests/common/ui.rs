@@ -7,13 +7,15 @@ use aabb_debugger::scene::Scene;
 use egui_kittest::{Harness, HarnessBuilder};
 
 /// The debugger app on `scene`, in a harness `builder` set up (size, step, renderer): paused,
-/// on the default preferences, storing nothing (as each UI test starts it). Runs no frame.
+/// on the default preferences, storing nothing, measuring the tree's health on the UI thread
+/// (so pictures do not depend on a worker's timing; `ui_health` turns the worker on). Runs no
+/// frame.
 pub fn app_harness(
     builder: HarnessBuilder<DebuggerApp>,
     scene: Scene,
 ) -> Harness<'static, DebuggerApp> {
     builder.build_eframe(move |cc| {
-        DebuggerApp::new(
+        let mut app = DebuggerApp::new(
             &cc.egui_ctx,
             None,
             scene,
@@ -24,6 +26,8 @@ pub fn app_harness(
                 ..AppOptions::default()
             },
         )
-        .expect("the app starts")
+        .expect("the app starts");
+        app.set_health_on_ui_thread(true);
+        app
     })
 }

@@ -37,17 +37,31 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Links the detached leaf `leaf` into the tree, searching for its sibling under `start`
     /// (the root when `start` is `NULL`).
     pub(crate) fn insert_leaf_under(&mut self, leaf: u32, start: u32) -> Result<(), TreeError> {
+        self.insert_node_under(leaf, start, self.config.insertion)
+    }
+
+    /// Links the detached subtree (or leaf) `leaf` into the tree, searching for its sibling
+    /// under `start` (the root when `start` is `NULL`) by `cost`.
+    pub(crate) fn insert_node_under(
+        &mut self,
+        leaf: u32,
+        start: u32,
+        cost: InsertionCost,
+    ) -> Result<(), TreeError> {
         if self.root == NULL {
             self.root = leaf;
             self.nodes[leaf as usize].parent = NULL;
             return Ok(());
         }
         let leaf_box = self.nodes[leaf as usize].aabb;
+        let leaf_height = self.nodes[leaf as usize].height();
 
         // Stage 1: find the best sibling.
-        let (sibling, visits) = match self.config.insertion {
-            InsertionCost::Volume => self.find_sibling_greedy(&leaf_box, |b| b.volume()),
-            InsertionCost::Perimeter => self.find_sibling_greedy(&leaf_box, |b| b.perimeter()),
+        let (sibling, visits) = match cost {
+            InsertionCost::Volume => self.find_sibling_greedy(&leaf_box, true, |b| b.volume()),
+            InsertionCost::Perimeter => {
+                self.find_sibling_greedy(&leaf_box, false, |b| b.perimeter())
+            }
             InsertionCost::SurfaceArea => {
                 self.find_best_sibling(&leaf_box, if start == NULL { self.root } else { start })
             }
@@ -65,7 +79,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             p.aabb = sibling_node.aabb.union(&leaf_box);
             p.child1 = sibling;
             p.child2 = leaf;
-            p.set_height(sibling_node.height() + 1);
+            p.set_height(sibling_node.height().max(leaf_height) + 1);
         }
         self.replace_child(old_parent, sibling, new_parent);
         self.nodes[sibling as usize].parent = new_parent;
@@ -78,16 +92,16 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
 
     /// Greedy descent (Choi and Chou with volume; the blog post "AABB Trees for Collision
     /// Detection" with perimeter): at each branch go
-    /// to the child whose `measure` grows least (`Volume`: `measure(child + new) -
-    /// measure(child)`) or whose union with the new box is least (`Perimeter`), ties to the
-    /// first child; the leaf reached is the sibling.
+    /// to the child whose `measure` grows least (`by_increase`, `Volume`: `measure(child +
+    /// new) - measure(child)`) or whose union with the new box is least (`Perimeter`), ties to
+    /// the first child; the leaf reached is the sibling.
     /// Also returns the nodes it looked at: each branch on the way and its two children.
     fn find_sibling_greedy(
         &self,
         leaf_box: &Aabb<V>,
+        by_increase: bool,
         measure: impl Fn(&Aabb<V>) -> f32,
     ) -> (u32, Visits) {
-        let by_increase = self.config.insertion == InsertionCost::Volume;
         let mut index = self.root;
         let mut branches = 0u64;
         loop {

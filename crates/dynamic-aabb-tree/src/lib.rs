@@ -36,8 +36,12 @@
 //! - [`UpdateMode`]: what a move out of the fat box does (reinsert from the root, reinsert
 //!   locally, or enlarge in place and rebuild later).
 //!
-//! [`DynamicTree::create_proxies`] adds a batch with one binned-SAH build,
-//! [`DynamicTree::rebuild`] rebuilds the whole tree, [`DynamicTree::set_pair_limit`] bounds
+//! [`DynamicTree::create_proxies`] adds a batch with one build and
+//! [`DynamicTree::rebuild`] rebuilds the whole tree, either by binned SAH or by agglomerative
+//! clustering (PLOC) as [`TreeConfig::rebuild`] says ([`RebuildMethod`]);
+//! [`DynamicTree::optimize`] reinserts the branches that cost most (Bittner et al. 2013), a
+//! share of them ([`TreeConfig::optimize_share`]) at each pair update after a change;
+//! [`DynamicTree::set_pair_limit`] bounds
 //! the pairs an update may find, [`DynamicTree::validate`] checks every invariant and
 //! [`DynamicTree::stats`] gives the tree's shape and cost, [`DynamicTree::work`] the nodes and
 //! leaves its updates and pair searches visited ([`WorkCounts`]: machine-independent).
@@ -100,7 +104,9 @@ mod aabb;
 mod balance;
 mod events;
 mod insert;
+mod leaves;
 mod node;
+mod optimize;
 mod pairs;
 mod query;
 mod rebuild;
@@ -203,6 +209,43 @@ pub enum UpdateMode {
     EnlargeAndRebuild,
 }
 
+/// How [`DynamicTree::rebuild`], the partial rebuild and [`DynamicTree::create_proxies`]
+/// build a tree over many leaves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub enum RebuildMethod {
+    /// Top-down: the leaves are split at the bin boundary of least `count * area` on either
+    /// side (16 bins on every axis), recursively.
+    #[default]
+    BinnedSah,
+    /// Bottom-up agglomerative clustering, PLOC (Meister and Bittner 2018, "Parallel
+    /// Locally-Ordered Clustering for Bounding Volume Hierarchy Construction"): the leaves
+    /// are sorted by the Morton code of their centres; then, until one cluster is left, each
+    /// cluster finds its nearest neighbour (the one whose union with it has the least SAH
+    /// measure) among the [`PLOC_RADIUS`] clusters on either side in that order, every two
+    /// clusters that are each other's nearest merge under a new branch, and the list is
+    /// compacted. Slower than the binned build, and usually a cheaper tree.
+    Agglomerative,
+}
+
+impl RebuildMethod {
+    /// Every rebuild method.
+    pub const ALL: [Self; 2] = [Self::BinnedSah, Self::Agglomerative];
+
+    /// True for the default method.
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+pub use optimize::CONVERGED;
+pub use rebuild::PLOC_RADIUS;
+
+/// The default [`TreeConfig::optimize_share`]: a tenth of a percent of the leaves (100 branches
+/// a step at 100,000 leaves; none below 1,000 leaves).
+pub const DEFAULT_OPTIMIZE_SHARE: f32 = 0.001;
+
 /// Settings of a tree; every one can be changed at run time.
 ///
 /// In a scene file this is the `tree` section; a field left out takes its default, and an
@@ -227,6 +270,29 @@ pub struct TreeConfig {
         serde(skip_serializing_if = "UpdateMode::is_default")
     )]
     pub update: UpdateMode,
+    /// How full and partial rebuilds and batch creation build the tree (written to files only
+    /// when not the default).
+    #[cfg_attr(
+        feature = "serde",
+        serde(skip_serializing_if = "RebuildMethod::is_default")
+    )]
+    pub rebuild: RebuildMethod,
+    /// Incremental optimization (Bittner et al. 2013): at each [`DynamicTree::update_pairs`]
+    /// after a change, `floor(optimize_share * leaves)` branches of the highest inefficiency
+    /// are taken out and their children reinserted with the exact SAH search
+    /// ([`DynamicTree::optimize`]). A share of the leaves in `[0, 1]`; 0 turns it off. Default
+    /// [`DEFAULT_OPTIMIZE_SHARE`] (written to files only when not the default).
+    #[cfg_attr(
+        feature = "serde",
+        serde(skip_serializing_if = "is_default_optimize_share")
+    )]
+    pub optimize_share: f32,
+}
+
+/// True for [`DEFAULT_OPTIMIZE_SHARE`] (serde's `skip_serializing_if`).
+#[cfg(feature = "serde")]
+fn is_default_optimize_share(share: &f32) -> bool {
+    *share == DEFAULT_OPTIMIZE_SHARE
 }
 
 impl Default for TreeConfig {
@@ -238,6 +304,8 @@ impl Default for TreeConfig {
             balancing: Balancing::default(),
             pairs: PairMethod::default(),
             update: UpdateMode::default(),
+            rebuild: RebuildMethod::default(),
+            optimize_share: DEFAULT_OPTIMIZE_SHARE,
         }
     }
 }
@@ -278,12 +346,13 @@ impl UpdateMode {
 }
 
 impl TreeConfig {
-    /// Ok when the margin and the look-ahead are finite and `>= 0`; otherwise
-    /// [`TreeError::InvalidSetting`] naming the first bad one (`margin` or
-    /// `velocity_lookahead`).
+    /// Ok when the margin and the look-ahead are finite and `>= 0` and the optimization share
+    /// is in `[0, 1]`; otherwise [`TreeError::InvalidSetting`] naming the first bad one
+    /// (`margin`, `velocity_lookahead` or `optimize_share`).
     pub fn check(&self) -> Result<(), TreeError> {
         check_setting("margin", self.margin)?;
-        check_setting("velocity_lookahead", self.velocity_lookahead)
+        check_setting("velocity_lookahead", self.velocity_lookahead)?;
+        check_share(self.optimize_share)
     }
 
     /// Every combination of insertion cost, balancing, pair method and update mode (108), with
@@ -606,6 +675,12 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     build_items: Vec<u32>,
     /// Scratch priority queue of the exact SAH insertion (kept to insert without allocating).
     sibling_queue: BinaryHeap<insert::Candidate>,
+    /// Scratch lists of the agglomerative build (kept between rebuilds).
+    ploc: rebuild::PlocScratch<V>,
+    /// Where in the node pool the next optimization pass starts looking.
+    optimize_cursor: u32,
+    /// Scratch list of the branches an optimization pass picked.
+    optimize_picks: Vec<(f32, u32)>,
     /// True when events are recorded.
     recording: bool,
     /// Recorded events, oldest first.
@@ -620,7 +695,8 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// An empty tree (margin and look-ahead are assumed valid; see [`DynamicTree::try_new`]).
-    /// A negative or non-finite margin or look-ahead is replaced by 0.
+    /// A negative or non-finite margin or look-ahead, or an optimization share outside
+    /// `[0, 1]`, is replaced by 0.
     pub fn new(config: TreeConfig) -> Self {
         let mut config = config;
         if !(config.margin.is_finite() && config.margin >= 0.0) {
@@ -628,6 +704,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         if !(config.velocity_lookahead.is_finite() && config.velocity_lookahead >= 0.0) {
             config.velocity_lookahead = 0.0;
+        }
+        if check_share(config.optimize_share).is_err() {
+            config.optimize_share = 0.0;
         }
         Self {
             config,
@@ -649,6 +728,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             any_enlarged: false,
             build_items: Vec::new(),
             sibling_queue: BinaryHeap::new(),
+            ploc: rebuild::PlocScratch::default(),
+            optimize_cursor: 0,
+            optimize_picks: Vec::new(),
             recording: false,
             events: Vec::new(),
             work: WorkCounts::default(),
@@ -815,6 +897,18 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             index,
             generation: self.proxies[index as usize].generation(),
         }
+    }
+}
+
+/// Ok when an optimization share is in `[0, 1]`.
+fn check_share(value: f32) -> Result<(), TreeError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(TreeError::InvalidSetting {
+            name: "optimize_share",
+            value,
+        })
     }
 }
 

@@ -420,8 +420,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// Brings the pair set up to date with the configured [`PairMethod`] (after a pending
-    /// partial rebuild under [`UpdateMode::EnlargeAndRebuild`]). Nothing is recomputed when no
-    /// fat box changed and no proxy came or went since the last call.
+    /// partial rebuild under [`UpdateMode::EnlargeAndRebuild`], and, when something changed,
+    /// an optimization pass of [`DynamicTree::optimize_budget`] branches). Nothing is
+    /// recomputed when no fat box changed and no proxy came or went since the last call.
     ///
     /// [`TreeError::PairLimit`] when the pair set would hold more than
     /// [`DynamicTree::pair_limit`] pairs: the search stops as soon as it finds one pair too
@@ -449,6 +450,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         if !self.pairs_stale && !self.pairs_full {
             return Ok(PairUpdate::default());
+        }
+        // The step changed the tree: reinsert its worst branches (a share of the leaves).
+        let budget = self.optimize_budget();
+        if budget > 0 {
+            self.optimize(budget);
         }
         // When a large share of the proxies moved, the whole self traversal costs less than
         // dropping and finding again the pairs of nearly everything (same pairs either way).

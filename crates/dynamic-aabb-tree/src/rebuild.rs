@@ -1,16 +1,60 @@
-//! Rebuilds: a full top-down binned-SAH build over every leaf, and Box2D v3's partial rebuild
-//! that rebuilds only the enlarged branches above untouched subtrees.
+//! Rebuilds: a full build over every leaf, top-down by binned SAH or bottom-up by
+//! agglomerative clustering (PLOC), and Box2D v3's partial rebuild that rebuilds only the
+//! enlarged branches above untouched subtrees.
 
 use super::node::NULL;
-use super::{Aabb, DynamicTree, TreeEvent, Vector};
+use super::{Aabb, DynamicTree, RebuildMethod, TreeEvent, Vector};
+
+/// How many clusters on either side (in Morton order) each cluster of the agglomerative build
+/// ([`RebuildMethod::Agglomerative`]) compares itself with when it looks for its nearest
+/// neighbour. Meister and Bittner found 10 to 16 a good trade; a larger radius finds
+/// nearer neighbours (a cheaper tree) and takes longer, about in proportion.
+pub const PLOC_RADIUS: usize = 12;
+
+/// Scratch lists of the agglomerative build, kept between rebuilds so that a rebuild
+/// allocates nothing once they have grown.
+#[derive(Clone, Debug)]
+pub(crate) struct PlocScratch<V> {
+    /// Morton code (high 32 bits) and node (low 32 bits) of each subtree to build over.
+    keys: Vec<u64>,
+    /// The current clusters' root nodes, in Morton order.
+    clusters: Vec<u32>,
+    /// The current clusters' boxes.
+    boxes: Vec<Aabb<V>>,
+    /// Each cluster's nearest neighbour so far: the SAH measure of the union and its index.
+    nearest: Vec<(f32, u32)>,
+}
+
+impl<V> Default for PlocScratch<V> {
+    fn default() -> Self {
+        Self {
+            keys: Vec::new(),
+            clusters: Vec::new(),
+            boxes: Vec::new(),
+            nearest: Vec::new(),
+        }
+    }
+}
+
+impl<V> PlocScratch<V> {
+    /// Bytes held (capacities).
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.keys.capacity() * size_of::<u64>()
+            + self.clusters.capacity() * size_of::<u32>()
+            + self.boxes.capacity() * size_of::<Aabb<V>>()
+            + self.nearest.capacity() * size_of::<(f32, u32)>()
+    }
+}
 
 /// Bins per axis of the binned SAH split.
 const BINS: usize = 16;
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
-    /// Full rebuild with binned SAH: every branch is freed and the leaves are split top-down
-    /// at the bin boundary of least `count * area` on either side. Leaf boxes (and so the
-    /// pairs) do not change.
+    /// Full rebuild by the configured [`RebuildMethod`]: every branch is freed and the tree
+    /// is built again over the leaves, reusing the freed nodes (binned SAH: split top-down at
+    /// the bin boundary of least `count * area` on either side; agglomerative: PLOC, merged
+    /// bottom-up). Leaf boxes (and so the pairs) do not change.
     pub fn rebuild(&mut self) {
         if self.root == NULL {
             return;
@@ -36,8 +80,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// Rebuilds only the enlarged part of the tree: from the root, every enlarged branch is
-    /// freed and the subtrees below it that are not enlarged (and leaves) are rebuilt over with
-    /// binned SAH. A no-op when nothing is enlarged.
+    /// freed and the subtrees below it that are not enlarged (and leaves) are rebuilt over by
+    /// the configured [`RebuildMethod`]. A no-op when nothing is enlarged.
     pub fn rebuild_partial(&mut self) {
         if !self.any_enlarged || self.root == NULL {
             self.any_enlarged = false;
@@ -74,8 +118,126 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// Builds a tree over the subtrees `items` (at least one) with branches from the free list
-    /// and makes it the whole tree.
+    /// and makes it the whole tree, by the configured [`RebuildMethod`].
     fn build(&mut self, items: &mut [u32]) {
+        match self.config.rebuild {
+            RebuildMethod::BinnedSah => self.build_binned(items),
+            RebuildMethod::Agglomerative => self.build_agglomerative(items),
+        }
+    }
+
+    /// The agglomerative build (PLOC, Meister and Bittner 2018) over the subtrees `items` (at
+    /// least one), with branches from the free list; makes it the whole tree.
+    ///
+    /// Stage 1 sorts the subtrees by the Morton code of their box's centre (quantized in the
+    /// box of the centres; ties by node index). Then, while more than one cluster is left:
+    /// stage 2 gives each cluster its nearest neighbour among the [`PLOC_RADIUS`] clusters on
+    /// either side, the one whose union with it has the least SAH measure (ties to the pair
+    /// of lower indices, so the least pair of all is always mutual and every round merges);
+    /// stage 3 merges every two clusters that are each other's nearest under a new branch, in
+    /// the place of the first, and closes the gaps.
+    fn build_agglomerative(&mut self, items: &[u32]) {
+        let mut s = std::mem::take(&mut self.ploc);
+        // Stage 1: Morton order.
+        let first = self.nodes[items[0] as usize].aabb.center();
+        let (mut lo, mut hi) = (first, first);
+        for &node in items {
+            let c = self.nodes[node as usize].aabb.center();
+            lo = lo.min_by_component(c);
+            hi = hi.max_by_component(c);
+        }
+        let bits = if V::DIM == 2 { 16 } else { 10 };
+        let top = ((1u32 << bits) - 1) as f32;
+        let mut scale = [0.0f32; 3];
+        for (axis, scale) in scale.iter_mut().enumerate().take(V::DIM) {
+            let extent = hi.axis(axis) - lo.axis(axis);
+            if extent > 0.0 && extent.is_finite() {
+                *scale = top / extent;
+            }
+        }
+        s.keys.clear();
+        for &node in items {
+            let c = self.nodes[node as usize].aabb.center();
+            let mut code = 0u32;
+            for (axis, &scale) in scale.iter().enumerate().take(V::DIM) {
+                // `as` saturates: a NaN or negative product is 0.
+                let q = (((c.axis(axis) - lo.axis(axis)) * scale) as u32).min(top as u32);
+                code |= spread_bits(q, V::DIM) << axis;
+            }
+            s.keys.push((u64::from(code) << 32) | u64::from(node));
+        }
+        s.keys.sort_unstable();
+        s.clusters.clear();
+        s.boxes.clear();
+        for &key in &s.keys {
+            let node = key as u32;
+            s.clusters.push(node);
+            s.boxes.push(self.nodes[node as usize].aabb);
+        }
+        let mut created = 0u64;
+        while s.clusters.len() > 1 {
+            let n = s.clusters.len();
+            // Stage 2: nearest neighbours. Pair (i, j), i < j, is offered to i and then to j;
+            // each cluster is offered its pairs in increasing (lower, higher) index order,
+            // so keeping the first of the least measure breaks ties towards lower indices.
+            s.nearest.clear();
+            s.nearest.resize(n, (f32::INFINITY, NULL));
+            for i in 0..n {
+                let a = s.boxes[i];
+                for j in i + 1..(i + 1 + PLOC_RADIUS).min(n) {
+                    let cost = a.union(&s.boxes[j]).half_area();
+                    let offer = |slot: &mut (f32, u32), other: usize| {
+                        if slot.1 == NULL || cost.total_cmp(&slot.0).is_lt() {
+                            *slot = (cost, other as u32);
+                        }
+                    };
+                    offer(&mut s.nearest[i], j);
+                    offer(&mut s.nearest[j], i);
+                }
+            }
+            // Stage 3: merge mutual nearest neighbours; compact in place (the write index
+            // never passes the read index, and a merge reads its partner ahead of both).
+            let mut write = 0;
+            for i in 0..n {
+                let j = s.nearest[i].1 as usize;
+                if s.nearest[j].1 as usize != i {
+                    s.clusters[write] = s.clusters[i];
+                    s.boxes[write] = s.boxes[i];
+                    write += 1;
+                } else if i < j {
+                    let branch = self
+                        .alloc_node()
+                        .expect("a rebuild reuses the branches it freed");
+                    let (a, b) = (s.clusters[i], s.clusters[j]);
+                    {
+                        let node = &mut self.nodes[branch as usize];
+                        node.child1 = a;
+                        node.child2 = b;
+                    }
+                    self.nodes[a as usize].parent = branch;
+                    self.nodes[b as usize].parent = branch;
+                    self.refit_node(branch);
+                    created += 1;
+                    s.clusters[write] = branch;
+                    s.boxes[write] = self.nodes[branch as usize].aabb;
+                    write += 1;
+                }
+            }
+            debug_assert!(write < n, "every round merges the least pair");
+            s.clusters.truncate(write);
+            s.boxes.truncate(write);
+        }
+        let root = s.clusters[0];
+        self.nodes[root as usize].parent = NULL;
+        self.root = root;
+        // Each subtree placed and each branch made.
+        self.count_update(items.len() as u64 + created, 0);
+        self.ploc = s;
+    }
+
+    /// The binned-SAH build over the subtrees `items` (at least one), with branches from the
+    /// free list; makes it the whole tree.
+    fn build_binned(&mut self, items: &mut [u32]) {
         // The splits read each subtree's box and centre many times: copy them side by side.
         let mut work: Vec<BuildItem<V>> = items
             .iter()
@@ -120,6 +282,24 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         // Each subtree placed and each branch made.
         self.count_update((work.len() + created.len()) as u64, 0);
+    }
+}
+
+/// `q`'s low bits spread apart for a Morton code: bit `k` to bit `2k` (`dims` 2, 16 bits) or
+/// `3k` (`dims` 3, 10 bits).
+fn spread_bits(q: u32, dims: usize) -> u32 {
+    if dims == 2 {
+        let mut x = q & 0x0000_ffff;
+        x = (x | (x << 8)) & 0x00ff_00ff;
+        x = (x | (x << 4)) & 0x0f0f_0f0f;
+        x = (x | (x << 2)) & 0x3333_3333;
+        (x | (x << 1)) & 0x5555_5555
+    } else {
+        let mut x = q & 0x0000_03ff;
+        x = (x | (x << 16)) & 0x0300_00ff;
+        x = (x | (x << 8)) & 0x0300_f00f;
+        x = (x | (x << 4)) & 0x030c_30c3;
+        (x | (x << 2)) & 0x0924_9249
     }
 }
 

@@ -94,6 +94,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             + self.moved_bits.capacity() * size_of::<u64>()
             + self.build_items.capacity() * size_of::<u32>()
             + self.sibling_queue.capacity() * size_of::<super::insert::Candidate>()
+            + self.ploc.bytes()
+            + self.optimize_picks.capacity() * size_of::<(f32, u32)>()
             + self.events.capacity() * size_of::<super::TreeEvent>()
     }
 

@@ -22,8 +22,19 @@ const SPLIT: &[bool] = if cfg!(feature = "parallel") {
     &[false]
 };
 
+/// Every combination of the strategies, the rebuild methods and three optimization shares
+/// taking turns along the list (so that each meets every insertion cost and balancing).
 fn all_configs() -> Vec<TreeConfig> {
-    TreeConfig::default().every_combination()
+    TreeConfig::default()
+        .every_combination()
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| TreeConfig {
+            rebuild: RebuildMethod::ALL[i % 2],
+            optimize_share: [0.0, 0.05, 0.5][(i / 2) % 3],
+            ..c
+        })
+        .collect()
 }
 
 /// Checks pairs and queries of `tree` against brute force.
@@ -85,7 +96,8 @@ fn check_against_brute<V: Vector>(tree: &mut DynamicTree<V, u32>, rng: &mut Rng,
     assert_eq!(got, want, "ray cast");
 }
 
-/// Random create / destroy / move / margin / rebuild sequence, validating after every step.
+/// Random create / destroy / move / margin / rebuild / optimization sequence, validating after
+/// every step.
 fn random_ops<V: Vector>(config: TreeConfig, seed: u64, steps: usize) {
     let mut rng = Rng(seed);
     let side = 40.0;
@@ -124,8 +136,10 @@ fn random_ops<V: Vector>(config: TreeConfig, seed: u64, steps: usize) {
         } else if op < 95 {
             tree.set_velocity_lookahead(rng.uniform(0.0, 0.3))
                 .expect("lookahead");
-        } else if op < 97 {
+        } else if op < 96 {
             tree.rebuild();
+        } else if op < 98 {
+            tree.optimize(1 + rng.index(8));
         } else {
             tree.rebuild_partial();
         }

@@ -3,8 +3,8 @@
 
 use super::node::{ALIVE, GENERATION_MASK, MAX_PROXIES, MOVED, NULL, Node, ProxySlot, RETIRED};
 use super::{
-    Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
-    TreeEvent, UpdateMode, Vector, check_setting,
+    Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, RebuildMethod, TreeConfig,
+    TreeError, TreeEvent, UpdateMode, Vector, check_setting,
 };
 
 /// How many ancestors up `LocalReinsert` looks for one whose box holds a moved leaf's new fat
@@ -74,7 +74,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// Adds many proxies at once (tight box, velocity, user data each), then builds the tree
-    /// over every leaf, old and new, with binned SAH ([`DynamicTree::rebuild`]): faster than
+    /// over every leaf, old and new, by the configured [`RebuildMethod`]
+    /// ([`DynamicTree::rebuild`]): faster than
     /// one insertion at a time and a better tree, with the storage reserved exactly. Handles
     /// come in input order. Every item is checked first: an error names the first bad one
     /// and nothing is added.
@@ -117,8 +118,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // Stage 3: one build over the old tree's leaves and the new ones.
         self.build_items = leaves;
         self.rebuild_with_detached();
-        // A batch is rare: do not keep a scratch list as long as the tree.
+        // A batch is rare: do not keep scratch lists as long as the tree.
         self.build_items = Vec::new();
+        self.ploc = super::rebuild::PlocScratch::default();
         for &id in &ids {
             self.record(TreeEvent::Insert(id));
         }
@@ -411,6 +413,20 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.config.update = mode;
     }
 
+    /// Sets how rebuilds and batch creation build the tree from now on (the current shape is
+    /// kept).
+    pub fn set_rebuild_method(&mut self, method: RebuildMethod) {
+        self.config.rebuild = method;
+    }
+
+    /// Sets the share of the leaves reinserted by the optimization pass of each pair update
+    /// ([`TreeConfig::optimize_share`]); an error, and no change, outside `[0, 1]`.
+    pub fn set_optimize_share(&mut self, share: f32) -> Result<(), TreeError> {
+        super::check_share(share)?;
+        self.config.optimize_share = share;
+        Ok(())
+    }
+
     /// Applies every setting of `config` (see the single setters); an error, and no change to
     /// the margin and look-ahead, when one of them is refused.
     pub fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
@@ -425,6 +441,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.set_balancing(config.balancing);
         self.set_pair_method(config.pairs);
         self.set_update_mode(config.update);
-        Ok(())
+        self.set_rebuild_method(config.rebuild);
+        self.set_optimize_share(config.optimize_share)
     }
 }

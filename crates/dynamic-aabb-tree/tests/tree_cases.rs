@@ -214,6 +214,7 @@ fn config(insertion: InsertionCost, balancing: Balancing, margin: f32) -> TreeCo
         balancing,
         pairs: PairMethod::SelfTraversal,
         update: UpdateMode::Reinsert,
+        ..TreeConfig::default()
     }
 }
 

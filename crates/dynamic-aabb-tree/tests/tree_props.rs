@@ -17,7 +17,7 @@ use common::{
     BALANCINGS, INSERTIONS, Model, PAIR_METHODS, UPDATE_MODES, check_tree, contains_point,
     ensure_eq, every_config, expected_stats, overlap, segment_entry, vector,
 };
-use dynamic_aabb_tree::{Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, Vector};
+use dynamic_aabb_tree::{Aabb, DynamicTree, ProxyId, RebuildMethod, TreeConfig, TreeError, Vector};
 use glam::{Vec2, Vec3};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
@@ -122,6 +122,8 @@ enum Op {
     SetLookahead(i32),
     Rebuild,
     RebuildPartial,
+    /// An optimization pass of this many branches.
+    Optimize(usize),
     QueryBox(QuerySpec),
     QueryBoxStop(QuerySpec, usize),
     QueryPoint([i32; 3]),
@@ -129,7 +131,8 @@ enum Op {
     UpdatePairs,
     Stale(usize),
     Refused(u8, usize),
-    /// Change one setting: 0 insertion, 1 balancing, 2 pair method, 3 update mode.
+    /// Change one setting: 0 insertion, 1 balancing, 2 pair method, 3 update mode, 4 rebuild
+    /// method, 5 optimization share.
     Switch(u8, usize),
 }
 
@@ -234,6 +237,7 @@ fn op_strategy(switches: bool) -> BoxedStrategy<Op> {
         1 => (0i32..=8).prop_map(Op::SetLookahead),
         1 => Just(Op::Rebuild),
         1 => Just(Op::RebuildPartial),
+        1 => (0usize..12).prop_map(Op::Optimize),
         3 => query_spec().prop_map(Op::QueryBox),
         1 => (query_spec(), 1usize..4).prop_map(|(q, n)| Op::QueryBoxStop(q, n)),
         2 => prop::array::uniform3(-240i32..=240).prop_map(Op::QueryPoint),
@@ -245,7 +249,7 @@ fn op_strategy(switches: bool) -> BoxedStrategy<Op> {
     if switches {
         prop_oneof![
             12 => base,
-            1 => (0u8..4, 0usize..3).prop_map(|(k, v)| Op::Switch(k, v)),
+            1 => (0u8..6, 0usize..3).prop_map(|(k, v)| Op::Switch(k, v)),
         ]
         .boxed()
     } else {
@@ -411,6 +415,17 @@ impl<V: Vector> Harness<V> {
                 self.tree.rebuild_partial();
                 self.mark_maybe_changed();
             }
+            Op::Optimize(count) => {
+                let done = self.tree.optimize(count);
+                // At most `count`, and only branches below the root.
+                let branches_below_root = self.model.proxies.len().saturating_sub(2);
+                if done > count.min(branches_below_root) {
+                    return Err(format!(
+                        "optimize({count}) reinserted {done} branches of {branches_below_root}"
+                    ));
+                }
+                self.mark_maybe_changed();
+            }
             Op::QueryBox(spec) => {
                 let q = spec.aabb::<V>();
                 let mut got = Vec::new();
@@ -519,9 +534,19 @@ impl<V: Vector> Harness<V> {
                         cfg.pairs = PAIR_METHODS[v % PAIR_METHODS.len()];
                         self.tree.set_pair_method(cfg.pairs);
                     }
-                    _ => {
+                    3 => {
                         cfg.update = UPDATE_MODES[v % UPDATE_MODES.len()];
                         self.tree.set_update_mode(cfg.update);
+                    }
+                    4 => {
+                        cfg.rebuild = RebuildMethod::ALL[v % RebuildMethod::ALL.len()];
+                        self.tree.set_rebuild_method(cfg.rebuild);
+                    }
+                    _ => {
+                        cfg.optimize_share = SHARES[v % SHARES.len()];
+                        self.tree
+                            .set_optimize_share(cfg.optimize_share)
+                            .map_err(|e| format!("set_optimize_share: {e}"))?;
                     }
                 }
                 self.mark_maybe_changed();
@@ -734,11 +759,29 @@ fn runner(cases: u32, seed: u64) -> TestRunner {
     })
 }
 
+/// Optimization shares the tests use (each pair update of these small trees reinserts none,
+/// a few or as many branches as leaves).
+const SHARES: [f32; 3] = [0.0, 0.2, 1.0];
+
+/// [`every_config`], the rebuild methods and optimization shares taking turns along the list
+/// (every method and share meets every insertion cost and balancing).
+fn varied_configs() -> Vec<TreeConfig> {
+    every_config(0.0, 0.0)
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| TreeConfig {
+            rebuild: RebuildMethod::ALL[i % 2],
+            optimize_share: SHARES[(i / 2) % 3],
+            ..c
+        })
+        .collect()
+}
+
 /// Runs the random sequences for every configuration; reports every failing one.
 fn every_configuration<V: Vector>(seed: u64) {
     let strategy = case_strategy(false);
     let mut failures = Vec::new();
-    let configs = every_config(0.0, 0.0);
+    let configs = varied_configs();
     for (i, config) in configs.iter().enumerate() {
         let mut runner = runner(CASES_PER_CONFIG, seed + i as u64);
         if let Err(e) = runner.run(&strategy, |case| run_case::<V>(*config, &case)) {
@@ -756,7 +799,7 @@ fn every_configuration<V: Vector>(seed: u64) {
 
 /// Runs random sequences that also switch insertion, balancing, pair method and update mode.
 fn switching<V: Vector>(seed: u64) {
-    let configs = every_config(0.0, 0.0);
+    let configs = varied_configs();
     let mut runner = runner(SWITCH_CASES, seed);
     let result = runner.run(&case_strategy(true), |case| {
         run_case::<V>(configs[case.start], &case)

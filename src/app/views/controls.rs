@@ -12,7 +12,7 @@ use crate::app::prefs::{Layer, PrefChange};
 use crate::app::state::State;
 use crate::broadphase::BroadphaseKind;
 use crate::scene::Generate;
-use crate::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
+use crate::tree::{Balancing, InsertionCost, PairMethod, RebuildMethod, UpdateMode};
 
 /// The controls panel (it keeps nothing of its own; the generator's fields being edited are
 /// in egui's memory).
@@ -49,6 +49,13 @@ fn update_name(u: UpdateMode) -> &'static str {
         UpdateMode::Reinsert => "Reinsert from the root (Box2D)",
         UpdateMode::LocalReinsert => "Reinsert nearby (Bullet)",
         UpdateMode::EnlargeAndRebuild => "Enlarge + partial rebuild (Box2D v3)",
+    }
+}
+
+fn rebuild_name(r: RebuildMethod) -> &'static str {
+    match r {
+        RebuildMethod::BinnedSah => "Binned SAH (top-down)",
+        RebuildMethod::Agglomerative => "Agglomerative (PLOC, bottom-up)",
     }
 }
 
@@ -180,7 +187,7 @@ impl View for Controls {
         ui.horizontal(|ui| {
             if ui
                 .button("Rebuild the tree")
-                .on_hover_text("Full rebuild with binned SAH.")
+                .on_hover_text("Full rebuild by the rebuild method chosen under Options…")
                 .clicked()
             {
                 out.push(Command::Rebuild);
@@ -194,6 +201,36 @@ impl View for Controls {
                 .clicked()
             {
                 out.push(Command::ShowAdvisor(true));
+            }
+            // The rebuild method and the optimization share, in a menu so that the panel
+            // keeps its height.
+            let mut more = s;
+            ui.menu_button("Options…", |ui| {
+                ui.label("Rebuild method");
+                for method in RebuildMethod::ALL {
+                    ui.radio_value(&mut more.rebuild, method, rebuild_name(method));
+                }
+                ui.add(
+                    egui::DragValue::new(&mut more.optimize_share)
+                        .range(0.0..=1.0)
+                        .speed(0.0001)
+                        .fixed_decimals(4)
+                        .prefix("Optimize share "),
+                )
+                .on_hover_text(
+                    "Incremental optimization (Bittner et al. 2013): after each step that \
+                     changed the tree, this share of the leaves, as branches of the worst \
+                     inefficiency, is taken out and reinserted by the exact SAH search. 0 \
+                     turns it off; 0.001 (a tenth of a percent) is the default.",
+                );
+            })
+            .response
+            .on_hover_text(
+                "The rebuild method (binned SAH or agglomerative PLOC) and the incremental \
+                 optimization's share of the leaves a step.",
+            );
+            if more != s {
+                out.push(Command::SetTreeSettings(more));
             }
         });
 

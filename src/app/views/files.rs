@@ -82,6 +82,7 @@ impl FileDialogView {
                     FilePurpose::Open => Command::Open(path),
                     FilePurpose::SaveAs => Command::SaveAs(path),
                     FilePurpose::Export(_) => Command::Export(path),
+                    FilePurpose::SaveRecording => Command::SaveRecording(path),
                 });
             }
         }

@@ -49,6 +49,20 @@ impl View for MenuBar {
                 {
                     out.push(Command::SaveAsDialog);
                 }
+                if ui
+                    .add_enabled(savable, egui::Button::new("Save recording…"))
+                    .on_hover_text(
+                        "Every step and edit since the scene was opened, as a .rec file \
+                         (open it again, or `aabb-debugger replay` it).",
+                    )
+                    .on_disabled_hover_text(format!(
+                        "{}.",
+                        crate::app::sim::TRACE_HAS_NO_RECORDING_FILE
+                    ))
+                    .clicked()
+                {
+                    out.push(Command::SaveRecordingDialog);
+                }
                 let mut native = state.prefs.native_dialogs;
                 if ui
                     .checkbox(&mut native, "Use the desktop's file dialog")

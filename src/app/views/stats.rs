@@ -92,6 +92,8 @@ impl View for StatsPanel {
                 );
             });
         ui.add_space(6.0);
+        super::health::readout_ui(ui, state, out);
+        ui.add_space(6.0);
         ui.label(RichText::new("Where the time goes").strong());
         egui::Grid::new("time_grid")
             .num_columns(2)

@@ -1,4 +1,5 @@
-//! The timeline under the views: the recording's per-step metrics as tracks on one step axis,
+//! The timeline under the views: the recording's per-step metrics as tracks on one step axis
+//! (and, last, the tree's health sampled every few steps: `views::health`),
 //! markers where the user changed something (orange) and where the tree was rebuilt (blue),
 //! and a playhead at the step shown. A press or drag on the tracks moves the playhead; a click
 //! lands on the highest value of the clicked track within a few points (a spike). The header
@@ -25,6 +26,10 @@ pub const TRACKS: [Metric; 5] = [
     Metric::StepMs,
 ];
 
+/// The tracks drawn: [`TRACKS`], then the tree's health (the cost against a fresh rebuild,
+/// sampled every few steps; see `views::health`).
+pub const TRACK_COUNT: usize = TRACKS.len() + 1;
+
 /// The recording budgets offered, MiB.
 const BUDGET_CHOICES_MIB: [u64; 6] = [128, 256, 512, 1024, 2048, 4096];
 
@@ -39,6 +44,8 @@ const SNAP_POINTS: f32 = 4.0;
 pub struct TimelineView {
     /// The tracks' area (right of the names) and the last step of the axis, last frame.
     axis: Option<(Rect, u64)>,
+    /// The health track's points (one per sample), last frame.
+    health_points: Vec<Pos2>,
 }
 
 impl TimelineView {
@@ -46,7 +53,7 @@ impl TimelineView {
     #[must_use]
     pub fn step_pos(&self, step: u64, track: usize) -> Option<Pos2> {
         let (rect, last) = self.axis?;
-        let h = rect.height() / TRACKS.len() as f32;
+        let h = rect.height() / TRACK_COUNT as f32;
         Some(pos2(
             x_of(rect, last, step),
             rect.top() + h * (track as f32 + 0.5),
@@ -56,6 +63,13 @@ impl TimelineView {
     /// Forgets the drawn area (the timeline is hidden).
     pub fn hide(&mut self) {
         self.axis = None;
+        self.health_points.clear();
+    }
+
+    /// Where the health track's points (one per sample) were drawn last frame.
+    #[must_use]
+    pub fn health_points(&self) -> &[Pos2] {
+        &self.health_points
     }
 }
 
@@ -171,7 +185,7 @@ impl View for TimelineView {
         // The tracks take the rest of the panel (allocated, so the panel keeps its size).
         let (area, _) = ui.allocate_exact_size(ui.available_size(), Sense::hover());
         if area.width() <= LABEL_WIDTH + 10.0 || area.height() < 10.0 {
-            self.axis = None;
+            self.hide();
             return;
         }
         let plot = Rect::from_min_max(pos2(area.left() + LABEL_WIDTH, area.top()), area.max);
@@ -186,7 +200,7 @@ impl View for TimelineView {
         let text_color = visuals.text_color();
         let weak = visuals.weak_text_color();
         let line_color = visuals.selection.bg_fill;
-        let track_h = plot.height() / TRACKS.len() as f32;
+        let track_h = plot.height() / TRACK_COUNT as f32;
         let shown = usize::try_from(at).ok().and_then(|i| steps.get(i));
         // Columns: each pixel column draws the greatest value of the steps it covers, so a
         // spike stays visible however many steps there are.
@@ -250,6 +264,23 @@ impl View for TimelineView {
             };
             painter.add(Shape::line(points, Stroke::new(1.0, line_color)));
         }
+        let band = Rect::from_min_max(
+            pos2(plot.left(), plot.top() + track_h * TRACKS.len() as f32),
+            plot.max,
+        );
+        self.health_points = super::health::ratio_track(
+            &painter,
+            band,
+            |s| x_of(plot, last, s),
+            &state.model.health,
+            at,
+            &super::health::TrackStyle {
+                line: line_color,
+                text: text_color,
+                name_left: area.left(),
+                threshold: state.prefs.health_threshold,
+            },
+        );
         // Markers: the tree's rebuilds (blue, top) and the user's edits (orange, full height).
         let rebuilt = Color32::from_rgb(80, 150, 255);
         let mut last_x = f32::NEG_INFINITY;
@@ -313,6 +344,9 @@ impl View for TimelineView {
                             format_value(metric, metric.value(r))
                         ));
                     }
+                    if let Some(h) = state.model.health.samples().get(&s) {
+                        ui.label(format!("{}: {:.3}", super::health::TRACK_NAME, h.ratio()));
+                    }
                     if r.rebuilt {
                         ui.label("the tree was rebuilt (wholly or in part)");
                     }
@@ -327,11 +361,14 @@ impl View for TimelineView {
             return;
         };
         let target = if response.clicked() {
-            let track =
-                (((pos.y - plot.top()) / track_h).floor().max(0.0) as usize).min(TRACKS.len() - 1);
+            let track = ((pos.y - plot.top()) / track_h).floor().max(0.0) as usize;
             let from = step_of(plot, last, pos.x - SNAP_POINTS);
             let to = step_of(plot, last, pos.x + SNAP_POINTS);
-            Some(peak(steps, TRACKS[track], from, to))
+            // The health track has no value at every step: its click lands where it is.
+            Some(TRACKS.get(track).map_or_else(
+                || step_of(plot, last, pos.x),
+                |&metric| peak(steps, metric, from, to),
+            ))
         } else if response.dragged() || response.drag_started() {
             Some(step_of(plot, last, pos.x))
         } else {

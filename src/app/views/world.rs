@@ -596,6 +596,19 @@ impl WorldView {
         // Every layer goes into one mesh, in drawing order: egui copies each mesh into its
         // output, which grew (and copied again) once per layer when each layer was a mesh.
         let mut m = self.meshes.builder(WORLD_MESH);
+        // Static boxes (level geometry) under every layer: a faint fill and an outline.
+        for b in &snap.statics {
+            if !b.rect.overlaps(&visible) {
+                continue;
+            }
+            let r = t.rect(&b.rect);
+            if r.width() < 1.5 && r.height() < 1.5 {
+                m.dot(r.center(), 1.0, pal.static_box);
+            } else {
+                m.rect_filled(r, pal.static_box.gamma_multiply(0.2));
+                m.rect_outline(crisp(r, ppp), 1.0, pal.static_box);
+            }
+        }
         for layer in Layer::ALL {
             if !layers.get(layer) {
                 continue;

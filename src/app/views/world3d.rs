@@ -457,6 +457,10 @@ impl World3dView {
             );
         }
 
+        // Static boxes (level geometry) under every layer.
+        for b in &snap.statics {
+            d.wire_box(&b.world, 1.25, pal.static_box);
+        }
         for layer in Layer::ALL {
             if !layers.get(layer) {
                 continue;

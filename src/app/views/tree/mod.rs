@@ -10,8 +10,17 @@
 //! leaves, unless opened; any branch folds or opens by a click on its ± marker (or a
 //! double-click on it). Branches are known across steps by their [`FoldKey`] (the tree reuses
 //! node ids), and the folding starts over when another scene is opened or the depth changes.
+//!
+//! Changes since the previous step (the toolbar's toggle): nodes added and refit are ringed
+//! in their colours, the removed ones crossed out where their spheres meet now and listed,
+//! with the counts in a header; see [`diff`] for
+//! what "the same node" is across steps. It follows the step shown: playing, stepping, or a
+//! past step of the timeline (the previous step rebuilt from the recording and kept).
 
+pub mod diff;
 pub mod layout;
+
+pub use diff::{Change, Changes, DiffCache, TreeDiff};
 
 pub use layout::{FoldKey, Folding, LayoutItem, TreeLayout, letters};
 
@@ -105,6 +114,14 @@ pub struct TreeView {
     marked: Vec<bool>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
+    /// Show what changed since the previous step.
+    show_changes: bool,
+    /// The changes, computed once per change of the simulation.
+    diff: DiffCache,
+    /// Per drawn item: how it (or a node its folded branch hides) changed (scratch).
+    changed: Vec<Option<Change>>,
+    /// Per drawn item: a removed node's ghost stands on it (scratch).
+    ghosts: Vec<bool>,
 }
 
 /// The least height (points) of the tree view below its toolbar that also shows the event list.
@@ -129,6 +146,10 @@ impl View for TreeView {
             return;
         }
         egui::Panel::top("tree_toolbar").show(ui, |ui| self.toolbar_ui(ui, state, out));
+        if self.show_changes {
+            self.diff.update(state);
+            egui::Panel::top("tree_changes").show(ui, |ui| self.changes_ui(ui));
+        }
         // In a short view the diagram keeps the room: the event list steps aside.
         if state.prefs.show_events && ui.available_height() >= EVENTS_MIN_VIEW_HEIGHT {
             egui::Panel::bottom("tree_events")
@@ -141,6 +162,84 @@ impl View for TreeView {
 }
 
 impl TreeView {
+    /// What changed since the previous step, when the view shows it (the toolbar's toggle).
+    #[must_use]
+    pub fn changes(&self) -> Option<&Changes> {
+        self.show_changes.then(|| self.diff.changes()).flatten()
+    }
+
+    /// How many previous steps the changes rebuilt from the recording so far (the rest came
+    /// from its cache).
+    #[must_use]
+    pub fn changes_rebuilt(&self) -> u64 {
+        self.diff.rebuilt()
+    }
+
+    /// The legend, the counts and the removed nodes.
+    fn changes_ui(&self, ui: &mut egui::Ui) {
+        let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
+        let Some(changes) = self.diff.changes() else {
+            return;
+        };
+        ui.horizontal_wrapped(|ui| {
+            ui.spacing_mut().item_spacing.x = 6.0;
+            for (color, name, tip) in [
+                (
+                    pal.diff_added,
+                    "added",
+                    "Ringed: a node over spheres no node covered at the previous step",
+                ),
+                (
+                    pal.diff_removed,
+                    "removed",
+                    "A node of the previous step whose spheres no node covers now: a cross on \
+                     the node where its spheres meet now, and listed below",
+                ),
+                (
+                    pal.diff_refit,
+                    "refit",
+                    "Ringed: a node over the same spheres as at the previous step, with \
+                     another box",
+                ),
+            ] {
+                // A painted swatch: the default fonts have no square glyph.
+                let (swatch, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
+                ui.painter().rect_filled(swatch, 2.0, color);
+                ui.label(egui::RichText::new(name).color(color))
+                    .on_hover_text(tip);
+            }
+            ui.separator();
+            match &changes.diff {
+                Ok(_) => ui.strong(changes.header()),
+                Err(e) => ui.colored_label(ui.visuals().warn_fg_color, e),
+            };
+        });
+        if let Ok(d) = &changes.diff
+            && !d.removed.is_empty()
+        {
+            egui::CollapsingHeader::new(
+                egui::RichText::new(format!("{} removed nodes", d.removed.len()))
+                    .color(pal.diff_removed),
+            )
+            .id_salt("tree_removed")
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .max_height(90.0)
+                    .show(ui, |ui| {
+                        for r in d.removed.iter().take(REMOVED_LIST_LIMIT) {
+                            ui.label(r.describe());
+                        }
+                        if d.removed.len() > REMOVED_LIST_LIMIT {
+                            ui.weak(format!(
+                                "… and {} more",
+                                d.removed.len() - REMOVED_LIST_LIMIT
+                            ));
+                        }
+                    });
+            });
+        }
+    }
+
     /// Where the diagram was drawn last frame, if it was.
     #[must_use]
     pub fn rect(&self) -> Option<Rect> {
@@ -238,6 +337,13 @@ impl TreeView {
             }
             ui.add(egui::DragValue::new(&mut self.collapse_to).range(1..=TREE_DEPTH_ALL - 1))
                 .labelled_by(collapse.id);
+            ui.separator();
+            // Short: a narrow tree view keeps its toolbar on one or two rows.
+            ui.toggle_value(&mut self.show_changes, CHANGES_TOGGLE)
+                .on_hover_text(
+                    "Changes since the previous step: ring the nodes added and refit and list \
+                     the removed ones (a node is known by the spheres below it)",
+                );
             ui.separator();
             for (kind, name, tip) in [
                 (
@@ -423,6 +529,7 @@ impl TreeView {
             }
         }
         self.update_layout(state);
+        self.mark_changes(snap);
         let kind = self.layout.kind;
         let size = viewport.size();
         let stale = match self.fitted {
@@ -543,6 +650,50 @@ impl TreeView {
 
     /// The hover tooltip of item `k`.
     fn describe_item(&self, state: &State, k: usize) -> String {
+        let text = self.describe_node(state, k);
+        match self.changed.get(k).copied().flatten() {
+            Some(Change::Added) => format!("{text}\nadded since the previous step"),
+            Some(Change::Refit) => format!("{text}\nrefit since the previous step"),
+            None => text,
+        }
+    }
+
+    /// How each drawn item changed since the previous step (a folded branch: the nodes it
+    /// hides, added before refit); nothing when the changes are not shown.
+    fn mark_changes(&mut self, snap: &Snapshot) {
+        let changed = &mut self.changed;
+        changed.clear();
+        self.ghosts.clear();
+        if !self.show_changes {
+            return;
+        }
+        let Some(Ok(d)) = self.diff.changes().map(|c| &c.diff) else {
+            return;
+        };
+        changed.resize(self.layout.items.len(), None);
+        self.ghosts.resize(self.layout.items.len(), false);
+        for id in d.removed.iter().filter_map(|r| r.ghost_at) {
+            if let Some(k) = snap
+                .node_index(id)
+                .and_then(|i| self.layout.item_for(snap, i))
+            {
+                self.ghosts[k] = true;
+            }
+        }
+        for (c, ids) in [(Change::Refit, &d.refit), (Change::Added, &d.added)] {
+            for &id in ids {
+                if let Some(k) = snap
+                    .node_index(id)
+                    .and_then(|i| self.layout.item_for(snap, i))
+                {
+                    changed[k] = Some(c);
+                }
+            }
+        }
+    }
+
+    /// The tooltip of item `k` without its change.
+    fn describe_node(&self, state: &State, k: usize) -> String {
         let snap = &state.snapshot;
         let item = self.layout.items[k];
         let n = &snap.nodes[item.node];
@@ -816,6 +967,59 @@ impl TreeView {
             }
         };
         let levels = layout.levels as usize + 1;
+        let changed = &self.changed;
+        self.last_at_level.clear();
+        self.last_at_level
+            .resize(levels, (f32::NEG_INFINITY, f32::NEG_INFINITY));
+        for (k, item) in layout.items.iter().enumerate() {
+            let Some(c) = changed.get(k).copied().flatten() else {
+                continue;
+            };
+            let r = cam.screen_rect_from_layout(viewport, item.cell());
+            let last = &mut self.last_at_level[(item.pos.y as usize).min(levels - 1)].0;
+            let apart = if icicle { 4.0 } else { radius.max(1.0) };
+            if (icicle && r.width() < apart) || (r.center().x - *last).abs() < apart {
+                continue;
+            }
+            *last = r.center().x;
+            let color = match c {
+                Change::Added => pal.diff_added,
+                Change::Refit => pal.diff_refit,
+            };
+            mark(m, k, 5.5, 2.0, color);
+        }
+        // Removed nodes: a cross at the upper left of the node where their spheres meet now.
+        for (k, item) in layout.items.iter().enumerate() {
+            if !self.ghosts.get(k).copied().unwrap_or(false) {
+                continue;
+            }
+            let at = if icicle {
+                let r = cam.screen_rect_from_layout(viewport, item.cell());
+                if !viewport.intersects(r) || r.width() < 12.0 {
+                    continue;
+                }
+                r.left_top() + vec2(6.0, 6.0)
+            } else {
+                let p = cam.screen_from_layout(viewport, item.pos);
+                if !visible.contains(p) {
+                    continue;
+                }
+                p - vec2(radius + 5.0, radius + 5.0)
+            };
+            let arm = 4.5;
+            m.line(
+                at - vec2(arm, arm),
+                at + vec2(arm, arm),
+                2.5,
+                pal.diff_removed,
+            );
+            m.line(
+                at + vec2(-arm, arm),
+                at + vec2(arm, -arm),
+                2.5,
+                pal.diff_removed,
+            );
+        }
         self.last_at_level.clear();
         self.last_at_level
             .resize(levels, (f32::NEG_INFINITY, f32::NEG_INFINITY));
@@ -932,6 +1136,12 @@ fn event_node(snap: &Snapshot, event: &TreeEvent) -> Option<usize> {
         TreeEvent::Remove(_) | TreeEvent::Rebuild { .. } => None,
     }
 }
+
+/// The toolbar's toggle of the changes since the previous step.
+pub const CHANGES_TOGGLE: &str = "Changes";
+
+/// At most this many removed nodes are listed.
+const REMOVED_LIST_LIMIT: usize = 1000;
 
 /// At most this many events are listed.
 const EVENT_LIST_LIMIT: usize = 100_000;
