@@ -131,7 +131,10 @@ fn the_readout_shows_the_ratio_measured_on_the_worker_after_n_steps() {
     // The readout says it, with the step it was measured at.
     h.run_steps(2);
     h.get_by_label(&readout_text(&sample));
-    h.get_by_label("measured at step 40 (fresh: binned SAH)");
+    h.get_by_label(&format!(
+        "measured at step 40 (fresh: {})",
+        fresh.method.name()
+    ));
 }
 
 #[test]

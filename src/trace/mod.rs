@@ -47,8 +47,9 @@
 //! Each step, the broad phase gets every box present (static ones included) as a body with
 //! that tight box and a velocity of `(centre now - centre at the previous step) / dt` (zero
 //! for a box new this step, and for static boxes); the tree fattens it by its margin and
-//! look-ahead as it does a sphere's box. Candidate pairs are fat boxes that overlap;
-//! contacts are candidate pairs whose tight boxes overlap.
+//! look-ahead as it does a sphere's box. Candidate pairs are fat boxes that overlap, except
+//! two static boxes (never a pair, as a scene's static boxes); contacts are candidate pairs
+//! whose tight boxes overlap.
 
 mod format;
 mod sim;

@@ -48,6 +48,22 @@ fn invalid(message: String) -> SceneError {
     }
 }
 
+/// A broad phase of `kind` for `trace`: the pair limit set and the trace's static boxes
+/// marked, so that no pair of two of them is reported (as a scene's static boxes).
+fn make_broadphase(
+    trace: &Trace,
+    kind: BroadphaseKind,
+    config: TreeConfig,
+    pair_limit: usize,
+) -> Result<Box<dyn Broadphase>, SceneError> {
+    let mut b =
+        broadphase::make(kind, trace.dimensions(), config).map_err(|e| invalid(e.to_string()))?;
+    b.set_pair_limit(pair_limit);
+    let ids: Vec<u32> = trace.statics().iter().map(|s| s.id).collect();
+    b.set_static_ids(&ids);
+    Ok(b)
+}
+
 /// Replays a [`Trace`] through a broad phase: at each step the broad phase is brought to that
 /// step's boxes (and the static ones), so the tree is driven by the trace exactly as by a
 /// scene's spheres, and every step gets a [`StepReport`] like a scene's:
@@ -56,7 +72,8 @@ fn invalid(message: String) -> SceneError {
 ///   step divided by `dt`: `(centre now - centre at the last step) / dt`; zero for a box new
 ///   this step (or at the first step replayed) and for static boxes;
 /// - boxes present now and not at the last step **appear**, boxes gone **disappear**;
-/// - **candidate pairs** are pairs whose fat boxes overlap, as for spheres;
+/// - **candidate pairs** are pairs whose fat boxes overlap, as for spheres, except pairs of
+///   two static boxes (level geometry never collides with itself);
 /// - **contacts** are the candidate pairs whose tight boxes overlap (touching counts): a
 ///   trace has boxes, not shapes.
 ///
@@ -137,9 +154,7 @@ impl TraceSimulation {
                 trace.step_count() - 1
             )));
         }
-        let mut broadphase = broadphase::make(kind, trace.dimensions(), config)
-            .map_err(|e| invalid(e.to_string()))?;
-        broadphase.set_pair_limit(pair_limit);
+        let broadphase = make_broadphase(&trace, kind, config, pair_limit)?;
         let mut sim = TraceSimulation {
             trace,
             config,
@@ -388,10 +403,7 @@ impl TraceSimulation {
 
     /// Switches broad phase (every fat box made afresh, pairs recomputed).
     pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
-        let mut b = broadphase::make(kind, self.trace.dimensions(), self.config)
-            .map_err(|e| invalid(e.to_string()))?;
-        b.set_pair_limit(self.pair_limit);
-        self.broadphase = b;
+        self.broadphase = make_broadphase(&self.trace, kind, self.config, self.pair_limit)?;
         self.refresh(Instant::now())
     }
 
