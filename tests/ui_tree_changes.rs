@@ -7,10 +7,10 @@
 #![cfg(feature = "app")]
 
 use aabb_debugger::app::prefs::ViewMode;
+use aabb_debugger::app::sim::Sim;
 use aabb_debugger::app::views::tree::TreeDiff;
 use aabb_debugger::app::{Command, DebuggerApp};
 use aabb_debugger::broadphase::TreeView;
-use aabb_debugger::app::sim::Sim;
 use aabb_debugger::scene::Scene;
 use aabb_debugger::tree::NodeId;
 use eframe::egui;
