@@ -110,6 +110,7 @@ mod pairs;
 mod query;
 mod rebuild;
 mod remove;
+mod restructure;
 mod stats;
 mod update;
 mod validate;
@@ -125,6 +126,7 @@ extern crate self as dynamic_aabb_tree;
 pub use aabb::Aabb;
 #[cfg(feature = "parallel")]
 pub use pairs::PARALLEL_MIN_LEAVES;
+pub use restructure::{THOROUGH_CONVERGED, TREELET_LEAVES};
 pub use stats::StructureHasher;
 pub use update::fat_box;
 pub use vector::Vector;
