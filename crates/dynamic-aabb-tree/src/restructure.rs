@@ -14,7 +14,7 @@
 #[cfg(doc)]
 use super::InsertionCost;
 use super::node::NULL;
-use super::{Aabb, Balancing, DynamicTree, Vector};
+use super::{Aabb, DynamicTree, Vector};
 
 /// The most subtrees a treelet has: the dynamic program looks at `3^n` splits (2,187).
 pub const TREELET_LEAVES: usize = 7;
@@ -30,7 +30,9 @@ const GAIN: f32 = 1e-6;
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Rounds of [`DynamicTree::reinsert_subtrees`] then [`DynamicTree::restructure_treelets`]
     /// until a round lowers the SAH cost by less than [`THOROUGH_CONVERGED`] of itself, or
-    /// `max_rounds` were made; returns the rounds made. The cost never rises.
+    /// `max_rounds` were made; returns the rounds made. Every move is made only when it lowers
+    /// the cost (as the search measures it, in `f32`, by more than a millionth); a pending
+    /// partial rebuild ([`crate::UpdateMode::EnlargeAndRebuild`]) is done first.
     pub fn optimize_thorough(&mut self, max_rounds: usize) -> usize {
         let mut cost = self.sah_cost();
         for round in 1..=max_rounds {
@@ -59,7 +61,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.any_enlarged {
             self.rebuild_partial();
         }
-        let balancing = std::mem::replace(&mut self.config.balancing, Balancing::None);
         let mut moved = 0;
         for index in 0..self.nodes.len() as u32 {
             let node = &self.nodes[index as usize];
@@ -70,7 +71,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 moved += 1;
             }
         }
-        self.config.balancing = balancing;
         moved
     }
 
