@@ -50,6 +50,13 @@ fn check_report(v: &serde_json::Value, boxes: u64, dimensions: u64) {
     ] {
         want.push(m.to_owned());
     }
+    for i in ["volume", "perimeter", "surface-area", "exact-surface-area"] {
+        for b in ["none", "rotations"] {
+            want.push(format!("{i}/{b}+optimize+thorough"));
+        }
+    }
+    want.push("rebuild+thorough".to_owned());
+    want.push("rebuild-agglomerative+thorough".to_owned());
     assert_eq!(names, want);
     let mut least = f64::INFINITY;
     for m in methods {
@@ -103,7 +110,8 @@ fn quality_json_of_a_2d_list() {
     assert!((exact["cost"].as_f64().expect("cost") - 158.0 / 14.0).abs() < 1e-12);
     // The agglomerative build: height 6, branches of half perimeter 137.5; the least of all,
     // 136.5 (a total branch perimeter of 301 with the root), is SurfaceArea with rotations
-    // followed by the optimization.
+    // followed by the optimization, and the thorough optimization of the agglomerative
+    // rebuild and of the exact search's trees (first listed: the optimization's).
     let find = |name: &str| {
         methods
             .iter()
@@ -114,6 +122,9 @@ fn quality_json_of_a_2d_list() {
         ("rebuild-agglomerative", 6, 137.5),
         ("create-proxies-agglomerative", 6, 137.5),
         ("surface-area/rotations+optimize", 6, 136.5),
+        ("exact-surface-area/none+optimize+thorough", 6, 136.5),
+        ("rebuild+thorough", 6, 137.5),
+        ("rebuild-agglomerative+thorough", 6, 136.5),
     ] {
         let m = find(name);
         assert_eq!(m["height"], height, "{m}");

@@ -1,8 +1,9 @@
 //! The `quality` subcommand: builds the tree over a fixed set of boxes with every insertion
 //! cost x balancing, with each insertion cost (no balancing, and rotations) followed by the
 //! incremental optimization until converged, with a full rebuild and with one batch creation
-//! (each by binned SAH and by agglomerative clustering), and prints each tree's height, SAH
-//! cost and build time (a table, or one JSON object with `--json`).
+//! (each by binned SAH and by agglomerative clustering), with each optimized and each rebuilt
+//! tree followed by the thorough optimization (`+thorough`), and prints each tree's height,
+//! SAH cost and build time (a table, or one JSON object with `--json`).
 //!
 //! The boxes come from a box list (one box a line: `minx miny maxx maxy` in 2D or `minx miny
 //! minz maxx maxy maxz` in 3D; `#` starts a comment; blank lines are skipped) or from a scene
@@ -42,14 +43,15 @@ pub struct QualityArgs {
 pub struct MethodQuality {
     /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values), the same
     /// with `+optimize`, `rebuild`, `rebuild-agglomerative`, `create-proxies` or
-    /// `create-proxies-agglomerative`.
+    /// `create-proxies-agglomerative`; an optimized or rebuilt tree's name with `+thorough`.
     pub method: String,
     /// The root's height (a leaf is 0).
     pub height: u32,
     /// [`DynamicTree::sah_cost`].
     pub cost: f64,
     /// Milliseconds the build took (for a rebuild, the rebuild alone; for `+optimize`, the
-    /// insertions and the optimization).
+    /// insertions and the optimization; for `+thorough`, the tree's own time and the thorough
+    /// optimization).
     pub build_ms: f64,
 }
 
@@ -110,13 +112,13 @@ pub fn table(report: &QualityReport) -> String {
     let mut out = format!("{} boxes, {}D\n", report.boxes, report.dimensions);
     let _ = writeln!(
         out,
-        "{:<34} {:>6} {:>10} {:>10}",
+        "{:<46} {:>6} {:>10} {:>10}",
         "method", "height", "cost", "build ms"
     );
     for m in &report.methods {
         let _ = writeln!(
             out,
-            "{:<34} {:>6} {:>10.4} {:>10.3}",
+            "{:<46} {:>6} {:>10.4} {:>10.3}",
             m.method, m.height, m.cost, m.build_ms
         );
     }
@@ -244,6 +246,9 @@ fn balancing_name(balancing: Balancing) -> &'static str {
 /// Passes of [`DynamicTree::optimize_until_converged`] at most in the `+optimize` methods.
 pub const OPTIMIZE_PASSES: usize = 100;
 
+/// Rounds of [`DynamicTree::optimize_thorough`] at most in the `+thorough` methods.
+pub const THOROUGH_ROUNDS: usize = 100;
+
 /// The name of a rebuild method in method names: `rebuild` and `create-proxies` alone for
 /// binned SAH, with `-agglomerative` for PLOC.
 fn rebuild_suffix(method: RebuildMethod) -> &'static str {
@@ -256,7 +261,10 @@ fn rebuild_suffix(method: RebuildMethod) -> &'static str {
 /// Every method over one dimension's boxes: insertion x balancing, then each insertion with
 /// no balancing and with rotations followed by the optimization until converged (at most
 /// [`OPTIMIZE_PASSES`] passes), then for each rebuild method a rebuild of the tree the
-/// default settings insert and one batch creation.
+/// default settings insert and one batch creation, then each optimized and each rebuilt tree
+/// followed by the thorough optimization ([`DynamicTree::optimize_thorough`], at most
+/// [`THOROUGH_ROUNDS`] rounds: subtree reinsertion and treelet restructuring, never raising
+/// the cost).
 fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeError> {
     let config = |insertion, balancing, rebuild| TreeConfig {
         margin: 0.0,
@@ -296,7 +304,9 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
             out.push(quality(name(insertion, balancing), &tree, ms));
         }
     }
-    // Insertion, then the optimization (timed together).
+    // Insertion, then the optimization (timed together); each tree is kept for the
+    // thorough optimization at the end.
+    let mut to_polish = Vec::new();
     for insertion in InsertionCost::ALL {
         for balancing in [Balancing::None, Balancing::Rotations] {
             let (mut tree, ms) = inserted(config(insertion, balancing, binned))?;
@@ -304,7 +314,8 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
             tree.optimize_until_converged(OPTIMIZE_PASSES);
             let ms = ms + start.elapsed().as_secs_f64() * 1e3;
             let method = format!("{}+optimize", name(insertion, balancing));
-            out.push(quality(method, &tree, ms));
+            out.push(quality(method.clone(), &tree, ms));
+            to_polish.push((method, tree, ms));
         }
     }
     // The rebuilds: of the tree the default settings insert, timed alone.
@@ -314,11 +325,9 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
         let start = Instant::now();
         tree.rebuild();
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        out.push(quality(
-            format!("rebuild{}", rebuild_suffix(rebuild)),
-            &tree,
-            ms,
-        ));
+        let method = format!("rebuild{}", rebuild_suffix(rebuild));
+        out.push(quality(method.clone(), &tree, ms));
+        to_polish.push((method, tree, ms));
     }
     // One batch into an empty tree.
     let items: Vec<(Aabb<V>, V, u32)> = boxes
@@ -335,6 +344,13 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
         let method = format!("create-proxies{}", rebuild_suffix(rebuild));
         out.push(quality(method, &tree, ms));
     }
+    // The thorough optimization of each optimized and rebuilt tree (timed with its build).
+    for (method, mut tree, ms) in to_polish {
+        let start = Instant::now();
+        tree.optimize_thorough(THOROUGH_ROUNDS);
+        let ms = ms + start.elapsed().as_secs_f64() * 1e3;
+        out.push(quality(format!("{method}+thorough"), &tree, ms));
+    }
     Ok(out)
 }
 
@@ -346,7 +362,17 @@ mod tests {
     fn every_method_is_measured_and_the_best_is_least() {
         let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n", "f").expect("valid");
         let report = measure(&set).expect("measured");
-        assert_eq!(report.methods.len(), 4 * 3 + 4 * 2 + 2 + 2);
+        assert_eq!(report.methods.len(), 4 * 3 + 4 * 2 + 2 + 2 + 4 * 2 + 2);
+        // The thorough optimization never raises the cost of the tree it starts from.
+        for m in report
+            .methods
+            .iter()
+            .filter(|m| m.method.ends_with("+thorough"))
+        {
+            let start = m.method.trim_end_matches("+thorough");
+            let from = report.methods.iter().find(|s| s.method == start);
+            assert!(from.is_some_and(|s| m.cost <= s.cost), "{}", m.method);
+        }
         let least = report
             .methods
             .iter()

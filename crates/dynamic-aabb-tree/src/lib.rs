@@ -40,7 +40,9 @@
 //! [`DynamicTree::rebuild`] rebuilds the whole tree, either by binned SAH or by agglomerative
 //! clustering (PLOC) as [`TreeConfig::rebuild`] says ([`RebuildMethod`]);
 //! [`DynamicTree::optimize`] reinserts the branches that cost most (Bittner et al. 2013), a
-//! share of them ([`TreeConfig::optimize_share`]) at each pair update after a change;
+//! share of them ([`TreeConfig::optimize_share`]) at each pair update after a change, and
+//! [`DynamicTree::optimize_thorough`] improves a tree built once (subtree reinsertion and
+//! treelet restructuring, each move made only when it lowers the SAH cost);
 //! [`DynamicTree::set_pair_limit`] bounds
 //! the pairs an update may find, [`DynamicTree::validate`] checks every invariant and
 //! [`DynamicTree::stats`] gives the tree's shape and cost, [`DynamicTree::work`] the nodes and
@@ -95,7 +97,8 @@
 //!
 //! The type is split across files by operation, each an `impl` block: `node` (pool, free
 //! list, proxy table), `insert`, `remove`, `balance` (AVL and rotations), `rebuild` (binned
-//! SAH, full and partial), `update` (create, destroy, move, margins), `pairs`, `query`,
+//! SAH, full and partial), `optimize` (the incremental optimization), `restructure` (the
+//! thorough optimization), `update` (create, destroy, move, margins), `pairs`, `query`,
 //! `validate`, `stats` and `events`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -111,6 +114,7 @@ mod pairs;
 mod query;
 mod rebuild;
 mod remove;
+mod restructure;
 mod stats;
 mod update;
 mod validate;
@@ -126,6 +130,7 @@ extern crate self as dynamic_aabb_tree;
 pub use aabb::Aabb;
 #[cfg(feature = "parallel")]
 pub use pairs::PARALLEL_MIN_LEAVES;
+pub use restructure::{THOROUGH_CONVERGED, TREELET_LEAVES};
 pub use stats::StructureHasher;
 pub use update::fat_box;
 pub use vector::Vector;

@@ -124,6 +124,10 @@ enum Op {
     RebuildPartial,
     /// An optimization pass of this many branches.
     Optimize(usize),
+    /// A pass of subtree reinsertion (`reinsert_subtrees`).
+    ReinsertSubtrees,
+    /// A pass of treelet restructuring (`restructure_treelets`).
+    RestructureTreelets,
     QueryBox(QuerySpec),
     QueryBoxStop(QuerySpec, usize),
     QueryPoint([i32; 3]),
@@ -238,6 +242,8 @@ fn op_strategy(switches: bool) -> BoxedStrategy<Op> {
         1 => Just(Op::Rebuild),
         1 => Just(Op::RebuildPartial),
         1 => (0usize..12).prop_map(Op::Optimize),
+        1 => Just(Op::ReinsertSubtrees),
+        1 => Just(Op::RestructureTreelets),
         3 => query_spec().prop_map(Op::QueryBox),
         1 => (query_spec(), 1usize..4).prop_map(|(q, n)| Op::QueryBoxStop(q, n)),
         2 => prop::array::uniform3(-240i32..=240).prop_map(Op::QueryPoint),
@@ -422,6 +428,26 @@ impl<V: Vector> Harness<V> {
                 if done > count.min(branches_below_root) {
                     return Err(format!(
                         "optimize({count}) reinserted {done} branches of {branches_below_root}"
+                    ));
+                }
+                self.mark_maybe_changed();
+            }
+            Op::ReinsertSubtrees => {
+                // At most every node but the root.
+                let done = self.tree.reinsert_subtrees();
+                let nodes = (2 * self.model.proxies.len()).saturating_sub(2);
+                if done > nodes {
+                    return Err(format!("reinsert_subtrees moved {done} of {nodes} nodes"));
+                }
+                self.mark_maybe_changed();
+            }
+            Op::RestructureTreelets => {
+                // At most every branch.
+                let done = self.tree.restructure_treelets();
+                let branches = self.model.proxies.len().saturating_sub(1);
+                if done > branches {
+                    return Err(format!(
+                        "restructure_treelets rebuilt {done} of {branches} branches"
                     ));
                 }
                 self.mark_maybe_changed();
