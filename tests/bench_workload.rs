@@ -276,3 +276,30 @@ fn the_binary_prints_every_field() {
         );
     }
 }
+
+#[test]
+fn the_optimization_share_changes_the_tree_not_the_pairs_and_is_checked() {
+    let sap = workload::run(&mut OurBroadphase::sweep_and_prune(), 500, 120).expect("sap runs");
+    for share in ["0", "0.001", "0.05", "1"] {
+        let args = bench_args(&["--n", "500", "--steps", "120", "--optimize-share", share]);
+        let ours = run_bench(&args).expect("bench runs");
+        assert_eq!(ours.pair_hash, sap.pair_hash, "--optimize-share {share}");
+        assert_eq!(
+            ours.total_pairs, sap.total_pairs,
+            "--optimize-share {share}"
+        );
+    }
+    for bad in ["-0.5", "1.5", "NaN"] {
+        let arg = format!("--optimize-share={bad}");
+        let args = bench_args(&["--n", "10", &arg]);
+        let err = run_bench(&args).expect_err("refused").to_string();
+        assert_eq!(
+            err,
+            format!(
+                "--optimize-share must be between 0 and 1, got {}",
+                args.optimize_share
+            ),
+            "{bad}"
+        );
+    }
+}

@@ -36,6 +36,10 @@ pub struct BenchArgs {
     /// What the tree does with a proxy that left its fat box.
     #[arg(long, value_enum, default_value_t = UpdateArg::from(UpdateMode::default()))]
     pub update: UpdateArg,
+    /// The share of the leaves the tree's incremental optimization reinserts at each pair
+    /// update (0 to 1; 0 turns it off).
+    #[arg(long, default_value_t = crate::tree::DEFAULT_OPTIMIZE_SHARE)]
+    pub optimize_share: f32,
 }
 
 /// `--broadphase`.
@@ -195,6 +199,7 @@ impl BenchArgs {
             balancing: self.balancing.into(),
             pairs: self.pairs.into(),
             update: self.update.into(),
+            optimize_share: self.optimize_share,
             ..TreeConfig::default()
         }
     }
@@ -213,6 +218,12 @@ impl BenchArgs {
                 "--steps must be between 1 and {}, got {}",
                 workload::MAX_STEPS,
                 self.steps
+            );
+        }
+        if !(0.0..=1.0).contains(&self.optimize_share) {
+            anyhow::bail!(
+                "--optimize-share must be between 0 and 1, got {}",
+                self.optimize_share
             );
         }
         if self.broadphase == BroadphaseArg::Brute && self.n > MAX_BRUTE_CIRCLES {
