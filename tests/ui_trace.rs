@@ -268,6 +268,9 @@ fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
             (100, Shape::StaticBox, false),
         ]
     );
+    // Named by what they are (the event list, the tree view's tooltips).
+    assert_eq!(h.state().snapshot().body_name(1), "box 1");
+    assert_eq!(h.state().snapshot().body_name(100), "static box 100");
     let box1 = h.state().snapshot().sphere(1).expect("box 1").clone();
     assert_eq!(box1.tight_world.min, Vec3::new(6.0, 12.0, 0.0));
     assert_eq!(box1.tight_world.max, Vec3::new(7.5, 13.5, 0.0));

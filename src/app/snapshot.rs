@@ -375,6 +375,19 @@ impl Snapshot {
         self.sphere_index(id).map(|i| &self.spheres[i])
     }
 
+    /// How the views name the body with this id: `sphere 3`, `box 3` (a trace's moving box)
+    /// or `static box 3` (a trace's or a scene's), `body 3` when it is not in the snapshot.
+    #[must_use]
+    pub fn body_name(&self, id: u32) -> String {
+        match self.sphere(id).map(|s| s.shape) {
+            Some(Shape::Sphere) => format!("sphere {id}"),
+            Some(Shape::Box) => format!("box {id}"),
+            Some(Shape::StaticBox) => format!("static box {id}"),
+            None if self.statics.iter().any(|b| b.id == id) => format!("static box {id}"),
+            None => format!("body {id}"),
+        }
+    }
+
     /// Index in `nodes` of the node with this id.
     #[must_use]
     pub fn node_index(&self, id: NodeId) -> Option<usize> {
@@ -576,6 +589,11 @@ mod tests {
             // holds the floor's fat box) the floor, which reaches the walls, bounds the content
             // from (0, 0) to x = 40.
             assert!(snap.statics.iter().all(|b| snap.sphere(b.id).is_none()));
+            // The views name each kind of body by what it is.
+            assert_eq!(snap.body_name(101), "static box 101");
+            let first = snap.spheres[0].id;
+            assert_eq!(snap.body_name(first), format!("sphere {first}"));
+            assert_eq!(snap.body_name(99_999), "body 99999");
             let bounds = snap.content_bounds().expect("content");
             assert!(snap.statics.iter().all(|b| bounds.union(&b.rect) == bounds));
             if kind == BroadphaseKind::Sap {

@@ -710,8 +710,10 @@ impl TreeView {
                     .map(|l| format!(" “{l}”"))
                     .unwrap_or_default();
                 format!(
-                    "Leaf: sphere {id}{label}\nnode #{}, depth {}\n{boxed}",
-                    n.id.0, n.depth
+                    "Leaf: {}{label}\nnode #{}, depth {}\n{boxed}",
+                    snap.body_name(id),
+                    n.id.0,
+                    n.depth
                 )
             }
             None => {
@@ -1090,7 +1092,7 @@ fn branch_letters(state: &State) -> bool {
 /// One line of the event list.
 fn describe_event(snap: &Snapshot, event: &TreeEvent) -> String {
     let sphere = |p: &ProxyId| match snap.proxy_sphere(*p) {
-        Some(id) => format!("sphere {id}"),
+        Some(id) => snap.body_name(id),
         None => format!("proxy {}", p.index),
     };
     match event {
