@@ -2,28 +2,13 @@
 //! what was saved, reports progress, stops soon after a cancel, and refuses a damaged file
 //! with its message. `Recording` is `Send` (checked at compile time).
 
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::replay::file::{self, LoadControl, LoadJob, LoadOutcome};
+use aabb_debugger::replay::file::{LoadControl, LoadJob, LoadOutcome};
 use aabb_debugger::replay::{KeyframePolicy, Recording};
-use aabb_debugger::scene::Scene;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The built-in scene recorded for `steps` steps and saved to `path`; the recording.
-fn record(path: &Path, steps: u64) -> Recording {
-    let scene = Scene::builtin_default();
-    let (mut rec, mut sim) =
-        Recording::start(&scene, "builtin", BroadphaseKind::Tree, DEFAULT_PAIR_LIMIT)
-            .expect("the built-in scene starts");
-    for _ in 0..steps {
-        rec.step(&mut sim)
-            .expect("recorded")
-            .expect("the built-in scene steps");
-    }
-    file::save(rec.history(), path).expect("saved");
-    rec
-}
+#[path = "common/replay.rs"]
+mod replay_common;
 
 /// Waits (bounded) for the job to end.
 fn wait_end(job: &LoadJob, limit: Duration) -> Duration {
@@ -47,7 +32,7 @@ fn a_recording_and_what_rebuilding_it_gives_are_send() {
 fn a_job_loads_and_rebuilds_the_saved_recording() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("r.rec");
-    let saved = record(&path, 40);
+    let saved = replay_common::record(&path, 40);
     let job = LoadJob::start(&path, KeyframePolicy::default()).expect("started");
     wait_end(&job, Duration::from_secs(120));
     let p = job.progress();
@@ -69,7 +54,7 @@ fn a_job_loads_and_rebuilds_the_saved_recording() {
 fn a_job_cancelled_before_it_starts_reads_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("r.rec");
-    record(&path, 5);
+    replay_common::record(&path, 5);
     let control = Arc::new(LoadControl::default());
     control.cancel();
     let job = LoadJob::start_with(&path, KeyframePolicy::default(), control).expect("started");
@@ -81,7 +66,7 @@ fn a_cancel_stops_the_rebuild_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("long.rec");
     let steps = 3000;
-    record(&path, steps);
+    replay_common::record(&path, steps);
     let job = LoadJob::start(&path, KeyframePolicy::default()).expect("started");
     let start = Instant::now();
     while job.progress().steps_done < 5 {
@@ -103,7 +88,7 @@ fn a_cancel_stops_the_rebuild_at_once() {
 fn a_truncated_file_is_refused_with_its_message() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("r.rec");
-    record(&path, 10);
+    replay_common::record(&path, 10);
     let bytes = std::fs::read(&path).expect("read");
     std::fs::write(&path, &bytes[..bytes.len() - 7]).expect("write");
     let job = LoadJob::start(&path, KeyframePolicy::default()).expect("started");

@@ -85,25 +85,15 @@ fn click_at(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
     h.run_steps(2);
 }
 
-/// Replaces the text of the field labelled `label`.
-fn set_field(h: &mut Harness<'_, DebuggerApp>, label: &str, text: &str) {
-    h.get_by_label(label).focus();
-    h.run_steps(1);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.run_steps(1);
-    h.get_by_label(label).type_text(text);
-    h.run_steps(1);
-}
-
 /// Opens the Advisor with the tree panel's "Advise…" button and types the grid.
 fn open_with_grid(h: &mut Harness<'_, DebuggerApp>, margins: &str, lookaheads: &str, steps: &str) {
     h.get_by_label("Advise…").click();
     // A new window shows from its third frame (egui sizes it first).
     h.run_steps(4);
     assert!(h.query_by_label("Start").is_some(), "the Advisor is open");
-    set_field(h, "Margins (from:to:step)", margins);
-    set_field(h, "Look-ahead values (s)", lookaheads);
-    set_field(h, "Steps a point", steps);
+    ui::set_field(h, "Margins (from:to:step)", margins);
+    ui::set_field(h, "Look-ahead values (s)", lookaheads);
+    ui::set_field(h, "Steps a point", steps);
     // Leave the fields, so keys go to the app again.
     h.key_press(Key::Escape);
     h.run_steps(1);

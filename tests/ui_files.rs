@@ -8,7 +8,7 @@ use aabb_debugger::app::files::ExportFormat;
 use aabb_debugger::app::{Command, DebuggerApp};
 use aabb_debugger::scene::Scene;
 use eframe::egui;
-use egui::{Key, Modifiers, Vec2};
+use egui::{Key, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::{Path, PathBuf};
@@ -64,16 +64,6 @@ fn field(h: &Harness<'_, DebuggerApp>, label: &str) -> Option<String> {
     h.get_by_label(label).value()
 }
 
-/// Replaces the text of the field labelled `label`.
-fn set_field(h: &mut Harness<'_, DebuggerApp>, label: &str, text: &str) {
-    h.get_by_label(label).focus();
-    h.run_steps(1);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.run_steps(1);
-    h.get_by_label(label).type_text(text);
-    h.run_steps(1);
-}
-
 /// The scene in `path`, without the view a save adds.
 fn saved_scene(path: &Path) -> Scene {
     let mut scene = Scene::load(path).expect("the saved file loads");
@@ -111,7 +101,7 @@ fn save_as_after_open_writes_the_typed_name_in_the_files_folder() {
     assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
     assert_eq!(field(&h, "File name:").as_deref(), Some("a.ron"));
 
-    set_field(&mut h, "File name:", "b");
+    ui::set_field(&mut h, "File name:", "b");
     h.get_by_label("Save").click();
     h.run_steps(2);
 
@@ -157,7 +147,7 @@ fn a_typed_name_opens_with_enter() {
     assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
     assert_eq!(field(&h, "File name:").as_deref(), Some(""));
 
-    set_field(&mut h, "File name:", "c.ron");
+    ui::set_field(&mut h, "File name:", "c.ron");
     h.key_press(Key::Enter);
     h.run_steps(2);
 
@@ -178,7 +168,7 @@ fn a_typed_path_opens_with_the_button() {
     h.run_steps(2);
 
     // Relative to the folder shown, without the extension.
-    set_field(&mut h, "File name:", "sub/d");
+    ui::set_field(&mut h, "File name:", "sub/d");
     h.get_by_label("Open").click();
     h.run_steps(2);
     assert!(!dialog_is_open(&h));
@@ -193,7 +183,7 @@ fn a_typed_path_opens_with_the_button() {
         Some(folder_text(&dir.path().join("sub")))
     );
     let a = dir.path().join("a.ron");
-    set_field(&mut h, "File name:", &a.display().to_string());
+    ui::set_field(&mut h, "File name:", &a.display().to_string());
     h.get_by_label("Open").click();
     h.run_steps(2);
     assert_eq!(h.state().path(), Some(a.as_path()));
@@ -213,7 +203,7 @@ fn a_typed_name_that_is_not_there_says_so_and_changes_nothing() {
     let (dir, mut h) = opened();
     h.state_mut().push_command(Command::OpenDialog);
     h.run_steps(2);
-    set_field(&mut h, "File name:", "missing.ron");
+    ui::set_field(&mut h, "File name:", "missing.ron");
     h.get_by_label("Open").click();
     h.run_steps(2);
 
@@ -288,7 +278,7 @@ fn export_starts_beside_the_open_file_with_its_extension() {
     assert!(h.query_by_label("Export the sweep").is_some());
     assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
     assert_eq!(field(&h, "File name:").as_deref(), Some("sweep.csv"));
-    set_field(&mut h, "File name:", "margins");
+    ui::set_field(&mut h, "File name:", "margins");
     h.key_press(Key::Enter);
     h.run_steps(2);
     assert!(!dialog_is_open(&h));

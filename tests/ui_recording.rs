@@ -6,18 +6,18 @@
 #![cfg(feature = "app")]
 
 use aabb_debugger::app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::replay::{Recording, file};
 use aabb_debugger::scene::Scene;
 use eframe::egui;
-use egui::{Key, Modifiers, Vec2};
+use egui::Vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 #[path = "common/ui.rs"]
 mod ui;
+
+#[path = "common/replay.rs"]
+mod replay_common;
 
 /// The built-in scene after `steps` steps, paused.
 fn harness_after(steps: u64) -> Harness<'static, DebuggerApp> {
@@ -34,23 +34,6 @@ fn harness_after(steps: u64) -> Harness<'static, DebuggerApp> {
     h
 }
 
-/// The built-in scene recorded headless for `steps` steps, saved to `path`.
-fn record(path: &Path, steps: u64) {
-    let (mut rec, mut sim) = Recording::start(
-        &Scene::builtin_default(),
-        "builtin",
-        BroadphaseKind::Tree,
-        DEFAULT_PAIR_LIMIT,
-    )
-    .expect("the built-in scene starts");
-    for _ in 0..steps {
-        rec.step(&mut sim)
-            .expect("recorded")
-            .expect("the built-in scene steps");
-    }
-    file::save(rec.history(), path).expect("saved");
-}
-
 /// Runs frames until no recording is being opened (bounded).
 fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
     // The first frame applies the queued Open, which starts the worker.
@@ -65,15 +48,6 @@ fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
         h.step();
     }
     h.run_steps(2);
-}
-
-fn set_field(h: &mut Harness<'_, DebuggerApp>, label: &str, text: &str) {
-    h.get_by_label(label).focus();
-    h.run_steps(1);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.run_steps(1);
-    h.get_by_label(label).type_text(text);
-    h.run_steps(1);
 }
 
 #[test]
@@ -97,7 +71,7 @@ fn a_saved_recording_opens_back_with_the_same_steps() {
         Some("recording.rec")
     );
     let typed = dir.path().join("run");
-    set_field(&mut h, "File name:", &typed.display().to_string());
+    ui::set_field(&mut h, "File name:", &typed.display().to_string());
     h.get_by_label("Save").click();
     h.run_steps(2);
     let saved = dir.path().join("run.rec");
@@ -148,7 +122,7 @@ fn a_recording_that_cannot_be_written_is_reported_and_kept() {
 fn a_recording_opens_with_a_progress_window_then_shows() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("long.rec");
-    record(&path, 4000);
+    replay_common::record(&path, 4000);
     let mut h = harness_after(0);
     h.state_mut().push_command(Command::Open(path.clone()));
     h.run_steps(3);
@@ -174,7 +148,7 @@ fn a_recording_opens_with_a_progress_window_then_shows() {
 fn cancel_leaves_the_open_document_untouched() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("long.rec");
-    record(&path, 4000);
+    replay_common::record(&path, 4000);
     let mut h = harness_after(3);
     let name = h.state().document_name();
     let hash = h.state().sim().structure_hash();
@@ -202,7 +176,7 @@ fn cancel_leaves_the_open_document_untouched() {
 fn a_truncated_recording_shows_its_message() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cut.rec");
-    record(&path, 10);
+    replay_common::record(&path, 10);
     let bytes = std::fs::read(&path).expect("read");
     std::fs::write(&path, &bytes[..bytes.len() - 7]).expect("write");
     let mut h = harness_after(2);
@@ -230,7 +204,7 @@ fn a_truncated_recording_shows_its_message() {
 fn opening_a_scene_meanwhile_cancels_the_recording_being_opened() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("long.rec");
-    record(&path, 4000);
+    replay_common::record(&path, 4000);
     let mut h = harness_after(3);
     h.state_mut().push_command(Command::Open(path));
     h.run_steps(1);

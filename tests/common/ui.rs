@@ -1,9 +1,14 @@
-//! The egui_kittest set-up the UI tests share (`ui_app`, `ui_advisor`, `ui_frame_time`,
-//! `ui_snapshots`):
+//! The egui_kittest set-up and helpers the UI tests share (`ui_app`, `ui_advisor`, `ui_files`,
+//! `ui_recording`, `ui_snapshots` and the others):
 //! include it with `#[path = "common/ui.rs"] mod ui;`.
+
+// Each test binary uses some of these.
+#![allow(dead_code)]
 
 use aabb_debugger::app::{AppOptions, DebuggerApp};
 use aabb_debugger::scene::Scene;
+use eframe::egui::{Key, Modifiers};
+use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, HarnessBuilder};
 
 /// The debugger app on `scene`, in a harness `builder` set up (size, step, renderer): paused,
@@ -30,4 +35,14 @@ pub fn app_harness(
         app.set_health_on_ui_thread(true);
         app
     })
+}
+
+/// Replaces the text of the field labelled `label` (select all, then type).
+pub fn set_field(h: &mut Harness<'_, DebuggerApp>, label: &str, text: &str) {
+    h.get_by_label(label).focus();
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.run_steps(1);
+    h.get_by_label(label).type_text(text);
+    h.run_steps(1);
 }
