@@ -107,6 +107,7 @@ mod aabb;
 mod balance;
 mod events;
 mod insert;
+mod layout;
 mod leaves;
 mod node;
 mod optimize;
@@ -390,7 +391,7 @@ impl TreeConfig {
 ///
 /// Each destroy gives the proxy's slot a new generation. Generations are 30 bits and never
 /// wrap: after `2^30 - 1` proxies in one slot the slot is retired (it holds no proxy and is
-/// never reused), so no old handle can match a new proxy. A retired slot keeps its 36 bytes
+/// never reused), so no old handle can match a new proxy. A retired slot keeps its 52 bytes
 /// (2D, `u32` user data): one slot lost per `2^30 - 1` destroys of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -432,7 +433,8 @@ pub enum TreeError {
         /// The most proxies a tree can hold ([`DynamicTree::MAX_PROXIES`]).
         max: usize,
     },
-    /// The allocator could not give [`DynamicTree::with_capacity`] the room asked for.
+    /// The allocator could not give [`DynamicTree::with_capacity`] or a batch
+    /// ([`DynamicTree::create_proxies_with`]) the room asked for.
     AllocationFailed {
         /// The capacity asked for.
         requested: usize,
@@ -684,6 +686,9 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     ploc: rebuild::PlocScratch<V>,
     /// Where in the node pool the next optimization pass starts looking.
     optimize_cursor: u32,
+    /// Nodes taken from the free list since the pool was last put in walk order
+    /// ([`DynamicTree::compact_layout`]).
+    allocs_since_layout: usize,
     /// Scratch list of the branches an optimization pass picked.
     optimize_picks: Vec<(f32, u32)>,
     /// True when events are recorded.
@@ -735,6 +740,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             sibling_queue: BinaryHeap::new(),
             ploc: rebuild::PlocScratch::default(),
             optimize_cursor: 0,
+            allocs_since_layout: 0,
             optimize_picks: Vec::new(),
             recording: false,
             events: Vec::new(),
@@ -802,8 +808,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
 
     /// The fat box of a proxy (its leaf's box).
     pub fn fat_aabb(&self, id: ProxyId) -> Result<Aabb<V>, TreeError> {
-        let slot = self.slot(id)?;
-        Ok(self.nodes[slot.leaf as usize].aabb)
+        Ok(self.slot(id)?.fat)
     }
 
     /// The tight box last given for a proxy.

@@ -60,6 +60,15 @@ impl<V: Vector> Node<V> {
         self.child2 == NULL
     }
 
+    /// Makes the node a blank free one (no children, no flags; `parent` is left for the
+    /// free list's link).
+    #[inline]
+    pub fn mark_free(&mut self) {
+        self.child1 = NULL;
+        self.child2 = NULL;
+        self.meta = FREE;
+    }
+
     /// True for a node in the free list.
     #[inline]
     pub fn is_free(&self) -> bool {
@@ -123,9 +132,13 @@ pub(crate) const GENERATION_MASK: u32 = MOVED - 1;
 pub(crate) const RETIRED: u32 = GENERATION_MASK;
 
 /// One slot of the proxy table: what the tree knows about a user object besides its leaf
-/// (36 bytes in 2D with `u32` user data).
+/// (52 bytes in 2D with `u32` user data).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ProxySlot<V, T> {
+    /// The leaf's fat box, a copy of the leaf node's: `move_proxy`'s test of the tight box
+    /// against it reads the proxy table in handle order instead of the node pool, which is in
+    /// walk order ([`DynamicTree::compact_layout`]).
+    pub fat: Aabb<V>,
     /// The tight box last given.
     pub tight: Aabb<V>,
     /// The velocity last given.
@@ -218,6 +231,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Takes a node from the free list (or grows the pool) and makes it a leaf-shaped blank.
     pub(crate) fn alloc_node(&mut self) -> Result<u32, TreeError> {
         let blank = Node::leaf(Aabb::default(), NULL);
+        self.allocs_since_layout += 1;
         if self.free_node != NULL {
             let index = self.free_node;
             let node = &mut self.nodes[index as usize];
@@ -234,13 +248,18 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         Ok(index as u32)
     }
 
+    /// Gives the leaf of proxy slot `slot` the fat box `fat` (the node's and the slot's copy).
+    #[inline]
+    pub(crate) fn set_leaf_box(&mut self, leaf: u32, slot: u32, fat: Aabb<V>) {
+        self.nodes[leaf as usize].aabb = fat;
+        self.proxies[slot as usize].fat = fat;
+    }
+
     /// Returns a node to the free list.
     pub(crate) fn free_node(&mut self, index: u32) {
         let node = &mut self.nodes[index as usize];
         node.parent = self.free_node;
-        node.child1 = NULL;
-        node.child2 = NULL;
-        node.meta = FREE;
+        node.mark_free();
         self.free_node = index;
         self.free_nodes += 1;
     }

@@ -456,6 +456,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if budget > 0 {
             self.optimize(budget);
         }
+        // Once reinsertions have taken as many nodes from the free list as there are leaves,
+        // the pool is scattered: put it back in walk order.
+        if self.allocs_since_layout > self.live as usize {
+            self.compact_layout();
+        }
         // When a large share of the proxies moved, the whole self traversal costs less than
         // dropping and finding again the pairs of nearly everything (same pairs either way).
         let whole_walk_cheaper = self.moved.len() * MOST_MOVED_DENOMINATOR > self.live as usize

@@ -140,8 +140,12 @@ fn random_ops<V: Vector>(config: TreeConfig, seed: u64, steps: usize) {
             tree.rebuild();
         } else if op < 98 {
             tree.optimize(1 + rng.index(8));
-        } else {
+        } else if op < 99 {
             tree.rebuild_partial();
+        } else {
+            let before = shape(&tree);
+            tree.compact_layout();
+            assert_eq!(shape(&tree), before, "the renumbering changed the tree");
         }
         if let Err(e) = tree.validate() {
             panic!("{config:?} seed {seed} step {step}: {e}");
@@ -171,12 +175,12 @@ fn every_configuration_matches_brute_force_3d() {
     }
 }
 
-/// The layouts the docs quote (a node is 32 bytes in 2D, a proxy slot 36 with `u32` user
+/// The layouts the docs quote (a node is 32 bytes in 2D, a proxy slot 52 with `u32` user
 /// data), and `bytes` counts at least the nodes and slots in use.
 #[test]
-fn a_node_is_32_bytes_and_a_proxy_slot_36_in_2d() {
+fn a_node_is_32_bytes_and_a_proxy_slot_52_in_2d() {
     assert_eq!(std::mem::size_of::<node::Node<Vec2>>(), 32);
-    assert_eq!(std::mem::size_of::<ProxySlot<Vec2, u32>>(), 36);
+    assert_eq!(std::mem::size_of::<ProxySlot<Vec2, u32>>(), 52);
     let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
         margin: 0.0,
         ..TreeConfig::default()
@@ -1108,4 +1112,221 @@ fn exact_search_finds_the_least_cost_2d() {
 #[test]
 fn exact_search_finds_the_least_cost_3d() {
     exact_search_finds_the_least_cost::<Vec3>(18);
+}
+
+/// The tree as the walk sees it, node ids left out: (depth, box, height, proxy) of each node
+/// in walk order (child 1 before child 2).
+fn shape<V: Vector>(tree: &DynamicTree<V, u32>) -> Vec<(u32, Aabb<V>, u32, Option<ProxyId>)> {
+    let mut out = Vec::new();
+    tree.walk(|_, view, depth| out.push((depth, view.aabb, view.height, view.proxy)));
+    out
+}
+
+/// A tree built by insertions, then moved about and thinned out: its pool is scattered and
+/// its free list long.
+fn scattered_tree(seed: u64) -> (DynamicTree<Vec2, u32>, Vec<ProxyId>) {
+    let mut rng = Rng(seed);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let mut live: Vec<ProxyId> = (0..300u32)
+        .map(|i| {
+            let b = rand_box::<Vec2>(&mut rng, 60.0, 3.0);
+            tree.create_proxy(b, Vec2::ZERO, i).expect("create")
+        })
+        .collect();
+    for _ in 0..600 {
+        let id = live[rng.index(live.len())];
+        let old = tree.tight_aabb(id).expect("live");
+        let d = rand_vec::<Vec2>(&mut rng, -2.0, 2.0);
+        tree.move_proxy(id, Aabb::new(old.min + d, old.max + d), Vec2::ZERO)
+            .expect("move");
+    }
+    for _ in 0..60 {
+        let id = live.swap_remove(rng.index(live.len()));
+        tree.destroy_proxy(id).expect("destroy");
+    }
+    (tree, live)
+}
+
+/// The renumbering keeps the tree (shape, boxes, handles, pairs) and puts the pool in walk
+/// order: the root first, each branch's children side by side after it, the free nodes
+/// last; the tree then takes insertions and removals as before.
+#[test]
+fn compact_layout_keeps_the_tree_and_orders_the_pool() {
+    let (mut tree, mut live) = scattered_tree(17);
+    tree.update_pairs().expect("no limit");
+    let pairs = tree.pairs().to_vec();
+    let before = shape(&tree);
+    let boxes: Vec<_> = live.iter().map(|&id| tree.fat_aabb(id)).collect();
+    tree.compact_layout();
+    tree.validate().expect("valid after the renumbering");
+    assert_eq!(shape(&tree), before);
+    let after: Vec<_> = live.iter().map(|&id| tree.fat_aabb(id)).collect();
+    assert_eq!(after, boxes);
+    assert_eq!(tree.root(), Some(NodeId(0)));
+    // Walk order: the nodes in use are 0..in_use, each branch's children are adjacent and
+    // after it, and the walk meets them in index order of first children.
+    let mut in_use = 0u32;
+    let mut firsts = Vec::new();
+    tree.walk(|id, view, _| {
+        in_use += 1;
+        if let Some([c1, c2]) = view.children {
+            assert_eq!(c2.0, c1.0 + 1, "siblings side by side");
+            assert!(c1.0 > id.0);
+            firsts.push(c1.0);
+        }
+    });
+    assert!(
+        firsts.windows(2).all(|w| w[0] < w[1]),
+        "children in walk order"
+    );
+    tree.walk(|id, _, _| assert!(id.0 < in_use));
+    // The same pairs, found again from scratch.
+    tree.set_pair_method(PairMethod::SelfTraversal);
+    tree.update_pairs().expect("no limit");
+    assert_eq!(tree.pairs(), pairs.as_slice());
+    // Insertions use the free list; removals give back to it.
+    let mut rng = Rng(5);
+    for i in 0..80u32 {
+        let b = rand_box::<Vec2>(&mut rng, 60.0, 3.0);
+        live.push(tree.create_proxy(b, Vec2::ZERO, 1000 + i).expect("create"));
+        tree.validate().expect("valid");
+    }
+    for _ in 0..80 {
+        let id = live.swap_remove(rng.index(live.len()));
+        tree.destroy_proxy(id).expect("destroy");
+        tree.validate().expect("valid");
+    }
+}
+
+/// Recorded rotations name nodes; the renumbering renumbers them with the nodes.
+#[test]
+fn compact_layout_renumbers_recorded_rotations() {
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    tree.set_recording(true);
+    // A row inserted left to right makes the rotations rotate.
+    for i in 0..64u32 {
+        let x = i as f32 * 2.0;
+        tree.create_proxy(b2(x, 0.0, x + 1.0, 1.0), Vec2::ZERO, i)
+            .expect("create");
+    }
+    // Each rotated node, by the proxies under it (which the renumbering keeps).
+    let under = |tree: &DynamicTree<Vec2, u32>, node: NodeId| {
+        let mut found = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            let view = tree.node(n).expect("a node in use");
+            match (view.children, view.proxy) {
+                (Some([a, b]), _) => stack.extend([a, b]),
+                (None, Some(p)) => found.push(p),
+                (None, None) => unreachable!("a leaf has a proxy"),
+            }
+        }
+        found.sort_unstable();
+        found
+    };
+    let rotations = |tree: &DynamicTree<Vec2, u32>| -> Vec<NodeId> {
+        tree.events
+            .iter()
+            .filter_map(|e| match e {
+                TreeEvent::Rotate { node } => Some(*node),
+                _ => None,
+            })
+            .collect()
+    };
+    let nodes = rotations(&tree);
+    // Only the rotations whose node is still a branch with those proxies can be compared;
+    // the last ones are.
+    let last: Vec<NodeId> = nodes.iter().rev().take(5).copied().collect();
+    let sets: Vec<_> = last.iter().map(|&n| under(&tree, n)).collect();
+    tree.compact_layout();
+    let renumbered = rotations(&tree);
+    assert_eq!(renumbered.len(), nodes.len());
+    assert_ne!(renumbered, nodes, "the pool was out of walk order");
+    let last_after: Vec<NodeId> = renumbered.iter().rev().take(5).copied().collect();
+    let sets_after: Vec<_> = last_after.iter().map(|&n| under(&tree, n)).collect();
+    assert_eq!(sets_after, sets);
+}
+
+/// What a tree shows through its interface, for comparing two trees: the pool and the
+/// links (the structure hash), the proxies, the counts, and what the next pair update and
+/// the next creations give (handles from the free lists, in order).
+fn observable(
+    mut tree: DynamicTree<Vec2, u32>,
+) -> (
+    u64,
+    Vec<ProxyId>,
+    usize,
+    Vec<(ProxyId, ProxyId)>,
+    Vec<ProxyId>,
+) {
+    let hash = tree.structure_hash();
+    let proxies = tree.proxies();
+    let len = tree.len();
+    tree.update_pairs().expect("no limit");
+    let pairs = tree.pairs().to_vec();
+    let next: Vec<ProxyId> = (0..100u32)
+        .map(|i| {
+            let x = i as f32;
+            tree.create_proxy(b2(x, 70.0, x + 0.5, 70.5), Vec2::ZERO, i)
+                .expect("create")
+        })
+        .collect();
+    tree.validate().expect("valid");
+    (hash, proxies, len, pairs, next)
+}
+
+/// A batch refused part-way leaves the tree as it was: pool, proxies, free lists and move
+/// buffer, so the next update finds the same pairs and the next proxies get the same
+/// handles.
+#[test]
+fn a_refused_batch_leaves_the_tree_as_it_was() {
+    let (mut tree, _) = scattered_tree(23);
+    let before = tree.clone();
+    let items: Vec<_> = (0..40u32)
+        .map(|i| {
+            let x = i as f32 * 3.0;
+            let b = if i == 31 {
+                Aabb::new(Vec2::new(f32::NAN, 0.0), Vec2::ONE)
+            } else {
+                b2(x, 0.0, x + 1.0, 1.0)
+            };
+            (b, Vec2::ZERO, i)
+        })
+        .collect();
+    let err = tree.create_proxies(&items).expect_err("item 31 is NaN");
+    assert_eq!(
+        err,
+        TreeError::InBatch {
+            index: 31,
+            error: Box::new(TreeError::NonFinite)
+        }
+    );
+    tree.validate().expect("valid");
+    assert_eq!(observable(tree), observable(before));
+    // The same for a batch into an empty tree.
+    let mut empty = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    assert!(empty.create_proxies(&items).is_err());
+    assert_eq!(
+        observable(empty.clone()),
+        observable(DynamicTree::new(TreeConfig::default()))
+    );
+    // And the good batch then goes in whole.
+    let good: Vec<_> = items.iter().filter(|it| it.2 != 31).copied().collect();
+    let ids = empty.create_proxies(&good).expect("finite");
+    empty.validate().expect("valid");
+    assert_eq!(ids.len(), 39);
+    empty.update_pairs().expect("no limit");
+    assert_eq!(empty.pair_count(), 0, "boxes 3 apart, 1 wide, margin 0.1");
+}
+
+/// Once reinsertions have taken as many nodes as there are leaves, a pair update puts the
+/// pool back in walk order.
+#[test]
+fn pair_updates_compact_a_scattered_pool() {
+    let (mut tree, _) = scattered_tree(29);
+    // 300 creations and many reinsertions took far more nodes than the 240 leaves.
+    assert_ne!(tree.root(), Some(NodeId(0)));
+    tree.update_pairs().expect("no limit");
+    assert_eq!(tree.root(), Some(NodeId(0)));
+    tree.validate().expect("valid");
 }

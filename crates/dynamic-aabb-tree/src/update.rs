@@ -66,7 +66,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.live as usize >= MAX_PROXIES {
             return Err(TreeError::Full(self.live as usize));
         }
-        let leaf = self.new_proxy_leaf(tight, velocity, user, fat)?;
+        let leaf = self.new_proxy_leaf(tight, velocity, user, fat, true)?;
         self.insert_leaf(leaf)?;
         let id = self.proxy_id(self.nodes[leaf as usize].child1);
         self.record(TreeEvent::Insert(id));
@@ -80,61 +80,130 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// come in input order. Every item is checked first: an error names the first bad one
     /// and nothing is added.
     pub fn create_proxies(&mut self, items: &[(Aabb<V>, V, T)]) -> Result<Vec<ProxyId>, TreeError> {
-        // Stage 1: check everything before changing anything.
-        let mut fats = Vec::with_capacity(items.len());
-        for (index, (tight, velocity, _)) in items.iter().enumerate() {
-            let fat = self
-                .checked_fat(tight, *velocity)
-                .map_err(|error| TreeError::InBatch {
-                    index,
-                    error: Box::new(error),
-                })?;
-            fats.push(fat);
-        }
-        let total = self.live as usize + items.len();
+        self.create_proxies_with(items.len(), |k| items[k])
+    }
+
+    /// [`DynamicTree::create_proxies`] with the items given by `item(k)` for `k` in
+    /// `0..count`, each asked for once, in order: a caller whose objects are not already a
+    /// slice of tuples need not copy them all into one (at a million items that copy is
+    /// 28 MB in 2D). The same checks, errors and result; on an error nothing is added.
+    pub fn create_proxies_with(
+        &mut self,
+        count: usize,
+        mut item: impl FnMut(usize) -> (Aabb<V>, V, T),
+    ) -> Result<Vec<ProxyId>, TreeError> {
+        let total = self.live as usize + count;
         if total > MAX_PROXIES {
             return Err(TreeError::Full(self.live as usize));
         }
-        // Stage 2: exact room, detached leaves.
         let free_slots = self.proxies.len() - self.live as usize - self.retired as usize;
         // Slot indices stay below `NULL` (retired slots keep theirs).
-        if self.proxies.len() + items.len().saturating_sub(free_slots) > NULL as usize {
+        if self.proxies.len() + count.saturating_sub(free_slots) > NULL as usize {
             return Err(TreeError::Full(self.live as usize));
         }
+        // Stage 1: exact room (the pool's free nodes are used first; the rest is pushed), or
+        // an error when the allocator has none.
+        let failed = |_| TreeError::AllocationFailed { requested: count };
         self.proxies
-            .reserve_exact(items.len().saturating_sub(free_slots));
-        // The pool's free nodes are used first; the rest is pushed.
+            .try_reserve_exact(count.saturating_sub(free_slots))
+            .map_err(failed)?;
         let nodes_needed = (2 * total).saturating_sub(1);
         self.nodes
-            .reserve_exact(nodes_needed.saturating_sub(self.nodes.len()));
-        let mut ids = Vec::with_capacity(items.len());
+            .try_reserve_exact(nodes_needed.saturating_sub(self.nodes.len()))
+            .map_err(failed)?;
+        // Stage 2: a checked proxy with a detached leaf for each item; on the first bad one,
+        // every proxy made so far is taken back.
+        let mark = BatchMark::of(self);
+        // Into an empty tree every pair is new: the next pair update finds them all by one
+        // walk, with no move buffer (4 bytes a proxy, at the batch's peak of memory).
+        let track_moved = self.live > 0;
+        let mut ids = Vec::new();
+        ids.try_reserve_exact(count).map_err(failed)?;
         let mut leaves = std::mem::take(&mut self.build_items);
         leaves.clear();
-        for ((tight, velocity, user), fat) in items.iter().zip(fats) {
-            let leaf = self.new_proxy_leaf(*tight, *velocity, *user, fat)?;
-            leaves.push(leaf);
-            ids.push(self.proxy_id(self.nodes[leaf as usize].child1));
+        if let Err(e) = leaves.try_reserve_exact(count) {
+            self.build_items = leaves;
+            return Err(failed(e));
+        }
+        for index in 0..count {
+            let (tight, velocity, user) = item(index);
+            let made = self
+                .checked_fat(&tight, velocity)
+                .and_then(|fat| self.new_proxy_leaf(tight, velocity, user, fat, track_moved));
+            match made {
+                Ok(leaf) => {
+                    leaves.push(leaf);
+                    ids.push(self.proxy_id(self.nodes[leaf as usize].child1));
+                }
+                Err(error) => {
+                    self.undo_batch(&mark, &leaves);
+                    leaves.clear();
+                    self.build_items = leaves;
+                    return Err(TreeError::InBatch {
+                        index,
+                        error: Box::new(error),
+                    });
+                }
+            }
+        }
+        if !track_moved && count > 0 {
+            self.pairs_stale = true;
+            self.pairs_full = true;
         }
         // Stage 3: one build over the old tree's leaves and the new ones.
         self.build_items = leaves;
         self.rebuild_with_detached();
-        // A batch is rare: do not keep scratch lists as long as the tree.
+        // A batch is rare: do not keep scratch lists as long as the tree (and let them go
+        // before the renumbering, which needs room of its own).
         self.build_items = Vec::new();
         self.ploc = super::rebuild::PlocScratch::default();
+        self.compact_layout();
         for &id in &ids {
             self.record(TreeEvent::Insert(id));
         }
         Ok(ids)
     }
 
+    /// Takes back the proxies a batch made (`leaves`, detached, in the order made) since
+    /// `mark`: their slots and leaf nodes go back where they came from (the free lists in
+    /// their old order, or off the end of the table and pool), and the move buffer, counts
+    /// and flags are as they were.
+    fn undo_batch(&mut self, mark: &BatchMark, leaves: &[u32]) {
+        for &leaf in leaves.iter().rev() {
+            let slot = self.nodes[leaf as usize].child1;
+            if (slot as usize) < mark.proxies {
+                let s = &mut self.proxies[slot as usize];
+                s.state &= !ALIVE;
+                s.leaf = self.free_proxy;
+                self.free_proxy = slot;
+            }
+            if (leaf as usize) < mark.nodes {
+                self.free_node(leaf);
+            }
+        }
+        self.proxies.truncate(mark.proxies);
+        self.nodes.truncate(mark.nodes);
+        for &slot in &self.moved[mark.moved..] {
+            if let Some(s) = self.proxies.get_mut(slot as usize) {
+                s.state &= !MOVED;
+            }
+        }
+        self.moved.truncate(mark.moved);
+        self.live = mark.live;
+        self.pairs_stale = mark.pairs_stale;
+        self.pairs_full = mark.pairs_full;
+        self.allocs_since_layout = mark.allocs_since_layout;
+    }
+
     /// A new proxy slot with a detached leaf holding `fat`; returns the leaf. Counts the proxy
-    /// live and puts it in the move buffer.
+    /// live and, with `track_moved`, puts it in the move buffer.
     fn new_proxy_leaf(
         &mut self,
         tight: Aabb<V>,
         velocity: V,
         user: T,
         fat: Aabb<V>,
+        track_moved: bool,
     ) -> Result<u32, TreeError> {
         // Slot indices stay below `NULL` (retired slots keep theirs).
         if self.free_proxy == NULL && self.proxies.len() >= NULL as usize {
@@ -145,6 +214,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             let index = self.free_proxy;
             let slot = &mut self.proxies[index as usize];
             self.free_proxy = slot.leaf;
+            slot.fat = fat;
             slot.tight = tight;
             slot.velocity = velocity;
             slot.user = user;
@@ -154,6 +224,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         } else {
             let index = self.proxies.len() as u32;
             self.proxies.push(ProxySlot {
+                fat,
                 tight,
                 velocity,
                 user,
@@ -164,7 +235,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         };
         self.nodes[leaf as usize] = Node::leaf(fat, index);
         self.live += 1;
-        self.mark_moved(index);
+        if track_moved {
+            self.mark_moved(index);
+        }
         Ok(leaf)
     }
 
@@ -210,17 +283,15 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         tight: Aabb<V>,
         velocity: V,
     ) -> Result<bool, TreeError> {
-        let leaf = self.slot(id)?.leaf;
+        let slot = self.slot(id)?;
+        let (leaf, fat_now) = (slot.leaf, slot.fat);
         // One leaf visit: the containment test below (the rest of the work is counted where
         // it is done).
         self.moves_tested += 1;
         // Fast path: a box inside the (always finite) fat box is finite, so only its
         // orientation and the velocity are left to check; anything else takes the full checks
         // below, which report the same errors in the same order.
-        if self.nodes[leaf as usize].aabb.contains(&tight)
-            && tight.min.all_le(tight.max)
-            && velocity.all_finite()
-        {
+        if fat_now.contains(&tight) && tight.min.all_le(tight.max) && velocity.all_finite() {
             let slot = &mut self.proxies[id.index as usize];
             slot.tight = tight;
             slot.velocity = velocity;
@@ -247,17 +318,20 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 if holder != NULL && levels <= LOCAL_REFIT_LEVELS {
                     // Stage 2: a small move: the leaf keeps its place, the boxes up to the
                     // holder are refit.
-                    self.nodes[leaf as usize].aabb = fat;
+                    self.set_leaf_box(leaf, id.index, fat);
                     self.fix_upwards(self.nodes[leaf as usize].parent, false);
                 } else {
                     // Stage 2: take the leaf out and insert it again, searching under the
                     // holder (above the parent, which the removal frees) or from the root.
                     self.remove_leaf(leaf);
-                    self.nodes[leaf as usize].aabb = fat;
+                    self.set_leaf_box(leaf, id.index, fat);
                     self.insert_leaf_under(leaf, holder)?;
                 }
             }
-            UpdateMode::EnlargeAndRebuild => self.enlarge_leaf(leaf, fat),
+            UpdateMode::EnlargeAndRebuild => {
+                self.proxies[id.index as usize].fat = fat;
+                self.enlarge_leaf(leaf, fat);
+            }
         }
         self.mark_moved(id.index);
         self.record(TreeEvent::Reinsert(id));
@@ -349,9 +423,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.config.margin = margin;
         self.config.velocity_lookahead = lookahead;
         // Stage 2: new leaf boxes.
-        for slot in self.proxies.iter().filter(|s| s.is_alive()) {
-            self.nodes[slot.leaf as usize].aabb =
-                fat_box(&slot.tight, slot.velocity, margin, lookahead);
+        for slot in self.proxies.iter_mut().filter(|s| s.is_alive()) {
+            slot.fat = fat_box(&slot.tight, slot.velocity, margin, lookahead);
+            self.nodes[slot.leaf as usize].aabb = slot.fat;
         }
         // Stage 3: refit the branches; the enlarged flags lose their meaning.
         self.refit_all();
@@ -443,5 +517,31 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.set_update_mode(config.update);
         self.set_rebuild_method(config.rebuild);
         self.set_optimize_share(config.optimize_share)
+    }
+}
+
+/// What a batch creation changes, taken before it so that a refused batch can be undone
+/// ([`DynamicTree::create_proxies_with`]).
+struct BatchMark {
+    proxies: usize,
+    nodes: usize,
+    moved: usize,
+    live: u32,
+    pairs_stale: bool,
+    pairs_full: bool,
+    allocs_since_layout: usize,
+}
+
+impl BatchMark {
+    fn of<V: Vector, T: Copy>(tree: &DynamicTree<V, T>) -> Self {
+        Self {
+            proxies: tree.proxies.len(),
+            nodes: tree.nodes.len(),
+            moved: tree.moved.len(),
+            live: tree.live,
+            pairs_stale: tree.pairs_stale,
+            pairs_full: tree.pairs_full,
+            allocs_since_layout: tree.allocs_since_layout,
+        }
     }
 }

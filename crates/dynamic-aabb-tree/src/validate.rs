@@ -143,6 +143,12 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     format!("proxy {i}'s leaf names another proxy"),
                 ));
             }
+            if self.nodes[leaf].aabb != slot.fat {
+                return Err(broken(
+                    slot.leaf,
+                    format!("proxy {i}'s fat box differs from its leaf's"),
+                ));
+            }
         }
         if live != leaves || live != self.live as usize {
             return Err(broken(
