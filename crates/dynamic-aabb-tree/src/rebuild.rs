@@ -14,10 +14,11 @@ use std::collections::BinaryHeap;
 pub const PLOC_RADIUS: usize = 12;
 
 /// Segment-tree nodes the searches of the greedy build ([`RebuildMethod::Greedy`]) may visit
-/// per subtree built over, in all, before PLOC merges the clusters left. Measured: 85 to
-/// 1,255 a subtree on the eight level sets of `docs/quality.md` (the most on the two
-/// largest, whose big flat boxes overlap many others), 240 to 510 on random boxes and our
-/// generated levels; every one of them was built greedily to the end.
+/// per subtree built over, in all, before PLOC merges the clusters left. Measured: 57 to
+/// 1,061 a subtree on the eight level sets of `docs/quality.md` (the most on the two
+/// largest, whose big flat boxes overlap many others), 160 to 460 on 10,000 and 100,000
+/// random boxes and on our generated levels; every one of them was built greedily to the
+/// end.
 pub const GREEDY_VISITS: u64 = 8192;
 
 /// Scratch lists of the agglomerative build, kept between rebuilds so that a rebuild
@@ -32,17 +33,38 @@ pub(crate) struct PlocScratch<V> {
     boxes: Vec<Aabb<V>>,
     /// Each cluster's nearest neighbour so far: the SAH measure of the union and its index.
     nearest: Vec<(f32, u32)>,
-    /// The greedy build's segment tree over its slots: node 1 the root, node `k`'s children
-    /// `2k` and `2k + 1`, slot `i` at node `size + i`; each node the box of the clusters in
-    /// its slots (empty: `min > max`).
-    seg: Vec<Aabb<V>>,
-    /// The greedy build's least extent (per axis) of the clusters under each segment-tree
-    /// node (`f32::MAX` when none).
-    extents: Vec<V>,
-    /// The greedy build's candidate merges, least first.
+    /// The greedy build's scratch lists, once it has run (boxed: a tree that never builds
+    /// greedily keeps one pointer for them).
+    greedy: Option<Box<GreedyScratch<V>>>,
+}
+
+/// Scratch lists of the greedy build ([`RebuildMethod::Greedy`]).
+#[derive(Clone, Debug)]
+struct GreedyScratch<V> {
+    /// The subtrees to build over, reordered into their slots (node indices).
+    order: Vec<u32>,
+    /// Each slot's cluster (root node), `NULL` when empty.
+    clusters: Vec<u32>,
+    /// The segment tree over the slots: node 1 the root, node `k`'s children `2k` and
+    /// `2k + 1`, slot `i` at node `size + i`; each node the box of the clusters in its slots
+    /// (empty: `min > max`) and their least extent per axis (`f32::MAX` when none).
+    seg: Vec<(Aabb<V>, V)>,
+    /// The candidate merges, least first.
     heap: BinaryHeap<Reverse<Merge>>,
-    /// The greedy build's search stack: segment-tree nodes and their bounds.
+    /// The search stack: segment-tree nodes and their bounds.
     stack: Vec<(f32, u32)>,
+}
+
+impl<V> Default for GreedyScratch<V> {
+    fn default() -> Self {
+        Self {
+            order: Vec::new(),
+            clusters: Vec::new(),
+            seg: Vec::new(),
+            heap: BinaryHeap::new(),
+            stack: Vec::new(),
+        }
+    }
 }
 
 /// A candidate merge of the greedy build: the SAH measure of the union (as
@@ -57,10 +79,7 @@ impl<V> Default for PlocScratch<V> {
             clusters: Vec::new(),
             boxes: Vec::new(),
             nearest: Vec::new(),
-            seg: Vec::new(),
-            extents: Vec::new(),
-            heap: BinaryHeap::new(),
-            stack: Vec::new(),
+            greedy: None,
         }
     }
 }
@@ -73,10 +92,14 @@ impl<V> PlocScratch<V> {
             + self.clusters.capacity() * size_of::<u32>()
             + self.boxes.capacity() * size_of::<Aabb<V>>()
             + self.nearest.capacity() * size_of::<(f32, u32)>()
-            + self.seg.capacity() * size_of::<Aabb<V>>()
-            + self.extents.capacity() * size_of::<V>()
-            + self.heap.capacity() * size_of::<Reverse<Merge>>()
-            + self.stack.capacity() * size_of::<(f32, u32)>()
+            + self.greedy.as_ref().map_or(0, |g| {
+                size_of::<GreedyScratch<V>>()
+                    + g.order.capacity() * size_of::<u32>()
+                    + g.clusters.capacity() * size_of::<u32>()
+                    + g.seg.capacity() * size_of::<(Aabb<V>, V)>()
+                    + g.heap.capacity() * size_of::<Reverse<Merge>>()
+                    + g.stack.capacity() * size_of::<(f32, u32)>()
+            })
     }
 }
 
@@ -99,16 +122,14 @@ fn ordered_key(x: f32) -> u32 {
     }
 }
 
-impl<V: Vector> PlocScratch<V> {
-    /// Sets slot `slot`'s box in the greedy build's segment tree (of `size` slots) and
-    /// refits the nodes above it.
-    fn set_slot_box(&mut self, slot: u32, aabb: Aabb<V>, size: usize) {
+impl<V: Vector> GreedyScratch<V> {
+    /// Puts the cluster `cluster` (its node and box; `None`: none) in slot `slot` of the
+    /// segment tree (of `size` slots) and refits the nodes above it.
+    fn set_slot(&mut self, slot: u32, cluster: Option<(u32, Aabb<V>)>, size: usize) {
         let mut k = size + slot as usize;
-        self.seg[k] = aabb;
-        self.extents[k] = if self.clusters[slot as usize] == NULL {
-            V::splat(f32::MAX)
-        } else {
-            aabb.max - aabb.min
+        (self.clusters[slot as usize], self.seg[k]) = match cluster {
+            Some((node, aabb)) => (node, (aabb, aabb.max - aabb.min)),
+            None => (NULL, (empty_box(), V::splat(f32::MAX))),
         };
         while k > 1 {
             k /= 2;
@@ -118,8 +139,8 @@ impl<V: Vector> PlocScratch<V> {
 
     /// Segment-tree node `k`'s box and least extents from its children's.
     fn refit_segment(&mut self, k: usize) {
-        self.seg[k] = self.seg[2 * k].union(&self.seg[2 * k + 1]);
-        self.extents[k] = self.extents[2 * k].min_by_component(self.extents[2 * k + 1]);
+        let ((a, ea), (b, eb)) = (self.seg[2 * k], self.seg[2 * k + 1]);
+        self.seg[k] = (a.union(&b), ea.min_by_component(eb));
     }
 
     /// Finds the nearest neighbour of the cluster in slot `slot` (another cluster is left)
@@ -131,7 +152,7 @@ impl<V: Vector> PlocScratch<V> {
     /// axis (in `f32` too: rounding is monotonic).
     /// Returns the segment-tree nodes visited.
     fn queue_nearest(&mut self, slot: u32, size: usize) -> u64 {
-        let a = self.seg[size + slot as usize];
+        let a = self.seg[size + slot as usize].0;
         let bound = |b: &Aabb<V>, least: V| {
             (a.max.max_by_component(b.min) - a.min.min_by_component(b.max))
                 .max_by_component(least)
@@ -143,29 +164,32 @@ impl<V: Vector> PlocScratch<V> {
         self.stack.clear();
         self.stack.push((0.0, 1));
         while let Some((lb, k)) = self.stack.pop() {
-            visits += 1;
             if best.1 != NULL && lb >= best.0 {
                 continue;
             }
             let k = k as usize;
-            if k >= size {
-                let other = (k - size) as u32;
-                if other != slot && self.clusters[other as usize] != NULL {
-                    let cost = a.union(&self.seg[k]).half_area();
-                    if best.1 == NULL || cost < best.0 {
-                        best = (cost, other);
+            if 2 * k >= size {
+                // The children are slots: measured at once.
+                for other in [2 * k - size, 2 * k + 1 - size] {
+                    if other != slot as usize && self.clusters[other] != NULL {
+                        visits += 1;
+                        let cost = a.union(&self.seg[size + other].0).half_area();
+                        if best.1 == NULL || cost < best.0 {
+                            best = (cost, other as u32);
+                        }
                     }
                 }
                 continue;
             }
-            let (left, right) = (&self.seg[2 * k], &self.seg[2 * k + 1]);
+            visits += 1;
             let mut children = [(0.0f32, 2 * k), (0.0, 2 * k + 1)];
             let mut count = 0;
-            for (child, b) in [(2 * k, left), (2 * k + 1, right)] {
+            for child in [2 * k, 2 * k + 1] {
+                let (b, least) = &self.seg[child];
                 if is_empty(b) {
                     continue;
                 }
-                let lb = bound(b, self.extents[child]);
+                let lb = bound(b, *least);
                 if best.1 == NULL || lb < best.0 {
                     children[count] = (lb, child);
                     count += 1;
@@ -414,24 +438,21 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.count_update(1, 0);
             return;
         }
-        let mut s = std::mem::take(&mut self.ploc);
+        let mut s = self.ploc.greedy.take().unwrap_or_default();
         // Stage 1: the slots and their segment tree.
         let size = n.next_power_of_two();
         s.clusters.clear();
         s.clusters.resize(size, NULL);
-        s.keys.clear();
-        s.keys.extend(items.iter().map(|&node| u64::from(node)));
-        self.place_in_slots(&mut s.keys, &mut s.clusters, size);
+        s.order.clear();
+        s.order.extend_from_slice(items);
+        self.place_in_slots(&mut s.order, &mut s.clusters, size);
         s.seg.clear();
-        s.seg.resize(2 * size, empty_box());
-        s.extents.clear();
-        s.extents.resize(2 * size, V::splat(f32::MAX));
+        s.seg.resize(2 * size, (empty_box(), V::splat(f32::MAX)));
         for slot in 0..size {
             let node = s.clusters[slot];
             if node != NULL {
                 let aabb = self.nodes[node as usize].aabb;
-                s.seg[size + slot] = aabb;
-                s.extents[size + slot] = aabb.max - aabb.min;
+                s.seg[size + slot] = (aabb, aabb.max - aabb.min);
             }
         }
         for k in (1..size).rev() {
@@ -474,10 +495,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.refit_node(branch);
             created += 1;
             left -= 1;
-            s.clusters[high as usize] = NULL;
-            s.set_slot_box(high, empty_box(), size);
-            s.clusters[low as usize] = branch;
-            s.set_slot_box(low, self.nodes[branch as usize].aabb, size);
+            s.set_slot(high, None, size);
+            s.set_slot(low, Some((branch, self.nodes[branch as usize].aabb)), size);
             if left > 1 {
                 visits += s.queue_nearest(low, size);
             }
@@ -486,7 +505,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.count_update(n as u64 + created, 0);
         s.heap.clear();
         let rest: Vec<u32> = s.clusters.iter().copied().filter(|&c| c != NULL).collect();
-        self.ploc = s;
+        self.ploc.greedy = Some(s);
         if let [root] = rest[..] {
             self.nodes[root as usize].parent = NULL;
             self.root = root;
@@ -501,8 +520,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// node's slots hold one cell, split at the median of the cell's widest centre spread
     /// (the first half rounded up, on the left), so each segment-tree node's box is
     /// compact.
-    fn place_in_slots(&self, work: &mut [u64], slots: &mut [u32], size: usize) {
-        let center = |node: u64| self.nodes[node as usize].aabb.center();
+    fn place_in_slots(&self, work: &mut [u32], slots: &mut [u32], size: usize) {
+        let center = |node: u32| self.nodes[node as usize].aabb.center();
         // (segment-tree node, range of `work`)
         let mut stack = vec![(1usize, 0usize, work.len())];
         while let Some((k, start, end)) = stack.pop() {
@@ -510,7 +529,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 continue;
             }
             if k >= size {
-                slots[k - size] = work[start] as u32;
+                slots[k - size] = work[start];
                 continue;
             }
             let range = &mut work[start..end];
