@@ -235,11 +235,12 @@ pub enum RebuildMethod {
     /// Exact greedy agglomerative clustering (Walter et al. 2008, "Fast agglomerative
     /// clustering for rendering"): until one cluster is left, the two clusters of all whose
     /// union has the least SAH measure merge under a new branch (what PLOC approximates with
-    /// its radius). Each cluster's nearest neighbour is found by a branch-and-bound search
-    /// and kept in a queue, searched again only when it merged; past [`GREEDY_VISITS`]
-    /// search steps a leaf, PLOC merges the clusters left. 7 to 30 times as slow as PLOC on
-    /// 10,000 to 100,000 random boxes (0.1 s at 10,000 3D boxes, 2 s at 100,000): for trees
-    /// of level geometry built once.
+    /// its radius; among equal unions the merge making the lower branch goes first, so boxes
+    /// all alike make a balanced tree). Each cluster's nearest neighbour is found by a
+    /// branch-and-bound search and kept in a queue, searched again only when it merged; past
+    /// [`GREEDY_VISITS`] search steps a leaf, PLOC merges the clusters left. 8 to 30 times as
+    /// slow as PLOC on 10,000 to 100,000 random boxes (0.1 s at 10,000 3D boxes, 2 s at
+    /// 100,000): for trees of level geometry built once.
     Greedy,
 }
 
