@@ -155,11 +155,10 @@ impl<V: Vector> GreedyScratch<V> {
     /// and queues the pair: a depth-first search of the segment tree (of `size` slots), the
     /// child of smaller bound first, skipping every node whose bound is not below the least
     /// union found (among equal unions found, the lower cluster's is kept, then the first
-    /// found's). A node's bound is the measure of the
-    /// cluster's box grown to the nearest point of the node's box, each extent raised to the
-    /// least of the clusters under the node: no union with one of them is smaller on any
-    /// axis (in `f32` too: rounding is monotonic).
-    /// Returns the segment-tree nodes visited.
+    /// found's). A node's bound is the measure of the cluster's box grown to the nearest
+    /// point of the node's box, each extent raised to the least of the clusters under the
+    /// node: no union with one of them is smaller on any axis (in `f32` too: rounding is
+    /// monotonic). Returns the segment-tree nodes visited.
     fn queue_nearest(&mut self, slot: u32, size: usize) -> u64 {
         let a = self.seg[size + slot as usize].0;
         let bound = |b: &Aabb<V>, least: V| {
@@ -435,10 +434,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// measure; among equal ones the lower cluster, then the first found) by a
     /// branch-and-bound search of the segment tree ([`GreedyScratch::queue_nearest`]) and
     /// queues the pair. Stage 3 takes the least pair off the queue (among equal measures, the
-    /// one making the lower branch first): when both clusters are
-    /// still there it merges them under a new branch (in the lower slot; the other slot is
-    /// emptied) and queues the new cluster's nearest; when only the first is, it searches
-    /// again for the first's nearest. A merge never brings a cluster nearer (the union of
+    /// one making the lower branch first): when both clusters are still there it merges them
+    /// under a new branch (in the lower slot; the other slot is emptied) and queues the new
+    /// cluster's nearest; when only the first is, it searches again for the first's nearest. A merge never brings a cluster nearer (the union of
     /// `a ∪ b` with `c` holds that of `a` or `b` with `c`), so a queued measure is never above
     /// the true one and the pair taken is always the least of all: Walter et al. 2008's
     /// exact greedy clustering. 10,000 random boxes took about 3.5 searches a subtree.
