@@ -1,9 +1,10 @@
 //! The `quality` subcommand: builds the tree over a fixed set of boxes with every insertion
 //! cost x balancing, with each insertion cost (no balancing, and rotations) followed by the
 //! incremental optimization until converged, with a full rebuild and with one batch creation
-//! (each by binned SAH and by agglomerative clustering), with each optimized and each rebuilt
-//! tree followed by the thorough optimization (`+thorough`), and prints each tree's height,
-//! SAH cost and build time (a table, or one JSON object with `--json`).
+//! (each by binned SAH, by agglomerative clustering and by exact greedy clustering), with each
+//! optimized and each rebuilt tree followed by the thorough optimization (`+thorough`), and
+//! prints each tree's height, SAH cost and build time (a table, or one JSON object with
+//! `--json`).
 //!
 //! The boxes come from a box list (one box a line: `minx miny maxx maxy` in 2D or `minx miny
 //! minz maxx maxy maxz` in 3D; `#` starts a comment; blank lines are skipped) or from a scene
@@ -42,8 +43,9 @@ pub struct QualityArgs {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MethodQuality {
     /// `insertion/balancing` (as `bench`'s `--insertion` and `--balancing` values), the same
-    /// with `+optimize`, `rebuild`, `rebuild-agglomerative`, `create-proxies` or
-    /// `create-proxies-agglomerative`; an optimized or rebuilt tree's name with `+thorough`.
+    /// with `+optimize`, `rebuild`, `rebuild-agglomerative`, `rebuild-greedy`,
+    /// `create-proxies`, `create-proxies-agglomerative` or `create-proxies-greedy`; an
+    /// optimized or rebuilt tree's name with `+thorough`.
     pub method: String,
     /// The root's height (a leaf is 0).
     pub height: u32,
@@ -250,11 +252,12 @@ pub const OPTIMIZE_PASSES: usize = 100;
 pub const THOROUGH_ROUNDS: usize = 100;
 
 /// The name of a rebuild method in method names: `rebuild` and `create-proxies` alone for
-/// binned SAH, with `-agglomerative` for PLOC.
+/// binned SAH, with `-agglomerative` for PLOC and `-greedy` for the exact greedy build.
 fn rebuild_suffix(method: RebuildMethod) -> &'static str {
     match method {
         RebuildMethod::BinnedSah => "",
         RebuildMethod::Agglomerative => "-agglomerative",
+        RebuildMethod::Greedy => "-greedy",
     }
 }
 
@@ -362,7 +365,7 @@ mod tests {
     fn every_method_is_measured_and_the_best_is_least() {
         let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n", "f").expect("valid");
         let report = measure(&set).expect("measured");
-        assert_eq!(report.methods.len(), 4 * 3 + 4 * 2 + 2 + 2 + 4 * 2 + 2);
+        assert_eq!(report.methods.len(), 4 * 3 + 4 * 2 + 3 + 3 + 4 * 2 + 3);
         // The thorough optimization never raises the cost of the tree it starts from.
         for m in report
             .methods

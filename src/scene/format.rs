@@ -14,8 +14,8 @@
 //! with each other (see [`super::Simulation`]); spheres pass through them.
 //! The `tree` section is the tree crate's `TreeConfig`: a field left out takes its default,
 //! and the optional ones are written only when not the default: `update`, `rebuild`
-//! (`BinnedSah`, the default, or `Agglomerative`) and `optimize_share` (the share of the
-//! leaves reinserted by the optimization pass of each step, in `[0, 1]`; default 0.001, 0
+//! (`BinnedSah`, the default, `Agglomerative` or `Greedy`) and `optimize_share` (the share of
+//! the leaves reinserted by the optimization pass of each step, in `[0, 1]`; default 0.001, 0
 //! off). Files written before those fields existed read the same.
 
 use super::model::{SceneFile, VersionProbe, newer_message};

@@ -75,7 +75,7 @@ fn rebuild(c: &mut Criterion) {
     let mut group = c.benchmark_group("rebuild");
     group.sample_size(10);
     // The same tree rebuilt in place again and again (the pool and the scratch lists are
-    // reused); the two methods alternate in each run of the group.
+    // reused); the methods take turns in each run of the group.
     for method in RebuildMethod::ALL {
         let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
             rebuild: method,

@@ -37,8 +37,9 @@
 //!   locally, or enlarge in place and rebuild later).
 //!
 //! [`DynamicTree::create_proxies`] adds a batch with one build and
-//! [`DynamicTree::rebuild`] rebuilds the whole tree, either by binned SAH or by agglomerative
-//! clustering (PLOC) as [`TreeConfig::rebuild`] says ([`RebuildMethod`]);
+//! [`DynamicTree::rebuild`] rebuilds the whole tree, by binned SAH, by agglomerative
+//! clustering (PLOC) or by exact greedy clustering as [`TreeConfig::rebuild`] says
+//! ([`RebuildMethod`]);
 //! [`DynamicTree::optimize`] reinserts the branches that cost most (Bittner et al. 2013), a
 //! share of them ([`TreeConfig::optimize_share`]) at each pair update after a change, and
 //! [`DynamicTree::optimize_thorough`] improves a tree built once (subtree reinsertion and
@@ -232,11 +233,21 @@ pub enum RebuildMethod {
     /// clusters that are each other's nearest merge under a new branch, and the list is
     /// compacted. Slower than the binned build, and usually a cheaper tree.
     Agglomerative,
+    /// Exact greedy agglomerative clustering (Walter et al. 2008, "Fast agglomerative
+    /// clustering for rendering"): until one cluster is left, the two clusters of all whose
+    /// union has the least SAH measure merge under a new branch (what PLOC approximates with
+    /// its radius; among equal unions the merge making the lower branch goes first, so boxes
+    /// all alike make a balanced tree). Each cluster's nearest neighbour is found by a
+    /// branch-and-bound search and kept in a queue, searched again only when it merged; past
+    /// [`GREEDY_VISITS`] search steps a leaf, PLOC merges the clusters left. 8 to 30 times as
+    /// slow as PLOC on 10,000 to 100,000 random boxes (0.1 s at 10,000 3D boxes, 2 s at
+    /// 100,000): for trees of level geometry built once.
+    Greedy,
 }
 
 impl RebuildMethod {
     /// Every rebuild method.
-    pub const ALL: [Self; 2] = [Self::BinnedSah, Self::Agglomerative];
+    pub const ALL: [Self; 3] = [Self::BinnedSah, Self::Agglomerative, Self::Greedy];
 
     /// True for the default method.
     #[must_use]
@@ -246,7 +257,7 @@ impl RebuildMethod {
 }
 
 pub use optimize::CONVERGED;
-pub use rebuild::PLOC_RADIUS;
+pub use rebuild::{GREEDY_VISITS, PLOC_RADIUS};
 
 /// The default [`TreeConfig::optimize_share`]: a tenth of a percent of the leaves (100 branches
 /// a step at 100,000 leaves; none below 1,000 leaves).

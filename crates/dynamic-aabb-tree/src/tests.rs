@@ -30,8 +30,8 @@ fn all_configs() -> Vec<TreeConfig> {
         .into_iter()
         .enumerate()
         .map(|(i, c)| TreeConfig {
-            rebuild: RebuildMethod::ALL[i % 2],
-            optimize_share: [0.0, 0.05, 0.5][(i / 2) % 3],
+            rebuild: RebuildMethod::ALL[i % RebuildMethod::ALL.len()],
+            optimize_share: [0.0, 0.05, 0.5][(i / RebuildMethod::ALL.len()) % 3],
             ..c
         })
         .collect()

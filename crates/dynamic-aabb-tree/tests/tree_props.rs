@@ -796,8 +796,8 @@ fn varied_configs() -> Vec<TreeConfig> {
         .into_iter()
         .enumerate()
         .map(|(i, c)| TreeConfig {
-            rebuild: RebuildMethod::ALL[i % 2],
-            optimize_share: SHARES[(i / 2) % 3],
+            rebuild: RebuildMethod::ALL[i % RebuildMethod::ALL.len()],
+            optimize_share: SHARES[(i / RebuildMethod::ALL.len()) % SHARES.len()],
             ..c
         })
         .collect()

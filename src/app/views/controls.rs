@@ -56,6 +56,7 @@ fn rebuild_name(r: RebuildMethod) -> &'static str {
     match r {
         RebuildMethod::BinnedSah => "Binned SAH (top-down)",
         RebuildMethod::Agglomerative => "Agglomerative (PLOC, bottom-up)",
+        RebuildMethod::Greedy => "Greedy (exact, bottom-up)",
     }
 }
 
