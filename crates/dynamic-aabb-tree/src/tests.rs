@@ -1247,18 +1247,19 @@ fn compact_layout_renumbers_recorded_rotations() {
     assert_eq!(sets_after, sets);
 }
 
-/// What a tree shows through its interface, for comparing two trees: the pool and the
-/// links (the structure hash), the proxies, the counts, and what the next pair update and
-/// the next creations give (handles from the free lists, in order).
-fn observable(
-    mut tree: DynamicTree<Vec2, u32>,
-) -> (
+/// What [`observable`] gives: structure hash, proxies, count, pairs, next handles.
+type Observed = (
     u64,
     Vec<ProxyId>,
     usize,
     Vec<(ProxyId, ProxyId)>,
     Vec<ProxyId>,
-) {
+);
+
+/// What a tree shows through its interface, for comparing two trees: the pool and the
+/// links (the structure hash), the proxies, the counts, and what the next pair update and
+/// the next creations give (handles from the free lists, in order).
+fn observable(mut tree: DynamicTree<Vec2, u32>) -> Observed {
     let hash = tree.structure_hash();
     let proxies = tree.proxies();
     let len = tree.len();
