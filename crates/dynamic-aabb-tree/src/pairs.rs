@@ -13,9 +13,11 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `MovedTraversal` recomputes every pair by the self traversal when more than one proxy in
-/// this many moved since the last pair update (measured on the standard workload at 100,000:
-/// the moved-only traversal and its bookkeeping cost more past about a quarter).
-const MOST_MOVED_DENOMINATOR: usize = 4;
+/// this many moved since the last pair update. With the pool in walk order the whole walk
+/// got cheaper and the moved-only one with its bookkeeping costs more past about a tenth
+/// (standard workload, steps by moved share); paired whole runs against 4: 0.92x the time at
+/// 1,000,000 circles (100 steps), 0.96x at 100,000, 1.01x at 10,000.
+const MOST_MOVED_DENOMINATOR: usize = 8;
 
 /// Below this many leaves `MovedTraversal` always recomputes every pair by the self traversal:
 /// on a tree that fits in the first-level cache the whole walk costs less than the move
@@ -457,8 +459,11 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.optimize(budget);
         }
         // Once reinsertions have taken as many nodes from the free list as there are leaves,
-        // the pool is scattered: put it back in walk order.
-        if self.allocs_since_layout > self.live as usize {
+        // the pool is scattered: put it back in walk order (a pool that fits in the cache
+        // whole is left as it is).
+        if self.allocs_since_layout > self.live as usize
+            && self.live as usize >= super::layout::LAYOUT_MIN_LEAVES
+        {
             self.compact_layout();
         }
         // When a large share of the proxies moved, the whole self traversal costs less than

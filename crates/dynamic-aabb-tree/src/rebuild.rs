@@ -247,7 +247,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         self.build_items.clear();
         self.rebuild_with_detached();
-        self.compact_layout();
+        if self.live as usize >= super::layout::LAYOUT_MIN_LEAVES {
+            self.compact_layout();
+        }
         self.record(TreeEvent::Rebuild { partial: false });
     }
 

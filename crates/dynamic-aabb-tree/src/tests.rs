@@ -1320,14 +1320,44 @@ fn a_refused_batch_leaves_the_tree_as_it_was() {
     assert_eq!(empty.pair_count(), 0, "boxes 3 apart, 1 wide, margin 0.1");
 }
 
-/// Once reinsertions have taken as many nodes as there are leaves, a pair update puts the
-/// pool back in walk order.
+/// Once reinsertions have taken as many nodes from the free list as there are leaves, a pair
+/// update puts the pool back in walk order; a tree small enough for the cache is left alone.
 #[test]
 fn pair_updates_compact_a_scattered_pool() {
-    let (mut tree, _) = scattered_tree(29);
+    let (mut small, _) = scattered_tree(29);
     // 300 creations and many reinsertions took far more nodes than the 240 leaves.
+    let root = small.root();
+    assert_ne!(root, Some(NodeId(0)));
+    small.update_pairs().expect("no limit");
+    assert_eq!(
+        small.root(),
+        root,
+        "under LAYOUT_MIN_LEAVES: not renumbered"
+    );
+    // A large one, inserted one by one: scattered, then renumbered by the pair update.
+    let n = layout::LAYOUT_MIN_LEAVES + 100;
+    let mut rng = Rng(31);
+    // No optimization pass, which would change the shape before the renumbering.
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+        optimize_share: 0.0,
+        ..TreeConfig::default()
+    });
+    for i in 0..n {
+        let b = rand_box::<Vec2>(&mut rng, 600.0, 3.0);
+        tree.create_proxy(b, Vec2::ZERO, i as u32).expect("create");
+    }
     assert_ne!(tree.root(), Some(NodeId(0)));
+    let before = shape(&tree);
     tree.update_pairs().expect("no limit");
     assert_eq!(tree.root(), Some(NodeId(0)));
+    assert!(shape(&tree) == before, "the renumbering changed the tree");
     tree.validate().expect("valid");
+    // A batch of that size is built in walk order.
+    let items: Vec<_> = (0..n)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 600.0, 3.0), Vec2::ZERO, i as u32))
+        .collect();
+    let mut batch = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    batch.create_proxies(&items).expect("finite");
+    assert_eq!(batch.root(), Some(NodeId(0)));
+    batch.validate().expect("valid");
 }

@@ -157,7 +157,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // before the renumbering, which needs room of its own).
         self.build_items = Vec::new();
         self.ploc = super::rebuild::PlocScratch::default();
-        self.compact_layout();
+        if self.live as usize >= super::layout::LAYOUT_MIN_LEAVES {
+            self.compact_layout();
+        }
         for &id in &ids {
             self.record(TreeEvent::Insert(id));
         }
