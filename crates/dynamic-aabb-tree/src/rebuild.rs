@@ -319,6 +319,21 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
     }
 
+    /// A new branch (from the free list, which a rebuild has filled) over the subtrees `first`
+    /// and `second`, its box and height fitted; the agglomerative builds' merge.
+    fn join(&mut self, first: u32, second: u32) -> u32 {
+        let branch = self
+            .alloc_node()
+            .expect("a rebuild reuses the branches it freed");
+        let node = &mut self.nodes[branch as usize];
+        node.child1 = first;
+        node.child2 = second;
+        self.nodes[first as usize].parent = branch;
+        self.nodes[second as usize].parent = branch;
+        self.refit_node(branch);
+        branch
+    }
+
     /// The agglomerative build (PLOC, Meister and Bittner 2018) over the subtrees `items` (at
     /// least one), with branches from the free list; makes it the whole tree.
     ///
@@ -398,18 +413,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     s.boxes[write] = s.boxes[i];
                     write += 1;
                 } else if i < j {
-                    let branch = self
-                        .alloc_node()
-                        .expect("a rebuild reuses the branches it freed");
-                    let (a, b) = (s.clusters[i], s.clusters[j]);
-                    {
-                        let node = &mut self.nodes[branch as usize];
-                        node.child1 = a;
-                        node.child2 = b;
-                    }
-                    self.nodes[a as usize].parent = branch;
-                    self.nodes[b as usize].parent = branch;
-                    self.refit_node(branch);
+                    let branch = self.join(s.clusters[i], s.clusters[j]);
                     created += 1;
                     s.clusters[write] = branch;
                     s.boxes[write] = self.nodes[branch as usize].aabb;
@@ -502,18 +506,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 continue;
             }
             let (low, high) = (a.min(b), a.max(b));
-            let branch = self
-                .alloc_node()
-                .expect("a rebuild reuses the branches it freed");
-            let (first, second) = (s.clusters[low as usize], s.clusters[high as usize]);
-            {
-                let node = &mut self.nodes[branch as usize];
-                node.child1 = first;
-                node.child2 = second;
-            }
-            self.nodes[first as usize].parent = branch;
-            self.nodes[second as usize].parent = branch;
-            self.refit_node(branch);
+            let branch = self.join(s.clusters[low as usize], s.clusters[high as usize]);
             created += 1;
             left -= 1;
             s.set_slot(high, None, size);
