@@ -9,23 +9,32 @@
 //! the order the walks read them.
 
 use super::node::NULL;
+use super::{DynamicTree, TreeEvent, Vector};
 
 /// Trees of fewer leaves are not renumbered by the builds and the pair updates (their pool,
 /// 64 bytes a leaf in 2D, fits in a core's second-level cache, where its order makes no
 /// difference): at 1,000 circles the renumbering after every 1,000 reinsertions cost the
 /// standard workload's step more than it gave.
 pub(crate) const LAYOUT_MIN_LEAVES: usize = 16_384;
-use super::{DynamicTree, TreeEvent, Vector};
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Renumbers the node pool in walk order: the root first, then each branch's two children
     /// side by side, depth first (a branch's children, then its first child's children, ...),
     /// then the free nodes. The tree's shape, boxes, pairs and handles do not change; node
-    /// ids ([`NodeId`](super::NodeId)) do (recorded events are renumbered with them). Done by
-    /// every build ([`DynamicTree::create_proxies`], [`DynamicTree::rebuild`]) and, once the
-    /// pool has scattered, by [`DynamicTree::update_pairs`]; `O(nodes)` time, in place but
-    /// for one `u32` per node.
+    /// ids ([`NodeId`](super::NodeId)) do (recorded events are renumbered with them). Done,
+    /// from [`LAYOUT_MIN_LEAVES`] leaves up, by every build ([`DynamicTree::create_proxies`],
+    /// [`DynamicTree::rebuild`]) and, once the pool has scattered, by
+    /// [`DynamicTree::update_pairs`]; `O(nodes)` time, in place but for one `u32` per node.
     pub fn compact_layout(&mut self) {
+        self.compact_layout_from(0);
+    }
+
+    /// [`DynamicTree::compact_layout`] when the tree has at least `min_leaves` leaves (the
+    /// builds and pair updates pass [`LAYOUT_MIN_LEAVES`]).
+    pub(crate) fn compact_layout_from(&mut self, min_leaves: usize) {
+        if (self.live as usize) < min_leaves {
+            return;
+        }
         self.allocs_since_layout = 0;
         if self.root == NULL {
             return;

@@ -461,10 +461,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // Once reinsertions have taken as many nodes from the free list as there are leaves,
         // the pool is scattered: put it back in walk order (a pool that fits in the cache
         // whole is left as it is).
-        if self.allocs_since_layout > self.live as usize
-            && self.live as usize >= super::layout::LAYOUT_MIN_LEAVES
-        {
-            self.compact_layout();
+        if self.allocs_since_layout > self.live as usize {
+            self.compact_layout_from(super::layout::LAYOUT_MIN_LEAVES);
         }
         // When a large share of the proxies moved, the whole self traversal costs less than
         // dropping and finding again the pairs of nearly everything (same pairs either way).

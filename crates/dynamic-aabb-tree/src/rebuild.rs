@@ -247,9 +247,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         self.build_items.clear();
         self.rebuild_with_detached();
-        if self.live as usize >= super::layout::LAYOUT_MIN_LEAVES {
-            self.compact_layout();
-        }
+        self.compact_layout_from(super::layout::LAYOUT_MIN_LEAVES);
         self.record(TreeEvent::Rebuild { partial: false });
     }
 

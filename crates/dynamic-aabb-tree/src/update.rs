@@ -157,9 +157,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // before the renumbering, which needs room of its own).
         self.build_items = Vec::new();
         self.ploc = super::rebuild::PlocScratch::default();
-        if self.live as usize >= super::layout::LAYOUT_MIN_LEAVES {
-            self.compact_layout();
-        }
+        self.compact_layout_from(super::layout::LAYOUT_MIN_LEAVES);
         for &id in &ids {
             self.record(TreeEvent::Insert(id));
         }
