@@ -173,9 +173,9 @@ step 1
 #[test]
 fn trace_world_dark() {
     let mut h = harness(Vec2::new(1000.0, 640.0), ViewMode::World, ThemeChoice::Dark);
-    let dir = std::env::temp_dir().join(format!("aabb-snap-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("boxes.txt");
+    // Removed when the test ends, passed or not.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("boxes.txt");
     std::fs::write(&path, TRACE).expect("write the trace");
     h.state_mut().apply(Command::Open(path), false);
     h.state_mut().apply(Command::Step, false);

@@ -42,27 +42,28 @@ fn trace_text() -> String {
 }
 
 /// Writes the trace to a fresh file named `name` (any extension: a trace is found by its
-/// first word).
-fn trace_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aabb-ui-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
+/// first word) in a folder of its own, removed when the returned guard is dropped.
+fn trace_file(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(name);
     std::fs::write(&path, trace_text()).expect("write the trace");
-    path
+    (dir, path)
 }
 
-/// The window with the trace opened through File > Open's command, paused at step 0.
-fn opened(name: &str) -> Harness<'static, DebuggerApp> {
+/// The window with the trace opened through File > Open's command, paused at step 0; and the
+/// trace file's folder, kept while the test runs.
+fn opened(name: &str) -> (Harness<'static, DebuggerApp>, tempfile::TempDir) {
     let mut h = ui::app_harness(
         Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
         Scene::builtin_default(),
     );
     h.run_steps(2);
-    h.state_mut().apply(Command::Open(trace_file(name)), false);
+    let (dir, path) = trace_file(name);
+    h.state_mut().apply(Command::Open(path), false);
     h.run_steps(2);
     assert!(h.state().sim().is_trace(), "{}", h.state().status());
     assert!(h.state().error().is_none(), "{:?}", h.state().error());
-    h
+    (h, dir)
 }
 
 /// The structural hash of the trace replayed headless to `step` (no window, no recording).
@@ -78,7 +79,7 @@ fn headless_hash_at(step: u64, config: TreeConfig) -> u64 {
 
 #[test]
 fn playing_a_trace_pauses_at_its_end_and_says_so() {
-    let mut h = opened("falling.txt");
+    let (mut h, _dir) = opened("falling.txt");
     assert_eq!(h.state().sim().step_index(), 0);
     assert!(
         h.state()
@@ -112,7 +113,7 @@ fn playing_a_trace_pauses_at_its_end_and_says_so() {
 
 #[test]
 fn seeking_back_shows_the_headless_tree_at_that_step() {
-    let mut h = opened("seek.trace");
+    let (mut h, _dir) = opened("seek.trace");
     for _ in 0..20 {
         h.state_mut().apply(Command::Step, false);
     }
@@ -145,7 +146,7 @@ fn seeking_back_shows_the_headless_tree_at_that_step() {
 
 #[test]
 fn sphere_edits_and_saving_are_refused_on_a_trace() {
-    let mut h = opened("refuse.trace");
+    let (mut h, _dir) = opened("refuse.trace");
     let hash = h.state().sim().structure_hash();
     let refused = "A trace's boxes come from its file: they cannot be added, moved, deleted or \
                    generated.";
@@ -187,7 +188,7 @@ fn sphere_edits_and_saving_are_refused_on_a_trace() {
 
 #[test]
 fn the_advisor_sweeps_the_rest_of_the_trace_and_apply_sets_its_margin() {
-    let mut h = opened("advise.trace");
+    let (mut h, _dir) = opened("advise.trace");
     for _ in 0..10 {
         h.state_mut().apply(Command::Step, false);
     }
@@ -225,7 +226,7 @@ fn the_advisor_sweeps_the_rest_of_the_trace_and_apply_sets_its_margin() {
 
 #[test]
 fn save_and_save_as_are_off_in_the_file_menu_of_a_trace() {
-    let mut h = opened("menu.trace");
+    let (mut h, _dir) = opened("menu.trace");
     h.get_by_label("File").click();
     h.run_steps(2);
     // A menu button's label holds its shortcut.
@@ -248,7 +249,7 @@ fn save_and_save_as_are_off_in_the_file_menu_of_a_trace() {
 #[test]
 fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
     use aabb_debugger::app::snapshot::Shape;
-    let mut h = opened("boxes.trace");
+    let (mut h, _dir) = opened("boxes.trace");
     let ids = |h: &Harness<'_, DebuggerApp>| {
         h.state()
             .snapshot()

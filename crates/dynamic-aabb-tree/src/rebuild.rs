@@ -13,6 +13,15 @@ use std::collections::BinaryHeap;
 /// nearer neighbours (a cheaper tree) and takes longer, about in proportion.
 pub const PLOC_RADIUS: usize = 12;
 
+/// A round of the agglomerative build that merges fewer than one cluster in this many has
+/// stalled: boxes alike, nested or evenly spaced in a row tie or chain, so that only one
+/// pair is mutual a round and the build would take a round per box (20,000 equal boxes:
+/// 10 s, and a list). A stalled round also merges the clusters left two by two. On the level
+/// sets of `docs/quality.md` (real and generated) the fewest a round merged was about 1 in
+/// 16 (175 of 2,871 clusters), so no tree there changes. Boxes alike end in a chain of at most
+/// about this many clusters over balanced subtrees.
+const PLOC_STALL_DENOMINATOR: usize = 32;
+
 /// Segment-tree nodes the searches of the greedy build ([`RebuildMethod::Greedy`]) may visit
 /// per subtree built over, in all, before PLOC merges the clusters left. Measured: 57 to
 /// 1,061 a subtree on the eight level sets of `docs/quality.md` (the most on the two
@@ -419,6 +428,28 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 }
             }
             debug_assert!(write < n, "every round merges the least pair");
+            // A stalled round (boxes alike, nested or in a row make each cluster's nearest
+            // the next one's, so that few pairs are mutual): merge the clusters left two by
+            // two in Morton order, so that the rounds stay logarithmic in number.
+            if (n - write) * PLOC_STALL_DENOMINATOR < n {
+                let mut paired = 0;
+                let mut k = 0;
+                while k < write {
+                    if k + 1 < write {
+                        let branch = self.join(s.clusters[k], s.clusters[k + 1]);
+                        created += 1;
+                        s.clusters[paired] = branch;
+                        s.boxes[paired] = self.nodes[branch as usize].aabb;
+                        k += 2;
+                    } else {
+                        s.clusters[paired] = s.clusters[k];
+                        s.boxes[paired] = s.boxes[k];
+                        k += 1;
+                    }
+                    paired += 1;
+                }
+                write = paired;
+            }
             s.clusters.truncate(write);
             s.boxes.truncate(write);
         }
@@ -1081,5 +1112,67 @@ mod greedy_tests {
             assert_eq!(tree.stats().height, height, "{n} boxes");
             assert_eq!(tree.sah_cost(), (n - 2) as f64, "{n} boxes");
         }
+    }
+
+    /// Boxes that make PLOC's rounds stall (each merges one pair: alike, nested, evenly in
+    /// a row, points on a line, at growing gaps along a line) are merged two by two once a round of 1,024 clusters or more stalls: the tree
+    /// is valid, holds every box, and is no list (one merge a round made a list of 20,000 in
+    /// 10 s). Heights and costs exact; the row's pairs equal brute force.
+    #[test]
+    fn stalled_agglomerative_rounds_merge_two_by_two() {
+        let n = 20_000;
+        let alike = vec![Aabb::new(Vec2::ZERO, Vec2::ONE); n];
+        let nested: Vec<Aabb<Vec2>> = (0..n)
+            .map(|i| {
+                let r = 1.0 + i as f32 * 0.01;
+                Aabb::new(Vec2::splat(-r), Vec2::splat(r))
+            })
+            .collect();
+        let row: Vec<Aabb<Vec2>> = (0..n)
+            .map(|i| Aabb::new(Vec2::new(i as f32, 0.0), Vec2::new(i as f32 + 1.0, 1.0)))
+            .collect();
+        let points: Vec<Aabb<Vec2>> = (0..n)
+            .map(|i| Aabb::new(Vec2::new(i as f32, 0.0), Vec2::new(i as f32, 0.0)))
+            .collect();
+        let gaps: Vec<Aabb<Vec2>> = (0..n)
+            .map(|i| {
+                let x = 1.001f32.powi(i as i32);
+                Aabb::new(Vec2::new(x, 0.0), Vec2::new(x + 0.5, 1.0))
+            })
+            .collect();
+        // Alike and nested end in a chain of up to 32 clusters (a round merging one of them
+        // is not stalled) over balanced subtrees.
+        for (name, boxes, height, cost) in [
+            ("alike", &alike, 38, 19_998.0),
+            ("nested", &nested, 30, 10_053.656_766_095_764),
+            ("row", &row, 15, 14.360_831_958_402_08),
+            ("points", &points, 15, 12.362_368_118_405_92),
+            ("gaps", &gaps, 30, 9.552_736_574_057_922),
+        ] {
+            let mut tree = greedy_tree(boxes);
+            tree.set_rebuild_method(RebuildMethod::Agglomerative);
+            tree.rebuild();
+            assert_eq!(tree.validate(), Ok(()), "{name}");
+            assert_eq!(tree.stats().leaves, n, "{name}");
+            assert_eq!(tree.stats().height, height, "{name}");
+            assert_eq!(tree.sah_cost(), cost, "{name}");
+        }
+        let mut tree = greedy_tree(&row);
+        tree.set_rebuild_method(RebuildMethod::Agglomerative);
+        tree.rebuild();
+        tree.update_pairs().expect("pairs");
+        // Brute force over the boxes that can meet (two apart or more there is a gap).
+        let expected: Vec<(u32, u32)> = (0..n)
+            .flat_map(|i| (i + 1..(i + 3).min(n)).map(move |j| (i, j)))
+            .filter(|&(i, j)| row[i].overlaps(&row[j]))
+            .map(|(i, j)| (i as u32, j as u32))
+            .collect();
+        assert_eq!(expected.len(), n - 1);
+        let found: Vec<(u32, u32)> = tree
+            .pairs()
+            .iter()
+            .map(|&(a, b)| (a.index, b.index))
+            .collect();
+        assert_eq!(found, expected);
     }
 }
