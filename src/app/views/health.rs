@@ -57,12 +57,15 @@ pub fn warning_text(sample: &HealthSample) -> String {
 pub fn readout_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
     let health = &state.model.health;
     let step = state.model.sim.step_index();
-    ui.label(RichText::new("Health").strong()).on_hover_text(
-        "The tree's cost (the SAH cost: its branches' surface areas, perimeters in 2D, summed \
+    ui.label(RichText::new("Health").strong())
+        .on_hover_text(format!(
+            "The tree's cost (the SAH cost: its branches' surface areas, perimeters in 2D, summed \
          but the root's, over the root's) against the cost of the best fresh rebuild of the \
-         same leaf boxes, built on a worker thread every few steps; and its height against the \
-         least height its leaves allow.",
-    );
+         same leaf boxes (binned SAH, agglomerative, and greedy up to {} leaves), built on a \
+         worker thread every few steps; and its height against the least height its leaves \
+         allow.",
+            crate::broadphase::health::GREEDY_MAX_LEAVES
+        ));
     if state.model.sim.broadphase().tree_view().is_none() {
         ui.weak("no tree (this broad phase keeps none)");
         return;
