@@ -18,7 +18,7 @@ use glam::{Vec2, Vec3};
 
 /// One full rebuild the tree offers, as a fresh build over a set of leaf boxes. "The best
 /// fresh build" is the cheapest of [`RebuildKind::ALL`]: a new rebuild method is a new variant
-/// here, listed in `ALL`, with its arm in [`RebuildKind::build`].
+/// here, listed in `ALL`, with its arm in `RebuildKind::build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RebuildKind {
     /// The top-down binned-SAH build of [`DynamicTree::rebuild`] (and of a batch creation,

@@ -90,7 +90,18 @@ pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
-    let report = match measure(&set) {
+    // A bar on stderr (drawn only on a terminal): on a degenerate set some methods take long
+    // (a tree of height n makes every reinsertion walk n nodes), and the user sees which.
+    let bar = indicatif::ProgressBar::new(method_count() as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template(
+        "quality {bar:30} {pos}/{len} {msg} ({elapsed})",
+    )?);
+    let report = measure_with_progress(&set, &mut |method| {
+        bar.inc(1);
+        bar.set_message(format!("(done: {method})"));
+    });
+    bar.finish_and_clear();
+    let report = match report {
         Ok(report) => report,
         Err(e) => {
             eprintln!(
@@ -196,15 +207,36 @@ fn tight_box(center: Vec3, radius: f32, dims: u8) -> Aabb<Vec3> {
 
 /// Builds every tree over the boxes and measures it.
 pub fn measure(set: &BoxSet) -> Result<QualityReport, TreeError> {
+    measure_with_progress(set, &mut |_| {})
+}
+
+/// How many methods [`measure`] builds: every insertion x balancing, insertion and the
+/// optimization for each insertion with no balancing and with rotations, a rebuild and a
+/// batch creation by each rebuild method, and the thorough optimization of every optimized
+/// and rebuilt tree.
+#[must_use]
+pub fn method_count() -> usize {
+    let insertions = InsertionCost::ALL.len();
+    let optimized = insertions * 2;
+    let rebuilds = RebuildMethod::ALL.len();
+    insertions * Balancing::ALL.len() + optimized + 2 * rebuilds + optimized + rebuilds
+}
+
+/// [`measure`], calling `progress` with each method's name as it finishes it (in the order of
+/// the report, [`method_count`] calls in all).
+pub fn measure_with_progress(
+    set: &BoxSet,
+    progress: &mut dyn FnMut(&str),
+) -> Result<QualityReport, TreeError> {
     let methods = if set.dimensions == 2 {
         let boxes: Vec<Aabb<Vec2>> = set
             .boxes
             .iter()
             .map(|b| Aabb::new(b.min.truncate(), b.max.truncate()))
             .collect();
-        measure_all(&boxes)?
+        measure_all(&boxes, progress)?
     } else {
-        measure_all(&set.boxes)?
+        measure_all(&set.boxes, progress)?
     };
     let mut best = Best {
         method: String::new(),
@@ -268,7 +300,10 @@ fn rebuild_suffix(method: RebuildMethod) -> &'static str {
 /// followed by the thorough optimization ([`DynamicTree::optimize_thorough`], at most
 /// [`THOROUGH_ROUNDS`] rounds: subtree reinsertion and treelet restructuring, never raising
 /// the cost).
-fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeError> {
+fn measure_all<V: Vector>(
+    boxes: &[Aabb<V>],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<MethodQuality>, TreeError> {
     let config = |insertion, balancing, rebuild| TreeConfig {
         margin: 0.0,
         velocity_lookahead: 0.0,
@@ -277,11 +312,14 @@ fn measure_all<V: Vector>(boxes: &[Aabb<V>]) -> Result<Vec<MethodQuality>, TreeE
         rebuild,
         ..TreeConfig::default()
     };
-    let quality = |method: String, tree: &DynamicTree<V, u32>, ms: f64| MethodQuality {
-        method,
-        height: tree.stats().height,
-        cost: tree.sah_cost(),
-        build_ms: ms,
+    let mut quality = |method: String, tree: &DynamicTree<V, u32>, ms: f64| {
+        progress(&method);
+        MethodQuality {
+            method,
+            height: tree.stats().height,
+            cost: tree.sah_cost(),
+            build_ms: ms,
+        }
     };
     let name = |insertion, balancing| {
         format!(
@@ -383,5 +421,17 @@ mod tests {
             .fold(f64::INFINITY, f64::min);
         assert_eq!(report.best.cost, least);
         assert!(report.methods.iter().all(|m| m.height >= 2));
+    }
+
+    /// The progress calls name every method once, as it finishes, in the report's order.
+    #[test]
+    fn progress_names_each_method_in_report_order() {
+        let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n", "f").expect("valid");
+        let mut seen = Vec::new();
+        let report = measure_with_progress(&set, &mut |m| seen.push(m.to_owned())).expect("ok");
+        let names: Vec<String> = report.methods.iter().map(|m| m.method.clone()).collect();
+        assert_eq!(seen, names);
+        assert_eq!(seen.len(), method_count());
+        assert_eq!(method_count(), 37);
     }
 }

@@ -19,7 +19,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         (holder, levels)
     }
 
-    /// [`DynamicTree::holding_ancestor`] and how many ancestors it tested.
+    /// The lowest ancestor of `leaf` whose box holds `fat` and how many levels up it is, as
+    /// `holding_ancestor` (tests) gives them, and how many ancestors it tested.
     pub(crate) fn holding_ancestor_counted(&self, leaf: u32, fat: &Aabb<V>) -> (u32, usize, u64) {
         let mut index = self.nodes[leaf as usize].parent;
         let mut levels = 1;

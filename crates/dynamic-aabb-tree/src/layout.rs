@@ -22,7 +22,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// side by side, depth first (a branch's children, then its first child's children, ...),
     /// then the free nodes. The tree's shape, boxes, pairs and handles do not change; node
     /// ids ([`NodeId`](super::NodeId)) do (recorded events are renumbered with them). Done,
-    /// from [`LAYOUT_MIN_LEAVES`] leaves up, by every build ([`DynamicTree::create_proxies`],
+    /// from 16,384 leaves up (a smaller pool fits in the cache, where its order makes no
+    /// difference), by every build ([`DynamicTree::create_proxies`],
     /// [`DynamicTree::rebuild`]) and, once the pool has scattered, by
     /// [`DynamicTree::update_pairs`]; `O(nodes)` time, in place but for one `u32` per node.
     pub fn compact_layout(&mut self) {

@@ -76,7 +76,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             .enumerate()
             .filter(|&(i, n)| i != root && !n.is_free() && !n.is_leaf())
             .map(|(_, n)| n.aabb.half_area_f64())
-            .sum();
+            // From +0: `sum` of no terms is -0, shown as "-0.00" for a tree of one branch.
+            .fold(0.0, |sum, area| sum + area);
         total / root_area
     }
 

@@ -1361,3 +1361,26 @@ fn pair_updates_compact_a_scattered_pool() {
     assert_eq!(batch.root(), Some(NodeId(0)));
     batch.validate().expect("valid");
 }
+
+/// A tree with no branch below its root costs +0 (no branch summed), never -0, which a
+/// readout would print as "-0.00"; so does an empty tree and a single leaf.
+#[test]
+fn a_tree_with_no_branch_below_the_root_costs_plus_zero() {
+    let mut tree: DynamicTree<Vec2, u32> = DynamicTree::new(TreeConfig::default());
+    assert!(tree.sah_cost().is_sign_positive() && tree.sah_cost() == 0.0);
+    let boxes = [
+        Aabb::new(Vec2::ZERO, Vec2::ONE),
+        Aabb::new(Vec2::splat(2.0), Vec2::splat(3.0)),
+    ];
+    for (i, b) in boxes.iter().enumerate() {
+        tree.create_proxy(*b, Vec2::ZERO, i as u32)
+            .expect("valid box");
+        assert_eq!(tree.stats().leaves, i + 1);
+        let cost = tree.sah_cost();
+        assert!(
+            cost == 0.0 && cost.is_sign_positive(),
+            "{} leaves: {cost}",
+            i + 1
+        );
+    }
+}
