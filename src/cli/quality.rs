@@ -96,6 +96,8 @@ pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
     bar.set_style(indicatif::ProgressStyle::with_template(
         "quality {bar:30} {pos}/{len} {msg} ({elapsed})",
     )?);
+    // The elapsed time keeps counting while one method takes long.
+    bar.enable_steady_tick(std::time::Duration::from_millis(250));
     let report = measure_with_progress(&set, &mut |method| {
         bar.inc(1);
         bar.set_message(format!("(done: {method})"));
