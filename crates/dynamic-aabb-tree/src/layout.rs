@@ -6,7 +6,9 @@
 //! wherever the free list points. The tree's shape does not care; its walks do: testing two
 //! branches' children reads four nodes, and with the pool scattered each is a cache miss
 //! once the tree outgrows the cache. [`DynamicTree::compact_layout`] puts the nodes back in
-//! the order the walks read them.
+//! the order the walks read them. A large batch into a new tree needs no renumbering: its
+//! binned build writes every node at its place in walk order as it goes
+//! (`DynamicTree::build_binned_in_walk_order`), the same numbers the renumbering gives.
 
 use super::node::NULL;
 use super::{DynamicTree, TreeEvent, Vector};
@@ -24,7 +26,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// ids ([`NodeId`](super::NodeId)) do (recorded events are renumbered with them). Done,
     /// from 16,384 leaves up (a smaller pool fits in the cache, where its order makes no
     /// difference), by every build ([`DynamicTree::create_proxies`],
-    /// [`DynamicTree::rebuild`]) and, once the pool has scattered, by
+    /// [`DynamicTree::rebuild`]; a batch into a new tree by binned SAH is built in this
+    /// order to begin with) and, once the pool has scattered, by
     /// [`DynamicTree::update_pairs`]; `O(nodes)` time, in place but for one `u32` per node.
     pub fn compact_layout(&mut self) {
         self.compact_layout_from(0);

@@ -2,7 +2,7 @@
 //! agglomerative clustering (PLOC), and Box2D v3's partial rebuild that rebuilds only the
 //! enlarged branches above untouched subtrees.
 
-use super::node::NULL;
+use super::node::{NULL, Node};
 use super::{Aabb, DynamicTree, RebuildMethod, TreeEvent, Vector};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -602,36 +602,71 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// The binned-SAH build over the subtrees `items` (at least one), with branches from the
     /// free list; makes it the whole tree.
     fn build_binned(&mut self, items: &mut [u32]) {
-        // The splits read each subtree's box and centre many times: copy them side by side
-        // (in Morton order for a large build, whose top levels are split by Morton code).
-        let item = |node: u32| {
-            let aabb = self.nodes[node as usize].aabb;
-            BuildItem { aabb, node }
-        };
-        let mut codes: Vec<u32> = Vec::new();
-        let mut work: Vec<BuildItem<V>> = if items.len() >= MORTON_MIN_ITEMS {
-            let keys = morton_keys(items.iter().map(|&node| item(node).center()));
-            codes = keys.iter().map(|&key| (key >> 32) as u32).collect();
-            keys.iter()
-                .map(|&key| item(items[key as u32 as usize]))
-                .collect()
-        } else {
-            items.iter().map(|&node| item(node)).collect()
-        };
+        let (work, codes) = build_work(items.len(), |k| BuildItem {
+            aabb: self.nodes[items[k] as usize].aabb,
+            node: items[k],
+        });
+        self.build_binned_items::<false>(work, codes);
+    }
+
+    /// The binned-SAH build of a new tree over every proxy slot (`0..count`, live, with their
+    /// fat boxes, no leaves yet) into an empty pool, laid out in walk order as it is built
+    /// ([`DynamicTree::compact_layout`]'s order): the same tree and the same node numbers as
+    /// [`DynamicTree::build_binned`] over leaves made first and renumbered after, without the
+    /// renumbering's pass of random moves over the whole pool (at a million leaves most of
+    /// the batch's time). The pool is grown to `2 * count - 1` nodes.
+    pub(crate) fn build_binned_in_walk_order(&mut self, count: usize) {
+        debug_assert!(self.nodes.is_empty() && count > 0 && self.proxies.len() == count);
+        self.nodes
+            .resize(2 * count - 1, Node::leaf(Aabb::default(), NULL));
+        let (work, codes) = build_work(count, |slot| BuildItem {
+            aabb: self.proxies[slot].fat,
+            node: slot as u32,
+        });
+        self.build_binned_items::<true>(work, codes);
+        self.allocs_since_layout = 0;
+    }
+
+    /// The binned-SAH build over `work` (at least one item; with `codes`, their Morton codes,
+    /// when [`build_work`] sorted them), made the whole tree.
+    ///
+    /// `WALK == false`: each item is a subtree's root node, the branches come from the free
+    /// list. `WALK == true`: each item is a proxy slot; its leaf and every branch are written
+    /// at their places in walk order (root 0; a branch's two children at the next two
+    /// indices when it is split, depth first, first child first), into a pool already of the
+    /// right length.
+    fn build_binned_items<const WALK: bool>(
+        &mut self,
+        mut work: Vec<BuildItem<V>>,
+        codes: Vec<u32>,
+    ) {
         let morton = !codes.is_empty();
         let bounds = if morton {
             (V::splat(0.0), V::splat(0.0))
         } else {
             centre_bounds(&work)
         };
-        // (start, end, parent, which child of parent: 1 or 2, the range's centre bounds, true
-        // while the range is split by Morton code and its bounds are not yet known)
-        let mut stack: Vec<(usize, usize, u32, u8, CentreBounds<V>, bool)> =
-            vec![(0, work.len(), NULL, 0, bounds, morton)];
-        let mut created: Vec<u32> = Vec::with_capacity(work.len().saturating_sub(1));
-        while let Some((start, end, parent, which, bounds, morton)) = stack.pop() {
+        // (start, end, parent, which child of parent: 1 or 2, its index (`WALK`; else
+        // unused), the range's centre bounds, true while the range is split by Morton code
+        // and its bounds are not yet known)
+        type Range<V> = (usize, usize, u32, u8, u32, CentreBounds<V>, bool);
+        let mut stack: Vec<Range<V>> = vec![(0, work.len(), NULL, 0, 0, bounds, morton)];
+        let mut created: Vec<u32> = Vec::new();
+        if !WALK {
+            created.reserve_exact(work.len().saturating_sub(1));
+        }
+        let mut next = 1u32;
+        let mut branches = 0usize;
+        while let Some((start, end, parent, which, at, bounds, morton)) = stack.pop() {
             let index = if end - start == 1 {
-                work[start].node
+                let item = work[start];
+                if WALK {
+                    self.nodes[at as usize] = Node::leaf(item.aabb, item.node);
+                    self.proxies[item.node as usize].leaf = at;
+                    at
+                } else {
+                    item.node
+                }
             } else {
                 // Stage 1: split the range.
                 let (mid, left, right, morton) = if morton && end - start > MORTON_LEAF_RANGE {
@@ -644,14 +679,26 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     (mid, left, right, false)
                 };
                 let mid = start + mid;
-                // Stage 2: a branch for it (the pool holds the branches just freed, or the
-                // room a batch creation reserved).
-                let branch = self
-                    .alloc_node()
-                    .expect("a rebuild reuses the branches it freed");
-                created.push(branch);
-                stack.push((mid, end, branch, 2, right, morton));
-                stack.push((start, mid, branch, 1, left, morton));
+                // Stage 2: a branch for it: at its place in walk order, or from the pool
+                // (which holds the branches just freed, or the room a batch reserved).
+                let branch = if WALK {
+                    let node = &mut self.nodes[at as usize];
+                    node.child1 = next;
+                    node.child2 = next + 1;
+                    at
+                } else {
+                    let branch = self
+                        .alloc_node()
+                        .expect("a rebuild reuses the branches it freed");
+                    created.push(branch);
+                    branch
+                };
+                branches += 1;
+                stack.push((mid, end, branch, 2, next + 1, right, morton));
+                stack.push((start, mid, branch, 1, next, left, morton));
+                if WALK {
+                    next += 2;
+                }
                 branch
             };
             self.nodes[index as usize].parent = parent;
@@ -661,13 +708,39 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 _ => self.nodes[parent as usize].child2 = index,
             }
         }
-        // Stage 3: boxes and heights bottom-up (children were made after their parents).
-        for &branch in created.iter().rev() {
-            self.refit_node(branch);
+        // Stage 3: boxes and heights bottom-up (children were made after their parents; in
+        // walk order every child has a greater index than its parent).
+        if WALK {
+            for index in (0..self.nodes.len() as u32).rev() {
+                if !self.nodes[index as usize].is_leaf() {
+                    self.refit_node(index);
+                }
+            }
+        } else {
+            for &branch in created.iter().rev() {
+                self.refit_node(branch);
+            }
         }
         // Each subtree placed and each branch made.
-        self.count_update((work.len() + created.len()) as u64, 0);
+        self.count_update((work.len() + branches) as u64, 0);
     }
+}
+
+/// The items of a binned build, `item(k)` for `k` in `0..len`, copied side by side (the
+/// splits read each box and centre many times), and their Morton codes: a large build (from
+/// [`MORTON_MIN_ITEMS`]) takes them sorted by the Morton code of their centres (ties by `k`),
+/// whose top levels it splits by code; a smaller one in order, with no codes.
+fn build_work<V: Vector>(
+    len: usize,
+    item: impl Fn(usize) -> BuildItem<V>,
+) -> (Vec<BuildItem<V>>, Vec<u32>) {
+    if len < MORTON_MIN_ITEMS {
+        return ((0..len).map(item).collect(), Vec::new());
+    }
+    let keys = morton_keys((0..len).map(|k| item(k).center()));
+    let codes = keys.iter().map(|&key| (key >> 32) as u32).collect();
+    let work = keys.iter().map(|&key| item(key as u32 as usize)).collect();
+    (work, codes)
 }
 
 /// Builds over at least this many subtrees sort them by the Morton code of their centre and

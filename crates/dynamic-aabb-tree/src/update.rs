@@ -117,24 +117,34 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         // Into an empty tree every pair is new: the next pair update finds them all by one
         // walk, with no move buffer (4 bytes a proxy, at the batch's peak of memory).
         let track_moved = self.live > 0;
+        // A large batch into a new tree (nothing in the pool or the proxy table) by binned
+        // SAH is built straight in walk order: its slots get their leaves from the build.
+        let in_walk_order = self.nodes.is_empty()
+            && self.proxies.is_empty()
+            && count >= super::layout::LAYOUT_MIN_LEAVES
+            && self.config.rebuild == super::RebuildMethod::BinnedSah;
         let mut ids = Vec::new();
         ids.try_reserve_exact(count).map_err(failed)?;
         let mut leaves = std::mem::take(&mut self.build_items);
         leaves.clear();
-        if let Err(e) = leaves.try_reserve_exact(count) {
+        if !in_walk_order && let Err(e) = leaves.try_reserve_exact(count) {
             self.build_items = leaves;
             return Err(failed(e));
         }
         for index in 0..count {
             let (tight, velocity, user) = item(index);
-            let made = self
-                .checked_fat(&tight, velocity)
-                .and_then(|fat| self.new_proxy_leaf(tight, velocity, user, fat, track_moved));
-            match made {
-                Ok(leaf) => {
+            let made = self.checked_fat(&tight, velocity).and_then(|fat| {
+                if in_walk_order {
+                    // No leaf yet (`NULL`): the build makes it.
+                    Ok(self.new_slot(tight, velocity, user, fat, NULL))
+                } else {
+                    let leaf = self.new_proxy_leaf(tight, velocity, user, fat, track_moved)?;
                     leaves.push(leaf);
-                    ids.push(self.proxy_id(self.nodes[leaf as usize].child1));
+                    Ok(self.nodes[leaf as usize].child1)
                 }
+            });
+            match made {
+                Ok(slot) => ids.push(self.proxy_id(slot)),
                 Err(error) => {
                     self.undo_batch(&mark, &leaves);
                     leaves.clear();
@@ -151,13 +161,19 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             self.pairs_full = true;
         }
         // Stage 3: one build over the old tree's leaves and the new ones.
-        self.build_items = leaves;
-        self.rebuild_with_detached();
-        // A batch is rare: do not keep scratch lists as long as the tree (and let them go
-        // before the renumbering, which needs room of its own).
-        self.build_items = Vec::new();
-        self.ploc = super::rebuild::PlocScratch::default();
-        self.compact_layout_from(super::layout::LAYOUT_MIN_LEAVES);
+        if in_walk_order {
+            self.build_items = Vec::new();
+            self.build_binned_in_walk_order(count);
+            self.any_enlarged = false;
+        } else {
+            self.build_items = leaves;
+            self.rebuild_with_detached();
+            // A batch is rare: do not keep scratch lists as long as the tree (and let them
+            // go before the renumbering, which needs room of its own).
+            self.build_items = Vec::new();
+            self.ploc = super::rebuild::PlocScratch::default();
+            self.compact_layout_from(super::layout::LAYOUT_MIN_LEAVES);
+        }
         for &id in &ids {
             self.record(TreeEvent::Insert(id));
         }
@@ -210,6 +226,17 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             return Err(TreeError::Full(self.live as usize));
         }
         let leaf = self.alloc_node()?;
+        let index = self.new_slot(tight, velocity, user, fat, leaf);
+        self.nodes[leaf as usize] = Node::leaf(fat, index);
+        if track_moved {
+            self.mark_moved(index);
+        }
+        Ok(leaf)
+    }
+
+    /// A new live proxy slot (from the free list, or pushed) with leaf `leaf`; returns its
+    /// index. Counts the proxy live.
+    fn new_slot(&mut self, tight: Aabb<V>, velocity: V, user: T, fat: Aabb<V>, leaf: u32) -> u32 {
         let index = if self.free_proxy != NULL {
             let index = self.free_proxy;
             let slot = &mut self.proxies[index as usize];
@@ -233,12 +260,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             });
             index
         };
-        self.nodes[leaf as usize] = Node::leaf(fat, index);
         self.live += 1;
-        if track_moved {
-            self.mark_moved(index);
-        }
-        Ok(leaf)
+        index
     }
 
     /// Removes a proxy and returns its user data. The handle (and every copy of it) becomes
