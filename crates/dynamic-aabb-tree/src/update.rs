@@ -164,7 +164,6 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if in_walk_order {
             self.build_items = Vec::new();
             self.build_binned_in_walk_order(count);
-            self.any_enlarged = false;
         } else {
             self.build_items = leaves;
             self.rebuild_with_detached();
