@@ -13,11 +13,20 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `MovedTraversal` recomputes every pair by the self traversal when more than one proxy in
-/// this many moved since the last pair update. With the pool in walk order the whole walk
-/// got cheaper and the moved-only one with its bookkeeping costs more past about a tenth
-/// (standard workload, steps by moved share); paired whole runs against 4: 0.92x the time at
-/// 1,000,000 circles (100 steps), 0.96x at 100,000, 1.01x at 10,000.
-const MOST_MOVED_DENOMINATOR: usize = 8;
+/// this many moved since the last pair update: past that share the walk cut down to the
+/// branches above a moved proxy, with flagging those branches and dropping the pairs of the
+/// moved ones, costs more than the whole walk. Measured on the standard workload (each step's
+/// pair update both ways, by share moved) the two cost the same at 15 to 20% moved at 10,000
+/// and 100,000 circles.
+const MOST_MOVED_DENOMINATOR: usize = 6;
+
+/// [`MOST_MOVED_DENOMINATOR`] for trees of [`LARGE_TREE_LEAVES`] or more: when the pool is
+/// much bigger than the cache, every branch flagged is a read from memory, and the two walks
+/// cost the same at about 8% moved (1,000,000 circles).
+const MOST_MOVED_DENOMINATOR_LARGE: usize = 12;
+
+/// See [`MOST_MOVED_DENOMINATOR_LARGE`] (a pool of 16 MiB in 2D).
+const LARGE_TREE_LEAVES: usize = 1 << 18;
 
 /// Below this many leaves `MovedTraversal` always recomputes every pair by the self traversal:
 /// on a tree that fits in the first-level cache the whole walk costs less than the move
@@ -382,16 +391,61 @@ pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     (stats, false)
 }
 
-/// Sets (or clears) the dirty flag of each of `leaves` and of every node above it, stopping
-/// at the first node already in that state (everything above it is too).
-fn set_dirty_above<V: Vector>(nodes: &mut [Node<V>], leaves: impl Iterator<Item = u32>, on: bool) {
-    for leaf in leaves {
-        let mut index = leaf;
-        while index != NULL && nodes[index as usize].is_dirty() != on {
-            nodes[index as usize].set_dirty(on);
-            index = nodes[index as usize].parent;
+/// How many climbs [`mark_dirty_above`] advances side by side.
+pub(crate) const CLIMBS: usize = 8;
+
+/// Sets the dirty flag of each of `leaves` and of every node above it, and pushes each node it
+/// flags to `marked` (so that [`clear_dirty`] need not climb again). A climb stops at the first
+/// node already dirty: everything above it is, or will be once the climb that flagged it
+/// goes on.
+///
+/// A climb's next node is known only once its current one is read, so one climb at a time
+/// waits on every read of a pool far bigger than the cache; [`CLIMBS`] climbs advance a level
+/// each in turn, and their reads are in flight together. At 1,000,000 circles (the standard
+/// workload, 40 steps) flagging and clearing one at a time each took as long as the walk.
+pub(crate) fn mark_dirty_above<V: Vector>(
+    nodes: &mut [Node<V>],
+    mut leaves: impl Iterator<Item = u32>,
+    marked: &mut Vec<u32>,
+) {
+    let mut climbs = [NULL; CLIMBS];
+    loop {
+        let mut any = false;
+        for climb in &mut climbs {
+            let mut index = *climb;
+            // A climb that ended takes the next leaf (none is flagged twice: the move buffer
+            // holds no repeats, and a flagged leaf ends its climb at once).
+            while index == NULL || nodes[index as usize].is_dirty() {
+                match leaves.next() {
+                    Some(leaf) => index = leaf,
+                    None => {
+                        index = NULL;
+                        break;
+                    }
+                }
+            }
+            *climb = NULL;
+            if index != NULL {
+                any = true;
+                let node = &mut nodes[index as usize];
+                node.set_dirty(true);
+                marked.push(index);
+                *climb = node.parent;
+            }
+        }
+        if !any {
+            return;
         }
     }
+}
+
+/// Clears the dirty flag of every node in `marked` (what [`mark_dirty_above`] flagged) and
+/// empties it.
+pub(crate) fn clear_dirty<V: Vector>(nodes: &mut [Node<V>], marked: &mut Vec<u32>) {
+    for &index in marked.iter() {
+        nodes[index as usize].set_dirty(false);
+    }
+    marked.clear();
 }
 
 /// The pair of two proxy slots, the smaller first.
@@ -466,7 +520,12 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         // When a large share of the proxies moved, the whole self traversal costs less than
         // dropping and finding again the pairs of nearly everything (same pairs either way).
-        let whole_walk_cheaper = self.moved.len() * MOST_MOVED_DENOMINATOR > self.live as usize
+        let denominator = if self.live as usize >= LARGE_TREE_LEAVES {
+            MOST_MOVED_DENOMINATOR_LARGE
+        } else {
+            MOST_MOVED_DENOMINATOR
+        };
+        let whole_walk_cheaper = self.moved.len() * denominator > self.live as usize
             || (self.live as usize) < SMALL_TREE_LEAVES;
         let (stats, over) = if self.pairs_full
             || self.config.pairs == PairMethod::SelfTraversal
@@ -608,8 +667,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         // Flag each moved leaf and every node above it, traverse where something is flagged,
         // clear the flags (also when the walk stopped at the limit).
-        let leaves = || moved.iter().map(|&i| proxies[i as usize].leaf);
-        set_dirty_above(nodes, leaves(), true);
+        let leaves = moved.iter().map(|&i| proxies[i as usize].leaf);
+        let mut marked = Vec::with_capacity(moved.len().saturating_mul(2));
+        mark_dirty_above(nodes, leaves, &mut marked);
         #[cfg(feature = "parallel")]
         let found = if parallel {
             par_self_pairs::<V, true>(nodes, *root, limit, pairs)
@@ -625,7 +685,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 pairs.push(ordered(a, b));
             })
         };
-        set_dirty_above(nodes, leaves(), false);
+        clear_dirty(nodes, &mut marked);
         found
     }
 

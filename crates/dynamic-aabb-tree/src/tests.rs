@@ -1473,3 +1473,78 @@ fn a_refused_large_batch_into_a_new_tree_leaves_it_new() {
         );
     }
 }
+
+/// The interleaved flagging of the moved traversal flags exactly the moved leaves and their
+/// ancestors, each once, whatever the number of leaves against the climbs side by side
+/// (fewer, as many, more; leaves that share every ancestor, all of them, none), and clearing
+/// what it pushed leaves no flag.
+#[test]
+fn the_moved_leaves_and_their_ancestors_are_flagged_once_each() {
+    use super::pairs::{CLIMBS, clear_dirty, mark_dirty_above};
+    let mut rng = Rng(2024);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let items: Vec<_> = (0..500u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 100.0, 3.0), Vec2::ZERO, i))
+        .collect();
+    tree.create_proxies(&items).expect("batch");
+    // A few single insertions too, so that the pool is not in walk order.
+    for i in 500..540u32 {
+        let b = rand_box::<Vec2>(&mut rng, 100.0, 3.0);
+        tree.create_proxy(b, Vec2::ZERO, i).expect("insert");
+    }
+    let leaves: Vec<u32> = (0..tree.nodes.len() as u32)
+        .filter(|&i| !tree.nodes[i as usize].is_free() && tree.nodes[i as usize].is_leaf())
+        .collect();
+    assert_eq!(leaves.len(), 540);
+    // Siblings (one parent: the second climb stops at once), a run of neighbours, every leaf.
+    let sibling_pair = {
+        let parent = tree.nodes[leaves[0] as usize].parent;
+        let p = &tree.nodes[parent as usize];
+        vec![p.child1, p.child2]
+    };
+    let mut sets: Vec<Vec<u32>> = vec![Vec::new(), sibling_pair, leaves.clone()];
+    for count in [1, CLIMBS - 1, CLIMBS, CLIMBS + 1, 3 * CLIMBS + 5, 200] {
+        let mut set = leaves.clone();
+        // A seeded shuffle, then the first `count`.
+        for k in (1..set.len()).rev() {
+            set.swap(k, rng.index(k + 1));
+        }
+        set.truncate(count);
+        sets.push(set);
+    }
+    for set in &sets {
+        // Expected: every node on the way from each leaf to the root.
+        let mut want = vec![false; tree.nodes.len()];
+        for &leaf in set {
+            let mut i = leaf;
+            while i != node::NULL {
+                want[i as usize] = true;
+                i = tree.nodes[i as usize].parent;
+            }
+        }
+        let mut marked = Vec::new();
+        mark_dirty_above(&mut tree.nodes, set.iter().copied(), &mut marked);
+        let mut pushed = marked.clone();
+        pushed.sort_unstable();
+        let expected: Vec<u32> = (0..tree.nodes.len() as u32)
+            .filter(|&i| want[i as usize])
+            .collect();
+        assert_eq!(
+            pushed,
+            expected,
+            "{} leaves: each flagged node pushed once",
+            set.len()
+        );
+        for (i, n) in tree.nodes.iter().enumerate() {
+            assert_eq!(n.is_dirty(), want[i], "{} leaves: node {i}", set.len());
+        }
+        clear_dirty(&mut tree.nodes, &mut marked);
+        assert!(marked.is_empty());
+        assert!(
+            tree.nodes.iter().all(|n| !n.is_dirty()),
+            "{} leaves",
+            set.len()
+        );
+        tree.validate().expect("valid");
+    }
+}
