@@ -3,7 +3,7 @@
 //! updated from the moved proxies, by one query each (Box2D's move buffer) or by the tree
 //! against itself cut down to the branches above a moved proxy.
 
-use super::node::{InlineStack, MOVED, NULL, Node};
+use super::node::{InlineStack, MOVED, NULL, Node, NodeStack};
 use super::query::walk_tree;
 use super::{
     DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, TreeError, UpdateMode, Vector,
@@ -16,14 +16,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// this many moved since the last pair update: past that share the walk cut down to the
 /// branches above a moved proxy, with flagging those branches and dropping the pairs of the
 /// moved ones, costs more than the whole walk. Measured on the standard workload (each step's
-/// pair update both ways, by share moved) the two cost the same at 15 to 20% moved at 10,000
+/// pair update both ways, by share moved) the two cost the same at about 12% moved at 10,000
 /// and 100,000 circles.
-const MOST_MOVED_DENOMINATOR: usize = 6;
+const MOST_MOVED_DENOMINATOR: usize = 8;
 
 /// [`MOST_MOVED_DENOMINATOR`] for trees of [`LARGE_TREE_LEAVES`] or more: when the pool is
 /// much bigger than the cache, every branch flagged is a read from memory, and the two walks
-/// cost the same at about 8% moved (1,000,000 circles).
-const MOST_MOVED_DENOMINATOR_LARGE: usize = 12;
+/// cost the same at about 3% moved (1,000,000 circles).
+const MOST_MOVED_DENOMINATOR_LARGE: usize = 32;
 
 /// See [`MOST_MOVED_DENOMINATOR_LARGE`] (a pool of 16 MiB in 2D).
 const LARGE_TREE_LEAVES: usize = 1 << 18;
@@ -33,11 +33,12 @@ const LARGE_TREE_LEAVES: usize = 1 << 18;
 /// bookkeeping (measured on the standard workload: 0.79x the time at 1,000, 1.6x at 10,000).
 const SMALL_TREE_LEAVES: usize = 2048;
 
-/// The pending node pairs of [`self_pairs`].
+/// The node pairs [`self_pairs`] sets aside (see [`PairWalk`]).
 type PairStack = InlineStack<(u32, u32), 256>;
 
-/// When a pair walk must stop: asked once per stack pop with the number of pairs the walk
-/// has emitted so far (one compare in the hot loop; a pop emits at most four pairs).
+/// When a pair walk must stop: asked with the number of pairs the walk has emitted so far
+/// each time it enters a branch, or a pair of them, which emits at most four pairs before the
+/// next ask (one compare).
 trait PairBudget {
     /// True when more pairs than the limit are known to exist: the walk stops.
     fn exceeded(&mut self, emitted: usize) -> bool;
@@ -130,20 +131,15 @@ impl PairBudget for SharedBudget<'_> {
 
 /// Calls `emit(slot_a, slot_b)` once for each pair of leaves under `root` whose boxes overlap.
 ///
-/// The stack holds pairs of nodes already known to overlap (or a node paired with itself).
-/// Cases for a popped pair (a, b):
-/// - a == b (a subtree against itself): each child against itself (when it is a branch) and
-///   the two children against each other;
-/// - a leaf and a branch: the leaf against each child of the branch;
-/// - two branches: each child of the one against each child of the other (four tests for one
-///   stack entry, as a wide node's 2x2 test). Opening only the larger of the two, with a test
-///   of each of its children against the whole other node first, mispredicted 8% more
-///   branches (callgrind's branch simulation, the standard workload's first 60 steps at
-///   100,000 circles; the same pairs);
+/// The walk ([`PairWalk`]) starts with the root against itself. Cases:
+/// - a branch against itself: each child against itself (when it is a branch) and the two
+///   children against each other;
+/// - a leaf and a branch: the leaf against each child of the branch, down the subtree;
+/// - two branches: each child of the one against each child of the other;
 ///
-/// where "against" tests the two boxes and, when they overlap, emits a leaf pair or pushes
-/// the pair. Each unordered pair of leaves is reached along exactly one path, so it is
-/// reported once; the stack only carries live work.
+/// where "against" tests the two boxes and, when they overlap, emits a leaf pair or goes on
+/// with the pair. Each unordered pair of leaves is reached along exactly one path, so it is
+/// reported once.
 ///
 /// With `DIRTY_ONLY`, only pairs with a dirty node on at least one side are followed: the
 /// pairs of leaves with at least one moved leaf among them (every ancestor of a moved leaf is
@@ -173,111 +169,203 @@ pub(crate) fn self_pairs<V: Vector, const DIRTY_ONLY: bool>(
 
 /// The walk of [`self_pairs`] from one start: a branch against itself `(b, b)`, or two nodes
 /// whose boxes overlap, at least one a branch (and, with `DIRTY_ONLY`, one dirty). Stops
-/// when `budget` says so (asked once per pop); the `bool` is what the budget says at the end.
+/// when `budget` says so (see [`PairBudget`]); the `bool` is what the budget says at the end.
 fn walk_pairs<V: Vector, const DIRTY_ONLY: bool>(
     nodes: &[Node<V>],
     start: (u32, u32),
     budget: &mut impl PairBudget,
-    mut emit: impl FnMut(u32, u32),
+    emit: impl FnMut(u32, u32),
 ) -> (QueryStats, bool) {
-    let mut stats = QueryStats::default();
-    let mut emitted = 0usize;
-    let mut stack = PairStack::new();
-    let stack = &mut stack;
-    stack.push(start);
-    while let Some((a, b)) = stack.pop() {
-        if budget.exceeded(emitted) {
+    let mut walk = PairWalk::<V, _, _, DIRTY_ONLY> {
+        nodes,
+        deferred: PairStack::new(),
+        leaf_stack: NodeStack::new(),
+        stats: QueryStats::default(),
+        emitted: 0,
+        budget,
+        emit,
+    };
+    walk.deferred.push(start);
+    while let Some((a, b)) = walk.deferred.pop() {
+        if walk.budget.exceeded(walk.emitted) || walk.start(a, b) {
             break;
         }
-        let na = &nodes[a as usize];
-        if a == b {
-            // A branch against itself.
-            let (c1, c2) = (na.child1, na.child2);
-            let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
-            if !n1.is_leaf() && (!DIRTY_ONLY || n1.is_dirty()) {
-                stack.push((c1, c1));
-            }
-            if !n2.is_leaf() && (!DIRTY_ONLY || n2.is_dirty()) {
-                stack.push((c2, c2));
-            }
-            against::<V, DIRTY_ONLY>(c1, n1, c2, n2, stack, &mut stats, &mut emitted, &mut emit);
-            continue;
-        }
-        let nb = &nodes[b as usize];
-        if !na.is_leaf() && !nb.is_leaf() {
-            // Two branches: each child of one against each child of the other (four tests
-            // from one stack entry, with no choice of which side to open first).
-            let (c1, c2) = (na.child1, na.child2);
-            let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
-            let (d1, d2) = (nb.child1, nb.child2);
-            let (m1, m2) = (&nodes[d1 as usize], &nodes[d2 as usize]);
-            against::<V, DIRTY_ONLY>(c1, n1, d1, m1, stack, &mut stats, &mut emitted, &mut emit);
-            against::<V, DIRTY_ONLY>(c1, n1, d2, m2, stack, &mut stats, &mut emitted, &mut emit);
-            against::<V, DIRTY_ONLY>(c2, n2, d1, m1, stack, &mut stats, &mut emitted, &mut emit);
-            against::<V, DIRTY_ONLY>(c2, n2, d2, m2, stack, &mut stats, &mut emitted, &mut emit);
-            continue;
-        }
-        // A leaf and a branch (leaf pairs are emitted, never pushed): the leaf against each
-        // child of the branch.
-        let (branch, leaf, n_leaf) = if na.is_leaf() {
-            (nb, a, na)
-        } else {
-            (na, b, nb)
-        };
-        let (c1, c2) = (branch.child1, branch.child2);
-        let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
-        against::<V, DIRTY_ONLY>(
-            c1,
-            n1,
-            leaf,
-            n_leaf,
-            stack,
-            &mut stats,
-            &mut emitted,
-            &mut emit,
-        );
-        against::<V, DIRTY_ONLY>(
-            c2,
-            n2,
-            leaf,
-            n_leaf,
-            stack,
-            &mut stats,
-            &mut emitted,
-            &mut emit,
-        );
     }
+    let PairWalk {
+        stats,
+        emitted,
+        budget,
+        ..
+    } = walk;
     (stats, budget.exceeded_at_end(emitted))
 }
 
-/// One test of [`self_pairs`]: `x` against `y` (nodes `nx`, `ny`); when their boxes overlap,
-/// emits the pair of two leaves (and counts it in `emitted`) or pushes the pair for later.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn against<V: Vector, const DIRTY_ONLY: bool>(
-    x: u32,
-    nx: &Node<V>,
-    y: u32,
-    ny: &Node<V>,
-    stack: &mut PairStack,
-    stats: &mut QueryStats,
-    emitted: &mut usize,
-    emit: &mut impl FnMut(u32, u32),
-) {
-    if DIRTY_ONLY && !nx.is_dirty() && !ny.is_dirty() {
-        return;
+/// How deep the calls of one [`PairWalk`] nest before it sets a pair aside on its own stack
+/// (`deferred`) for later: the depth is at most twice the tree's height, and a tree may be
+/// a list thousands of levels deep. 48 levels take a few kilobytes of the call stack.
+const MAX_WALK_DEPTH: u32 = 48;
+
+/// One walk of [`self_pairs`]: by nested calls, a pair of nodes handed down as references
+/// (already read: the box that was tested and the children's indices come with them), a leaf
+/// against a subtree with the leaf's box kept in registers. At 100,000 circles (a fresh tree
+/// of the standard workload, the whole walk) this took 0.6 of the time of the walk it
+/// replaced, which pushed every overlapping pair of nodes to a stack and read both nodes
+/// again when it popped them.
+///
+/// Every method returns true when the budget says stop (asked on entering a branch against
+/// itself, a pair of branches, and each branch of a leaf's walk, each of which emits at most
+/// four pairs before the next ask).
+struct PairWalk<'a, V, B, E, const DIRTY_ONLY: bool> {
+    nodes: &'a [Node<V>],
+    /// Pairs set aside past [`MAX_WALK_DEPTH`] (and the start): `(b, b)` for a branch
+    /// against itself, else two nodes whose boxes overlap, at least one a branch.
+    deferred: PairStack,
+    /// The pending branches of [`Self::leaf_against_subtree`] (empty between its calls).
+    leaf_stack: NodeStack,
+    stats: QueryStats,
+    emitted: usize,
+    budget: &'a mut B,
+    emit: E,
+}
+
+impl<V: Vector, B: PairBudget, E: FnMut(u32, u32), const DIRTY_ONLY: bool>
+    PairWalk<'_, V, B, E, DIRTY_ONLY>
+{
+    /// The walk from a start or a pair set aside (see `deferred`).
+    fn start(&mut self, a: u32, b: u32) -> bool {
+        let nodes = self.nodes;
+        if a == b {
+            return self.branch_itself(a, 0);
+        }
+        let (na, nb) = (&nodes[a as usize], &nodes[b as usize]);
+        match (na.is_leaf(), nb.is_leaf()) {
+            (false, false) => self.two_branches(na, nb, 0),
+            (true, false) => self.leaf_against_subtree(na, b),
+            (false, true) => self.leaf_against_subtree(nb, a),
+            // Never set aside (two leaves are emitted at once), nor a start.
+            (true, true) => self.test(a, na, b, nb, 0),
+        }
     }
-    stats.node_visits += 1;
-    let both_leaves = nx.is_leaf() && ny.is_leaf();
-    if both_leaves {
-        stats.leaf_visits += 1;
+
+    /// The pairs under the branch `a`: each child against itself (when it is a branch; with
+    /// `DIRTY_ONLY`, a dirty one), then the two children against each other.
+    fn branch_itself(&mut self, a: u32, depth: u32) -> bool {
+        if self.budget.exceeded(self.emitted) {
+            return true;
+        }
+        if depth >= MAX_WALK_DEPTH {
+            self.deferred.push((a, a));
+            return false;
+        }
+        let nodes = self.nodes;
+        let node = &nodes[a as usize];
+        let (c1, c2) = (node.child1, node.child2);
+        let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
+        if !n1.is_leaf() && (!DIRTY_ONLY || n1.is_dirty()) && self.branch_itself(c1, depth + 1) {
+            return true;
+        }
+        if !n2.is_leaf() && (!DIRTY_ONLY || n2.is_dirty()) && self.branch_itself(c2, depth + 1) {
+            return true;
+        }
+        self.test(c1, n1, c2, n2, depth)
     }
-    if nx.aabb.overlaps(&ny.aabb) {
-        if both_leaves {
-            *emitted += 1;
-            emit(nx.child1, ny.child1);
-        } else {
-            stack.push((x, y));
+
+    /// Two branches whose boxes overlap: each child of one against each child of the other
+    /// (four tests, as a wide node's 2x2 test). Opening only the larger of the two, with a
+    /// test of each of its children against the whole other node first, mispredicted 8% more
+    /// branches (callgrind's branch simulation, the standard workload's first 60 steps at
+    /// 100,000 circles; the same pairs).
+    fn two_branches(&mut self, na: &Node<V>, nb: &Node<V>, depth: u32) -> bool {
+        if self.budget.exceeded(self.emitted) {
+            return true;
+        }
+        let nodes = self.nodes;
+        let (c1, c2) = (na.child1, na.child2);
+        let (d1, d2) = (nb.child1, nb.child2);
+        let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
+        let (m1, m2) = (&nodes[d1 as usize], &nodes[d2 as usize]);
+        self.test(c1, n1, d1, m1, depth)
+            || self.test(c1, n1, d2, m2, depth)
+            || self.test(c2, n2, d1, m1, depth)
+            || self.test(c2, n2, d2, m2, depth)
+    }
+
+    /// One test: `x` against `y` (nodes `nx`, `ny`; with `DIRTY_ONLY`, skipped when both are
+    /// clean). When their boxes overlap: two leaves are emitted, a leaf and a branch walked
+    /// ([`Self::leaf_against_subtree`]), two branches opened ([`Self::two_branches`], or set
+    /// aside past [`MAX_WALK_DEPTH`]).
+    #[inline(always)]
+    fn test(&mut self, x: u32, nx: &Node<V>, y: u32, ny: &Node<V>, depth: u32) -> bool {
+        if DIRTY_ONLY && !nx.is_dirty() && !ny.is_dirty() {
+            return false;
+        }
+        self.stats.node_visits += 1;
+        let (x_leaf, y_leaf) = (nx.is_leaf(), ny.is_leaf());
+        self.stats.leaf_visits += u32::from(x_leaf & y_leaf);
+        if !nx.aabb.overlaps(&ny.aabb) {
+            return false;
+        }
+        match (x_leaf, y_leaf) {
+            (true, true) => {
+                self.emitted += 1;
+                (self.emit)(nx.child1, ny.child1);
+                false
+            }
+            (true, false) => self.leaf_against_subtree(nx, y),
+            (false, true) => self.leaf_against_subtree(ny, x),
+            (false, false) if depth >= MAX_WALK_DEPTH => {
+                self.deferred.push((x, y));
+                false
+            }
+            (false, false) => self.two_branches(nx, ny, depth + 1),
+        }
+    }
+
+    /// A leaf (`n_leaf`) against the subtree under `branch`, whose box it overlaps: the
+    /// leaf's box stays in registers while the subtree is walked with a stack of branches.
+    /// Each child of a visited branch is one test, as in [`Self::test`] (so the counts are
+    /// the same as testing pair by pair); with `DIRTY_ONLY`, a clean leaf only follows dirty
+    /// nodes.
+    #[inline(never)]
+    fn leaf_against_subtree(&mut self, n_leaf: &Node<V>, branch: u32) -> bool {
+        let nodes = self.nodes;
+        let aabb = n_leaf.aabb;
+        let slot = n_leaf.child1;
+        let leaf_dirty = DIRTY_ONLY && n_leaf.is_dirty();
+        let mut current = branch;
+        loop {
+            if self.budget.exceeded(self.emitted) {
+                return true;
+            }
+            let node = &nodes[current as usize];
+            let (c1, c2) = (node.child1, node.child2);
+            let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
+            let mut next = NULL;
+            for (c, n) in [(c1, n1), (c2, n2)] {
+                if DIRTY_ONLY && !leaf_dirty && !n.is_dirty() {
+                    continue;
+                }
+                self.stats.node_visits += 1;
+                let leaf = n.is_leaf();
+                self.stats.leaf_visits += u32::from(leaf);
+                if n.aabb.overlaps(&aabb) {
+                    if leaf {
+                        self.emitted += 1;
+                        (self.emit)(n.child1, slot);
+                    } else if next == NULL {
+                        next = c;
+                    } else {
+                        self.leaf_stack.push(c);
+                    }
+                }
+            }
+            current = match next {
+                NULL => match self.leaf_stack.pop() {
+                    Some(n) => n,
+                    None => return false,
+                },
+                n => n,
+            };
         }
     }
 }

@@ -1548,3 +1548,69 @@ fn the_moved_leaves_and_their_ancestors_are_flagged_once_each() {
         tree.validate().expect("valid");
     }
 }
+
+/// Two chains of nested boxes (each box holds every earlier one of its chain), offset so that
+/// every box of one overlaps every box of the other: inserted one by one without balancing,
+/// the tree is hundreds of levels deep, far past the depth at which the pair walk sets pairs
+/// aside for later. Every pair comes out once (brute force), on one thread and split, from
+/// scratch and after a few moves, and a limit stops the walk with the tree left clean.
+#[test]
+fn a_tree_hundreds_of_levels_deep_gives_every_pair() {
+    const PER_CHAIN: u32 = 200;
+    for pairs in [PairMethod::SelfTraversal, PairMethod::MovedTraversal] {
+        let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig {
+            pairs,
+            balancing: Balancing::None,
+            ..TreeConfig::default()
+        });
+        let mut ids = Vec::new();
+        for i in 0..PER_CHAIN {
+            let r = 1.0 + i as f32;
+            for (chain, cx) in [(0, 0.0f32), (1, 0.5)] {
+                let b = b2(cx - r, -r, cx + r, r);
+                ids.push(
+                    tree.create_proxy(b, Vec2::ZERO, 2 * i + chain)
+                        .expect("insert"),
+                );
+            }
+        }
+        let height = tree.stats().height;
+        assert!(height >= 150, "{pairs:?}: height {height}");
+        let n = 2 * PER_CHAIN as usize;
+        for &parallel in SPLIT {
+            let mut t = tree.clone();
+            t.update_pairs_on(parallel).expect("no pair limit");
+            assert_eq!(
+                t.pair_count(),
+                n * (n - 1) / 2,
+                "{pairs:?} parallel {parallel}"
+            );
+            assert_eq!(t.pairs(), brute_pairs(&t).as_slice(), "{pairs:?}");
+        }
+        tree.update_pairs().expect("no pair limit");
+        // A few of the innermost move far away (their pairs go) and one comes back.
+        for (k, &id) in ids.iter().take(5).enumerate() {
+            let x = 1000.0 + 10.0 * k as f32;
+            tree.move_proxy(id, b2(x, 0.0, x + 1.0, 1.0), Vec2::ZERO)
+                .expect("move");
+        }
+        tree.update_pairs().expect("no pair limit");
+        tree.validate().expect("valid");
+        assert_eq!(tree.pair_count(), (n - 5) * (n - 6) / 2, "{pairs:?}");
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{pairs:?}");
+        // Moved once more with a limit below the count: the walk stops, nothing is held.
+        tree.move_proxy(ids[0], b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO)
+            .expect("move");
+        tree.set_pair_limit(1000);
+        assert_eq!(
+            tree.update_pairs(),
+            Err(TreeError::PairLimit { limit: 1000 }),
+            "{pairs:?}"
+        );
+        assert_eq!(tree.pair_count(), 0, "{pairs:?}");
+        tree.validate().expect("valid");
+        tree.set_pair_limit(usize::MAX);
+        tree.update_pairs().expect("no pair limit");
+        assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{pairs:?}");
+    }
+}
