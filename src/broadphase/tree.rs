@@ -12,6 +12,16 @@ use crate::tree::{
 };
 use glam::Vec3;
 
+/// Bodies per run of [`BroadphaseCore::update_bodies`] on a large tree: the tree reads ahead
+/// for the moves of a run, then they are made (the nodes read stay in the cache in between).
+const WARM_RUN: usize = if cfg!(test) { 16 } else { 256 };
+
+/// From this many bodies [`BroadphaseCore::update_bodies`] has the tree read ahead (see
+/// [`WARM_RUN`]): at 1,000,000 circles (the standard workload, 60 steps) it took the update
+/// to about 0.9 of the time; at 100,000 it gained nothing, and at 10,000 it cost 10%. (The
+/// unit tests read ahead from 50 bodies in runs of 16, so that their scenes take this path.)
+const WARM_MIN_BODIES: usize = if cfg!(test) { 50 } else { 1 << 18 };
+
 /// A [`DynamicTree`] keyed by body id; made by [`super::make`] it records its events for the
 /// debugger.
 #[derive(Clone, Debug)]
@@ -196,11 +206,31 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         out.removed.clear();
         // The usual step: the same bodies as last time, each only moved.
         if same {
-            for k in 0..bodies.len() {
-                let body = bodies.body(k);
-                if self.move_to(self.handles[k], &body)? {
-                    out.reinserted.push(body.id);
+            // A large tree (far bigger than the cache) goes in runs: the tree reads ahead for
+            // the run's moves that leave their fat boxes (their first reads from memory in
+            // flight together), then the moves are made. Smaller trees, in the cache, would
+            // only pay for the extra pass (10% of the update at 10,000 circles).
+            let warm = bodies.len() >= WARM_MIN_BODIES;
+            let run = if warm { WARM_RUN } else { bodies.len() };
+            let mut start = 0;
+            while start < bodies.len() {
+                let end = bodies.len().min(start + run);
+                if warm {
+                    let handles = &self.handles[start..end];
+                    self.tree.warm_moves(
+                        handles
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &h)| (h, bodies.body(start + i).tight)),
+                    );
                 }
+                for k in start..end {
+                    let body = bodies.body(k);
+                    if self.move_to(self.handles[k], &body)? {
+                        out.reinserted.push(body.id);
+                    }
+                }
+                start = end;
             }
             return Ok(());
         }

@@ -1614,3 +1614,52 @@ fn a_tree_hundreds_of_levels_deep_gives_every_pair() {
         assert_eq!(tree.pairs(), brute_pairs(&tree).as_slice(), "{pairs:?}");
     }
 }
+
+/// Reading ahead for moves takes any handles without a panic: leaving and staying proxies
+/// (more than the climbs side by side), a destroyed one, a slot reused since, a tree of one
+/// leaf (the root, no parent), an empty tree. (It borrows the tree immutably, so it cannot
+/// change it.)
+#[test]
+fn reading_ahead_for_moves_takes_any_handle() {
+    let mut rng = Rng(31);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let nowhere = ProxyId {
+        index: 5,
+        generation: 0,
+    };
+    tree.warm_moves([(nowhere, b2(0.0, 0.0, 1.0, 1.0))]);
+    let only = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
+        .expect("create");
+    tree.warm_moves([(only, b2(50.0, 50.0, 51.0, 51.0))]);
+    let items: Vec<_> = (1..400u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 200.0, 4.0), Vec2::ZERO, i))
+        .collect();
+    let mut ids = tree.create_proxies(&items).expect("batch");
+    ids.insert(0, only);
+    let gone = ids[7];
+    tree.destroy_proxy(gone).expect("destroy");
+    let reused = tree
+        .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 999)
+        .expect("create");
+    assert_eq!(reused.index, gone.index, "the slot is reused");
+    // Half leave their fat boxes, half stay; the stale handle asks for a far box.
+    let moves: Vec<(ProxyId, Aabb<Vec2>)> = ids
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| {
+            let tight = tree.tight_aabb(id).unwrap_or(b2(0.0, 0.0, 1.0, 1.0));
+            let shift = if k % 2 == 0 { 50.0 } else { 0.0 };
+            (
+                id,
+                Aabb::new(
+                    tight.min + Vec2::splat(shift),
+                    tight.max + Vec2::splat(shift),
+                ),
+            )
+        })
+        .collect();
+    tree.warm_moves(moves.iter().copied());
+    tree.warm_moves(std::iter::empty());
+    tree.validate().expect("valid");
+}

@@ -13,6 +13,15 @@ use super::{
 /// slower).
 const LOCAL_REFIT_LEVELS: usize = 2;
 
+/// How many proxies [`DynamicTree::warm_moves`] reads ahead side by side.
+const WARM_CLIMBS: usize = 16;
+
+/// How many nodes of each proxy [`DynamicTree::warm_moves`] reads: the leaf and five
+/// ancestors (where a move looks for an ancestor holding its new box, and the path its refit
+/// walks). At 1,000,000 circles 6 gained more than 3 and as much as 10 (with 16 proxies side
+/// by side, which gained more than 8).
+const WARM_LEVELS: u32 = 6;
+
 /// The fat box of a proxy: `tight` grown by `margin` on every side, then stretched by
 /// `velocity * lookahead_secs` on the side it moves towards (Choi's `update_aabb(delta_t)`).
 /// Other broad phases call this too, so their fat boxes equal the tree's to the bit.
@@ -294,6 +303,46 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.pairs_stale = true;
         self.record(TreeEvent::Remove(id));
         Ok(user)
+    }
+
+    /// Reads ahead what [`DynamicTree::move_proxy`] reads first for each of `moves` (a handle
+    /// and its coming tight box) whose tight box has left its fat box: the leaf and the
+    /// ancestors above it, sixteen proxies side by side, so that their reads from
+    /// memory are in flight together rather than one after another when the moves come.
+    /// A hint for a batch of moves about to be made: it changes nothing, and skips stale
+    /// handles and the proxies that will stay in place.
+    pub fn warm_moves(&self, moves: impl IntoIterator<Item = (ProxyId, Aabb<V>)>) {
+        let mut leaves = moves.into_iter().filter_map(|(id, tight)| {
+            let slot = self.slot(id).ok()?;
+            (!slot.fat.contains(&tight)).then_some(slot.leaf)
+        });
+        let nodes = &self.nodes;
+        let mut climbs = [(NULL, 0u32); WARM_CLIMBS];
+        // Every index read goes into `seen`, which is kept (`black_box`), so the reads are made.
+        let mut seen = 0u32;
+        loop {
+            let mut any = false;
+            for climb in &mut climbs {
+                if climb.0 == NULL || climb.1 == 0 {
+                    *climb = match leaves.next() {
+                        Some(leaf) => (leaf, WARM_LEVELS),
+                        None => (NULL, 0),
+                    };
+                }
+                let (index, left) = *climb;
+                if index == NULL {
+                    continue;
+                }
+                any = true;
+                let parent = nodes[index as usize].parent;
+                seen ^= parent;
+                *climb = (parent, left - 1);
+            }
+            if !any {
+                break;
+            }
+        }
+        std::hint::black_box(seen);
     }
 
     /// Gives a proxy a new tight box and velocity. Returns true when the tight box had left the
