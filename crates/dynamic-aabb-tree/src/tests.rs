@@ -1663,3 +1663,48 @@ fn reading_ahead_for_moves_takes_any_handle() {
     tree.warm_moves(std::iter::empty());
     tree.validate().expect("valid");
 }
+
+/// `move_within_fat` takes a move that stays inside the fat box as `move_proxy` does (same
+/// tight box, velocity, work counts and tree), and leaves everything as it was for a move
+/// that leaves the fat box, a NaN, an inverted box or a non-finite velocity (for
+/// `move_proxy` to move or refuse); a stale handle is an error.
+#[test]
+fn a_move_within_the_fat_box_is_the_move_proxy_makes() {
+    let mut rng = Rng(12);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let items: Vec<_> = (0..50u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 40.0, 2.0), Vec2::ZERO, i))
+        .collect();
+    let ids = tree.create_proxies(&items).expect("batch");
+    let id = ids[3];
+    let tight = tree.tight_aabb(id).expect("live");
+    let inside = Aabb::new(tight.min + Vec2::splat(0.05), tight.max + Vec2::splat(0.05));
+    let mut other = tree.clone();
+    assert_eq!(tree.move_within_fat(id, inside, Vec2::X), Ok(true));
+    assert_eq!(other.move_proxy(id, inside, Vec2::X), Ok(false));
+    assert_eq!(tree.tight_aabb(id), Ok(inside));
+    assert_eq!(tree.velocity(id), Ok(Vec2::X));
+    assert_eq!(tree.work(), other.work());
+    assert_eq!(tree.structure_hash(), other.structure_hash());
+    let (hash, work) = (tree.structure_hash(), tree.work());
+    let far = Aabb::new(tight.min + Vec2::splat(30.0), tight.max + Vec2::splat(30.0));
+    let nan = Aabb::new(Vec2::new(f32::NAN, 0.0), inside.max);
+    let inverted = Aabb::new(inside.max, inside.min);
+    for (b, v) in [
+        (far, Vec2::ZERO),
+        (nan, Vec2::ZERO),
+        (inverted, Vec2::ZERO),
+        (inside, Vec2::new(f32::INFINITY, 0.0)),
+    ] {
+        assert_eq!(tree.move_within_fat(id, b, v), Ok(false), "{b:?} {v:?}");
+        assert_eq!(tree.tight_aabb(id), Ok(inside));
+        assert_eq!(tree.velocity(id), Ok(Vec2::X));
+        assert_eq!((tree.structure_hash(), tree.work()), (hash, work));
+    }
+    tree.destroy_proxy(id).expect("destroy");
+    assert_eq!(
+        tree.move_within_fat(id, inside, Vec2::ZERO),
+        Err(TreeError::StaleProxy(id))
+    );
+    tree.validate().expect("valid");
+}

@@ -345,6 +345,32 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         std::hint::black_box(seen);
     }
 
+    /// The move of [`DynamicTree::move_proxy`] when it changes nothing in the tree: when the
+    /// new tight box is inside the proxy's fat box (containment with `<=`), the proxy takes it
+    /// and the velocity, and this returns true. Otherwise it changes nothing and returns
+    /// false: the box left (or is not usable), for `move_proxy` to move the leaf (or name what
+    /// is wrong). A stale handle is an error.
+    pub fn move_within_fat(
+        &mut self,
+        id: ProxyId,
+        tight: Aabb<V>,
+        velocity: V,
+    ) -> Result<bool, TreeError> {
+        let fat = self.slot(id)?.fat;
+        // A box inside the (always finite) fat box is finite, so only its orientation and the
+        // velocity are left to check; anything else is for `move_proxy`, which reports the
+        // errors in its order.
+        if fat.contains(&tight) && tight.min.all_le(tight.max) && velocity.all_finite() {
+            // One leaf visit: the containment test.
+            self.moves_tested += 1;
+            let slot = &mut self.proxies[id.index as usize];
+            slot.tight = tight;
+            slot.velocity = velocity;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// Gives a proxy a new tight box and velocity. Returns true when the tight box had left the
     /// fat box (containment with `<=`) and the leaf got a new fat box (reinserted, refit in
     /// place or enlarged, as the [`UpdateMode`] says); false when nothing in the tree changed.
@@ -354,20 +380,13 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         tight: Aabb<V>,
         velocity: V,
     ) -> Result<bool, TreeError> {
-        let slot = self.slot(id)?;
-        let (leaf, fat_now) = (slot.leaf, slot.fat);
-        // One leaf visit: the containment test below (the rest of the work is counted where
-        // it is done).
-        self.moves_tested += 1;
-        // Fast path: a box inside the (always finite) fat box is finite, so only its
-        // orientation and the velocity are left to check; anything else takes the full checks
-        // below, which report the same errors in the same order.
-        if fat_now.contains(&tight) && tight.min.all_le(tight.max) && velocity.all_finite() {
-            let slot = &mut self.proxies[id.index as usize];
-            slot.tight = tight;
-            slot.velocity = velocity;
+        if self.move_within_fat(id, tight, velocity)? {
             return Ok(false);
         }
+        let leaf = self.slot(id)?.leaf;
+        // One leaf visit: the containment test (the rest of the work is counted where it is
+        // done).
+        self.moves_tested += 1;
         tight.check()?;
         if !velocity.all_finite() {
             return Err(TreeError::NonFinite);
