@@ -18,7 +18,7 @@ const WARM_RUN: usize = if cfg!(test) { 16 } else { 256 };
 
 /// From this many bodies [`BroadphaseCore::update_bodies`] has the tree read ahead (see
 /// [`WARM_RUN`]): at 1,000,000 circles (the standard workload, 60 steps) it took the update
-/// to about 0.9 of the time; at 100,000 it gained nothing, and at 10,000 it cost 10%. (The
+/// to 0.75 to 0.8 of the time; at 100,000 it gained nothing, and at 10,000 it cost 10%. (The
 /// unit tests read ahead from 50 bodies in runs of 16, so that their scenes take this path.)
 const WARM_MIN_BODIES: usize = if cfg!(test) { 50 } else { 1 << 18 };
 
@@ -207,11 +207,11 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         // The usual step: the same bodies as last time, each only moved.
         if same {
             // A large tree (far bigger than the cache) goes in runs: the bodies of a run that
-            // stay in their fat boxes are moved at once (nothing else in the tree changes), the tree
-            // reads ahead for those that leave (their first reads from memory in flight
-            // together), then they are moved, in order. The tree and the outcome are those of
-            // moving every body in order. Smaller trees, in the cache, would only pay for the
-            // extra step (10% of the update at 10,000 circles).
+            // stay in their fat boxes are moved at once (nothing else in the tree changes),
+            // the tree reads ahead for those that leave (their first reads from memory in
+            // flight together), then they are moved, in order. The tree and the outcome are
+            // those of moving every body in order. Smaller trees, in the cache, would only pay
+            // for the extra step (10% of the update at 10,000 circles).
             if bodies.len() < WARM_MIN_BODIES {
                 for k in 0..bodies.len() {
                     let body = bodies.body(k);

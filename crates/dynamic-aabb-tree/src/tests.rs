@@ -1474,6 +1474,13 @@ fn a_refused_large_batch_into_a_new_tree_leaves_it_new() {
     }
 }
 
+/// `n` random 2D boxes (side `side`, sizes up to `size`) as batch items, user data = index.
+fn random_items(rng: &mut Rng, n: u32, side: f32, size: f32) -> Vec<(Aabb<Vec2>, Vec2, u32)> {
+    (0..n)
+        .map(|i| (rand_box::<Vec2>(rng, side, size), Vec2::ZERO, i))
+        .collect()
+}
+
 /// The interleaved flagging of the moved traversal flags exactly the moved leaves and their
 /// ancestors, each once, whatever the number of leaves against the climbs side by side
 /// (fewer, as many, more; leaves that share every ancestor, all of them, none), and clearing
@@ -1483,10 +1490,8 @@ fn the_moved_leaves_and_their_ancestors_are_flagged_once_each() {
     use super::pairs::{CLIMBS, clear_dirty, mark_dirty_above};
     let mut rng = Rng(2024);
     let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
-    let items: Vec<_> = (0..500u32)
-        .map(|i| (rand_box::<Vec2>(&mut rng, 100.0, 3.0), Vec2::ZERO, i))
-        .collect();
-    tree.create_proxies(&items).expect("batch");
+    tree.create_proxies(&random_items(&mut rng, 500, 100.0, 3.0))
+        .expect("batch");
     // A few single insertions too, so that the pool is not in walk order.
     for i in 500..540u32 {
         let b = rand_box::<Vec2>(&mut rng, 100.0, 3.0);
@@ -1632,10 +1637,9 @@ fn reading_ahead_for_moves_takes_any_handle() {
         .create_proxy(b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO, 0)
         .expect("create");
     tree.warm_moves([(only, b2(50.0, 50.0, 51.0, 51.0))]);
-    let items: Vec<_> = (1..400u32)
-        .map(|i| (rand_box::<Vec2>(&mut rng, 200.0, 4.0), Vec2::ZERO, i))
-        .collect();
-    let mut ids = tree.create_proxies(&items).expect("batch");
+    let mut ids = tree
+        .create_proxies(&random_items(&mut rng, 399, 200.0, 4.0))
+        .expect("batch");
     ids.insert(0, only);
     let gone = ids[7];
     tree.destroy_proxy(gone).expect("destroy");
@@ -1672,10 +1676,9 @@ fn reading_ahead_for_moves_takes_any_handle() {
 fn a_move_within_the_fat_box_is_the_move_proxy_makes() {
     let mut rng = Rng(12);
     let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
-    let items: Vec<_> = (0..50u32)
-        .map(|i| (rand_box::<Vec2>(&mut rng, 40.0, 2.0), Vec2::ZERO, i))
-        .collect();
-    let ids = tree.create_proxies(&items).expect("batch");
+    let ids = tree
+        .create_proxies(&random_items(&mut rng, 50, 40.0, 2.0))
+        .expect("batch");
     let id = ids[3];
     let tight = tree.tight_aabb(id).expect("live");
     let inside = Aabb::new(tight.min + Vec2::splat(0.05), tight.max + Vec2::splat(0.05));
