@@ -752,4 +752,49 @@ mod tests {
             assert!(out.removed.is_empty(), "{}", phase.kind());
         }
     }
+
+    /// The tree's update in runs (from 50 bodies in the unit tests, runs of 16): in each run
+    /// some bodies stay in their fat boxes and some leave, interleaved. The outcome (the
+    /// leavers, sorted), the fat boxes and the pairs are brute force's, step after step.
+    #[test]
+    fn bodies_that_stay_and_leave_in_one_run_update_as_brute_force_does() {
+        let config = TreeConfig {
+            margin: 0.3,
+            ..TreeConfig::default()
+        };
+        let mut tree = TreeBroadphase::<Vec2>::new(config).expect("valid config");
+        let mut brute = BruteForce::<Vec2>::new(config);
+        let mut rng = Pcg64::seed_from_u64(11);
+        let mut now = bodies(&mut rng, 120, 100);
+        let mut out = [UpdateOutcome::default(), UpdateOutcome::default()];
+        tree.update_bodies(&now, &mut out[0]).expect("usable");
+        brute.update_bodies(&now, &mut out[1]).expect("usable");
+        for step in 0..6usize {
+            // Every third body (a different third each step) jumps; the others creep 0.01.
+            for (k, b) in now.iter_mut().enumerate() {
+                let shift = if (k + step) % 3 == 0 {
+                    Vec2::new(rng.random_range(-5.0..5.0), rng.random_range(-5.0..5.0))
+                } else {
+                    Vec2::splat(0.01)
+                };
+                b.tight = Aabb::new(b.tight.min + shift, b.tight.max + shift);
+            }
+            tree.update_bodies(&now, &mut out[0]).expect("usable");
+            brute.update_bodies(&now, &mut out[1]).expect("usable");
+            assert_eq!(out[0], out[1], "step {step}");
+            let left = out[0].reinserted.len();
+            assert!((30..=60).contains(&left), "step {step}: {left} of 120 left");
+            let fat: Vec<(u32, Aabb<Vec2>)> = now
+                .iter()
+                .map(|b| {
+                    let f = Broadphase::fat_aabb(&tree, b.id).expect("present");
+                    assert_eq!(Broadphase::fat_aabb(&brute, b.id), Some(f));
+                    (b.id, box_from_vec3(&f))
+                })
+                .collect();
+            let expected = reference(&fat);
+            assert_eq!(visited(&mut tree).0, expected, "step {step}");
+            tree.tree().validate().expect("a valid tree");
+        }
+    }
 }

@@ -527,13 +527,11 @@ pub(crate) fn mark_dirty_above<V: Vector>(
     }
 }
 
-/// Clears the dirty flag of every node in `marked` (what [`mark_dirty_above`] flagged) and
-/// empties it.
-pub(crate) fn clear_dirty<V: Vector>(nodes: &mut [Node<V>], marked: &mut Vec<u32>) {
-    for &index in marked.iter() {
+/// Clears the dirty flag of every node in `marked` (what [`mark_dirty_above`] flagged).
+pub(crate) fn clear_dirty<V: Vector>(nodes: &mut [Node<V>], marked: &[u32]) {
+    for &index in marked {
         nodes[index as usize].set_dirty(false);
     }
-    marked.clear();
 }
 
 /// The pair of two proxy slots, the smaller first.
@@ -773,7 +771,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 pairs.push(ordered(a, b));
             })
         };
-        clear_dirty(nodes, &mut marked);
+        clear_dirty(nodes, &marked);
         found
     }
 
