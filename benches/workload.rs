@@ -71,6 +71,23 @@ fn parallel_entry() -> Entry {
     }
 }
 
+/// The default configuration without the incremental optimization pass
+/// (`optimize_share` 0): beside the default, it shows what the pass adds to a step (the
+/// issue's bound: at most 10% at 100,000).
+fn pass_off_entry() -> Entry {
+    let config = TreeConfig {
+        margin: workload::MARGIN,
+        velocity_lookahead: 0.0,
+        optimize_share: 0.0,
+        ..TreeConfig::default()
+    };
+    Entry {
+        label: "ours default, pass off".to_owned(),
+        ours: true,
+        make: Box::new(move || Box::new(OurBroadphase::tree(config))),
+    }
+}
+
 fn tree_config(
     insertion: InsertionCost,
     balancing: Balancing,
@@ -293,7 +310,7 @@ fn main() {
         let timed: Vec<Entry> = timed_tree_configs(n)
             .into_iter()
             .map(tree_entry)
-            .chain([parallel_entry()])
+            .chain([parallel_entry(), pass_off_entry()])
             .chain(peer_entries(n))
             .enumerate()
             .filter(|(i, e)| *i == 0 || selected(&only, &e.label))
