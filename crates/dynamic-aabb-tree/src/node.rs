@@ -103,6 +103,19 @@ impl<V: Vector> Node<V> {
         }
     }
 
+    /// The height and the enlarged flag: what a branch's refit reads of its children.
+    #[inline]
+    pub fn fit_bits(&self) -> u32 {
+        self.meta & (HEIGHT_MASK | ENLARGED)
+    }
+
+    /// Sets the height and the enlarged flag to `bits` (from [`Node::fit_bits`] or
+    /// [`parent_fit_bits`]), keeping the other flags.
+    #[inline]
+    pub fn set_fit_bits(&mut self, bits: u32) {
+        self.meta = (self.meta & !(HEIGHT_MASK | ENLARGED)) | bits;
+    }
+
     /// True when the box was grown in place since the last rebuild.
     #[inline]
     pub fn is_enlarged(&self) -> bool {
@@ -118,6 +131,13 @@ impl<V: Vector> Node<V> {
             self.meta &= !ENLARGED;
         }
     }
+}
+
+/// The [`Node::fit_bits`] of a branch over children with fit bits `a` and `b`: one above the
+/// higher, enlarged when either is (what [`DynamicTree::refit_node`] makes).
+#[inline]
+pub(crate) fn parent_fit_bits(a: u32, b: u32) -> u32 {
+    (1 + (a & HEIGHT_MASK).max(b & HEIGHT_MASK)) | ((a | b) & ENLARGED)
 }
 
 /// Bit of [`ProxySlot::state`]: the slot holds a live proxy.

@@ -2,7 +2,7 @@
 //! agglomerative clustering (PLOC), and Box2D v3's partial rebuild that rebuilds only the
 //! enlarged branches above untouched subtrees.
 
-use super::node::{NULL, Node};
+use super::node::{NULL, Node, parent_fit_bits};
 use super::{Aabb, DynamicTree, RebuildMethod, TreeEvent, Vector};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -12,6 +12,9 @@ use std::collections::BinaryHeap;
 /// neighbour. Meister and Bittner found 10 to 16 a good trade; a larger radius finds
 /// nearer neighbours (a cheaper tree) and takes longer, about in proportion.
 pub const PLOC_RADIUS: usize = 12;
+
+// The agglomerative build marks the least of a cluster's 2 * PLOC_RADIUS offers in a `u32`.
+const _: () = assert!(2 * PLOC_RADIUS <= 32);
 
 /// A round of the agglomerative build that merges fewer than one cluster in this many has
 /// stalled: boxes alike, nested or evenly spaced in a row tie or chain, so that only one
@@ -40,8 +43,11 @@ pub(crate) struct PlocScratch<V> {
     clusters: Vec<u32>,
     /// The current clusters' boxes.
     boxes: Vec<Aabb<V>>,
-    /// Each cluster's nearest neighbour so far: the SAH measure of the union and its index.
-    nearest: Vec<(f32, u32)>,
+    /// The current clusters' root nodes' [`super::node::Node::fit_bits`] (height and
+    /// enlarged flag), so that a merge need not read its two children.
+    bits: Vec<u32>,
+    /// Each cluster's nearest neighbour (its index).
+    nearest: Vec<u32>,
     /// The greedy build's scratch lists, once it has run (boxed: a tree that never builds
     /// greedily keeps one pointer for them).
     greedy: Option<Box<GreedyScratch<V>>>,
@@ -91,6 +97,7 @@ impl<V> Default for PlocScratch<V> {
             keys: Vec::new(),
             clusters: Vec::new(),
             boxes: Vec::new(),
+            bits: Vec::new(),
             nearest: Vec::new(),
             greedy: None,
         }
@@ -104,7 +111,8 @@ impl<V> PlocScratch<V> {
         self.keys.capacity() * size_of::<u64>()
             + self.clusters.capacity() * size_of::<u32>()
             + self.boxes.capacity() * size_of::<Aabb<V>>()
-            + self.nearest.capacity() * size_of::<(f32, u32)>()
+            + self.bits.capacity() * size_of::<u32>()
+            + self.nearest.capacity() * size_of::<u32>()
             + self.greedy.as_ref().map_or(0, |g| {
                 size_of::<GreedyScratch<V>>()
                     + g.order.capacity() * size_of::<u32>()
@@ -341,6 +349,28 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         branch
     }
 
+    /// The agglomerative builds' merge of clusters `i` and `j` of `s` into slot `to` (at most
+    /// `i`): a new branch (from the free list) over their roots, its box and fit bits made
+    /// from the clusters' (what [`DynamicTree::refit_node`] would read of the two roots).
+    fn merge_clusters(&mut self, s: &mut PlocScratch<V>, i: usize, j: usize, to: usize) {
+        let (first, second) = (s.clusters[i], s.clusters[j]);
+        let aabb = s.boxes[i].union(&s.boxes[j]);
+        let bits = parent_fit_bits(s.bits[i], s.bits[j]);
+        let branch = self
+            .alloc_node()
+            .expect("a rebuild reuses the branches it freed");
+        let node = &mut self.nodes[branch as usize];
+        node.child1 = first;
+        node.child2 = second;
+        node.aabb = aabb;
+        node.set_fit_bits(bits);
+        self.nodes[first as usize].parent = branch;
+        self.nodes[second as usize].parent = branch;
+        s.clusters[to] = branch;
+        s.boxes[to] = aabb;
+        s.bits[to] = bits;
+    }
+
     /// The agglomerative build (PLOC, Meister and Bittner 2018) over the subtrees `items` (at
     /// least one), with branches from the free list; makes it the whole tree.
     ///
@@ -384,46 +414,77 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         s.keys.sort_unstable();
         s.clusters.clear();
         s.boxes.clear();
+        s.bits.clear();
         for &key in &s.keys {
             let node = key as u32;
             s.clusters.push(node);
             s.boxes.push(self.nodes[node as usize].aabb);
+            s.bits.push(self.nodes[node as usize].fit_bits());
         }
         let mut created = 0u64;
         while s.clusters.len() > 1 {
             let n = s.clusters.len();
-            // Stage 2: nearest neighbours. Pair (i, j), i < j, is offered to i and then to j;
-            // each cluster is offered its pairs in increasing (lower, higher) index order,
-            // so keeping the first of the least measure breaks ties towards lower indices.
+            // Stage 2: nearest neighbours. Cluster j looks at the clusters i < j then k > j
+            // of its window, in increasing index order, and keeps the first of the least
+            // measure (so ties break towards lower indices). Each pair's measure is made once,
+            // when its lower cluster comes: `offers[j % (PLOC_RADIUS + 1)]` holds what j has
+            // been offered by the clusters before it (slot `k`: cluster `j - PLOC_RADIUS +
+            // k`), and is cleared once j has read it, for cluster `j + PLOC_RADIUS + 1`. A
+            // measure is never NaN (the boxes are finite); one that rounds to infinity counts
+            // as `f32::MAX`, below the infinity of a missing neighbour, so one of the (at
+            // least one) neighbours is always taken.
             s.nearest.clear();
-            s.nearest.resize(n, (f32::INFINITY, NULL));
-            for i in 0..n {
-                let a = s.boxes[i];
-                for j in i + 1..(i + 1 + PLOC_RADIUS).min(n) {
-                    let cost = a.union(&s.boxes[j]).half_area();
-                    let offer = |slot: &mut (f32, u32), other: usize| {
-                        if slot.1 == NULL || cost.total_cmp(&slot.0).is_lt() {
-                            *slot = (cost, other as u32);
-                        }
-                    };
-                    offer(&mut s.nearest[i], j);
-                    offer(&mut s.nearest[j], i);
+            let mut offers = [[f32::INFINITY; 2 * PLOC_RADIUS]; PLOC_RADIUS + 1];
+            for j in 0..n {
+                let a = s.boxes[j];
+                let end = (j + 1 + PLOC_RADIUS).min(n);
+                let mut row = [f32::INFINITY; PLOC_RADIUS];
+                for (cost, b) in row.iter_mut().zip(&s.boxes[j + 1..end]) {
+                    *cost = a.union(b).half_area().min(f32::MAX);
                 }
+                // j's own: slots PLOC_RADIUS.. are the clusters after it.
+                let own = &mut offers[j % (PLOC_RADIUS + 1)];
+                own[PLOC_RADIUS..].copy_from_slice(&row);
+                let mine = *own;
+                *own = [f32::INFINITY; 2 * PLOC_RADIUS];
+                // The pairs (j, j + 1 + m) offered to the clusters after j.
+                for (m, &cost) in row.iter().enumerate() {
+                    offers[(j + 1 + m) % (PLOC_RADIUS + 1)][PLOC_RADIUS - 1 - m] = cost;
+                }
+                // The least, halving (lane-wise minimums, no dependent chain), then the first
+                // slot that holds it.
+                let mut half = [0.0f32; PLOC_RADIUS];
+                for (k, h) in half.iter_mut().enumerate() {
+                    let (x, y) = (mine[k], mine[k + PLOC_RADIUS]);
+                    *h = if x < y { x } else { y };
+                }
+                let least = half
+                    .iter()
+                    .fold(f32::INFINITY, |m, &c| if c < m { c } else { m });
+                let mut at = 0u32;
+                for (k, &c) in mine.iter().enumerate() {
+                    at |= u32::from(c == least) << k;
+                }
+                let k = at.trailing_zeros() as usize;
+                s.nearest.push((j + k + 1).wrapping_sub(if k < PLOC_RADIUS {
+                    PLOC_RADIUS + 1
+                } else {
+                    PLOC_RADIUS
+                }) as u32);
             }
             // Stage 3: merge mutual nearest neighbours; compact in place (the write index
             // never passes the read index, and a merge reads its partner ahead of both).
             let mut write = 0;
             for i in 0..n {
-                let j = s.nearest[i].1 as usize;
-                if s.nearest[j].1 as usize != i {
+                let j = s.nearest[i] as usize;
+                if s.nearest[j] as usize != i {
                     s.clusters[write] = s.clusters[i];
                     s.boxes[write] = s.boxes[i];
+                    s.bits[write] = s.bits[i];
                     write += 1;
                 } else if i < j {
-                    let branch = self.join(s.clusters[i], s.clusters[j]);
+                    self.merge_clusters(&mut s, i, j, write);
                     created += 1;
-                    s.clusters[write] = branch;
-                    s.boxes[write] = self.nodes[branch as usize].aabb;
                     write += 1;
                 }
             }
@@ -436,14 +497,13 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 let mut k = 0;
                 while k < write {
                     if k + 1 < write {
-                        let branch = self.join(s.clusters[k], s.clusters[k + 1]);
+                        self.merge_clusters(&mut s, k, k + 1, paired);
                         created += 1;
-                        s.clusters[paired] = branch;
-                        s.boxes[paired] = self.nodes[branch as usize].aabb;
                         k += 2;
                     } else {
                         s.clusters[paired] = s.clusters[k];
                         s.boxes[paired] = s.boxes[k];
+                        s.bits[paired] = s.bits[k];
                         k += 1;
                     }
                     paired += 1;
@@ -452,6 +512,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             }
             s.clusters.truncate(write);
             s.boxes.truncate(write);
+            s.bits.truncate(write);
         }
         let root = s.clusters[0];
         self.nodes[root as usize].parent = NULL;
