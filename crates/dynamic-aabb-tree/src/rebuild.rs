@@ -125,6 +125,62 @@ impl<V> PlocScratch<V> {
     }
 }
 
+/// PLOC's stage 2 over `boxes` (the clusters in Morton order, at least two): `nearest[j]`
+/// becomes the index of cluster j's nearest neighbour among the [`PLOC_RADIUS`] clusters on
+/// either side, the one whose union with it has the least SAH measure (the first of them in
+/// index order among equal measures, so the least pair of all is always mutual).
+fn ploc_nearest<V: Vector>(boxes: &[Aabb<V>], nearest: &mut Vec<u32>) {
+    let n = boxes.len();
+    // Cluster j looks at the clusters i < j, then k > j, of its window in increasing index
+    // order, and keeps the first of the least measure (so ties break towards lower indices).
+    // Each pair's measure is made once, when its lower cluster comes:
+    // `offers[j % (PLOC_RADIUS + 1)]` holds what j has been offered by the clusters before it
+    // (slot `k`: cluster `j - PLOC_RADIUS + k`), and is cleared once j has read it, for
+    // cluster `j + PLOC_RADIUS + 1`. (Offering straight into the list `nearest`, which the
+    // next cluster reads back at once, stalled on the stores just made.) A measure is never
+    // NaN (the boxes are finite); one that rounds to infinity counts as `f32::MAX`, below the
+    // infinity of a missing neighbour, so one of the (at least one) neighbours is taken.
+    nearest.clear();
+    let mut offers = [[f32::INFINITY; 2 * PLOC_RADIUS]; PLOC_RADIUS + 1];
+    for j in 0..n {
+        let a = boxes[j];
+        let end = (j + 1 + PLOC_RADIUS).min(n);
+        let mut row = [f32::INFINITY; PLOC_RADIUS];
+        for (cost, b) in row.iter_mut().zip(&boxes[j + 1..end]) {
+            *cost = a.union(b).half_area().min(f32::MAX);
+        }
+        // j's own: slots PLOC_RADIUS.. are the clusters after it.
+        let own = &mut offers[j % (PLOC_RADIUS + 1)];
+        own[PLOC_RADIUS..].copy_from_slice(&row);
+        let mine = *own;
+        *own = [f32::INFINITY; 2 * PLOC_RADIUS];
+        // The pairs (j, j + 1 + m) offered to the clusters after j.
+        for (m, &cost) in row.iter().enumerate() {
+            offers[(j + 1 + m) % (PLOC_RADIUS + 1)][PLOC_RADIUS - 1 - m] = cost;
+        }
+        // The least (the lane-wise minimums of the two halves first, so that the chain of
+        // dependent compares is half as long), then the first slot that holds it.
+        let mut half = [0.0f32; PLOC_RADIUS];
+        for (k, h) in half.iter_mut().enumerate() {
+            let (x, y) = (mine[k], mine[k + PLOC_RADIUS]);
+            *h = if x < y { x } else { y };
+        }
+        let least = half
+            .iter()
+            .fold(f32::INFINITY, |m, &c| if c < m { c } else { m });
+        let mut at = 0u32;
+        for (k, &c) in mine.iter().enumerate() {
+            at |= u32::from(c == least) << k;
+        }
+        let k = at.trailing_zeros() as usize;
+        nearest.push((j + k + 1).wrapping_sub(if k < PLOC_RADIUS {
+            PLOC_RADIUS + 1
+        } else {
+            PLOC_RADIUS
+        }) as u32);
+    }
+}
+
 /// A box holding nothing (`min` above `max` on every axis): its union with any box is that
 /// box.
 fn empty_box<V: Vector>() -> Aabb<V> {
@@ -424,54 +480,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let mut created = 0u64;
         while s.clusters.len() > 1 {
             let n = s.clusters.len();
-            // Stage 2: nearest neighbours. Cluster j looks at the clusters i < j then k > j
-            // of its window, in increasing index order, and keeps the first of the least
-            // measure (so ties break towards lower indices). Each pair's measure is made once,
-            // when its lower cluster comes: `offers[j % (PLOC_RADIUS + 1)]` holds what j has
-            // been offered by the clusters before it (slot `k`: cluster `j - PLOC_RADIUS +
-            // k`), and is cleared once j has read it, for cluster `j + PLOC_RADIUS + 1`. A
-            // measure is never NaN (the boxes are finite); one that rounds to infinity counts
-            // as `f32::MAX`, below the infinity of a missing neighbour, so one of the (at
-            // least one) neighbours is always taken.
-            s.nearest.clear();
-            let mut offers = [[f32::INFINITY; 2 * PLOC_RADIUS]; PLOC_RADIUS + 1];
-            for j in 0..n {
-                let a = s.boxes[j];
-                let end = (j + 1 + PLOC_RADIUS).min(n);
-                let mut row = [f32::INFINITY; PLOC_RADIUS];
-                for (cost, b) in row.iter_mut().zip(&s.boxes[j + 1..end]) {
-                    *cost = a.union(b).half_area().min(f32::MAX);
-                }
-                // j's own: slots PLOC_RADIUS.. are the clusters after it.
-                let own = &mut offers[j % (PLOC_RADIUS + 1)];
-                own[PLOC_RADIUS..].copy_from_slice(&row);
-                let mine = *own;
-                *own = [f32::INFINITY; 2 * PLOC_RADIUS];
-                // The pairs (j, j + 1 + m) offered to the clusters after j.
-                for (m, &cost) in row.iter().enumerate() {
-                    offers[(j + 1 + m) % (PLOC_RADIUS + 1)][PLOC_RADIUS - 1 - m] = cost;
-                }
-                // The least, halving (lane-wise minimums, no dependent chain), then the first
-                // slot that holds it.
-                let mut half = [0.0f32; PLOC_RADIUS];
-                for (k, h) in half.iter_mut().enumerate() {
-                    let (x, y) = (mine[k], mine[k + PLOC_RADIUS]);
-                    *h = if x < y { x } else { y };
-                }
-                let least = half
-                    .iter()
-                    .fold(f32::INFINITY, |m, &c| if c < m { c } else { m });
-                let mut at = 0u32;
-                for (k, &c) in mine.iter().enumerate() {
-                    at |= u32::from(c == least) << k;
-                }
-                let k = at.trailing_zeros() as usize;
-                s.nearest.push((j + k + 1).wrapping_sub(if k < PLOC_RADIUS {
-                    PLOC_RADIUS + 1
-                } else {
-                    PLOC_RADIUS
-                }) as u32);
-            }
+            // Stage 2: nearest neighbours.
+            ploc_nearest(&s.boxes, &mut s.nearest);
             // Stage 3: merge mutual nearest neighbours; compact in place (the write index
             // never passes the read index, and a merge reads its partner ahead of both).
             let mut write = 0;
@@ -1103,6 +1113,8 @@ mod morton_tests {
 
 #[cfg(test)]
 mod greedy_tests {
+    use super::{PLOC_RADIUS, ploc_nearest};
+    use crate::node::NULL;
     use crate::{Aabb, DynamicTree, RebuildMethod, TreeConfig, Vector};
     use glam::{Vec2, Vec3};
 
@@ -1251,6 +1263,71 @@ mod greedy_tests {
     /// round merges fewer than one cluster in 32: the tree is valid, holds every box, and is
     /// no list (one merge a round made a list of 20,000 in 10 s). Heights and costs exact;
     /// the row's pairs equal brute force.
+    /// PLOC's stage 2 as first written: each pair offered to its lower cluster, then to its
+    /// higher, straight into the list, keeping the first of the least measure.
+    fn ploc_nearest_reference<V: Vector>(boxes: &[Aabb<V>]) -> Vec<u32> {
+        let n = boxes.len();
+        let mut nearest = vec![(f32::INFINITY, NULL); n];
+        for i in 0..n {
+            for j in i + 1..(i + 1 + PLOC_RADIUS).min(n) {
+                let cost = boxes[i].union(&boxes[j]).half_area();
+                for (slot, other) in [(i, j), (j, i)] {
+                    let slot = &mut nearest[slot];
+                    if slot.1 == NULL || cost.total_cmp(&slot.0).is_lt() {
+                        *slot = (cost, other as u32);
+                    }
+                }
+            }
+        }
+        nearest.into_iter().map(|(_, j)| j).collect()
+    }
+
+    #[test]
+    fn ploc_nearest_neighbours_are_those_of_the_plain_loop() {
+        let mut nearest = Vec::new();
+        let mut check = |name: &str, boxes: &[Aabb<Vec2>]| {
+            ploc_nearest(boxes, &mut nearest);
+            assert_eq!(nearest, ploc_nearest_reference(boxes), "{name}");
+        };
+        // Every count around the window's edges, random boxes.
+        for n in (2..=60).chain([100, 257, 1_000]) {
+            check(
+                &format!("random {n}"),
+                &random_boxes::<Vec2>(n, n as u64 + 7),
+            );
+        }
+        // Ties everywhere: boxes alike, unit squares on a small grid (many equal unions), a
+        // row of points, and boxes so large that every union's measure rounds to infinity.
+        for n in [2, 3, 12, 13, 14, 25, 26, 27, 100] {
+            check("alike", &vec![Aabb::new(Vec2::ZERO, Vec2::ONE); n]);
+            let grid: Vec<Aabb<Vec2>> = (0..n)
+                .map(|i| {
+                    let p = Vec2::new((i % 4) as f32, (i / 4 % 3) as f32);
+                    Aabb::new(p, p + Vec2::ONE)
+                })
+                .collect();
+            check("grid", &grid);
+            let points: Vec<Aabb<Vec2>> = (0..n)
+                .map(|i| Aabb::new(Vec2::new(i as f32, 0.0), Vec2::new(i as f32, 0.0)))
+                .collect();
+            check("points", &points);
+            let huge: Vec<Aabb<Vec2>> = (0..n)
+                .map(|i| {
+                    let side = if i % 2 == 0 { -1.0 } else { 1.0 };
+                    Aabb::new(Vec2::splat(side * 3e38), Vec2::splat(side * 3e38 + 1e32))
+                })
+                .collect();
+            check("huge", &huge);
+        }
+        // And in 3D.
+        let mut nearest3 = Vec::new();
+        for n in [2, 13, 40, 300] {
+            let boxes = random_boxes::<Vec3>(n, 99 + n as u64);
+            ploc_nearest(&boxes, &mut nearest3);
+            assert_eq!(nearest3, ploc_nearest_reference(&boxes), "3D {n}");
+        }
+    }
+
     #[test]
     fn stalled_agglomerative_rounds_merge_two_by_two() {
         let n = 20_000;
