@@ -1258,11 +1258,6 @@ mod greedy_tests {
         }
     }
 
-    /// Boxes that make PLOC's rounds stall (each merges one pair: alike, nested, evenly in
-    /// a row, points on a line, at growing gaps along a line) are merged two by two once a
-    /// round merges fewer than one cluster in 32: the tree is valid, holds every box, and is
-    /// no list (one merge a round made a list of 20,000 in 10 s). Heights and costs exact;
-    /// the row's pairs equal brute force.
     /// PLOC's stage 2 as first written: each pair offered to its lower cluster, then to its
     /// higher, straight into the list, keeping the first of the least measure.
     fn ploc_nearest_reference<V: Vector>(boxes: &[Aabb<V>]) -> Vec<u32> {
@@ -1282,6 +1277,9 @@ mod greedy_tests {
         nearest.into_iter().map(|(_, j)| j).collect()
     }
 
+    /// PLOC's stage 2 (each pair offered through a ring, the least taken by lane-wise
+    /// minimums and a bit mask) gives every cluster the neighbour the plain loop gives, ties
+    /// included, at every count around the window's edges.
     #[test]
     fn ploc_nearest_neighbours_are_those_of_the_plain_loop() {
         let mut nearest = Vec::new();
@@ -1328,6 +1326,11 @@ mod greedy_tests {
         }
     }
 
+    /// Boxes that make PLOC's rounds stall (each merges one pair: alike, nested, evenly in
+    /// a row, points on a line, at growing gaps along a line) are merged two by two once a
+    /// round merges fewer than one cluster in 32: the tree is valid, holds every box, and is
+    /// no list (one merge a round made a list of 20,000 in 10 s). Heights and costs exact;
+    /// the row's pairs equal brute force.
     #[test]
     fn stalled_agglomerative_rounds_merge_two_by_two() {
         let n = 20_000;
