@@ -391,8 +391,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     }
 
     /// A new branch (from the free list, which a rebuild has filled) over the subtrees `first`
-    /// and `second`, its box and height fitted; the agglomerative builds' merge.
-    fn join(&mut self, first: u32, second: u32) -> u32 {
+    /// and `second`, their parent; its box and height not yet set.
+    fn link_branch(&mut self, first: u32, second: u32) -> u32 {
         let branch = self
             .alloc_node()
             .expect("a rebuild reuses the branches it freed");
@@ -401,27 +401,27 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         node.child2 = second;
         self.nodes[first as usize].parent = branch;
         self.nodes[second as usize].parent = branch;
+        branch
+    }
+
+    /// A new branch over the subtrees `first` and `second`, its box and height fitted from
+    /// theirs; the greedy build's merge.
+    fn join(&mut self, first: u32, second: u32) -> u32 {
+        let branch = self.link_branch(first, second);
         self.refit_node(branch);
         branch
     }
 
-    /// The agglomerative builds' merge of clusters `i` and `j` of `s` into slot `to` (at most
-    /// `i`): a new branch (from the free list) over their roots, its box and fit bits made
-    /// from the clusters' (what [`DynamicTree::refit_node`] would read of the two roots).
+    /// The agglomerative build's merge of clusters `i` and `j` of `s` into slot `to` (at most
+    /// `i`): a new branch over their roots, its box and fit bits made from the clusters' (what
+    /// [`DynamicTree::refit_node`] would read of the two roots, without reading them).
     fn merge_clusters(&mut self, s: &mut PlocScratch<V>, i: usize, j: usize, to: usize) {
-        let (first, second) = (s.clusters[i], s.clusters[j]);
         let aabb = s.boxes[i].union(&s.boxes[j]);
         let bits = parent_fit_bits(s.bits[i], s.bits[j]);
-        let branch = self
-            .alloc_node()
-            .expect("a rebuild reuses the branches it freed");
+        let branch = self.link_branch(s.clusters[i], s.clusters[j]);
         let node = &mut self.nodes[branch as usize];
-        node.child1 = first;
-        node.child2 = second;
         node.aabb = aabb;
         node.set_fit_bits(bits);
-        self.nodes[first as usize].parent = branch;
-        self.nodes[second as usize].parent = branch;
         s.clusters[to] = branch;
         s.boxes[to] = aabb;
         s.bits[to] = bits;
