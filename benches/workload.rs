@@ -75,16 +75,12 @@ fn parallel_entry() -> Entry {
 /// (`optimize_share` 0): beside the default, it shows what the pass adds to a step (the
 /// issue's bound: at most 10% at 100,000).
 fn pass_off_entry() -> Entry {
-    let config = TreeConfig {
-        margin: workload::MARGIN,
-        velocity_lookahead: 0.0,
-        optimize_share: 0.0,
-        ..TreeConfig::default()
-    };
     Entry {
         label: "ours default, pass off".to_owned(),
-        ours: true,
-        make: Box::new(move || Box::new(OurBroadphase::tree(config))),
+        ..tree_entry(TreeConfig {
+            optimize_share: 0.0,
+            ..TreeConfig::default()
+        })
     }
 }
 

@@ -309,11 +309,9 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let a = &self.nodes[node.child1 as usize];
         let b = &self.nodes[node.child2 as usize];
         let aabb = a.aabb.union(&b.aabb);
-        let height = 1 + a.height().max(b.height());
-        let enlarged = a.is_enlarged() || b.is_enlarged();
+        let bits = parent_fit_bits(a.fit_bits(), b.fit_bits());
         let node = &mut self.nodes[index as usize];
         node.aabb = aabb;
-        node.set_height(height);
-        node.set_enlarged(enlarged);
+        node.set_fit_bits(bits);
     }
 }

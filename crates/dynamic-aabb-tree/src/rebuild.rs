@@ -104,6 +104,15 @@ impl<V> Default for PlocScratch<V> {
     }
 }
 
+impl<V: Copy> PlocScratch<V> {
+    /// Moves cluster `from` to slot `to` (at most `from`): its root, box and fit bits.
+    fn keep(&mut self, from: usize, to: usize) {
+        self.clusters[to] = self.clusters[from];
+        self.boxes[to] = self.boxes[from];
+        self.bits[to] = self.bits[from];
+    }
+}
+
 impl<V> PlocScratch<V> {
     /// Bytes held (capacities).
     pub(crate) fn bytes(&self) -> usize {
@@ -172,12 +181,10 @@ fn ploc_nearest<V: Vector>(boxes: &[Aabb<V>], nearest: &mut Vec<u32>) {
         for (k, &c) in mine.iter().enumerate() {
             at |= u32::from(c == least) << k;
         }
+        // Slot k is cluster `j - PLOC_RADIUS + k` below PLOC_RADIUS, `j + 1 + k -
+        // PLOC_RADIUS` from there (a slot below j's first cluster holds infinity, never least).
         let k = at.trailing_zeros() as usize;
-        nearest.push((j + k + 1).wrapping_sub(if k < PLOC_RADIUS {
-            PLOC_RADIUS + 1
-        } else {
-            PLOC_RADIUS
-        }) as u32);
+        nearest.push((j + k + usize::from(k >= PLOC_RADIUS) - PLOC_RADIUS) as u32);
     }
 }
 
@@ -488,9 +495,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             for i in 0..n {
                 let j = s.nearest[i] as usize;
                 if s.nearest[j] as usize != i {
-                    s.clusters[write] = s.clusters[i];
-                    s.boxes[write] = s.boxes[i];
-                    s.bits[write] = s.bits[i];
+                    s.keep(i, write);
                     write += 1;
                 } else if i < j {
                     self.merge_clusters(&mut s, i, j, write);
@@ -511,9 +516,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                         created += 1;
                         k += 2;
                     } else {
-                        s.clusters[paired] = s.clusters[k];
-                        s.boxes[paired] = s.boxes[k];
-                        s.bits[paired] = s.bits[k];
+                        s.keep(k, paired);
                         k += 1;
                     }
                     paired += 1;
