@@ -12,9 +12,13 @@ use aabb_debugger::app::prefs::{PrefChange, ViewMode};
 use aabb_debugger::app::views::health::{readout_text, warning_text};
 use aabb_debugger::app::views::timeline::TRACKS;
 use aabb_debugger::app::{Command, DebuggerApp};
+use aabb_debugger::broadphase::health::RebuildKind;
 use aabb_debugger::broadphase::health::{LeafBoxes, Shape, least_height};
 use aabb_debugger::broadphase::{BroadphaseKind, TreeView};
+use aabb_debugger::cli::import_boxes::scene_of;
 use aabb_debugger::scene::Scene;
+use aabb_debugger::scene::boxlist::parse_box_list;
+use aabb_debugger::tree::{RebuildMethod, TreeConfig};
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -169,6 +173,85 @@ fn past_the_threshold_a_warning_and_its_rebuild_button_restore_a_fresh_tree() {
     assert!(after.live.cost < sample.live.cost);
     assert!(h.query_by_label(&warning_text(&after)).is_none());
     h.get_by_label(&readout_text(&after));
+}
+
+/// A level as `import-boxes` makes one: a ground box under the whole map, two walls across
+/// it and three groups of ten small boxes far apart. The binned-SAH build splits by centres,
+/// so the large boxes go down with the small ones and the branches above them are as large as
+/// the map; the agglomerative build merges them last. `quality` (margin 0): `rebuild` 4.30,
+/// `rebuild-agglomerative` and `rebuild-greedy` 3.535; in the window (margin 0.1) the live
+/// tree costs 4.36 and the cheapest fresh build 3.59.
+fn level_harness() -> Harness<'static, DebuggerApp> {
+    let mut list = String::from("0 0 100 100\n0 48 100 52\n48 0 52 100\n");
+    for (x, y) in [(15.0f32, 80.0f32), (80.0, 75.0), (50.0, 15.0)] {
+        for k in 0..10u8 {
+            let (x, y) = (x + f32::from(k % 5) * 2.0, y + f32::from(k / 5) * 2.5);
+            list.push_str(&format!("{x} {y} {} {}\n", x + 1.5, y + 1.0));
+        }
+    }
+    let set = parse_box_list(&list, "level.txt").expect("a list");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        scene_of(&set, "level".to_owned(), 0),
+    );
+    h.state_mut().prefs_mut().view_mode = ViewMode::World;
+    h.state_mut().set_health_on_ui_thread(false);
+    h.run_steps(3);
+    h
+}
+
+#[test]
+fn on_a_level_the_button_rebuilds_by_the_method_of_the_cheapest_fresh_build() {
+    let mut h = level_harness();
+    assert_eq!(h.state().sim().step_index(), 0);
+    let settings = h.state().document().tree;
+    assert_eq!(settings.rebuild, RebuildMethod::BinnedSah, "the default");
+    let sample = measured_after(&mut h, 0);
+    assert_eq!(sample.step, 0, "loaded and measured, no step taken");
+    assert_eq!(sample.live.leaves, 33);
+    // The scene's tree, built in one batch by binned SAH, costs more than the cheapest fresh
+    // build, which is agglomerative (greedy ties it here, and ties go to the first of
+    // `RebuildKind::ALL`).
+    assert_eq!(sample.fresh.method, RebuildKind::Agglomerative);
+    let ratio = sample.ratio();
+    assert!(ratio > 1.1, "{sample:?}");
+    h.state_mut()
+        .push_command(Command::SetPref(PrefChange::HealthThreshold(ratio - 0.01)));
+    h.run_steps(2);
+    h.get_by_label(&warning_text(&sample));
+    // A plain rebuild by binned SAH would build the same tree: the button names the method.
+    assert!(h.query_by_label("Rebuild").is_none());
+    let before = h.state().health().taken();
+    let edits = h.state().recording().edits().len();
+    h.get_by_label("Rebuild (agglomerative)").click();
+    let after = measured_after(&mut h, before);
+    assert_eq!(
+        h.state().document().tree,
+        TreeConfig {
+            rebuild: RebuildMethod::Agglomerative,
+            ..settings
+        },
+        "the method set, every other setting kept"
+    );
+    assert_eq!(
+        h.state().recording().edits().len(),
+        edits + 2,
+        "the setting, then the rebuild"
+    );
+    assert_eq!(after.step, 0);
+    assert_eq!(after.fresh, sample.fresh, "the same leaves");
+    assert!(after.ratio() <= 1.0 + 1e-6, "{after:?}");
+    assert_eq!(after.live.height, after.fresh.shape.height);
+    assert!(h.query_by_label(&warning_text(&after)).is_none());
+    h.get_by_label(&readout_text(&after));
+    assert_eq!(
+        h.state().status(),
+        "Tree rebuilt from scratch (agglomerative)."
+    );
+    // Ctrl+Z sets the method back; the tree keeps its shape until the next rebuild.
+    h.state_mut().push_command(Command::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().document().tree, settings);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
 use super::sim::{Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
 use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
+use crate::broadphase::health::RebuildKind;
 use crate::fileio::WriteOptions;
 use crate::replay::file::{LoadJob, LoadOutcome, Loaded};
 use crate::replay::{Edit, KeyframePolicy, Recording, TraceStart};
@@ -240,7 +241,10 @@ impl State {
                 self.model.rev += 1;
                 self.record_step();
                 self.model.status = match outcome {
-                    Ok(()) => "Tree rebuilt from scratch (binned SAH).".into(),
+                    Ok(()) => format!(
+                        "Tree rebuilt from scratch ({}).",
+                        RebuildKind::of(self.model.doc.tree.rebuild).name()
+                    ),
                     Err(e) => format!("Tree rebuilt; {e}"),
                 };
             }

@@ -61,19 +61,35 @@ impl RebuildKind {
         }
     }
 
+    /// The tree's rebuild method that builds this way: set it in the tree's settings and
+    /// [`DynamicTree::rebuild`] builds the live tree as this fresh build was built.
+    #[must_use]
+    pub fn method(self) -> RebuildMethod {
+        match self {
+            RebuildKind::BinnedSah => RebuildMethod::BinnedSah,
+            RebuildKind::Agglomerative => RebuildMethod::Agglomerative,
+            RebuildKind::Greedy => RebuildMethod::Greedy,
+        }
+    }
+
+    /// The fresh build a rebuild method makes (the inverse of [`RebuildKind::method`]).
+    #[must_use]
+    pub fn of(method: RebuildMethod) -> RebuildKind {
+        match method {
+            RebuildMethod::BinnedSah => RebuildKind::BinnedSah,
+            RebuildMethod::Agglomerative => RebuildKind::Agglomerative,
+            RebuildMethod::Greedy => RebuildKind::Greedy,
+        }
+    }
+
     /// A tree of these boxes as leaves (taken as they are: margin 0, no look-ahead), built
     /// this way. The leaves are given in the order a rebuild of the live tree gathers them
     /// (see [`LeafBoxes::of`]), so the fresh build of a tree just rebuilt is that same tree.
     fn build<V: Vector>(self, boxes: &[Aabb<V>]) -> Result<DynamicTree<V, u32>, TreeError> {
-        let rebuild = match self {
-            RebuildKind::BinnedSah => RebuildMethod::BinnedSah,
-            RebuildKind::Agglomerative => RebuildMethod::Agglomerative,
-            RebuildKind::Greedy => RebuildMethod::Greedy,
-        };
         let config = TreeConfig {
             margin: 0.0,
             velocity_lookahead: 0.0,
-            rebuild,
+            rebuild: self.method(),
             ..TreeConfig::default()
         };
         let mut tree = DynamicTree::with_capacity(config, boxes.len())?;
@@ -235,6 +251,15 @@ mod tests {
             tree.create_proxy(b, Vec2::ZERO, i).expect("a valid box");
         }
         tree
+    }
+
+    #[test]
+    fn each_fresh_build_is_one_rebuild_method_of_the_tree() {
+        let methods: Vec<RebuildMethod> = RebuildKind::ALL.iter().map(|k| k.method()).collect();
+        assert_eq!(methods, RebuildMethod::ALL.to_vec());
+        for kind in RebuildKind::ALL {
+            assert_eq!(RebuildKind::of(kind.method()), kind);
+        }
     }
 
     #[test]

@@ -95,7 +95,10 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// Detection" with perimeter): at each branch go
     /// to the child whose `measure` grows least (`by_increase`, `Volume`: `measure(child +
     /// new) - measure(child)`) or whose union with the new box is least (`Perimeter`), ties to
-    /// the first child; the leaf reached is the sibling.
+    /// the second child; the leaf reached is the sibling. A new leaf is its parent's second
+    /// child, so where every measure ties (flat boxes by volume, identical boxes) each leaf
+    /// goes under the last one and the tree becomes a chain (the degeneration on flat boxes
+    /// that `docs/quality.md` measures and a test holds).
     /// Also returns the nodes it looked at: each branch on the way and its two children.
     fn find_sibling_greedy(
         &self,

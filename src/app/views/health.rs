@@ -4,7 +4,8 @@
 //! and the timeline's track of the ratio.
 //!
 //! Both read the samples the model keeps (`Model::health`); the readout pushes
-//! [`Command::Rebuild`] and [`Command::SetPref`].
+//! [`Command::Rebuild`] (after [`Command::SetTreeSettings`] when the cheapest fresh build is
+//! another rebuild method's) and [`Command::SetPref`].
 
 use eframe::egui;
 use egui::{Color32, Pos2, Rect, RichText, Shape, Stroke, pos2};
@@ -13,6 +14,8 @@ use crate::app::commands::Command;
 use crate::app::health::{Health, HealthSample};
 use crate::app::prefs::PrefChange;
 use crate::app::state::State;
+use crate::broadphase::health::RebuildKind;
+use crate::tree::{RebuildMethod, TreeConfig};
 
 /// The colour of the "degraded" warning (and of the threshold on the timeline).
 pub const WARNING: Color32 = Color32::from_rgb(240, 120, 40);
@@ -51,6 +54,49 @@ pub fn warning_text(sample: &HealthSample) -> String {
         "The tree has degraded: {:.2}× a fresh rebuild",
         sample.ratio()
     )
+}
+
+/// The warning's button and its hover text. When the cheapest fresh build was made by
+/// another rebuild method than the tree's (`configured`), rebuilding by the tree's own would
+/// not reach it (on level geometry with a few large boxes the binned-SAH build can cost twice
+/// the agglomerative one), so the button names that method: "Rebuild (agglomerative)".
+#[must_use]
+pub fn rebuild_button_text(sample: &HealthSample, configured: RebuildMethod) -> (String, String) {
+    let own = RebuildKind::of(configured);
+    let best = sample.fresh.method;
+    if best == own {
+        (
+            "Rebuild".to_owned(),
+            format!("Rebuild the tree from scratch ({}).", own.name()),
+        )
+    } else {
+        (
+            format!("Rebuild ({})", best.name()),
+            format!(
+                "Set the rebuild method to {} (the cheapest fresh build of these leaves) and \
+                 rebuild the tree from scratch: the tree's own method, {}, builds a costlier \
+                 tree of them. Ctrl+Z sets the method back.",
+                best.name(),
+                own.name()
+            ),
+        )
+    }
+}
+
+/// What the warning's button does: the tree's settings with the rebuild method of the
+/// cheapest fresh build (when it is another), then a rebuild (see [`rebuild_button_text`]).
+#[must_use]
+pub fn rebuild_commands(sample: &HealthSample, settings: &TreeConfig) -> Vec<Command> {
+    let method = sample.fresh.method.method();
+    let mut commands = Vec::with_capacity(2);
+    if method != settings.rebuild {
+        commands.push(Command::SetTreeSettings(TreeConfig {
+            rebuild: method,
+            ..*settings
+        }));
+    }
+    commands.push(Command::Rebuild);
+    commands
 }
 
 /// The health readout (under the statistics' grid).
@@ -97,12 +143,9 @@ pub fn readout_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
                              are that much slower than they need be: rebuild the tree, or use \
                              settings that keep it tighter (a smaller margin, rotations)."
                         ));
-                    if ui
-                        .button("Rebuild")
-                        .on_hover_text("Rebuild the tree from scratch (binned SAH).")
-                        .clicked()
-                    {
-                        out.push(Command::Rebuild);
+                    let (label, hover) = rebuild_button_text(sample, state.model.doc.tree.rebuild);
+                    if ui.button(label).on_hover_text(hover).clicked() {
+                        out.extend(rebuild_commands(sample, &state.model.doc.tree));
                     }
                 });
             }
@@ -234,7 +277,7 @@ pub fn ratio_track(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::broadphase::health::{FreshBuild, RebuildKind, Shape as TreeShape};
+    use crate::broadphase::health::{FreshBuild, Shape as TreeShape};
 
     fn sample(cost: f64, fresh: f64) -> HealthSample {
         let shape = |cost, height| TreeShape {
@@ -249,6 +292,58 @@ mod tests {
                 method: RebuildKind::BinnedSah,
                 shape: shape(fresh, 17),
             },
+        }
+    }
+
+    #[test]
+    fn the_button_rebuilds_by_the_method_of_the_cheapest_fresh_build() {
+        let settings = TreeConfig::default();
+        assert_eq!(settings.rebuild, RebuildMethod::BinnedSah);
+        // The fresh build is the tree's own method's: a plain rebuild.
+        let own = sample(14.25, 10.4);
+        assert_eq!(
+            rebuild_button_text(&own, settings.rebuild),
+            (
+                "Rebuild".to_owned(),
+                "Rebuild the tree from scratch (binned SAH).".to_owned()
+            )
+        );
+        assert_eq!(rebuild_commands(&own, &settings), vec![Command::Rebuild]);
+        // Another method's: set it, then rebuild; every other setting kept.
+        for (kind, method) in [
+            (RebuildKind::Agglomerative, RebuildMethod::Agglomerative),
+            (RebuildKind::Greedy, RebuildMethod::Greedy),
+        ] {
+            let mut other = own;
+            other.fresh.method = kind;
+            let (label, hover) = rebuild_button_text(&other, settings.rebuild);
+            assert_eq!(label, format!("Rebuild ({})", kind.name()));
+            assert!(hover.starts_with(&format!("Set the rebuild method to {}", kind.name())));
+            assert!(
+                hover.contains("the tree's own method, binned SAH,"),
+                "{hover}"
+            );
+            let settings = TreeConfig {
+                margin: 0.3,
+                ..settings
+            };
+            assert_eq!(
+                rebuild_commands(&other, &settings),
+                vec![
+                    Command::SetTreeSettings(TreeConfig {
+                        rebuild: method,
+                        ..settings
+                    }),
+                    Command::Rebuild
+                ]
+            );
+            // Once set, the button is a plain rebuild by it.
+            let set = TreeConfig {
+                rebuild: method,
+                ..settings
+            };
+            assert_eq!(rebuild_button_text(&other, set.rebuild).0, "Rebuild");
+            assert_eq!(rebuild_commands(&other, &set), vec![Command::Rebuild]);
         }
     }
 
