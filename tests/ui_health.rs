@@ -176,9 +176,11 @@ fn past_the_threshold_a_warning_and_its_rebuild_button_restore_a_fresh_tree() {
 }
 
 /// A level as `import-boxes` makes one: a ground box under the whole map, two walls across
-/// it and three groups of ten small boxes far apart. The binned-SAH build splits by centres,
-/// so the large boxes go down with the small ones and the branches above them are as large as
-/// the map; the agglomerative build merges them last. `quality` (margin 0): `rebuild` 4.30,
+/// it and three groups of ten small boxes far apart. The binned-SAH build splits by centres
+/// (it splits a box nearly as large as the map off alone only when the others' box is
+/// smaller, and here the walls span the map), so the large boxes go down with the small ones
+/// and the branches above them are as large as the map; the agglomerative build merges them
+/// last. `quality` (margin 0): `rebuild` 4.30,
 /// `rebuild-agglomerative` and `rebuild-greedy` 3.535; in the window (margin 0.1) the live
 /// tree costs 4.36 and the cheapest fresh build 3.59.
 fn level_harness() -> Harness<'static, DebuggerApp> {

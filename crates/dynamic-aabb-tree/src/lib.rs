@@ -222,7 +222,8 @@ pub enum UpdateMode {
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub enum RebuildMethod {
     /// Top-down: the leaves are split at the bin boundary of least `count * area` on either
-    /// side (16 bins on every axis), recursively.
+    /// side (16 bins on every axis), recursively; a leaf whose box is nearly its range's
+    /// whole box, over smaller others (a ground box under a level), is split off alone first.
     #[default]
     BinnedSah,
     /// Bottom-up agglomerative clustering, PLOC (Meister and Bittner 2018, "Parallel

@@ -924,8 +924,10 @@ fn centre_bounds<V: Vector>(items: &[BuildItem<V>]) -> CentreBounds<V> {
 }
 
 /// Reorders `items` (two or more) and returns where the second half starts (in
-/// `1..items.len()`) and the centre bounds of either half: [`split_all_axes`] (`bounds`
-/// hold every centre).
+/// `1..items.len()`) and the centre bounds of either half: a box as large as nearly the
+/// whole range alone at the end ([`large_box_of`]), or else [`split_all_axes`] (`bounds` hold
+/// every centre). The Morton-split top levels of a large build ([`MORTON_MIN_ITEMS`]) do not
+/// look for large boxes; the ranges they leave do.
 ///
 /// Binning only the axis of widest centre spread, with the halves' bounds gathered while
 /// partitioning, took 15% fewer instructions in the splits of 1,000,000 random circles, but
@@ -942,6 +944,68 @@ fn split<V: Vector>(
         centre_bounds(&items[..mid]),
         centre_bounds(&items[mid..]),
     )
+}
+
+/// A box of at least this share of the SAH measure of its range's box, where the others'
+/// box has at most this share of it, is split off alone (see [`large_box_of`]).
+const LARGE_BOX_SHARE: f32 = 0.9;
+
+/// The box to split off alone from `items` (three or more), if any: `largest`, the first
+/// item of greatest SAH measure and that measure, when the measure is at least
+/// [`LARGE_BOX_SHARE`] of `whole`, the measure of the union of all (finite and above 0), and
+/// the union of the others is at most that share of it. The splits work out `whole` and
+/// `largest` in the passes they make anyway; the others' union takes a pass of its own, made
+/// only for such a box.
+///
+/// A split by centres cannot set such a box apart: its centre lies among the others', so it
+/// goes down with some of them, and every branch on its way is nearly as large as the range
+/// (level geometry: a ground or terrain box under the whole map). The SAH of a split counts
+/// such a group as cheap (few boxes, times the large box's area), so it keeps choosing it
+/// level after level. Split off, the box costs one branch over the others. On the real level
+/// sets of `docs/quality.md` this took Gibraltar's binned build from 3.78 to 2.21 (the
+/// agglomerative build: 2.03); random circles of equal size get the same trees, and the second
+/// condition keeps boxes alike (and nested boxes of near sizes) to the split by centres.
+fn large_box_of<V: Vector>(
+    items: &[BuildItem<V>],
+    whole: f32,
+    (index, measure): (usize, f32),
+) -> Option<usize> {
+    let bound = LARGE_BOX_SHARE * whole;
+    // Written so that a NaN measure never qualifies.
+    let qualifies = items.len() >= 3 && whole > 0.0 && whole.is_finite() && measure >= bound;
+    if !qualifies {
+        return None;
+    }
+    let mut others = empty_box::<V>();
+    for (k, item) in items.iter().enumerate() {
+        if k != index {
+            others = others.union(&item.aabb);
+        }
+    }
+    (others.half_area() <= bound).then_some(index)
+}
+
+/// [`large_box_of`] with `whole` and `largest` worked out from `items`.
+#[cfg(test)]
+fn large_box<V: Vector>(items: &[BuildItem<V>]) -> Option<usize> {
+    let union = items
+        .iter()
+        .fold(empty_box::<V>(), |u, item| u.union(&item.aabb));
+    let mut largest = (0, f32::NEG_INFINITY);
+    for (k, item) in items.iter().enumerate() {
+        let measure = item.aabb.half_area();
+        if measure > largest.1 {
+            largest = (k, measure);
+        }
+    }
+    large_box_of(items, union.half_area(), largest)
+}
+
+/// Moves `items[k]` last and returns where it starts: a split of it alone.
+fn split_off<V: Vector>(items: &mut [BuildItem<V>], k: usize) -> usize {
+    let last = items.len() - 1;
+    items.swap(k, last);
+    last
 }
 
 /// Reorders `items` (two or more) and returns where the second half starts (in
@@ -971,12 +1035,23 @@ fn split_all_axes<V: Vector>(items: &mut [BuildItem<V>], (cmin, cmax): CentreBou
     }
     let mut counts = [[0u32; BINS]; 3];
     let mut boxes = [[empty; BINS]; 3];
-    for item in items.iter() {
+    // The first item of greatest measure (see `large_box_of`).
+    let mut largest = (0, f32::NEG_INFINITY);
+    for (k, item) in items.iter().enumerate() {
         for axis in 0..V::DIM {
             let b = bin_of(item.center().axis(axis), lo[axis], scale[axis]);
             counts[axis][b] += 1;
             boxes[axis][b] = boxes[axis][b].union(&item.aabb);
         }
+        let measure = item.aabb.half_area();
+        if measure > largest.1 {
+            largest = (k, measure);
+        }
+    }
+    // Every item is in one bin of axis 0.
+    let whole = boxes[0].iter().fold(empty, |u, b| u.union(b)).half_area();
+    if let Some(k) = large_box_of(items, whole, largest) {
+        return split_off(items, k);
     }
     // Stage 2: the split of least `count * area` on either side.
     // (cost, axis, last bin of the left side)
@@ -1033,7 +1108,7 @@ fn split_all_axes<V: Vector>(items: &mut [BuildItem<V>], (cmin, cmax): CentreBou
 
 /// The split of a few items (at most [`BINS`]): sorted by centre along the axis of widest
 /// centre spread, cut where `count * area` summed over both sides is least (an exact SAH
-/// sweep, cheaper here than binning).
+/// sweep, cheaper here than binning; among equal costs, the cut nearest the middle).
 fn split_small<V: Vector>(items: &mut [BuildItem<V>], cmin: V, cmax: V) -> usize {
     let axis = (0..V::DIM)
         .max_by(|&a, &b| {
@@ -1047,16 +1122,31 @@ fn split_small<V: Vector>(items: &mut [BuildItem<V>], cmin: V, cmax: V) -> usize
     // right_area[k]: area of items k.. (k in 1..n).
     let mut right_area = [0.0f32; BINS];
     let mut acc = items[n - 1].aabb;
+    // The first item of greatest measure (see `large_box_of`): from the right, the last of
+    // equals found wins.
+    let mut largest = (0, f32::NEG_INFINITY);
     for k in (1..n).rev() {
         acc = acc.union(&items[k].aabb);
         right_area[k] = acc.half_area();
+        let measure = items[k].aabb.half_area();
+        if measure >= largest.1 {
+            largest = (k, measure);
+        }
+    }
+    let first = items[0].aabb.half_area();
+    if first >= largest.1 {
+        largest = (0, first);
+    }
+    if let Some(k) = large_box_of(items, acc.union(&items[0].aabb).half_area(), largest) {
+        return split_off(items, k);
     }
     let mut best = (f32::MAX, n / 2);
     let mut acc = items[0].aabb;
     for k in 1..n {
         // Left: items ..k (acc holds them), right: items k..
         let cost = acc.half_area() * k as f32 + right_area[k] * (n - k) as f32;
-        if cost < best.0 {
+        // Among equal costs, the cut nearest the middle.
+        if cost < best.0 || (cost == best.0 && (2 * k).abs_diff(n) < (2 * best.1).abs_diff(n)) {
             best = (cost, k);
         }
         acc = acc.union(&items[k].aabb);
@@ -1111,6 +1201,130 @@ mod morton_tests {
         single.update_pairs().expect("pairs");
         assert!(!batch.pairs().is_empty());
         assert_eq!(batch.pairs(), single.pairs());
+    }
+}
+
+#[cfg(test)]
+mod large_box_tests {
+    use super::{BuildItem, large_box};
+    use crate::{Aabb, DynamicTree, TreeConfig};
+    use glam::{Vec2, Vec3};
+
+    fn items<V: crate::Vector>(boxes: &[Aabb<V>]) -> Vec<BuildItem<V>> {
+        boxes
+            .iter()
+            .enumerate()
+            .map(|(k, &aabb)| BuildItem {
+                aabb,
+                node: k as u32,
+            })
+            .collect()
+    }
+
+    fn square(x: f32, y: f32, side: f32) -> Aabb<Vec2> {
+        Aabb::new(Vec2::new(x, y), Vec2::new(x + side, y + side))
+    }
+
+    #[test]
+    fn only_a_box_nearly_as_large_as_the_range_over_smaller_others_is_split_off() {
+        let ground = square(0.0, 0.0, 100.0);
+        let small = [square(10.0, 10.0, 1.0), square(80.0, 70.0, 2.0)];
+        // The ground over two small boxes, wherever it comes: split off.
+        assert_eq!(large_box(&items(&[small[0], ground, small[1]])), Some(1));
+        assert_eq!(large_box(&items(&[small[0], small[1], ground])), Some(2));
+        // Two items: left to the split, which has one way.
+        assert_eq!(large_box(&items(&[ground, small[0]])), None);
+        // Boxes alike: each is the whole range, and so are the others.
+        assert_eq!(large_box(&items(&[ground; 5])), None);
+        // Nested boxes of near sizes: the others' box is nearly the range too (half
+        // perimeters 200, 196 and 192 against 0.9 x 200).
+        let nested = [ground, square(1.0, 1.0, 98.0), square(2.0, 2.0, 96.0)];
+        assert_eq!(large_box(&items(&nested)), None);
+        // Just past the share: the largest at 0.9 of the range, the others at 0.9.
+        let edge = [
+            square(0.0, 0.0, 90.0),
+            square(10.0, 10.0, 90.0),
+            square(10.0, 10.0, 1.0),
+        ];
+        // The range 100 x 100 (200), the largest 180 (the first of two equal), the others'
+        // box 180: both at the bound.
+        assert_eq!(large_box(&items(&edge)), Some(0));
+        // Points (measure 0) and boxes whose measure overflows `f32`: never.
+        let point = square(5.0, 5.0, 0.0);
+        assert_eq!(large_box(&items(&[point, point, point])), None);
+        let huge = Aabb::new(Vec3::splat(-1e20), Vec3::splat(1e20));
+        let tiny = Aabb::new(Vec3::ZERO, Vec3::ONE);
+        assert_eq!(large_box(&items(&[tiny, huge, tiny])), None);
+    }
+
+    /// A level: a ground box under the whole map and three groups of `per_group` small boxes
+    /// far apart.
+    fn level(per_group: u8) -> Vec<Aabb<Vec2>> {
+        let mut boxes = vec![square(0.0, 0.0, 100.0)];
+        for (x, y) in [(15.0, 80.0), (80.0, 75.0), (50.0, 15.0)] {
+            for k in 0..per_group {
+                let (dx, dy) = (f32::from(k % 5) * 2.0, f32::from(k / 5) * 2.5);
+                boxes.push(square(x + dx, y + dy, 1.5));
+            }
+        }
+        boxes
+    }
+
+    /// The tree of `boxes` built in one batch by binned SAH (margin 0), and whether the first
+    /// box's leaf is a child of the root.
+    fn batch_with_first_under_root(boxes: &[Aabb<Vec2>]) -> (DynamicTree<Vec2, u32>, bool) {
+        let config = TreeConfig {
+            margin: 0.0,
+            velocity_lookahead: 0.0,
+            ..TreeConfig::default()
+        };
+        let batch: Vec<(Aabb<Vec2>, Vec2, u32)> = boxes
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| (b, Vec2::ZERO, k as u32))
+            .collect();
+        let mut tree: DynamicTree<Vec2, u32> = DynamicTree::new(config);
+        let handles = tree.create_proxies(&batch).expect("a batch");
+        assert_eq!(tree.validate(), Ok(()));
+        let leaf = tree.leaf_of(handles[0]).expect("a leaf");
+        let under_root = tree.node(leaf).expect("in use").parent == tree.root();
+        (tree, under_root)
+    }
+
+    /// The level with groups of twenty (61 boxes: the binned split). Split by centres alone,
+    /// the ground went down with a group and the branches above it were as large as the map.
+    #[test]
+    fn a_ground_box_goes_right_under_the_root_of_a_binned_build() {
+        let (tree, under_root) = batch_with_first_under_root(&level(20));
+        assert!(under_root, "the ground's leaf is a child of the root");
+        // Exact. Split by centres alone it cost 3.625; the exact greedy build's tree costs
+        // the same as this one, PLOC's 3.382.
+        assert_eq!(tree.sah_cost(), 3.3675);
+        assert_eq!(tree.stats().height, 8);
+    }
+
+    /// With groups of three (10 boxes: the exact sweep of at most `BINS`), the same.
+    #[test]
+    fn a_ground_box_over_a_few_goes_right_under_the_root() {
+        let (tree, under_root) = batch_with_first_under_root(&level(3));
+        assert_eq!(tree.len(), 10);
+        assert!(under_root, "the ground's leaf is a child of the root");
+    }
+
+    /// Many boxes alike (nothing to split off, every centre the same) make a balanced tree:
+    /// every cut costs the same, and the exact sweep of the last few items takes the one
+    /// nearest the middle (it took the first: 15 boxes in a row under 6 halvings, height 20).
+    #[test]
+    fn boxes_alike_make_a_tree_of_least_height() {
+        let config = TreeConfig::default();
+        let batch: Vec<(Aabb<Vec3>, Vec3, u32)> = (0..1000)
+            .map(|k| (Aabb::new(Vec3::ZERO, Vec3::ONE), Vec3::ZERO, k))
+            .collect();
+        let mut tree: DynamicTree<Vec3, u32> = DynamicTree::new(config);
+        tree.create_proxies(&batch).expect("a batch");
+        assert_eq!(tree.validate(), Ok(()));
+        let stats = tree.stats();
+        assert_eq!((stats.height, stats.min_height), (10, 10));
     }
 }
 

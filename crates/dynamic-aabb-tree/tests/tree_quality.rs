@@ -305,7 +305,7 @@ fn pyramid_rebuilt_and_optimized() {
     check_rebuilt_and_optimized(
         &pyramid(),
         &[
-            ("binned", 7, 139.5),
+            ("binned", 6, 139.5),
             ("agglomerative", 6, 137.5),
             ("greedy", 6, 138.0),
             ("Volume/None+optimize", 6, 140.5),
