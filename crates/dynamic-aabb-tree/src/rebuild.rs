@@ -924,10 +924,10 @@ fn centre_bounds<V: Vector>(items: &[BuildItem<V>]) -> CentreBounds<V> {
 }
 
 /// Reorders `items` (two or more) and returns where the second half starts (in
-/// `1..items.len()`) and the centre bounds of either half: a box as large as nearly the
-/// whole range alone at the end ([`large_box_of`]), or else [`split_all_axes`] (`bounds` hold
-/// every centre). The Morton-split top levels of a large build ([`MORTON_MIN_ITEMS`]) do not
-/// look for large boxes; the ranges they leave do.
+/// `1..items.len()`) and the centre bounds of either half: [`split_all_axes`] (`bounds` hold
+/// every centre), which first sets a box nearly as large as the whole range apart
+/// ([`large_box_of`]). The Morton-split top levels of a large build ([`MORTON_MIN_ITEMS`]) do
+/// not look for large boxes; the ranges they leave do.
 ///
 /// Binning only the axis of widest centre spread, with the halves' bounds gathered while
 /// partitioning, took 15% fewer instructions in the splits of 1,000,000 random circles, but
@@ -1009,8 +1009,10 @@ fn split_off<V: Vector>(items: &mut [BuildItem<V>], k: usize) -> usize {
 }
 
 /// Reorders `items` (two or more) and returns where the second half starts (in
-/// `1..items.len()`): the binned SAH split over every axis (`(cmin, cmax)` bound every
-/// centre), or the middle when every centre is the same.
+/// `1..items.len()`): a box nearly as large as the whole range alone at the end
+/// ([`large_box_of`]), else the binned SAH split over every axis (`(cmin, cmax)` bound every
+/// centre), or the middle when every centre is the same. At most [`BINS`] items go to
+/// [`split_small`], which looks for such a box too.
 fn split_all_axes<V: Vector>(items: &mut [BuildItem<V>], (cmin, cmax): CentreBounds<V>) -> usize {
     if items.len() == 2 {
         return 1;
@@ -1106,9 +1108,10 @@ fn split_all_axes<V: Vector>(items: &mut [BuildItem<V>], (cmin, cmax): CentreBou
     }
 }
 
-/// The split of a few items (at most [`BINS`]): sorted by centre along the axis of widest
-/// centre spread, cut where `count * area` summed over both sides is least (an exact SAH
-/// sweep, cheaper here than binning; among equal costs, the cut nearest the middle).
+/// The split of a few items (three to [`BINS`]): a box nearly as large as the whole range
+/// alone at the end ([`large_box_of`]), else sorted by centre along the axis of widest centre
+/// spread, cut where `count * area` summed over both sides is least (an exact SAH sweep,
+/// cheaper here than binning; among equal costs, the cut nearest the middle).
 fn split_small<V: Vector>(items: &mut [BuildItem<V>], cmin: V, cmax: V) -> usize {
     let axis = (0..V::DIM)
         .max_by(|&a, &b| {

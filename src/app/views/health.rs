@@ -57,9 +57,9 @@ pub fn warning_text(sample: &HealthSample) -> String {
 }
 
 /// The warning's button and its hover text. When the cheapest fresh build was made by
-/// another rebuild method than the tree's (`configured`), rebuilding by the tree's own would
-/// not reach it (on the real level sets of `docs/quality.md` the binned-SAH build costs up to
-/// 1.28 times the exact greedy one), so the button names that method: "Rebuild
+/// another rebuild method than the tree's (`configured`), a rebuild by the tree's own would
+/// not make that tree (on the real level sets of `docs/quality.md` the binned-SAH build costs
+/// up to 1.28 times the exact greedy one), so the button names that method: "Rebuild
 /// (agglomerative)".
 #[must_use]
 pub fn rebuild_button_text(sample: &HealthSample, configured: RebuildMethod) -> (String, String) {
@@ -74,9 +74,9 @@ pub fn rebuild_button_text(sample: &HealthSample, configured: RebuildMethod) -> 
         (
             format!("Rebuild ({})", best.name()),
             format!(
-                "Set the rebuild method to {} (the cheapest fresh build of these leaves) and \
-                 rebuild the tree from scratch: the tree's own method, {}, builds a costlier \
-                 tree of them. Ctrl+Z sets the method back.",
+                "Set the rebuild method to {} (the cheapest of the fresh builds of these \
+                 leaves) and rebuild the tree from scratch; the tree's own method is {}. \
+                 Ctrl+Z sets the method back.",
                 best.name(),
                 own.name()
             ),
@@ -321,7 +321,7 @@ mod tests {
             assert_eq!(label, format!("Rebuild ({})", kind.name()));
             assert!(hover.starts_with(&format!("Set the rebuild method to {}", kind.name())));
             assert!(
-                hover.contains("the tree's own method, binned SAH,"),
+                hover.contains("the tree's own method is binned SAH."),
                 "{hover}"
             );
             let settings = TreeConfig {
