@@ -345,3 +345,97 @@ fn a_sphere_may_not_take_a_box_id_and_settings_keep_box_fat_boxes_finite() {
     let (pairs, _, _) = reference(&sim);
     assert_eq!(sim.report().candidate_pairs, pairs);
 }
+
+/// The hash and stats of the tree that one batch creation of `boxes` (id, min, max; sorted by
+/// id, at rest) builds under `config`: what a scene's or a trace's broad phase holds before
+/// its first update puts the moving bodies in.
+fn batch_built(
+    dims: u8,
+    config: TreeConfig,
+    boxes: &[(u32, Vec3, Vec3)],
+) -> (u64, aabb_debugger::tree::TreeStats) {
+    use aabb_debugger::tree::DynamicTree;
+    use glam::Vec2;
+    if dims == 2 {
+        let items: Vec<(Aabb<Vec2>, Vec2, u32)> = boxes
+            .iter()
+            .map(|&(id, min, max)| (Aabb::new(min.truncate(), max.truncate()), Vec2::ZERO, id))
+            .collect();
+        let mut tree = DynamicTree::<Vec2, u32>::try_new(config).expect("settings");
+        tree.create_proxies(&items).expect("boxes");
+        (tree.structure_hash(), tree.stats())
+    } else {
+        let items: Vec<(Aabb<Vec3>, Vec3, u32)> = boxes
+            .iter()
+            .map(|&(id, min, max)| (Aabb::new(min, max), Vec3::ZERO, id))
+            .collect();
+        let mut tree = DynamicTree::<Vec3, u32>::try_new(config).expect("settings");
+        tree.create_proxies(&items).expect("boxes");
+        (tree.structure_hash(), tree.stats())
+    }
+}
+
+/// Level geometry is built, not inserted box by box: a scene's static boxes, and a trace's,
+/// go into the tree in one batch by the settings' rebuild method before the first update
+/// inserts the moving bodies, so the tree a level opens with is the batch build's exactly,
+/// and again when the broad phase is switched back to the tree.
+#[test]
+fn a_scene_and_a_trace_open_with_their_static_boxes_built_in_one_batch() {
+    use aabb_debugger::trace::{Trace, TraceBox, TraceHeader, TraceSimulation};
+    use aabb_debugger::tree::RebuildMethod;
+    use std::sync::Arc;
+    for dims in [2u8, 3] {
+        for rebuild in [
+            RebuildMethod::BinnedSah,
+            RebuildMethod::Agglomerative,
+            RebuildMethod::Greedy,
+        ] {
+            let config = TreeConfig {
+                rebuild,
+                ..TreeConfig::default()
+            };
+            let scene = random_scene(dims, 0, 2000, 40 + u64::from(dims), config);
+            let mut boxes: Vec<(u32, Vec3, Vec3)> =
+                scene.boxes.iter().map(|b| (b.id, b.min, b.max)).collect();
+            boxes.sort_by_key(|b| b.0);
+            let (hash, stats) = batch_built(dims, config, &boxes);
+            let what = format!("{dims}D, {rebuild:?}");
+            let sim = Simulation::new(&scene, BroadphaseKind::Tree).expect("opens");
+            assert_eq!(sim.structure_hash(), hash, "{what}");
+            let live = sim.report().tree.expect("a tree");
+            assert_eq!(
+                (live.leaves, live.nodes, live.height, live.area_ratio),
+                (stats.leaves, stats.nodes, stats.height, stats.area_ratio),
+                "{what}"
+            );
+            // Switching broad phase and back builds them the same way again.
+            let mut sim = sim;
+            sim.set_broadphase(BroadphaseKind::Brute).expect("switched");
+            sim.set_broadphase(BroadphaseKind::Tree).expect("switched");
+            assert_eq!(sim.structure_hash(), hash, "{what}, switched back");
+
+            // A trace with the same static boxes and one step with no moving box.
+            let statics: Vec<TraceBox> = boxes
+                .iter()
+                .map(|&(id, min, max)| TraceBox {
+                    id,
+                    aabb: Aabb::new(min, max),
+                })
+                .collect();
+            let header = TraceHeader {
+                dimensions: dims,
+                dt: 1.0 / 60.0,
+            };
+            let trace =
+                Trace::from_steps("level", header, statics, vec![Vec::new()]).expect("a trace");
+            let sim = TraceSimulation::new(
+                Arc::new(trace),
+                BroadphaseKind::Tree,
+                config,
+                aabb_debugger::broadphase::DEFAULT_PAIR_LIMIT,
+            )
+            .expect("opens");
+            assert_eq!(sim.structure_hash(), hash, "{what}, trace");
+        }
+    }
+}

@@ -125,6 +125,10 @@ impl<V: SceneVector> Broadphase for BruteForce<V> {
         self.update_from_scene(bodies)
     }
 
+    fn build_from(&mut self, bodies: &[Body]) -> Result<(), BroadphaseError> {
+        self.build_from_scene(bodies)
+    }
+
     fn clone_box(&self) -> Box<dyn Broadphase> {
         Box::new(self.clone())
     }

@@ -48,6 +48,21 @@ impl Body {
     }
 }
 
+/// Puts a scene's or a trace's static boxes into a fresh broad phase in one batch (the tree
+/// by its rebuild method), so that level geometry starts as a built tree, not as one made
+/// by inserting box after box; the first update then inserts the spheres (or the trace's
+/// moving boxes) one at a time. A box the broad phase refuses leaves it
+/// empty (a failed build changes nothing): the first update then refuses the same box and
+/// its report says so, as when a step refuses one.
+pub fn build_statics(broadphase: &mut dyn Broadphase, statics: &[Body]) {
+    if statics.is_empty() {
+        return;
+    }
+    if let Err(_refused_again_by_the_first_update) = broadphase.build_from(statics) {
+        // Nothing was changed; the first update reports the box.
+    }
+}
+
 /// Fills `out` (cleared first) with `statics` and `moving`, each sorted by id, merged in id
 /// order (an id in both is listed from each): the live bodies of a scene or a trace step.
 pub fn merge_by_id(statics: &[Body], moving: impl Iterator<Item = Body>, out: &mut Vec<Body>) {
@@ -216,6 +231,11 @@ pub trait BroadphaseCore<V: SceneVector> {
         self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
         Ok(out)
     }
+    /// [`BroadphaseCore::build`] from a scene's bodies (in `Vec3`): what [`Broadphase::build_from`]
+    /// is for each of them.
+    fn build_from_scene(&mut self, bodies: &[Body]) -> Result<(), BroadphaseError> {
+        self.build(&*V::bodies_from_vec3(bodies))
+    }
 }
 
 /// A broad phase: keeps a fat box per body and reports the pairs whose fat boxes overlap.
@@ -233,6 +253,13 @@ pub trait Broadphase: Send {
     /// moves the others. A body whose boxes cannot be used (see [`check_body`]) is an error,
     /// and then nothing is changed.
     fn update(&mut self, bodies: &[Body]) -> Result<UpdateOutcome, BroadphaseError>;
+    /// Replaces everything with `bodies` (sorted by id or not) the way this broad phase builds
+    /// best from scratch: the tree in one batch by its rebuild method
+    /// ([`crate::tree::TreeConfig::rebuild`]), not one insertion at a time. A scene's and a
+    /// trace's static boxes go in this way before the first `update` (level geometry: a
+    /// hundred thousand boxes inserted one at a time make a tree several times the least
+    /// height). An error as for `update`, and then nothing is changed.
+    fn build_from(&mut self, bodies: &[Body]) -> Result<(), BroadphaseError>;
     /// The candidate pairs as of the last `update`; [`BroadphaseError::PairLimit`] when there
     /// are more than the limit (the search stops as soon as it passes it).
     fn find_pairs(&mut self) -> Result<PairOutcome, BroadphaseError>;

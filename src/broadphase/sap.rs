@@ -172,6 +172,10 @@ impl<V: SceneVector> Broadphase for SweepAndPrune<V> {
         self.update_from_scene(bodies)
     }
 
+    fn build_from(&mut self, bodies: &[Body]) -> Result<(), BroadphaseError> {
+        self.build_from_scene(bodies)
+    }
+
     fn clone_box(&self) -> Box<dyn Broadphase> {
         Box::new(self.clone())
     }

@@ -336,6 +336,10 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         self.update_from_scene(bodies)
     }
 
+    fn build_from(&mut self, bodies: &[Body]) -> Result<(), BroadphaseError> {
+        self.build_from_scene(bodies)
+    }
+
     fn set_pair_limit(&mut self, limit: usize) {
         self.tree.set_pair_limit(limit);
         self.changed = true;

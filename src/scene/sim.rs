@@ -107,6 +107,11 @@ fn make_broadphase(
     b.set_pair_limit(pair_limit);
     let ids: Vec<u32> = boxes.iter().map(|b| b.id).collect();
     b.set_static_ids(&ids);
+    let statics: Vec<broadphase::Body> = boxes
+        .iter()
+        .map(|b| broadphase::Body::fixed(b.id, b.aabb()))
+        .collect();
+    broadphase::build_statics(b.as_mut(), &statics);
     Ok(b)
 }
 

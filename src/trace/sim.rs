@@ -61,6 +61,12 @@ fn make_broadphase(
     b.set_pair_limit(pair_limit);
     let ids: Vec<u32> = trace.statics().iter().map(|s| s.id).collect();
     b.set_static_ids(&ids);
+    let statics: Vec<broadphase::Body> = trace
+        .statics()
+        .iter()
+        .map(|s| broadphase::Body::fixed(s.id, s.aabb))
+        .collect();
+    broadphase::build_statics(b.as_mut(), &statics);
     Ok(b)
 }
 
@@ -94,6 +100,10 @@ pub struct TraceSimulation {
     previous: Vec<broadphase::Body>,
     pair_limit: usize,
     last_error: Option<BroadphaseError>,
+    /// True from the making of a broad phase (its static boxes built in one batch, not added
+    /// by an update) to the next report, which lists them among the bodies that appeared, as
+    /// it lists every other body a fresh broad phase takes.
+    statics_unreported: bool,
 }
 
 impl TraceSimulation {
@@ -166,6 +176,7 @@ impl TraceSimulation {
             previous: Vec::new(),
             pair_limit,
             last_error: None,
+            statics_unreported: true,
         };
         if start > 0 {
             sim.live = sim.bodies_at(start - 1, &[]);
@@ -251,10 +262,17 @@ impl TraceSimulation {
             .copied()
             .filter(|id| outcome.added.binary_search(id).is_err())
             .collect();
+        let mut appeared = outcome.added;
+        if std::mem::take(&mut self.statics_unreported) && !self.trace.statics().is_empty() {
+            appeared.extend(self.trace.statics().iter().map(|s| s.id));
+            appeared.sort_unstable();
+            // Those a failed build left to the update are listed once.
+            appeared.dedup();
+        }
         self.report = StepReport {
             step: self.step as u64,
             reinserted,
-            appeared: outcome.added,
+            appeared,
             disappeared: outcome.removed,
             candidate_pairs: found.pairs,
             contacts,
@@ -404,6 +422,7 @@ impl TraceSimulation {
     /// Switches broad phase (every fat box made afresh, pairs recomputed).
     pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
         self.broadphase = make_broadphase(&self.trace, kind, self.config, self.pair_limit)?;
+        self.statics_unreported = true;
         self.refresh(Instant::now())
     }
 
