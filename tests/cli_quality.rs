@@ -74,6 +74,7 @@ fn check_report(v: &serde_json::Value, boxes: u64, dimensions: u64) {
         least = least.min(cost);
     }
     assert_eq!(v["best"]["cost"].as_f64(), Some(least));
+    assert_eq!(v["skipped"], serde_json::json!([]), "nothing left out");
     let best = v["best"]["method"].as_str().expect("best method");
     let first = methods
         .iter()
@@ -165,6 +166,86 @@ fn quality_json_of_a_3d_list_and_the_table() {
             .lines()
             .last()
             .is_some_and(|l| l.starts_with("best: ")),
+        "{table}"
+    );
+}
+
+/// 9,000 boxes all alike, the degenerate set of every descent (a hostile list is easily made
+/// so: one line repeated): `quality` ends (it took hours at 100,000 such boxes when every
+/// method ran to the end), measures the methods within the work budget and lists the others
+/// under `skipped`, each with why; the table says the same.
+#[test]
+fn quality_of_boxes_all_alike_leaves_out_the_methods_past_the_work_budget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write(
+        dir.path(),
+        "same.boxes",
+        "0 0 1 1\n".repeat(9_000).as_bytes(),
+    );
+    let name = path.to_str().expect("utf-8 path");
+    let v = json(name);
+    assert_eq!(
+        (v["boxes"].as_u64(), v["dimensions"].as_u64()),
+        (Some(9_000), Some(2))
+    );
+    let names = |key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|m| m["method"].as_str().expect("method").to_owned())
+            .collect()
+    };
+    let skipped = names("skipped");
+    let descents = [
+        "volume/none",
+        "volume/rotations",
+        "perimeter/none",
+        "perimeter/rotations",
+    ];
+    let lists = [
+        "surface-area/none",
+        "surface-area/rotations",
+        "exact-surface-area/none",
+        "exact-surface-area/rotations",
+    ];
+    let mut want: Vec<String> = descents.iter().map(|m| (*m).to_owned()).collect();
+    for suffix in ["+optimize", "+optimize+thorough"] {
+        want.extend(
+            descents
+                .iter()
+                .chain(&lists)
+                .map(|m| format!("{m}{suffix}")),
+        );
+    }
+    assert_eq!(skipped, want);
+    for m in v["skipped"].as_array().expect("a list") {
+        assert_eq!(m.as_object().map(serde_json::Map::len), Some(2), "{m}");
+        let reason = m["reason"].as_str().expect("reason");
+        assert!(
+            reason.ends_with("past the work budget of 67108864 node visits"),
+            "{m}"
+        );
+    }
+    // The rest are measured: every cost is that of any tree over 9,000 equal boxes.
+    let measured = names("methods");
+    assert_eq!(measured.len() + skipped.len(), 37);
+    for m in v["methods"].as_array().expect("methods") {
+        assert_eq!(m["cost"].as_f64(), Some(8_998.0), "{m}");
+    }
+    for m in lists
+        .iter()
+        .chain(&["rebuild", "create-proxies-greedy", "rebuild+thorough"])
+    {
+        assert!(measured.iter().any(|n| n == m), "{m} in {measured:?}");
+    }
+    assert_eq!(v["best"]["method"], "volume/avl");
+    let out = bin(&["quality", name]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("skipped: its insertions visited ")
+            && table.contains("skipped: the tree it starts from has height 8999 over 9000 leaves"),
         "{table}"
     );
 }

@@ -11,6 +11,12 @@
 //! file (`.ron` or `.json`: its static boxes in file order, then the tight boxes of its
 //! spheres that exist at step 0, in id order). The trees take the boxes as they are (margin 0, no look-ahead), in file order.
 //!
+//! Every method may make at most [`work_budget`] node visits: on a set where a method
+//! degenerates (boxes all alike make the volume and perimeter descents a list that every
+//! insertion walks, `O(n^2)`, and an optimization of a list walks it for every node) it is
+//! left out of `methods` and listed in `skipped` with the reason, so that `quality` ends on
+//! any set, and the same ones are left out on every machine.
+//!
 //! The cost is [`DynamicTree::sah_cost`]: the SAH measure of every branch but the root, summed,
 //! over the root's; the measure is half the perimeter in 2D and half the surface area in 3D
 //! (the tree's [`crate::tree::Vector::half_area`]). Leaves are not counted. The height counts
@@ -66,6 +72,35 @@ pub struct Best {
     pub cost: f64,
 }
 
+/// A method left out because it would pass the work budget ([`work_budget`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkippedMethod {
+    /// Its name, as in [`MethodQuality::method`].
+    pub method: String,
+    /// Why: what passed the budget, and where.
+    pub reason: String,
+}
+
+/// Node visits a method may make per box ([`work_budget`]).
+pub const WORK_PER_BOX: u64 = 4_096;
+
+/// The least work budget, whatever the number of boxes: 2^26 node visits (about a second of
+/// insertions, a list of 8,000 boxes walked once for each).
+pub const MIN_WORK: u64 = 1 << 26;
+
+/// The node visits a method may make over `boxes` boxes: [`WORK_PER_BOX`] a box, at least
+/// [`MIN_WORK`]. The insertions count the nodes their descents visit (the tree's
+/// [`crate::tree::WorkCounts::update_node_visits`]), checked after each box; an optimization
+/// is not started on a tree whose leaves times height (the nodes it walks when every subtree
+/// is moved once: each move walks from its place to the root) pass the budget. Nothing is
+/// left out on the real and generated level sets of `docs/quality.md` nor on 200,000 random
+/// boxes; on 100,000 boxes all alike 20 methods are (every method ran to the end before, and
+/// `quality` did not end in 15 minutes; now in 12 s).
+#[must_use]
+pub fn work_budget(boxes: usize) -> u64 {
+    (boxes as u64).saturating_mul(WORK_PER_BOX).max(MIN_WORK)
+}
+
 /// What `quality --json` prints.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct QualityReport {
@@ -78,6 +113,9 @@ pub struct QualityReport {
     pub methods: Vec<MethodQuality>,
     /// The method of least cost (the first listed among equals).
     pub best: Best,
+    /// The methods left out (in the order of the full list), each with why: empty on every
+    /// set but degenerate ones.
+    pub skipped: Vec<SkippedMethod>,
 }
 
 /// Runs `quality`; returns the exit code: 0, or 1 with a message on stderr when the file is
@@ -136,6 +174,9 @@ pub fn table(report: &QualityReport) -> String {
             "{:<46} {:>6} {:>10.4} {:>10.3}",
             m.method, m.height, m.cost, m.build_ms
         );
+    }
+    for m in &report.skipped {
+        let _ = writeln!(out, "{:<46} skipped: {}", m.method, m.reason);
     }
     let _ = writeln!(
         out,
@@ -212,6 +253,12 @@ pub fn measure(set: &BoxSet) -> Result<QualityReport, TreeError> {
     measure_with_progress(set, &mut |_| {})
 }
 
+/// [`measure`] under a work budget of `budget` node visits a method instead of
+/// [`work_budget`] (tests: a small budget shows which methods pass it on a small set).
+pub fn measure_with_budget(set: &BoxSet, budget: u64) -> Result<QualityReport, TreeError> {
+    measure_within(set, budget, &mut |_| {})
+}
+
 /// How many methods [`measure`] builds: every insertion x balancing, insertion and the
 /// optimization for each insertion with no balancing and with rotations, a rebuild and a
 /// batch creation by each rebuild method, and the thorough optimization of every optimized
@@ -224,21 +271,30 @@ pub fn method_count() -> usize {
     insertions * Balancing::ALL.len() + optimized + 2 * rebuilds + optimized + rebuilds
 }
 
-/// [`measure`], calling `progress` with each method's name as it finishes it (in the order of
-/// the report, [`method_count`] calls in all).
+/// [`measure`], calling `progress` with each method's name as it finishes it or leaves it
+/// out (in the order of the full list, [`method_count`] calls in all).
 pub fn measure_with_progress(
     set: &BoxSet,
     progress: &mut dyn FnMut(&str),
 ) -> Result<QualityReport, TreeError> {
-    let methods = if set.dimensions == 2 {
+    measure_within(set, work_budget(set.boxes.len()), progress)
+}
+
+/// [`measure_with_progress`] under a work budget of `budget` node visits a method.
+fn measure_within(
+    set: &BoxSet,
+    budget: u64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<QualityReport, TreeError> {
+    let (methods, skipped) = if set.dimensions == 2 {
         let boxes: Vec<Aabb<Vec2>> = set
             .boxes
             .iter()
             .map(|b| Aabb::new(b.min.truncate(), b.max.truncate()))
             .collect();
-        measure_all(&boxes, progress)?
+        measure_all(&boxes, budget, progress)?
     } else {
-        measure_all(&set.boxes, progress)?
+        measure_all(&set.boxes, budget, progress)?
     };
     let mut best = Best {
         method: String::new(),
@@ -257,6 +313,7 @@ pub fn measure_with_progress(
         dimensions: set.dimensions,
         methods,
         best,
+        skipped,
     })
 }
 
@@ -295,17 +352,46 @@ fn rebuild_suffix(method: RebuildMethod) -> &'static str {
     }
 }
 
+/// A tree built for a method, with the milliseconds it took; or why the method was left out.
+type Built<V> = Result<(DynamicTree<V, u32>, f64), String>;
+
+/// A built method as [`measure_all`] reports it: the tree and its milliseconds, or why not.
+fn shown<V: Vector>(built: &Built<V>) -> Result<(&DynamicTree<V, u32>, f64), String> {
+    built
+        .as_ref()
+        .map(|(tree, ms)| (tree, *ms))
+        .map_err(Clone::clone)
+}
+
+/// Why an optimization of `tree` is not started under `budget`: one move of every subtree
+/// walks from its place to the root, about its leaves times its height in all; `None` when
+/// that is within the budget.
+fn too_deep<V: Vector>(tree: &DynamicTree<V, u32>, budget: u64) -> Option<String> {
+    let stats = tree.stats();
+    let walk = (stats.leaves as u64).saturating_mul(u64::from(stats.height) + 1);
+    (walk > budget).then(|| {
+        format!(
+            "the tree it starts from has height {} over {} leaves: moving each subtree once \
+             walks about {walk} nodes, past the work budget of {budget} node visits",
+            stats.height, stats.leaves
+        )
+    })
+}
+
 /// Every method over one dimension's boxes: insertion x balancing, then each insertion with
 /// no balancing and with rotations followed by the optimization until converged (at most
 /// [`OPTIMIZE_PASSES`] passes), then for each rebuild method a rebuild of the tree the
 /// default settings insert and one batch creation, then each optimized and each rebuilt tree
 /// followed by the thorough optimization ([`DynamicTree::optimize_thorough`], at most
 /// [`THOROUGH_ROUNDS`] rounds: subtree reinsertion and treelet restructuring, never raising
-/// the cost).
+/// the cost). The methods measured, and those left out by the work budget (`budget` node
+/// visits a method: insertions stopped once past it, no optimization of a tree too deep for
+/// it, and nothing built on a tree left out).
 fn measure_all<V: Vector>(
     boxes: &[Aabb<V>],
+    budget: u64,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<MethodQuality>, TreeError> {
+) -> Result<(Vec<MethodQuality>, Vec<SkippedMethod>), TreeError> {
     let config = |insertion, balancing, rebuild| TreeConfig {
         margin: 0.0,
         velocity_lookahead: 0.0,
@@ -314,13 +400,19 @@ fn measure_all<V: Vector>(
         rebuild,
         ..TreeConfig::default()
     };
-    let mut quality = |method: String, tree: &DynamicTree<V, u32>, ms: f64| {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    // Each method's outcome, in the order of the full list, reported as it comes.
+    let mut report = |method: String, built: Result<(&DynamicTree<V, u32>, f64), String>| {
         progress(&method);
-        MethodQuality {
-            method,
-            height: tree.stats().height,
-            cost: tree.sah_cost(),
-            build_ms: ms,
+        match built {
+            Ok((tree, ms)) => out.push(MethodQuality {
+                method,
+                height: tree.stats().height,
+                cost: tree.sah_cost(),
+                build_ms: ms,
+            }),
+            Err(reason) => skipped.push(SkippedMethod { method, reason }),
         }
     };
     let name = |insertion, balancing| {
@@ -330,47 +422,79 @@ fn measure_all<V: Vector>(
             balancing_name(balancing)
         )
     };
-    // The tree of `config` with the boxes inserted one by one, and the milliseconds it took.
-    let inserted = |config: TreeConfig| -> Result<(DynamicTree<V, u32>, f64), TreeError> {
+    // The tree of `config` with the boxes inserted one by one, and the milliseconds it took;
+    // or, once the descents have visited more nodes than the budget, why it was stopped.
+    let inserted = |config: TreeConfig| -> Result<Built<V>, TreeError> {
         let mut tree = DynamicTree::try_new(config)?;
         let start = Instant::now();
         for (i, b) in boxes.iter().enumerate() {
             tree.create_proxy(*b, V::default(), i as u32)?;
+            let visits = tree.work().update_node_visits;
+            if visits > budget {
+                return Ok(Err(format!(
+                    "its insertions visited {visits} nodes by box {} of {} (a tree of \
+                     height {}), past the work budget of {budget} node visits",
+                    i + 1,
+                    boxes.len(),
+                    tree.stats().height
+                )));
+            }
         }
-        Ok((tree, start.elapsed().as_secs_f64() * 1e3))
+        Ok(Ok((tree, start.elapsed().as_secs_f64() * 1e3)))
     };
     let binned = RebuildMethod::BinnedSah;
-    let mut out = Vec::new();
+    // Why each insertion x balancing was stopped, if it was: its `+optimize` is not tried.
+    let mut stopped: Vec<(InsertionCost, Balancing, String)> = Vec::new();
     for insertion in InsertionCost::ALL {
         for balancing in Balancing::ALL {
-            let (tree, ms) = inserted(config(insertion, balancing, binned))?;
-            out.push(quality(name(insertion, balancing), &tree, ms));
+            let built = inserted(config(insertion, balancing, binned))?;
+            if let Err(reason) = &built {
+                stopped.push((insertion, balancing, reason.clone()));
+            }
+            report(name(insertion, balancing), shown(&built));
         }
     }
+    let stopped_reason = |insertion, balancing| {
+        stopped
+            .iter()
+            .find(|(i, b, _)| *i == insertion && *b == balancing)
+            .map(|(_, _, reason)| reason.clone())
+    };
     // Insertion, then the optimization (timed together); each tree is kept for the
     // thorough optimization at the end.
-    let mut to_polish = Vec::new();
+    let mut to_polish: Vec<(String, Built<V>)> = Vec::new();
     for insertion in InsertionCost::ALL {
         for balancing in [Balancing::None, Balancing::Rotations] {
-            let (mut tree, ms) = inserted(config(insertion, balancing, binned))?;
-            let start = Instant::now();
-            tree.optimize_until_converged(OPTIMIZE_PASSES);
-            let ms = ms + start.elapsed().as_secs_f64() * 1e3;
             let method = format!("{}+optimize", name(insertion, balancing));
-            out.push(quality(method.clone(), &tree, ms));
-            to_polish.push((method, tree, ms));
+            let built = match stopped_reason(insertion, balancing) {
+                Some(reason) => Err(reason),
+                None => inserted(config(insertion, balancing, binned))?,
+            };
+            let built = built.and_then(|(mut tree, ms)| match too_deep(&tree, budget) {
+                Some(reason) => Err(reason),
+                None => {
+                    let start = Instant::now();
+                    tree.optimize_until_converged(OPTIMIZE_PASSES);
+                    Ok((tree, ms + start.elapsed().as_secs_f64() * 1e3))
+                }
+            });
+            report(method.clone(), shown(&built));
+            to_polish.push((method, built));
         }
     }
     // The rebuilds: of the tree the default settings insert, timed alone.
     let defaults = TreeConfig::default();
     for rebuild in RebuildMethod::ALL {
-        let (mut tree, _) = inserted(config(defaults.insertion, defaults.balancing, rebuild))?;
-        let start = Instant::now();
-        tree.rebuild();
-        let ms = start.elapsed().as_secs_f64() * 1e3;
         let method = format!("rebuild{}", rebuild_suffix(rebuild));
-        out.push(quality(method.clone(), &tree, ms));
-        to_polish.push((method, tree, ms));
+        let built = inserted(config(defaults.insertion, defaults.balancing, rebuild))?
+            .map(|(mut tree, _)| {
+                let start = Instant::now();
+                tree.rebuild();
+                (tree, start.elapsed().as_secs_f64() * 1e3)
+            })
+            .map_err(|reason| format!("the tree it rebuilds was not made: {reason}"));
+        report(method.clone(), shown(&built));
+        to_polish.push((method, built));
     }
     // One batch into an empty tree.
     let items: Vec<(Aabb<V>, V, u32)> = boxes
@@ -384,17 +508,24 @@ fn measure_all<V: Vector>(
         let start = Instant::now();
         tree.create_proxies(&items)?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        let method = format!("create-proxies{}", rebuild_suffix(rebuild));
-        out.push(quality(method, &tree, ms));
+        report(
+            format!("create-proxies{}", rebuild_suffix(rebuild)),
+            Ok((&tree, ms)),
+        );
     }
     // The thorough optimization of each optimized and rebuilt tree (timed with its build).
-    for (method, mut tree, ms) in to_polish {
-        let start = Instant::now();
-        tree.optimize_thorough(THOROUGH_ROUNDS);
-        let ms = ms + start.elapsed().as_secs_f64() * 1e3;
-        out.push(quality(format!("{method}+thorough"), &tree, ms));
+    for (method, built) in to_polish {
+        let built = built.and_then(|(mut tree, ms)| match too_deep(&tree, budget) {
+            Some(reason) => Err(reason),
+            None => {
+                let start = Instant::now();
+                tree.optimize_thorough(THOROUGH_ROUNDS);
+                Ok((tree, ms + start.elapsed().as_secs_f64() * 1e3))
+            }
+        });
+        report(format!("{method}+thorough"), shown(&built));
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 #[cfg(test)]
@@ -435,5 +566,106 @@ mod tests {
         assert_eq!(seen, names);
         assert_eq!(seen.len(), method_count());
         assert_eq!(method_count(), 37);
+        assert!(report.skipped.is_empty());
+    }
+
+    /// Boxes all alike: the volume and perimeter descents (with no balancing, and with
+    /// rotations, which no rotation improves) make a list that every insertion walks, and
+    /// every insertion but the AVL-balanced ones makes a list. Under a small budget the four
+    /// descents are stopped, nothing is optimized (every tree it would start from is a list),
+    /// and the rest is measured; progress names every method once, in the full order.
+    #[test]
+    fn a_method_past_the_work_budget_is_left_out_and_said_why() {
+        let list = "0 0 1 1\n".repeat(300);
+        let set = parse_box_list(&list, "f").expect("valid");
+        let full = measure(&set).expect("measured");
+        assert!(full.skipped.is_empty(), "{:?}", full.skipped);
+        assert_eq!(full.methods.len(), method_count());
+        let mut seen = Vec::new();
+        let report = measure_within(&set, 20_000, &mut |m| seen.push(m.to_owned())).expect("ok");
+        let names = |methods: &[MethodQuality]| -> Vec<String> {
+            methods.iter().map(|m| m.method.clone()).collect()
+        };
+        assert_eq!(seen, names(&full.methods), "every method, in order");
+        let skipped: Vec<&str> = report.skipped.iter().map(|m| m.method.as_str()).collect();
+        let mut want = vec![
+            "volume/none",
+            "volume/rotations",
+            "perimeter/none",
+            "perimeter/rotations",
+        ];
+        let optimized = [
+            "volume/none",
+            "volume/rotations",
+            "perimeter/none",
+            "perimeter/rotations",
+            "surface-area/none",
+            "surface-area/rotations",
+            "exact-surface-area/none",
+            "exact-surface-area/rotations",
+        ];
+        let plus = |suffix: &str| -> Vec<String> {
+            optimized.iter().map(|m| format!("{m}{suffix}")).collect()
+        };
+        let with_optimize = plus("+optimize");
+        let with_thorough = plus("+optimize+thorough");
+        want.extend(with_optimize.iter().map(String::as_str));
+        want.extend(with_thorough.iter().map(String::as_str));
+        assert_eq!(skipped, want);
+        // The measured ones are the full report's trees, exactly, less those left out (the
+        // times differ from run to run; the trees do not).
+        let shape = |m: &MethodQuality| (m.method.clone(), m.height, m.cost);
+        let kept: Vec<(String, u32, f64)> = full
+            .methods
+            .iter()
+            .filter(|m| !want.contains(&m.method.as_str()))
+            .map(shape)
+            .collect();
+        assert_eq!(report.methods.iter().map(shape).collect::<Vec<_>>(), kept);
+        assert_eq!(report.methods.len() + report.skipped.len(), method_count());
+        // Why: the stopped insertions say where, the optimizations what they would walk.
+        let reason = |m: &str| {
+            report
+                .skipped
+                .iter()
+                .find(|s| s.method == m)
+                .map(|s| s.reason.clone())
+                .expect("skipped")
+        };
+        assert!(
+            reason("volume/none").starts_with("its insertions visited ")
+                && reason("volume/none").contains(" of 300 (a tree of height ")
+                && reason("volume/none").ends_with("past the work budget of 20000 node visits"),
+            "{}",
+            reason("volume/none")
+        );
+        assert_eq!(reason("volume/none+optimize"), reason("volume/none"));
+        assert_eq!(
+            reason("surface-area/none+optimize"),
+            "the tree it starts from has height 299 over 300 leaves: moving each subtree once \
+             walks about 90000 nodes, past the work budget of 20000 node visits"
+        );
+        // The best is of the methods measured; a table lists the skipped ones.
+        assert!(
+            report
+                .methods
+                .iter()
+                .any(|m| m.method == report.best.method)
+        );
+        let text = table(&report);
+        assert!(text.contains("surface-area/none+optimize"), "{text}");
+        assert!(
+            text.contains("skipped: the tree it starts from has height 299"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_work_budget_grows_with_the_boxes_from_its_least() {
+        assert_eq!(work_budget(0), MIN_WORK);
+        assert_eq!(work_budget(16_384), MIN_WORK);
+        assert_eq!(work_budget(16_385), MIN_WORK + WORK_PER_BOX);
+        assert_eq!(work_budget(1_000_000), 4_096_000_000);
+        assert_eq!(work_budget(usize::MAX), u64::MAX);
     }
 }
