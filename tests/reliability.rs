@@ -216,7 +216,11 @@ fn a_pair_explosion_stops_at_the_limit_on_every_broad_phase() {
         match &err {
             SceneError::Step {
                 step: 0,
-                source: BroadphaseError::PairLimit { limit: 20_000 },
+                source:
+                    BroadphaseError::PairLimit {
+                        limit: 20_000,
+                        static_boxes: false,
+                    },
             } => {}
             other => panic!("{kind}: {other}"),
         }
@@ -226,11 +230,15 @@ fn a_pair_explosion_stops_at_the_limit_on_every_broad_phase() {
             "{message}"
         );
         assert!(message.contains("raise the pair limit"), "{message}");
+        assert!(!message.contains("static"), "no static box here: {message}");
         // The simulation keeps the spheres, and runs on once the limit allows it.
         let mut sim = Simulation::paused_at_zero(&scene, kind, 20_000).expect("kept");
         assert!(matches!(
             sim.last_error(),
-            Some(BroadphaseError::PairLimit { limit: 20_000 })
+            Some(BroadphaseError::PairLimit {
+                limit: 20_000,
+                static_boxes: false
+            })
         ));
         assert!(sim.report().candidate_pairs.is_empty());
         assert_eq!(sim.bodies().len(), 3000);

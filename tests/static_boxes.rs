@@ -318,10 +318,24 @@ fn the_pair_limit_counts_box_box_overlaps_alike_on_every_broad_phase() {
         assert_eq!(pairs.len(), 11, "{kind}: {pairs:?}");
         assert_eq!(sim.report().candidate_pairs, pairs, "{kind}");
         match Simulation::with_pair_limit(&scene, kind, 55) {
-            Err(SceneError::Step {
-                step: 0,
-                source: BroadphaseError::PairLimit { limit: 55 },
-            }) => {}
+            Err(
+                e @ SceneError::Step {
+                    step: 0,
+                    source:
+                        BroadphaseError::PairLimit {
+                            limit: 55,
+                            static_boxes: true,
+                        },
+                },
+            ) => {
+                // The message says that the boxes' own overlaps count (45 of the 56 here).
+                let message = e.to_string();
+                assert!(
+                    message.contains("overlaps of two static boxes count too")
+                        && message.contains("static boxes that overlap less"),
+                    "{kind}: {message}"
+                );
+            }
             Err(e) => panic!("{kind}: {e}"),
             Ok(_) => panic!("{kind}: 56 pairs passed a limit of 55"),
         }

@@ -48,6 +48,37 @@ impl Body {
     }
 }
 
+/// The message of [`BroadphaseError::PairLimit`].
+fn pair_limit_message(limit: usize, static_boxes: bool) -> String {
+    if static_boxes {
+        format!(
+            "more than {limit} candidate pairs (fat boxes that overlap; overlaps of two static \
+             boxes count too, though they are never reported): the fat boxes are too big for \
+             the spacing of the spheres and the static boxes. Lower the margin or look-ahead, \
+             use fewer spheres or static boxes that overlap less, or raise the pair limit"
+        )
+    } else {
+        format!(
+            "more than {limit} candidate pairs (fat boxes that overlap): the fat boxes are too \
+             big for the spheres' spacing. Lower the margin or look-ahead, use fewer spheres or \
+             a larger world, or raise the pair limit"
+        )
+    }
+}
+
+/// True when some id of `ids` is in `static_ids` (both sorted, ascending).
+pub(crate) fn holds_static(ids: &[u32], static_ids: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < ids.len() && j < static_ids.len() {
+        match ids[i].cmp(&static_ids[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
 /// Puts a scene's or a trace's static boxes into a fresh broad phase in one batch (the tree
 /// by its rebuild method), so that level geometry starts as a built tree, not as one made
 /// by inserting box after box; the first update then inserts the spheres (or the trace's
@@ -120,14 +151,15 @@ pub enum BroadphaseError {
     },
     /// More candidate pairs than the limit: the search stopped early (see
     /// [`Broadphase::set_pair_limit`]). The bodies are kept; the next search starts afresh.
-    #[error(
-        "more than {limit} candidate pairs (fat boxes that overlap): the fat boxes are too big \
-         for the spheres' spacing. Lower the margin or look-ahead, use fewer spheres or a \
-         larger world, or raise the pair limit"
-    )]
+    #[error("{}", pair_limit_message(*limit, *static_boxes))]
     PairLimit {
         /// The limit in force.
         limit: usize,
+        /// True when the broad phase holds static bodies (a scene's or a trace's static
+        /// boxes): the overlaps of two of them count towards the limit too, though they are
+        /// never reported, so the message names them (level geometry that overlaps a lot can
+        /// pass the limit with no sphere at all).
+        static_boxes: bool,
     },
     /// The tree refused an operation (its message says which).
     #[error("the tree: {0}")]
@@ -724,7 +756,8 @@ mod tests {
                     assert_eq!(
                         phase.find_pairs(),
                         Err(BroadphaseError::PairLimit {
-                            limit: all.len() - 1
+                            limit: all.len() - 1,
+                            static_boxes: true,
                         }),
                         "{}, step {step}",
                         phase.kind()

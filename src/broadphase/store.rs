@@ -238,6 +238,8 @@ impl<V: SceneVector> Store<V> {
             pairs: std::mem::take(&mut self.pairs),
             limit: self.pair_limit,
             skipped: 0,
+            // A scan of the flags only when some id is marked static (scenes with boxes).
+            static_boxes: !self.static_ids.is_empty() && self.is_static.contains(&true),
         };
         sink.pairs.clear();
         if let Err(e) = search(&self.ids, &self.is_static, &mut sink) {
@@ -301,14 +303,25 @@ pub(crate) struct PairSink {
     limit: usize,
     /// Pairs of two static bodies found so far: not kept, but counted towards the limit.
     skipped: usize,
+    /// Some body searched is static ([`BroadphaseError::PairLimit::static_boxes`]).
+    static_boxes: bool,
 }
 
 impl PairSink {
+    /// The error of a search past the limit.
+    #[cold]
+    fn past_limit(&self) -> BroadphaseError {
+        BroadphaseError::PairLimit {
+            limit: self.limit,
+            static_boxes: self.static_boxes,
+        }
+    }
+
     /// Adds a pair; [`BroadphaseError::PairLimit`] when that would pass the limit.
     #[inline]
     pub fn push(&mut self, pair: (u32, u32)) -> Result<(), BroadphaseError> {
         if self.pairs.len() + self.skipped >= self.limit {
-            return Err(BroadphaseError::PairLimit { limit: self.limit });
+            return Err(self.past_limit());
         }
         self.pairs.push(pair);
         Ok(())
@@ -319,7 +332,7 @@ impl PairSink {
     #[inline]
     pub fn skip(&mut self) -> Result<(), BroadphaseError> {
         if self.pairs.len() + self.skipped >= self.limit {
-            return Err(BroadphaseError::PairLimit { limit: self.limit });
+            return Err(self.past_limit());
         }
         self.skipped += 1;
         Ok(())

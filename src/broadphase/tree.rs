@@ -145,7 +145,10 @@ impl<V: SceneVector> TreeBroadphase<V> {
                 self.pairs.clear();
                 self.sorted_valid = false;
                 self.changed = true;
-                return Err(BroadphaseError::PairLimit { limit });
+                return Err(BroadphaseError::PairLimit {
+                    limit,
+                    static_boxes: super::holds_static(&self.ids, &self.static_ids),
+                });
             }
             Err(e) => return Err(e.into()),
         };
