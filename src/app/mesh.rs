@@ -15,6 +15,14 @@ const FEATHER: f32 = 0.5;
 /// Outlines smaller than this across, in screen points, are drawn without a soft edge.
 const SMALL_SHAPE: f32 = 12.0;
 
+/// The most vertices one mesh takes: 3,000,000 (60 MB at 20 bytes a vertex). egui hands the
+/// GPU every vertex of a frame in one buffer, and wgpu refuses a buffer over 256 MiB (its
+/// default limit, 13.4 million vertices) by ending the program: 100,000 spheres at one point,
+/// each drawn large, made 14 million. Past the cap a shape is left out whole and counted
+/// ([`MeshBuilder::skipped`]), and the view says so; two views and the panels stay well
+/// under the limit.
+pub const MAX_MESH_VERTICES: usize = 3_000_000;
+
 /// The world view's entry in the [`MeshPool`].
 pub const WORLD_MESH: usize = 0;
 /// The tree diagram's entry in the [`MeshPool`].
@@ -29,6 +37,8 @@ pub struct MeshBuilder {
     mesh: Mesh,
     /// The pool entry the buffers came from, to return them to.
     home: Option<(usize, usize)>,
+    /// Shapes left out because they would have passed [`MAX_MESH_VERTICES`].
+    skipped: usize,
 }
 
 /// Mesh buffers kept from frame to frame, a few per view.
@@ -63,6 +73,7 @@ impl MeshPool {
                 return MeshBuilder {
                     mesh,
                     home: Some((slot, k)),
+                    skipped: 0,
                 };
             }
         }
@@ -71,6 +82,7 @@ impl MeshPool {
             return MeshBuilder {
                 mesh: Mesh::default(),
                 home: Some((slot, entries.len() - 1)),
+                skipped: 0,
             };
         }
         MeshBuilder::new()
@@ -79,7 +91,7 @@ impl MeshPool {
     /// The finished shape (`None` when nothing was added); the buffers stay in the pool.
     #[must_use]
     pub fn finish(&self, builder: MeshBuilder) -> Option<Shape> {
-        let MeshBuilder { mesh, home } = builder;
+        let MeshBuilder { mesh, home, .. } = builder;
         let empty = mesh.is_empty();
         let mut pool = self.0.borrow_mut();
         // Nobody else can hold the entry while its buffers are out; a builder from outside
@@ -119,6 +131,23 @@ impl MeshBuilder {
     #[must_use]
     pub fn vertex_count(&self) -> usize {
         self.mesh.vertices.len()
+    }
+
+    /// Shapes left out so far because the mesh was full ([`MAX_MESH_VERTICES`]).
+    #[must_use]
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    /// True when `count` more vertices fit under [`MAX_MESH_VERTICES`]; else the shape that
+    /// needs them is counted as left out.
+    #[inline]
+    fn room(&mut self, count: usize) -> bool {
+        let fits = self.mesh.vertices.len() + count <= MAX_MESH_VERTICES;
+        if !fits {
+            self.skipped += 1;
+        }
+        fits
     }
 
     /// The finished shape (`None` when nothing was added), outside any pool.
@@ -195,6 +224,9 @@ impl MeshBuilder {
         } else {
             Self::profile(width, color)
         };
+        if !self.room(count * n) {
+            return;
+        }
         let base = self.mesh.vertices.len() as u32;
         self.mesh.vertices.reserve(count * n);
         self.mesh.indices.reserve(6 * (count - 1) * n);
@@ -228,6 +260,9 @@ impl MeshBuilder {
     /// A small rectangle's outline: the [`MeshBuilder::ring`] of four corners without a soft
     /// edge, written out (a view of 10,000 spheres draws 40,000 of them a frame).
     fn small_rect_outline(&mut self, rect: Rect, width: f32, color: Color32) {
+        if !self.room(8) {
+            return;
+        }
         let h = 0.5 * width.max(1.0);
         let color = color.gamma_multiply(width.clamp(0.0, 1.0));
         let (x0, y0, x1, y1) = (rect.min.x, rect.min.y, rect.max.x, rect.max.y);
@@ -258,6 +293,9 @@ impl MeshBuilder {
 
     /// A filled axis-aligned rectangle (no feathering: meant for fills and points).
     pub fn rect_filled(&mut self, rect: Rect, color: Color32) {
+        if !self.room(4) {
+            return;
+        }
         let a = self.vertex(rect.left_top(), color);
         let b = self.vertex(rect.right_top(), color);
         let c = self.vertex(rect.right_bottom(), color);
@@ -292,6 +330,9 @@ impl MeshBuilder {
     /// A filled circle with a soft edge.
     pub fn circle_filled(&mut self, center: Pos2, radius: f32, color: Color32) {
         let n = Self::circle_segments(radius);
+        if !self.room(1 + 2 * n) {
+            return;
+        }
         let dirs = unit_circle(n);
         let c0 = self.vertex(center, color);
         let base = self.mesh.vertices.len() as u32;
@@ -318,6 +359,9 @@ impl MeshBuilder {
         }
         let n = vec2(-dir.y, dir.x) / len;
         let (offsets, colors, count) = Self::profile(width, color);
+        if !self.room(2 * count) {
+            return;
+        }
         let base = self.mesh.vertices.len() as u32;
         for (offset, color) in offsets.iter().zip(colors).take(count) {
             self.vertex(a + n * *offset, color);
@@ -343,6 +387,9 @@ impl MeshBuilder {
         if len.is_nan() || len <= 1e-6 {
             return;
         }
+        if !self.room(4) {
+            return;
+        }
         let color = color.gamma_multiply(width.clamp(0.0, 1.0));
         let n = vec2(-dir.y, dir.x) * (0.5 * width.max(1.0) / len);
         let v0 = self.vertex(a + n, color);
@@ -357,6 +404,10 @@ impl MeshBuilder {
         let dir = b - a;
         let len = dir.length();
         if len.is_nan() || len <= 1e-6 {
+            return;
+        }
+        // The three strokes together, or none (4 vertices a stroke at most).
+        if !self.room(3 * 8) {
             return;
         }
         let u = dir / len;
@@ -617,6 +668,46 @@ mod tests {
             sizes.len() >= 3,
             "background, the mesh, the text: {sizes:?}"
         );
+    }
+
+    /// Past [`MAX_MESH_VERTICES`] whole shapes are left out and counted: the mesh never
+    /// passes the cap, every index points at a vertex, and the shapes drawn are the first.
+    #[test]
+    fn a_full_mesh_leaves_whole_shapes_out_and_counts_them() {
+        let mut m = MeshBuilder::new();
+        // 64 segments: a filled circle is 129 vertices, its outline ring 64 x 4.
+        let (filled, ring) = (129, 256);
+        let shapes = MAX_MESH_VERTICES / (filled + ring) + 1_000;
+        for k in 0..shapes {
+            let c = pos2((k % 100) as f32, (k / 100) as f32);
+            m.circle_filled(c, 1_000.0, Color32::WHITE);
+            m.circle_outline(c, 1_000.0, 2.0, Color32::BLACK);
+        }
+        // The rule, shape by shape: drawn when it fits whole, else counted.
+        let (mut vertices, mut skipped) = (0, 0);
+        for need in [filled, ring].repeat(shapes) {
+            if vertices + need <= MAX_MESH_VERTICES {
+                vertices += need;
+            } else {
+                skipped += 1;
+            }
+        }
+        assert_eq!((m.vertex_count(), m.skipped()), (vertices, skipped));
+        assert!(skipped >= 2_000 && MAX_MESH_VERTICES - vertices < filled);
+        let count = m.vertex_count() as u32;
+        assert!(m.mesh.indices.iter().all(|&i| i < count));
+        // Small shapes still fit in what is left when large ones do not.
+        let before = m.vertex_count();
+        m.rect_filled(
+            Rect::from_min_size(pos2(0.0, 0.0), vec2(1.0, 1.0)),
+            Color32::RED,
+        );
+        assert_eq!(m.vertex_count(), before + 4);
+        for _ in 0..MAX_MESH_VERTICES {
+            m.dot(pos2(1.0, 1.0), 1.0, Color32::RED);
+        }
+        assert!(m.vertex_count() <= MAX_MESH_VERTICES);
+        assert!(MAX_MESH_VERTICES - m.vertex_count() < 4);
     }
 
     #[test]

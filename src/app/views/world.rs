@@ -36,6 +36,23 @@ pub struct WorldDrawInfo {
     pub branches_cut: bool,
     /// Triangles' vertices sent.
     pub vertices: usize,
+    /// Shapes left out because the mesh was full ([`crate::app::mesh::MAX_MESH_VERTICES`]).
+    pub shapes_skipped: usize,
+}
+
+/// The overlay's note on shapes left out because a view's mesh was full (empty when none
+/// was): where so many shapes overlap on screen that their vertices would pass
+/// [`crate::app::mesh::MAX_MESH_VERTICES`], the rest are not drawn, rather than the GPU
+/// refusing the frame.
+#[must_use]
+pub fn skipped_note(skipped: usize) -> String {
+    if skipped == 0 {
+        return String::new();
+    }
+    format!(
+        " · {skipped} shapes not drawn (more than {} vertices: zoom in or hide layers)",
+        crate::app::mesh::MAX_MESH_VERTICES
+    )
 }
 
 /// The world view's own state: where it was drawn, a pan in progress, the context menu's
@@ -196,6 +213,7 @@ impl View for WorldView {
                 state.snapshot.max_depth
             ));
         }
+        overlay.push_str(&skipped_note(info.shapes_skipped));
         painter.text(
             viewport.left_top() + egui::vec2(6.0, 4.0),
             Align2::LEFT_TOP,
@@ -766,6 +784,7 @@ impl WorldView {
             }
         }
         info.vertices = m.vertex_count();
+        info.shapes_skipped = m.skipped();
         if let Some(shape) = self.meshes.finish(m) {
             paint_alone(painter, shape);
         }

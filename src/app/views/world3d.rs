@@ -261,7 +261,7 @@ impl View for World3dView {
 
         let started = Instant::now();
         let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
-        let cut = self.draw(state, &p, &painter, viewport, pal);
+        let (cut, skipped) = self.draw(state, &p, &painter, viewport, pal);
         out.push(Command::AddDrawTime(started.elapsed().as_secs_f32() * 1e3));
 
         let mut overlay = format!(
@@ -274,6 +274,7 @@ impl View for World3dView {
                 state.snapshot.max_depth
             ));
         }
+        overlay.push_str(&super::world::skipped_note(skipped));
         painter.text(
             viewport.left_top() + vec2(6.0, 4.0),
             Align2::LEFT_TOP,
@@ -410,7 +411,7 @@ impl World3dView {
 impl World3dView {
     /// Builds and paints the floor grid, every visible layer, the selection and hover, the
     /// labels and the axis gizmo. Returns the deepest branch depth drawn when the budget cut
-    /// deeper ones.
+    /// deeper ones, and the shapes left out because the mesh was full.
     fn draw(
         &self,
         state: &State,
@@ -418,7 +419,7 @@ impl World3dView {
         painter: &egui::Painter,
         viewport: Rect,
         pal: Palette,
-    ) -> Option<u32> {
+    ) -> (Option<u32>, usize) {
         let snap = &state.snapshot;
         let layers = state.prefs.layers;
         painter.rect_filled(viewport, 0.0, pal.background);
@@ -594,6 +595,7 @@ impl World3dView {
             }
         }
         gizmo(&mut d.m, p, viewport, &mut labels);
+        let skipped = d.m.skipped();
         if let Some(shape) = self.meshes.finish(d.m) {
             paint_alone(painter, shape);
         }
@@ -606,7 +608,7 @@ impl World3dView {
                 color,
             );
         }
-        cut
+        (cut, skipped)
     }
 }
 

@@ -124,6 +124,9 @@ pub struct TreeLayout {
     /// How it was laid out.
     pub kind: TreeLayoutKind,
     item_of_node: Vec<u32>,
+    /// Per snapshot node, the drawn item that stands for it: its own, or its folded
+    /// ancestor's ([`TreeLayout::item_for`]).
+    drawn_for: Vec<u32>,
     leaves_below: Vec<u32>,
     first_sphere: Vec<u32>,
     /// Breadth-first rank of each branch among the branches (empty unless named).
@@ -167,6 +170,7 @@ impl TreeLayout {
         self.items.clear();
         self.item_of_node.clear();
         self.item_of_node.resize(n, NONE);
+        self.drawn_for.clear();
         self.leaves_below.clear();
         self.leaves_below.resize(n, 0);
         self.first_sphere.clear();
@@ -255,6 +259,19 @@ impl TreeLayout {
                 .filter(|&p| p != NONE)
                 .map(|p| p as usize);
         }
+        // Parents come before children: one pass forwards hands each hidden node its folded
+        // ancestor's item, so that finding the item of any node takes one read, not a walk up
+        // (the first step of a scene inserts every leaf, and each is looked up: a walk would
+        // take as long as the tree is deep, and a tree of 100,000 boxes alike is a list).
+        self.drawn_for.resize(n, NONE);
+        for i in 0..n {
+            let own = self.item_of_node[i];
+            self.drawn_for[i] = if own != NONE {
+                own
+            } else {
+                snap.nodes[i].parent.map_or(NONE, |p| self.drawn_for[p])
+            };
+        }
         self.width = slot;
         self.levels = levels;
     }
@@ -315,15 +332,12 @@ impl TreeLayout {
         (rank != NONE).then(|| letters(rank))
     }
 
-    /// The drawn item that stands for a node: itself, or the folded ancestor hiding it.
+    /// The drawn item that stands for a snapshot node: its own, or the folded ancestor's
+    /// hiding it (`None` for no such node).
     #[must_use]
-    pub fn item_for(&self, snap: &Snapshot, mut node: usize) -> Option<usize> {
-        loop {
-            if let Some(k) = self.item_of(node) {
-                return Some(k);
-            }
-            node = snap.nodes.get(node)?.parent?;
-        }
+    pub fn item_for(&self, node: usize) -> Option<usize> {
+        let k = *self.drawn_for.get(node)?;
+        (k != NONE).then_some(k as usize)
     }
 
     /// The layout-space box around the subtree drawn under item `k` (its nodes' centres in
@@ -433,6 +447,7 @@ mod tests {
         assert_eq!(kept.items, fresh.items);
         assert_eq!((kept.width, kept.levels), (fresh.width, fresh.levels));
         assert_eq!(kept.item_of_node, fresh.item_of_node);
+        assert_eq!(kept.drawn_for, fresh.drawn_for);
         assert_eq!(kept.leaves_below, fresh.leaves_below);
         assert_eq!(kept.first_sphere, fresh.first_sphere);
         assert_eq!(kept.branch_rank, fresh.branch_rank);
@@ -444,6 +459,60 @@ mod tests {
         );
         assert!(kept.items.is_empty() && kept.width == 0.0 && kept.levels == 0);
         assert_eq!(kept.position_of(0), None);
+        assert_eq!(kept.item_for(0), None);
+    }
+
+    /// A list (each branch a leaf and a branch), `depth` branches deep, in the snapshot's
+    /// order (parents first): what boxes all alike make.
+    fn list(depth: u32) -> Snapshot {
+        let mut nodes = Vec::new();
+        let mut id = 0;
+        let mut parent = None;
+        for d in 0..depth {
+            let at = nodes.len();
+            nodes.push(node(id, d, parent, Some([at + 1, at + 2])));
+            nodes.push(node(id + 1, d + 1, Some(at), None));
+            id += 2;
+            parent = Some(at);
+        }
+        nodes.push(node(id, depth, parent, None));
+        Snapshot {
+            nodes,
+            max_depth: depth,
+            ..Snapshot::default()
+        }
+    }
+
+    /// The item standing for every node is its own, or its nearest drawn ancestor's (what a
+    /// walk up the parents finds), on every folding of the small tree and of a deep list,
+    /// whose hidden nodes all map to the one folded branch.
+    #[test]
+    fn every_node_maps_to_its_nearest_drawn_ancestor() {
+        let walk = |layout: &TreeLayout, snap: &Snapshot, mut i: usize| loop {
+            if let Some(k) = layout.item_of(i) {
+                return Some(k);
+            }
+            i = snap.nodes[i].parent?;
+        };
+        for snap in [small(), list(3), list(2_000)] {
+            for collapse in [0, 1, 2, 3, 10, u32::MAX] {
+                for kind in [TreeLayoutKind::NodeLink, TreeLayoutKind::Icicle] {
+                    let mut layout = TreeLayout::default();
+                    layout.recompute(&snap, &Folding::to_depth(collapse), kind, false);
+                    for i in 0..snap.nodes.len() {
+                        assert_eq!(layout.item_for(i), walk(&layout, &snap, i), "node {i}");
+                    }
+                    assert_eq!(layout.item_for(snap.nodes.len()), None);
+                }
+            }
+        }
+        let snap = list(2_000);
+        let layout = TreeLayout::compute(&snap, 3);
+        let folded = layout
+            .item_of(6)
+            .expect("the branch at depth 3 is drawn, folded");
+        assert_eq!(layout.items[folded].hidden_leaves, 1_998);
+        assert_eq!(layout.item_for(snap.nodes.len() - 1), Some(folded));
     }
 
     #[test]
@@ -452,7 +521,7 @@ mod tests {
         let layout = TreeLayout::compute(&snap, 1);
         assert_eq!(layout.items.len(), 3);
         assert_eq!(layout.position_of(2), None);
-        let k = layout.item_for(&snap, 2).expect("collapsed ancestor");
+        let k = layout.item_for(2).expect("collapsed ancestor");
         assert_eq!(layout.items[k].node, 1);
         assert_eq!(layout.items[k].hidden_leaves, 2);
     }

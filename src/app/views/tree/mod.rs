@@ -604,6 +604,7 @@ impl TreeView {
                 m.line(c - vec2(0.0, 3.0), c + vec2(0.0, 3.0), 1.5, text_color);
             }
         }
+        let skipped = m.skipped();
         if let Some(shape) = self.meshes.finish(m) {
             paint_alone(&painter, shape);
         }
@@ -624,9 +625,10 @@ impl TreeView {
             viewport.left_top() + vec2(6.0, 4.0),
             Align2::LEFT_TOP,
             format!(
-                "{} nodes · {} drawn · {folded_from}",
+                "{} nodes · {} drawn · {folded_from}{}",
                 snap.nodes.len(),
-                self.layout.items.len()
+                self.layout.items.len(),
+                crate::app::views::world::skipped_note(skipped)
             ),
             FontId::proportional(11.0),
             ui.visuals().weak_text_color(),
@@ -673,19 +675,13 @@ impl TreeView {
         changed.resize(self.layout.items.len(), None);
         self.ghosts.resize(self.layout.items.len(), false);
         for id in d.removed.iter().filter_map(|r| r.ghost_at) {
-            if let Some(k) = snap
-                .node_index(id)
-                .and_then(|i| self.layout.item_for(snap, i))
-            {
+            if let Some(k) = snap.node_index(id).and_then(|i| self.layout.item_for(i)) {
                 self.ghosts[k] = true;
             }
         }
         for (c, ids) in [(Change::Refit, &d.refit), (Change::Added, &d.added)] {
             for &id in ids {
-                if let Some(k) = snap
-                    .node_index(id)
-                    .and_then(|i| self.layout.item_for(snap, i))
-                {
+                if let Some(k) = snap.node_index(id).and_then(|i| self.layout.item_for(i)) {
                     changed[k] = Some(c);
                 }
             }
@@ -945,7 +941,7 @@ impl TreeView {
         marked.clear();
         marked.resize(self.layout.items.len(), false);
         for event in &state.model.sim.report().events {
-            if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(snap, i)) {
+            if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(i)) {
                 marked[k] = true;
             }
         }
@@ -1039,8 +1035,7 @@ impl TreeView {
             mark(m, k, 3.0, 1.75, pal.event);
         }
         for pick in [state.view.selection, state.view.hover] {
-            let Some(mut k) = selected_node(snap, pick).and_then(|i| layout.item_for(snap, i))
-            else {
+            let Some(mut k) = selected_node(snap, pick).and_then(|i| layout.item_for(i)) else {
                 continue;
             };
             mark(m, k, 2.5, 2.5, pal.highlight);
