@@ -15,13 +15,19 @@ const FEATHER: f32 = 0.5;
 /// Outlines smaller than this across, in screen points, are drawn without a soft edge.
 const SMALL_SHAPE: f32 = 12.0;
 
-/// The most vertices one mesh takes: 3,000,000 (60 MB at 20 bytes a vertex). egui hands the
-/// GPU every vertex of a frame in one buffer, and wgpu refuses a buffer over 256 MiB (its
-/// default limit, 13.4 million vertices) by ending the program: 100,000 spheres at one point,
-/// each drawn large, made 14 million. Past the cap a shape is left out whole and counted
-/// ([`MeshBuilder::skipped`]), and the view says so; two views and the panels stay well
-/// under the limit.
-pub const MAX_MESH_VERTICES: usize = 3_000_000;
+/// The most vertices the world view's mesh takes, 2D or 3D (a frame shows one of the two):
+/// 10,000,000 (200 MB at 20 bytes a vertex). egui hands the GPU every vertex of a frame in one
+/// buffer, and wgpu refuses a buffer over 256 MiB (its default limit, 13.4 million vertices)
+/// by ending the program: 100,000 spheres at one point, each drawn large, made 14 million.
+/// Past the cap a shape is left out whole and counted ([`MeshBuilder::skipped`]), and the
+/// view says so. A million random spheres with every layer on want about 10.5 million (no
+/// level of detail thins the dots of spheres under a pixel): some 115,000 shapes of the
+/// layers drawn last are left out.
+pub const MAX_WORLD_VERTICES: usize = 10_000_000;
+
+/// The most vertices the tree diagram's mesh takes: with the world's, 12.5 million, under
+/// the 13.4 million a frame may hold, with room for the panels and the text.
+pub const MAX_TREE_VERTICES: usize = 2_500_000;
 
 /// The world view's entry in the [`MeshPool`].
 pub const WORLD_MESH: usize = 0;
@@ -30,15 +36,37 @@ pub const TREE_MESH: usize = 1;
 /// The 3D view's entry in the [`MeshPool`].
 pub const WORLD_3D_MESH: usize = 2;
 
-/// Accumulates triangles; [`MeshPool::finish`] (or [`MeshBuilder::into_shape`]) hands them to
-/// egui.
-#[derive(Default)]
+/// Accumulates triangles, at most its cap of vertices; [`MeshPool::finish`] (or
+/// [`MeshBuilder::into_shape`]) hands them to egui.
 pub struct MeshBuilder {
     mesh: Mesh,
     /// The pool entry the buffers came from, to return them to.
     home: Option<(usize, usize)>,
-    /// Shapes left out because they would have passed [`MAX_MESH_VERTICES`].
+    /// The most vertices it takes ([`MAX_WORLD_VERTICES`], or [`MAX_TREE_VERTICES`] for the
+    /// tree diagram's pool entry).
+    cap: usize,
+    /// Shapes left out because they would have passed the cap.
     skipped: usize,
+}
+
+impl Default for MeshBuilder {
+    fn default() -> Self {
+        MeshBuilder {
+            mesh: Mesh::default(),
+            home: None,
+            cap: MAX_WORLD_VERTICES,
+            skipped: 0,
+        }
+    }
+}
+
+/// The vertex cap of a view's pool entry.
+fn cap_of(slot: usize) -> usize {
+    if slot == TREE_MESH {
+        MAX_TREE_VERTICES
+    } else {
+        MAX_WORLD_VERTICES
+    }
 }
 
 /// Mesh buffers kept from frame to frame, a few per view.
@@ -73,6 +101,7 @@ impl MeshPool {
                 return MeshBuilder {
                     mesh,
                     home: Some((slot, k)),
+                    cap: cap_of(slot),
                     skipped: 0,
                 };
             }
@@ -82,10 +111,14 @@ impl MeshPool {
             return MeshBuilder {
                 mesh: Mesh::default(),
                 home: Some((slot, entries.len() - 1)),
+                cap: cap_of(slot),
                 skipped: 0,
             };
         }
-        MeshBuilder::new()
+        MeshBuilder {
+            cap: cap_of(slot),
+            ..MeshBuilder::new()
+        }
     }
 
     /// The finished shape (`None` when nothing was added); the buffers stay in the pool.
@@ -133,17 +166,17 @@ impl MeshBuilder {
         self.mesh.vertices.len()
     }
 
-    /// Shapes left out so far because the mesh was full ([`MAX_MESH_VERTICES`]).
+    /// Shapes left out so far because the mesh was full (its cap of vertices).
     #[must_use]
     pub fn skipped(&self) -> usize {
         self.skipped
     }
 
-    /// True when `count` more vertices fit under [`MAX_MESH_VERTICES`]; else the shape that
-    /// needs them is counted as left out.
+    /// True when `count` more vertices fit under the cap; else the shape that needs them is
+    /// counted as left out.
     #[inline]
     fn room(&mut self, count: usize) -> bool {
-        let fits = self.mesh.vertices.len() + count <= MAX_MESH_VERTICES;
+        let fits = self.mesh.vertices.len() + count <= self.cap;
         if !fits {
             self.skipped += 1;
         }
@@ -670,14 +703,14 @@ mod tests {
         );
     }
 
-    /// Past [`MAX_MESH_VERTICES`] whole shapes are left out and counted: the mesh never
+    /// Past its cap ([`MAX_WORLD_VERTICES`] for a new builder) whole shapes are left out and counted: the mesh never
     /// passes the cap, every index points at a vertex, and the shapes drawn are the first.
     #[test]
     fn a_full_mesh_leaves_whole_shapes_out_and_counts_them() {
         let mut m = MeshBuilder::new();
         // 64 segments: a filled circle is 129 vertices, its outline ring 64 x 4.
         let (filled, ring) = (129, 256);
-        let shapes = MAX_MESH_VERTICES / (filled + ring) + 1_000;
+        let shapes = MAX_WORLD_VERTICES / (filled + ring) + 1_000;
         for k in 0..shapes {
             let c = pos2((k % 100) as f32, (k / 100) as f32);
             m.circle_filled(c, 1_000.0, Color32::WHITE);
@@ -686,14 +719,14 @@ mod tests {
         // The rule, shape by shape: drawn when it fits whole, else counted.
         let (mut vertices, mut skipped) = (0, 0);
         for need in [filled, ring].repeat(shapes) {
-            if vertices + need <= MAX_MESH_VERTICES {
+            if vertices + need <= MAX_WORLD_VERTICES {
                 vertices += need;
             } else {
                 skipped += 1;
             }
         }
         assert_eq!((m.vertex_count(), m.skipped()), (vertices, skipped));
-        assert!(skipped >= 2_000 && MAX_MESH_VERTICES - vertices < filled);
+        assert!(skipped >= 2_000 && MAX_WORLD_VERTICES - vertices < filled);
         let count = m.vertex_count() as u32;
         assert!(m.mesh.indices.iter().all(|&i| i < count));
         // Small shapes still fit in what is left when large ones do not.
@@ -703,11 +736,11 @@ mod tests {
             Color32::RED,
         );
         assert_eq!(m.vertex_count(), before + 4);
-        for _ in 0..MAX_MESH_VERTICES {
+        for _ in 0..MAX_WORLD_VERTICES {
             m.dot(pos2(1.0, 1.0), 1.0, Color32::RED);
         }
-        assert!(m.vertex_count() <= MAX_MESH_VERTICES);
-        assert!(MAX_MESH_VERTICES - m.vertex_count() < 4);
+        assert!(m.vertex_count() <= MAX_WORLD_VERTICES);
+        assert!(MAX_WORLD_VERTICES - m.vertex_count() < 4);
     }
 
     #[test]

@@ -36,23 +36,20 @@ pub struct WorldDrawInfo {
     pub branches_cut: bool,
     /// Triangles' vertices sent.
     pub vertices: usize,
-    /// Shapes left out because the mesh was full ([`crate::app::mesh::MAX_MESH_VERTICES`]).
+    /// Shapes left out because the mesh was full ([`crate::app::mesh::MAX_WORLD_VERTICES`]).
     pub shapes_skipped: usize,
 }
 
 /// The overlay's note on shapes left out because a view's mesh was full (empty when none
-/// was): where so many shapes overlap on screen that their vertices would pass
-/// [`crate::app::mesh::MAX_MESH_VERTICES`], the rest are not drawn, rather than the GPU
-/// refusing the frame.
+/// was): where so many shapes overlap on screen that their vertices would pass the view's cap
+/// ([`crate::app::mesh::MAX_WORLD_VERTICES`], [`crate::app::mesh::MAX_TREE_VERTICES`]), the
+/// rest are not drawn, rather than the GPU refusing the frame.
 #[must_use]
 pub fn skipped_note(skipped: usize) -> String {
     if skipped == 0 {
         return String::new();
     }
-    format!(
-        " · {skipped} shapes not drawn (more than {} vertices: zoom in or hide layers)",
-        crate::app::mesh::MAX_MESH_VERTICES
-    )
+    format!(" · {skipped} shapes not drawn (too many at once: zoom in or hide layers)")
 }
 
 /// The world view's own state: where it was drawn, a pan in progress, the context menu's
