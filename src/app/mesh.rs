@@ -703,14 +703,18 @@ mod tests {
         );
     }
 
-    /// Past its cap ([`MAX_WORLD_VERTICES`] for a new builder) whole shapes are left out and counted: the mesh never
-    /// passes the cap, every index points at a vertex, and the shapes drawn are the first.
+    /// Past its cap whole shapes are left out and counted: the mesh never passes the cap,
+    /// every index points at a vertex, and the shapes drawn are the first that fit.
     #[test]
     fn a_full_mesh_leaves_whole_shapes_out_and_counts_them() {
-        let mut m = MeshBuilder::new();
+        let cap = 100_000;
+        let mut m = MeshBuilder {
+            cap,
+            ..MeshBuilder::new()
+        };
         // 64 segments: a filled circle is 129 vertices, its outline ring 64 x 4.
         let (filled, ring) = (129, 256);
-        let shapes = MAX_WORLD_VERTICES / (filled + ring) + 1_000;
+        let shapes = cap / (filled + ring) + 200;
         for k in 0..shapes {
             let c = pos2((k % 100) as f32, (k / 100) as f32);
             m.circle_filled(c, 1_000.0, Color32::WHITE);
@@ -719,28 +723,47 @@ mod tests {
         // The rule, shape by shape: drawn when it fits whole, else counted.
         let (mut vertices, mut skipped) = (0, 0);
         for need in [filled, ring].repeat(shapes) {
-            if vertices + need <= MAX_WORLD_VERTICES {
+            if vertices + need <= cap {
                 vertices += need;
             } else {
                 skipped += 1;
             }
         }
         assert_eq!((m.vertex_count(), m.skipped()), (vertices, skipped));
-        assert!(skipped >= 2_000 && MAX_WORLD_VERTICES - vertices < filled);
+        assert!(skipped >= 300 && cap - vertices < filled);
         let count = m.vertex_count() as u32;
         assert!(m.mesh.indices.iter().all(|&i| i < count));
-        // Small shapes still fit in what is left when large ones do not.
+        // Small shapes still fit in what is left when large ones do not; then nothing does.
         let before = m.vertex_count();
         m.rect_filled(
             Rect::from_min_size(pos2(0.0, 0.0), vec2(1.0, 1.0)),
             Color32::RED,
         );
         assert_eq!(m.vertex_count(), before + 4);
-        for _ in 0..MAX_WORLD_VERTICES {
+        for _ in 0..cap {
             m.dot(pos2(1.0, 1.0), 1.0, Color32::RED);
+            m.line(pos2(0.0, 0.0), pos2(5.0, 5.0), 2.0, Color32::RED);
+            m.arrow(pos2(0.0, 0.0), pos2(5.0, 5.0), 1.0, 3.0, Color32::RED);
         }
-        assert!(m.vertex_count() <= MAX_WORLD_VERTICES);
-        assert!(MAX_WORLD_VERTICES - m.vertex_count() < 4);
+        assert!(m.vertex_count() <= cap && cap - m.vertex_count() < 4);
+    }
+
+    /// The views' caps: a new builder and the world's pool entries take the world's, the tree
+    /// diagram's its own; one world mesh and the tree's together stay under what wgpu takes
+    /// in one buffer (256 MiB of vertices), with a million to spare for the panels and text.
+    #[test]
+    fn the_caps_of_a_frame_stay_under_the_gpu_buffer() {
+        let pool = MeshPool::default();
+        for (slot, cap) in [
+            (WORLD_MESH, MAX_WORLD_VERTICES),
+            (WORLD_3D_MESH, MAX_WORLD_VERTICES),
+            (TREE_MESH, MAX_TREE_VERTICES),
+        ] {
+            assert_eq!(pool.builder(slot).cap, cap);
+        }
+        assert_eq!(MeshBuilder::new().cap, MAX_WORLD_VERTICES);
+        let gpu = (256 << 20) / std::mem::size_of::<Vertex>();
+        assert!(MAX_WORLD_VERTICES + MAX_TREE_VERTICES + 900_000 < gpu);
     }
 
     #[test]

@@ -80,11 +80,11 @@ pub(crate) fn holds_static(ids: &[u32], static_ids: &[u32]) -> bool {
 }
 
 /// Puts a scene's or a trace's static boxes into a fresh broad phase in one batch (the tree
-/// by its rebuild method), so that level geometry starts as a built tree, not as one made
-/// by inserting box after box; the first update then inserts the spheres (or the trace's
-/// moving boxes) one at a time. A box the broad phase refuses leaves it
-/// empty (a failed build changes nothing): the first update then refuses the same box and
-/// its report says so, as when a step refuses one.
+/// by its rebuild method), so that level geometry starts as a built tree, not as one made by
+/// inserting box after box; the first update then inserts the spheres (or the trace's moving
+/// boxes) one at a time. A box the broad phase refuses leaves it empty (a failed build
+/// changes nothing): the first update then refuses the same box and its report says so, as
+/// when a step refuses one.
 pub fn build_statics(broadphase: &mut dyn Broadphase, statics: &[Body]) {
     if statics.is_empty() {
         return;
@@ -263,8 +263,8 @@ pub trait BroadphaseCore<V: SceneVector> {
         self.update_bodies(&*V::bodies_from_vec3(bodies), &mut out)?;
         Ok(out)
     }
-    /// [`BroadphaseCore::build`] from a scene's bodies (in `Vec3`): what [`Broadphase::build_from`]
-    /// is for each of them.
+    /// [`BroadphaseCore::build`] from a scene's bodies (in `Vec3`): what
+    /// [`Broadphase::build_from`] is for each of them.
     fn build_from_scene(&mut self, bodies: &[Body]) -> Result<(), BroadphaseError> {
         self.build(&*V::bodies_from_vec3(bodies))
     }

@@ -94,24 +94,21 @@ fn sphere_touches_box(a: &Body, b: &StaticBox) -> bool {
     a.position.distance_squared(nearest) <= r * r
 }
 
-/// A broad phase of `kind` for the simulation: the pair limit set and the static boxes
-/// marked.
+/// A broad phase of `kind` for the simulation: the pair limit set, the static boxes
+/// (`statics`, as the broad phase takes them) marked and built in
+/// ([`broadphase::build_statics`]).
 fn make_broadphase(
     kind: BroadphaseKind,
     dimensions: u8,
     settings: TreeConfig,
     pair_limit: usize,
-    boxes: &[StaticBox],
+    statics: &[broadphase::Body],
 ) -> Result<Box<dyn Broadphase>, SceneError> {
     let mut b = broadphase::make(kind, dimensions, settings).map_err(|e| invalid(e.to_string()))?;
     b.set_pair_limit(pair_limit);
-    let ids: Vec<u32> = boxes.iter().map(|b| b.id).collect();
+    let ids: Vec<u32> = statics.iter().map(|b| b.id).collect();
     b.set_static_ids(&ids);
-    let statics: Vec<broadphase::Body> = boxes
-        .iter()
-        .map(|b| broadphase::Body::fixed(b.id, b.aabb()))
-        .collect();
-    broadphase::build_statics(b.as_mut(), &statics);
+    broadphase::build_statics(b.as_mut(), statics);
     Ok(b)
 }
 
@@ -203,11 +200,11 @@ impl Simulation {
         scene.validate(SIM_FILE)?;
         let mut boxes = scene.boxes.clone();
         boxes.sort_by_key(|b| b.id);
-        let statics = boxes
+        let statics: Vec<broadphase::Body> = boxes
             .iter()
             .map(|b| broadphase::Body::fixed(b.id, b.aabb()))
             .collect();
-        let broadphase = make_broadphase(kind, scene.dimensions, scene.tree, pair_limit, &boxes)?;
+        let broadphase = make_broadphase(kind, scene.dimensions, scene.tree, pair_limit, &statics)?;
         let bodies: Vec<Body> = scene
             .all_spheres()
             .into_iter()
@@ -575,7 +572,7 @@ impl Simulation {
             self.dimensions,
             self.settings,
             self.pair_limit,
-            &self.boxes,
+            &self.statics,
         )?;
         self.refresh(Vec::new(), Vec::new(), Instant::now())
     }
