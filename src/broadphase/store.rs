@@ -229,7 +229,7 @@ impl<V: SceneVector> Store<V> {
     pub fn search(
         &mut self,
         sorted: bool,
-        search: impl FnOnce(&[u32], &[bool], &mut PairSink) -> Result<(), BroadphaseError>,
+        search: impl FnOnce(&[u32], &[bool], &mut PairSink<'_>) -> Result<(), BroadphaseError>,
     ) -> Result<bool, BroadphaseError> {
         if !self.dirty {
             return Ok(false);
@@ -238,8 +238,7 @@ impl<V: SceneVector> Store<V> {
             pairs: std::mem::take(&mut self.pairs),
             limit: self.pair_limit,
             skipped: 0,
-            // A scan of the flags only when some id is marked static (scenes with boxes).
-            static_boxes: !self.static_ids.is_empty() && self.is_static.contains(&true),
+            is_static: &self.is_static,
         };
         sink.pairs.clear();
         if let Err(e) = search(&self.ids, &self.is_static, &mut sink) {
@@ -297,23 +296,24 @@ impl<V: SceneVector> Store<V> {
 }
 
 /// Where a search puts its pairs: refuses the pair past the limit.
-pub(crate) struct PairSink {
+pub(crate) struct PairSink<'a> {
     /// The pairs so far.
     pub pairs: Vec<(u32, u32)>,
     limit: usize,
     /// Pairs of two static bodies found so far: not kept, but counted towards the limit.
     skipped: usize,
-    /// Some body searched is static ([`BroadphaseError::PairLimit::static_boxes`]).
-    static_boxes: bool,
+    /// Per body searched, whether it is static: read only past the limit
+    /// ([`BroadphaseError::PairLimit::static_boxes`]).
+    is_static: &'a [bool],
 }
 
-impl PairSink {
+impl PairSink<'_> {
     /// The error of a search past the limit.
     #[cold]
     fn past_limit(&self) -> BroadphaseError {
         BroadphaseError::PairLimit {
             limit: self.limit,
-            static_boxes: self.static_boxes,
+            static_boxes: self.is_static.contains(&true),
         }
     }
 

@@ -253,12 +253,6 @@ pub fn measure(set: &BoxSet) -> Result<QualityReport, TreeError> {
     measure_with_progress(set, &mut |_| {})
 }
 
-/// [`measure`] under a work budget of `budget` node visits a method instead of
-/// [`work_budget`] (tests: a small budget shows which methods pass it on a small set).
-pub fn measure_with_budget(set: &BoxSet, budget: u64) -> Result<QualityReport, TreeError> {
-    measure_within(set, budget, &mut |_| {})
-}
-
 /// How many methods [`measure`] builds: every insertion x balancing, insertion and the
 /// optimization for each insertion with no balancing and with rotations, a rebuild and a
 /// batch creation by each rebuild method, and the thorough optimization of every optimized
@@ -378,6 +372,22 @@ fn too_deep<V: Vector>(tree: &DynamicTree<V, u32>, budget: u64) -> Option<String
     })
 }
 
+/// `built` followed by `optimize`, timed with it; left out when the tree is too deep for
+/// `budget` ([`too_deep`]).
+fn optimized<V: Vector>(
+    built: Built<V>,
+    budget: u64,
+    optimize: impl FnOnce(&mut DynamicTree<V, u32>),
+) -> Built<V> {
+    let (mut tree, ms) = built?;
+    if let Some(reason) = too_deep(&tree, budget) {
+        return Err(reason);
+    }
+    let start = Instant::now();
+    optimize(&mut tree);
+    Ok((tree, ms + start.elapsed().as_secs_f64() * 1e3))
+}
+
 /// Every method over one dimension's boxes: insertion x balancing, then each insertion with
 /// no balancing and with rotations followed by the optimization until converged (at most
 /// [`OPTIMIZE_PASSES`] passes), then for each rebuild method a rebuild of the tree the
@@ -470,13 +480,8 @@ fn measure_all<V: Vector>(
                 Some(reason) => Err(reason),
                 None => inserted(config(insertion, balancing, binned))?,
             };
-            let built = built.and_then(|(mut tree, ms)| match too_deep(&tree, budget) {
-                Some(reason) => Err(reason),
-                None => {
-                    let start = Instant::now();
-                    tree.optimize_until_converged(OPTIMIZE_PASSES);
-                    Ok((tree, ms + start.elapsed().as_secs_f64() * 1e3))
-                }
+            let built = optimized(built, budget, |tree| {
+                tree.optimize_until_converged(OPTIMIZE_PASSES);
             });
             report(method.clone(), shown(&built));
             to_polish.push((method, built));
@@ -515,13 +520,8 @@ fn measure_all<V: Vector>(
     }
     // The thorough optimization of each optimized and rebuilt tree (timed with its build).
     for (method, built) in to_polish {
-        let built = built.and_then(|(mut tree, ms)| match too_deep(&tree, budget) {
-            Some(reason) => Err(reason),
-            None => {
-                let start = Instant::now();
-                tree.optimize_thorough(THOROUGH_ROUNDS);
-                Ok((tree, ms + start.elapsed().as_secs_f64() * 1e3))
-            }
+        let built = optimized(built, budget, |tree| {
+            tree.optimize_thorough(THOROUGH_ROUNDS);
         });
         report(format!("{method}+thorough"), shown(&built));
     }
