@@ -700,10 +700,12 @@ fn the_options_menu_sets_the_rebuild_method_and_the_optimization_share() {
 
 /// Spheres all at one point, each drawn large: every circle, leaf box and branch box lands on
 /// the same spot, so no level of detail thins them out (the window ended at 100,000 such
-/// spheres: 14 million vertices in one frame, past the 256 MiB buffer wgpu takes). Each view's
-/// mesh stops at a cap of whole shapes, so the frame stays under that; and the
-/// tree diagram of a list as deep as the spheres are many is laid out in linear time (it took
-/// the depth times the leaves before: no frame within a minute at 100,000).
+/// spheres: 14 million vertices in one frame, past the 256 MiB buffer wgpu takes; and with
+/// fewer, a software renderer shaded the view some 80,000 times over, no frame within five
+/// minutes). Each view's mesh stops at a cap of whole shapes, of vertices and of ink (the
+/// area its shapes cover), so the frame stays under both; and the tree diagram of a list as
+/// deep as the spheres are many is laid out in linear time (it took the depth times the
+/// leaves before: no frame within a minute at 100,000).
 #[test]
 fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
     use aabb_debugger::app::mesh::MAX_WORLD_VERTICES;
@@ -729,14 +731,13 @@ fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
         })
         .collect();
     let total: usize = sizes.iter().sum();
-    // The world view's mesh is full: its shapes would take about 11.7 million vertices.
+    // The shapes would take about 11.7 million vertices; the world's ink cap (64 times its
+    // area) stops its mesh long before the vertex cap: at a few thousand branch boxes.
+    let largest = sizes.iter().copied().max().unwrap_or(0);
     assert!(
-        sizes
-            .iter()
-            .any(|&n| n > MAX_WORLD_VERTICES - 1_000 && n <= MAX_WORLD_VERTICES),
+        (10_000..MAX_WORLD_VERTICES / 100).contains(&largest),
         "{sizes:?}"
     );
-    assert!(sizes.iter().all(|&n| n <= MAX_WORLD_VERTICES), "{sizes:?}");
     let wgpu_limit = (256 << 20) / std::mem::size_of::<egui::epaint::Vertex>();
     assert!(total < wgpu_limit, "{total} vertices in the frame");
 }

@@ -5,7 +5,7 @@
 use eframe::egui;
 
 use egui::epaint::{Vertex, WHITE_UV};
-use egui::{Color32, Mesh, Pos2, Rect, Shape, vec2};
+use egui::{Color32, Mesh, Pos2, Rect, Shape, Vec2, vec2};
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
@@ -29,6 +29,15 @@ pub const MAX_WORLD_VERTICES: usize = 10_000_000;
 /// the 13.4 million a frame may hold, with room for the panels and the text.
 pub const MAX_TREE_VERTICES: usize = 2_500_000;
 
+/// The most ink a view's mesh may lay down, in multiples of the view's area: the screen area
+/// its shapes cover, counted once per shape (a pixel under 64 shapes counts 64 times). A GPU
+/// fills that many layers of a full-HD view in well under a millisecond; a software renderer
+/// (llvmpipe, as under Xvfb or in a virtual machine) shades each covered pixel on the CPU, and
+/// 50,000 spheres drawn large at one point covered the view some 80,000 times over: no frame
+/// within five minutes. Past the cap, as past the vertex cap, whole shapes are left out and
+/// counted. Views of real scenes lay down a few layers (a 5,000-sphere scene about 3).
+pub const MAX_OVERDRAW: f32 = 64.0;
+
 /// The world view's entry in the [`MeshPool`].
 pub const WORLD_MESH: usize = 0;
 /// The tree diagram's entry in the [`MeshPool`].
@@ -45,8 +54,15 @@ pub struct MeshBuilder {
     /// The most vertices it takes ([`MAX_WORLD_VERTICES`], or [`MAX_TREE_VERTICES`] for the
     /// tree diagram's pool entry).
     cap: usize,
-    /// Shapes left out because they would have passed the cap.
+    /// Shapes left out because they would have passed a cap.
     skipped: usize,
+    /// The view's rectangle: only the part of a shape inside it counts as ink
+    /// ([`MeshBuilder::limit_ink`]; everything until then).
+    clip: Rect,
+    /// The screen area the shapes so far cover, in square points, counted once per shape.
+    ink: f64,
+    /// The most ink the mesh takes (unlimited until [`MeshBuilder::limit_ink`]).
+    ink_cap: f64,
 }
 
 impl Default for MeshBuilder {
@@ -56,6 +72,9 @@ impl Default for MeshBuilder {
             home: None,
             cap: MAX_WORLD_VERTICES,
             skipped: 0,
+            clip: Rect::EVERYTHING,
+            ink: 0.0,
+            ink_cap: f64::INFINITY,
         }
     }
 }
@@ -102,17 +121,16 @@ impl MeshPool {
                     mesh,
                     home: Some((slot, k)),
                     cap: cap_of(slot),
-                    skipped: 0,
+                    ..MeshBuilder::new()
                 };
             }
         }
         if entries.len() < Self::DEPTH {
             entries.push(Arc::new(Mesh::default()));
             return MeshBuilder {
-                mesh: Mesh::default(),
                 home: Some((slot, entries.len() - 1)),
                 cap: cap_of(slot),
-                skipped: 0,
+                ..MeshBuilder::new()
             };
         }
         MeshBuilder {
@@ -172,15 +190,72 @@ impl MeshBuilder {
         self.skipped
     }
 
-    /// True when `count` more vertices fit under the cap; else the shape that needs them is
-    /// counted as left out.
+    /// Limits the ink to [`MAX_OVERDRAW`] times the area of `view`, the rectangle the mesh is
+    /// painted in (shapes outside it cost the renderer no pixels and count no ink).
+    pub fn limit_ink(&mut self, view: Rect) {
+        self.clip = view;
+        self.ink_cap = f64::from(MAX_OVERDRAW) * f64::from(view.area().max(0.0));
+    }
+
+    /// The ink so far: the screen area the shapes cover inside the view, in square points,
+    /// counted once per shape.
+    #[must_use]
+    pub fn ink(&self) -> f64 {
+        self.ink
+    }
+
+    /// True when `count` more vertices and `ink` more square points fit under the caps; else
+    /// the shape that needs them is counted as left out.
     #[inline]
-    fn room(&mut self, count: usize) -> bool {
-        let fits = self.mesh.vertices.len() + count <= self.cap;
-        if !fits {
+    fn room(&mut self, count: usize, ink: f32) -> bool {
+        let ink = f64::from(ink.max(0.0));
+        let fits = self.mesh.vertices.len() + count <= self.cap && self.ink + ink <= self.ink_cap;
+        if fits {
+            self.ink += ink;
+        } else {
             self.skipped += 1;
         }
         fits
+    }
+
+    /// The area of `rect` inside the view (0 when outside it, or not a number).
+    fn visible_area(&self, rect: Rect) -> f32 {
+        let r = rect.intersect(self.clip);
+        let area = r.width().max(0.0) * r.height().max(0.0);
+        if area.is_nan() { 0.0 } else { area }
+    }
+
+    /// The length of the segment from `a` to `b` inside the view (Liang-Barsky clipping).
+    fn visible_length(&self, a: Pos2, b: Pos2) -> f32 {
+        let d = b - a;
+        let (mut t0, mut t1) = (0.0_f32, 1.0_f32);
+        for (p, q) in [
+            (-d.x, a.x - self.clip.min.x),
+            (d.x, self.clip.max.x - a.x),
+            (-d.y, a.y - self.clip.min.y),
+            (d.y, self.clip.max.y - a.y),
+        ] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return 0.0;
+                }
+            } else {
+                let t = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(t);
+                } else {
+                    t1 = t1.min(t);
+                }
+            }
+        }
+        let length = (t1 - t0).max(0.0) * d.length();
+        if length.is_nan() { 0.0 } else { length }
+    }
+
+    /// The ink of a stroke of `width` along `length` points: the stroke's pixels, soft edges
+    /// and all (a stroke under a point wide still covers one).
+    fn stroke_ink(width: f32, length: f32) -> f32 {
+        (width.max(1.0) + 2.0 * FEATHER) * length
     }
 
     /// The finished shape (`None` when nothing was added), outside any pool.
@@ -245,6 +320,7 @@ impl MeshBuilder {
         width: f32,
         color: Color32,
         small: bool,
+        ink: f32,
         point: impl Fn(usize, f32) -> Pos2,
     ) {
         if n < 2 {
@@ -257,7 +333,7 @@ impl MeshBuilder {
         } else {
             Self::profile(width, color)
         };
-        if !self.room(count * n) {
+        if !self.room(count * n, ink) {
             return;
         }
         let base = self.mesh.vertices.len() as u32;
@@ -284,16 +360,28 @@ impl MeshBuilder {
             self.small_rect_outline(rect, width, color);
             return;
         }
+        let ink = self.outline_ink(rect, width);
         let corners = rect_corners(rect);
-        self.ring(4, width, color, false, |k, d| {
+        self.ring(4, width, color, false, ink, |k, d| {
             corners[k].0 + corners[k].1 * d
         });
+    }
+
+    /// The ink of a rectangle's outline: its four edges' lengths inside the view.
+    fn outline_ink(&self, rect: Rect, width: f32) -> f32 {
+        let [a, b, c, d] = rect_corners(rect).map(|(p, _)| p);
+        let length = self.visible_length(a, b)
+            + self.visible_length(b, c)
+            + self.visible_length(c, d)
+            + self.visible_length(d, a);
+        Self::stroke_ink(width, length)
     }
 
     /// A small rectangle's outline: the [`MeshBuilder::ring`] of four corners without a soft
     /// edge, written out (a view of 10,000 spheres draws 40,000 of them a frame).
     fn small_rect_outline(&mut self, rect: Rect, width: f32, color: Color32) {
-        if !self.room(8) {
+        let ink = self.outline_ink(rect, width);
+        if !self.room(8, ink) {
             return;
         }
         let h = 0.5 * width.max(1.0);
@@ -326,7 +414,7 @@ impl MeshBuilder {
 
     /// A filled axis-aligned rectangle (no feathering: meant for fills and points).
     pub fn rect_filled(&mut self, rect: Rect, color: Color32) {
-        if !self.room(4) {
+        if !self.room(4, self.visible_area(rect)) {
             return;
         }
         let a = self.vertex(rect.left_top(), color);
@@ -355,7 +443,12 @@ impl MeshBuilder {
     pub fn circle_outline(&mut self, center: Pos2, radius: f32, width: f32, color: Color32) {
         let n = Self::circle_segments(radius);
         let dirs = unit_circle(n);
-        self.ring(n, width, color, 2.0 * radius < SMALL_SHAPE, |k, d| {
+        let bounds = Rect::from_center_size(center, Vec2::splat(2.0 * radius));
+        let visible = bounds.intersect(self.clip);
+        let length = (std::f32::consts::TAU * radius)
+            .min(2.0 * (visible.width().max(0.0) + visible.height().max(0.0)));
+        let ink = Self::stroke_ink(width, length);
+        self.ring(n, width, color, 2.0 * radius < SMALL_SHAPE, ink, |k, d| {
             center + dirs[k] * (radius + d)
         });
     }
@@ -363,14 +456,16 @@ impl MeshBuilder {
     /// A filled circle with a soft edge.
     pub fn circle_filled(&mut self, center: Pos2, radius: f32, color: Color32) {
         let n = Self::circle_segments(radius);
-        if !self.room(1 + 2 * n) {
+        let outer = radius + FEATHER;
+        let bounds = Rect::from_center_size(center, Vec2::splat(2.0 * outer));
+        let ink = (std::f32::consts::PI * outer * outer).min(self.visible_area(bounds));
+        if !self.room(1 + 2 * n, ink) {
             return;
         }
         let dirs = unit_circle(n);
         let c0 = self.vertex(center, color);
         let base = self.mesh.vertices.len() as u32;
         let inner = (radius - FEATHER).max(0.0);
-        let outer = radius + FEATHER;
         for dir in &dirs[..n] {
             self.vertex(center + *dir * inner, color);
             self.vertex(center + *dir * outer, Color32::TRANSPARENT);
@@ -390,11 +485,18 @@ impl MeshBuilder {
         if len.is_nan() || len <= 1e-6 {
             return;
         }
-        let n = vec2(-dir.y, dir.x) / len;
-        let (offsets, colors, count) = Self::profile(width, color);
-        if !self.room(2 * count) {
-            return;
+        let (_, _, count) = Self::profile(width, color);
+        let ink = Self::stroke_ink(width, self.visible_length(a, b));
+        if self.room(2 * count, ink) {
+            self.push_line(a, b, width, color);
         }
+    }
+
+    /// The vertices of [`MeshBuilder::line`], once it has room (`a` and `b` apart).
+    fn push_line(&mut self, a: Pos2, b: Pos2, width: f32, color: Color32) {
+        let dir = b - a;
+        let n = vec2(-dir.y, dir.x) / dir.length();
+        let (offsets, colors, count) = Self::profile(width, color);
         let base = self.mesh.vertices.len() as u32;
         for (offset, color) in offsets.iter().zip(colors).take(count) {
             self.vertex(a + n * *offset, color);
@@ -420,7 +522,7 @@ impl MeshBuilder {
         if len.is_nan() || len <= 1e-6 {
             return;
         }
-        if !self.room(4) {
+        if !self.room(4, Self::stroke_ink(width, self.visible_length(a, b))) {
             return;
         }
         let color = color.gamma_multiply(width.clamp(0.0, 1.0));
@@ -439,16 +541,23 @@ impl MeshBuilder {
         if len.is_nan() || len <= 1e-6 {
             return;
         }
-        // The three strokes together, or none (4 vertices a stroke at most).
-        if !self.room(3 * 8) {
-            return;
-        }
         let u = dir / len;
         let n = vec2(-u.y, u.x);
         let head = head.min(len * 0.6);
-        self.line(a, b, width, color);
-        self.line(b, b - u * head + n * head * 0.5, width, color);
-        self.line(b, b - u * head - n * head * 0.5, width, color);
+        let (left, right) = (b - u * head + n * head * 0.5, b - u * head - n * head * 0.5);
+        // The three strokes together, or none (8 vertices a stroke at most).
+        let length = self.visible_length(a, b)
+            + self.visible_length(b, left)
+            + self.visible_length(b, right);
+        if !self.room(3 * 8, Self::stroke_ink(width, length)) {
+            return;
+        }
+        self.push_line(a, b, width, color);
+        for tip in [left, right] {
+            if (tip - b).length() > 1e-6 {
+                self.push_line(b, tip, width, color);
+            }
+        }
     }
 }
 
@@ -637,7 +746,7 @@ mod tests {
             let mut ring = MeshBuilder::new();
             ring.mesh.vertices.push(Vertex::default());
             let corners = rect_corners(rect);
-            ring.ring(4, width, Color32::RED, true, |k, d| {
+            ring.ring(4, width, Color32::RED, true, 0.0, |k, d| {
                 corners[k].0 + corners[k].1 * d
             });
             assert_eq!(written.mesh.vertices, ring.mesh.vertices);
@@ -746,6 +855,80 @@ mod tests {
             m.arrow(pos2(0.0, 0.0), pos2(5.0, 5.0), 1.0, 3.0, Color32::RED);
         }
         assert!(m.vertex_count() <= cap && cap - m.vertex_count() < 4);
+    }
+
+    /// Past its ink (the screen area its shapes cover inside the view, counted once per
+    /// shape) whole shapes are left out and counted; what lies outside the view counts none.
+    #[test]
+    fn a_mesh_leaves_shapes_out_past_its_ink_and_counts_only_what_is_in_view() {
+        let view = Rect::from_min_size(pos2(0.0, 0.0), vec2(100.0, 100.0));
+        let mut m = MeshBuilder::new();
+        m.limit_ink(view);
+        assert_eq!(m.ink_cap, f64::from(MAX_OVERDRAW) * 10_000.0);
+        // Off the view: no ink, however many and however large (only the vertex cap holds).
+        for k in 0..1_000 {
+            m.circle_filled(pos2(-500.0 - k as f32, 50.0), 200.0, Color32::WHITE);
+            m.rect_filled(
+                Rect::from_min_size(pos2(200.0, 0.0), vec2(1e6, 1e6)),
+                Color32::WHITE,
+            );
+            m.line(pos2(-10.0, -10.0), pos2(-10.0, 1e6), 3.0, Color32::WHITE);
+        }
+        assert_eq!((m.ink(), m.skipped()), (0.0, 0));
+        // A line across the view counts the part inside: 100 points long, 3 + 1 wide.
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-2;
+        m.line(pos2(-1e4, 50.0), pos2(1e4, 50.0), 3.0, Color32::WHITE);
+        assert!(near(m.ink(), 400.0), "{}", m.ink());
+        // A rectangle's outline as large as the view: its four edges, each 100 long; a thin
+        // stroke counts a point wide, with its soft edges 2.
+        m.rect_outline(view, 0.5, Color32::WHITE);
+        assert!(near(m.ink(), 400.0 + 800.0), "{}", m.ink());
+        // A disc covering the view counts the view's area; the disc inside it, its own.
+        m.circle_filled(pos2(50.0, 50.0), 1e4, Color32::WHITE);
+        assert!(near(m.ink(), 1_200.0 + 10_000.0), "{}", m.ink());
+        let small = std::f32::consts::PI * 10.5 * 10.5;
+        m.circle_filled(pos2(50.0, 50.0), 10.0, Color32::WHITE);
+        assert!(near(m.ink(), 11_200.0 + f64::from(small)), "{}", m.ink());
+        // Discs covering the view fill it until the next would pass the cap; then every
+        // shape in view is left out, and one out of view still fits.
+        let before = m.ink();
+        let fit = ((m.ink_cap - before) / 10_000.0).floor() as usize;
+        for _ in 0..fit + 50 {
+            m.circle_filled(pos2(50.0, 50.0), 1e4, Color32::WHITE);
+        }
+        assert_eq!(m.skipped(), 50);
+        assert_eq!(m.ink(), before + 10_000.0 * fit as f64);
+        // What is left (under a disc's 10,000) takes no shape that needs more, and a small
+        // one still.
+        let left = m.ink_cap - m.ink();
+        assert!(left > 100.0 && left < 10_000.0, "{left}");
+        let vertices = m.vertex_count();
+        m.rect_filled(view, Color32::WHITE);
+        m.thin_line(pos2(0.0, 0.0), pos2(100.0, 100.0), 100.0, Color32::WHITE);
+        m.arrow(
+            pos2(0.0, 50.0),
+            pos2(100.0, 50.0),
+            100.0,
+            5.0,
+            Color32::WHITE,
+        );
+        m.circle_outline(pos2(50.0, 50.0), 45.0, 50.0, Color32::WHITE);
+        assert_eq!((m.vertex_count(), m.skipped()), (vertices, 54));
+        m.dot(pos2(50.0, 50.0), 2.0, Color32::WHITE);
+        assert_eq!(m.vertex_count(), vertices + 4);
+        assert!(near(m.ink_cap - m.ink(), left - 4.0));
+        // Not a number counts no ink and draws nothing wrong.
+        m.line(pos2(f32::NAN, 0.0), pos2(1.0, 1.0), 1.0, Color32::WHITE);
+        assert_eq!(m.skipped(), 54);
+        // Without a view (a builder of its own) the ink is counted but not limited.
+        let mut free = MeshBuilder::new();
+        for _ in 0..1_000 {
+            free.rect_filled(
+                Rect::from_min_size(Pos2::ZERO, vec2(1e4, 1e4)),
+                Color32::RED,
+            );
+        }
+        assert_eq!((free.skipped(), free.ink()), (0, 1e11));
     }
 
     /// The views' caps: a new builder and the world's pool entries take the world's, the tree

@@ -36,14 +36,18 @@ pub struct WorldDrawInfo {
     pub branches_cut: bool,
     /// Triangles' vertices sent.
     pub vertices: usize,
-    /// Shapes left out because the mesh was full ([`crate::app::mesh::MAX_WORLD_VERTICES`]).
+    /// Shapes left out because the mesh was full: its vertices
+    /// ([`crate::app::mesh::MAX_WORLD_VERTICES`]) or its ink
+    /// ([`crate::app::mesh::MAX_OVERDRAW`]).
     pub shapes_skipped: usize,
 }
 
 /// The overlay's note on shapes left out because a view's mesh was full (empty when none
 /// was): where so many shapes overlap on screen that their vertices would pass the view's cap
-/// ([`crate::app::mesh::MAX_WORLD_VERTICES`], [`crate::app::mesh::MAX_TREE_VERTICES`]), the
-/// rest are not drawn, rather than the GPU refusing the frame.
+/// ([`crate::app::mesh::MAX_WORLD_VERTICES`], [`crate::app::mesh::MAX_TREE_VERTICES`]), or
+/// they would cover the view more than [`crate::app::mesh::MAX_OVERDRAW`] times, the rest
+/// are not drawn, rather than the GPU refusing the frame or a software renderer taking
+/// minutes over it.
 #[must_use]
 pub fn skipped_note(skipped: usize) -> String {
     if skipped == 0 {
@@ -611,6 +615,7 @@ impl WorldView {
         // Every layer goes into one mesh, in drawing order: egui copies each mesh into its
         // output, which grew (and copied again) once per layer when each layer was a mesh.
         let mut m = self.meshes.builder(WORLD_MESH);
+        m.limit_ink(viewport);
         // Static boxes (level geometry) under every layer: a faint fill and an outline.
         for b in &snap.statics {
             if !b.rect.overlaps(&visible) {

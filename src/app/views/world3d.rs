@@ -434,6 +434,7 @@ impl World3dView {
             background: pal.background,
             fog: (middle - radius, (2.0 * radius).max(1e-6)),
         };
+        d.m.limit_ink(viewport);
         let mut cut = None;
         let mut labels: Vec<(Pos2, String, f32, Color32)> = Vec::new();
 

@@ -583,6 +583,7 @@ impl TreeView {
         let pal = Palette::for_dark_mode(dark);
         painter.rect_filled(viewport, 0.0, pal.background);
         let mut m = self.meshes.builder(TREE_MESH);
+        m.limit_ink(viewport);
         self.labels.clear();
         self.toggles.clear();
         match kind {
