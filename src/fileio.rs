@@ -318,6 +318,60 @@ fn is_read_only(real: &Path, meta: &Metadata) -> bool {
     }
 }
 
+/// True when `a` and `b` name one existing file (after symbolic links and hard links: on
+/// unix the same device and inode). Commands that read one file and write another refuse an
+/// output that is their input, which the write would replace.
+#[must_use]
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        x.dev() == y.dev() && x.ino() == y.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (x, y);
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(p), Ok(q)) => p == q,
+            _ => false,
+        }
+    }
+}
+
+/// The memory this process may still take, in bytes, where the system says (Linux: the
+/// least of `MemAvailable` in `/proc/meminfo` and what the address-space limit, `ulimit -v`,
+/// leaves of `/proc/self/status`'s `VmSize`); `None` elsewhere.
+#[must_use]
+pub fn memory_available() -> Option<u64> {
+    let field = |text: &str, name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        line[name.len()..].split_whitespace().next()?.parse().ok()
+    };
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let available = field(&meminfo, "MemAvailable:")?.saturating_mul(1024);
+    let limit = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+            line["Max address space".len()..]
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        });
+    let used = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|text| field(&text, "VmSize:"))
+        .map_or(0, |kb| kb.saturating_mul(1024));
+    Some(match limit {
+        Some(limit) => available.min(limit.saturating_sub(used)),
+        None => available,
+    })
+}
+
 /// Writes `bytes` to `path` atomically and returns once the new content is on disk.
 ///
 /// Symbolic links are followed (a chain of at most [`MAX_SYMLINKS`], including a dangling
@@ -487,6 +541,34 @@ fn sync_folder(_dir: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_memory_left_is_known_on_linux_and_not_zero() {
+        let bytes = memory_available().expect("Linux says");
+        assert!(bytes > 1 << 20, "{bytes}");
+    }
+
+    #[test]
+    fn same_file_follows_links_and_tells_two_files_apart() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, "a").expect("write");
+        std::fs::write(&b, "a").expect("write");
+        assert!(same_file(&a, &a));
+        assert!(!same_file(&a, &b));
+        assert!(!same_file(&a, &dir.path().join("missing")));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(&a, &link).expect("link");
+            assert!(same_file(&link, &a));
+            let hard = dir.path().join("hard");
+            std::fs::hard_link(&a, &hard).expect("hard link");
+            assert!(same_file(&hard, &a));
+        }
+    }
+
     use super::*;
     use crate::scene::{Scene, SceneError};
     #[cfg(unix)]

@@ -247,10 +247,11 @@ fn run_takes_margin_and_lookahead_overrides() {
         wide["reinserts_total"].as_u64() < base["reinserts_total"].as_u64(),
         "{wide} {base}"
     );
+    // A bad value is a misuse of the option (exit 2), named as such.
     let out = bin(&["run", SCENE, "--margin", "-1"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "<scene>: tree.margin must be >= 0, got -1\n"
+        "--margin: must be a finite number >= 0, got -1\n"
     );
 }

@@ -316,10 +316,11 @@ pub fn report_text(report: &RunReport, peak_rss_kb: Option<u64>) -> String {
 pub fn main(args: &BenchArgs) -> anyhow::Result<i32> {
     let report = run_bench(args)?;
     let rss = workload::peak_rss_kb();
-    if args.json {
-        println!("{}", report_json(args, &report, rss));
+    let text = if args.json {
+        format!("{}\n", report_json(args, &report, rss))
     } else {
-        print!("{}", report_text(&report, rss));
-    }
+        report_text(&report, rss)
+    };
+    super::run::print_out(&text)?;
     Ok(0)
 }

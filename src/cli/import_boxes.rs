@@ -58,19 +58,50 @@ pub struct ImportReport {
 /// Runs `import-boxes`; returns the exit code: 0, or 1 with the message on stderr when the
 /// list is refused or the scene cannot be saved.
 pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
-    let max_boxes = MAX_SPHERES.saturating_sub(args.spheres as usize);
-    let set = match read_box_list(&args.file, max_boxes) {
+    let file = escape_controls(&args.file.display().to_string());
+    let spheres = args.spheres as usize;
+    if spheres > MAX_SPHERES {
+        eprintln!(
+            "--spheres: a scene holds at most {MAX_SPHERES} bodies (spheres and boxes), got \
+             {spheres} spheres"
+        );
+        return Ok(2);
+    }
+    if crate::fileio::same_file(&args.file, &args.out) {
+        eprintln!(
+            "{}: is the box list being read ({file}); give --out another path (nothing was \
+             written)",
+            escape_controls(&args.out.display().to_string())
+        );
+        return Ok(2);
+    }
+    let set = match read_box_list(&args.file, MAX_SPHERES) {
         Ok(set) => set,
         Err(message) => {
             eprintln!("{message}");
             return Ok(1);
         }
     };
+    if set.boxes.len() + spheres > MAX_SPHERES {
+        eprintln!(
+            "{file}: {} boxes and --spheres {spheres} make {} bodies; a scene holds at most \
+             {MAX_SPHERES}",
+            set.boxes.len(),
+            set.boxes.len() + spheres
+        );
+        return Ok(1);
+    }
     let name = args
         .name
         .clone()
         .unwrap_or_else(|| default_name(&args.file));
     let scene = scene_of(&set, name, args.spheres);
+    // Checked here, so a list whose boxes make no valid scene (they span more than f32 holds,
+    // or spheres cannot be spread over them) is refused naming the list, not the output.
+    if let Err(message) = scene_problem(&scene) {
+        eprintln!("{file}: {message}");
+        return Ok(1);
+    }
     if let Err(e) = scene.save_with(&args.out, WriteOptions::default()) {
         eprintln!("{e}");
         return Ok(1);
@@ -101,6 +132,18 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// Why the scene made of a list is not valid, in the list's terms (the generator's rules with
+/// `--spheres`: a world at most 10^9 units wide, and so on).
+fn scene_problem(scene: &Scene) -> Result<(), String> {
+    scene.validate("").map_err(|e| {
+        let text = match e {
+            crate::scene::SceneError::Invalid { message, .. } => message,
+            other => other.to_string(),
+        };
+        format!("the scene made of these boxes would not be valid: {text}")
+    })
+}
+
 /// The list's file name without its extension.
 fn default_name(path: &Path) -> String {
     path.file_stem()
@@ -127,9 +170,9 @@ pub fn scene_of(set: &BoxSet, name: String, spheres: u32) -> Scene {
     let generate = (spheres > 0).then(|| {
         // Radii up to a 50th of the world's narrowest side, speeds up to 20 radii a second.
         let narrowest = (0..usize::from(set.dimensions))
-            .map(|a| world.max[a] - world.min[a])
-            .fold(f32::INFINITY, f32::min);
-        let r = narrowest / 50.0;
+            .map(|a| f64::from(world.max[a]) - f64::from(world.min[a]))
+            .fold(f64::INFINITY, f64::min);
+        let r = (narrowest / 50.0) as f32;
         Generate {
             count: spheres,
             radius: (0.5 * r, r),
@@ -154,7 +197,7 @@ pub fn scene_of(set: &BoxSet, name: String, spheres: u32) -> Scene {
 
 /// The boxes' bounds grown on every side by 5% of their largest extent (1 unit when that is
 /// 0), rounded outwards so the world is wider than the boxes on every axis in use (z = 0..0
-/// in 2D).
+/// in 2D), but never past f32's largest numbers (a box reaching them touches the world).
 fn enclosing_world(boxes: &[Aabb<Vec3>], dims: u8) -> Aabb<Vec3> {
     let d = usize::from(dims);
     let mut min = Vec3::splat(f32::INFINITY);
@@ -168,15 +211,19 @@ fn enclosing_world(boxes: &[Aabb<Vec3>], dims: u8) -> Aabb<Vec3> {
         .fold(0.0, f64::max);
     let margin = if extent > 0.0 { 0.05 * extent } else { 1.0 };
     let (mut lo, mut hi) = (Vec3::ZERO, Vec3::ZERO);
+    // Within f32's range: boxes at its ends get a world that touches them there.
+    let finite = |v: f32| v.clamp(f32::MIN, f32::MAX);
     for a in 0..d {
         lo[a] = (f64::from(min[a]) - margin) as f32;
         if lo[a] >= min[a] {
             lo[a] = min[a].next_down();
         }
+        lo[a] = finite(lo[a]);
         hi[a] = (f64::from(max[a]) + margin) as f32;
         if hi[a] <= max[a] {
             hi[a] = max[a].next_up();
         }
+        hi[a] = finite(hi[a]);
     }
     Aabb::new(lo, hi)
 }

@@ -397,6 +397,14 @@ pub fn readable(s: &RunSummary) -> String {
 /// Runs `run`; returns the exit code (1 with the message on stderr when the scene is refused).
 pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
     let file = args.scene.display().to_string();
+    for (name, value) in [("--margin", args.margin), ("--lookahead", args.lookahead)] {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            eprintln!("{name}: must be a finite number >= 0, got {v}");
+            return Ok(2);
+        }
+    }
     if crate::trace::is_trace_path(&args.scene) {
         if args.record.is_some() {
             eprintln!(
@@ -423,8 +431,42 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
         );
         return report(summary, &file, args.json, args.pair_limit);
     }
+    if args.record.is_some() && args.steps > crate::replay::file::MAX_RECORDED_STEPS {
+        eprintln!(
+            "--steps: a recording holds at most {} steps ({} MiB, what replay reads), got {}; \
+             record fewer",
+            crate::replay::file::MAX_RECORDED_STEPS,
+            crate::replay::file::MAX_RECORDING_BYTES >> 20,
+            args.steps
+        );
+        return Ok(2);
+    }
+    if let Some(record) = &args.record
+        && crate::fileio::same_file(&args.scene, record)
+    {
+        eprintln!(
+            "{}: is the scene being run ({}); give --record another path (nothing was \
+             written)",
+            crate::text::escape_controls(&record.display().to_string()),
+            crate::text::escape_controls(&file)
+        );
+        return Ok(2);
+    }
     let summary = Scene::load(&args.scene).and_then(|scene| {
         let scene = with_overrides(scene, args.margin, args.lookahead);
+        // Checked here, so a margin or look-ahead the scene cannot take is refused naming the
+        // file and the options (the simulation would name neither).
+        scene.validate(&file).map_err(|e| match e {
+            crate::scene::SceneError::Invalid { file, message }
+                if args.margin.is_some() || args.lookahead.is_some() =>
+            {
+                crate::scene::SceneError::Invalid {
+                    file,
+                    message: format!("{message} (with{} from the command line)", overrides(args)),
+                }
+            }
+            other => other,
+        })?;
         let (kind, limit) = (args.broadphase.into(), args.pair_limit);
         let Some(path) = &args.record else {
             return summarize_with_limit(&scene, &file, args.steps, kind, limit);
@@ -436,6 +478,18 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
         summary
     });
     report(summary, &file, args.json, args.pair_limit)
+}
+
+/// The command line's `--margin` and `--lookahead`, as given: ` --margin 0.5 --lookahead 2`.
+fn overrides(args: &RunArgs) -> String {
+    let mut text = String::new();
+    if let Some(m) = args.margin {
+        text.push_str(&format!(" --margin {m}"));
+    }
+    if let Some(l) = args.lookahead {
+        text.push_str(&format!(" --lookahead {l}"));
+    }
+    text
 }
 
 /// Prints a summary (readable or JSON) or the error a run stopped with; the exit code.
@@ -455,12 +509,21 @@ pub(crate) fn report(
             print_out(&text)?;
             Ok(0)
         }
-        Err(e @ crate::scene::SceneError::Step { .. }) => {
+        Err(
+            e @ crate::scene::SceneError::Step {
+                source: crate::broadphase::BroadphaseError::PairLimit { .. },
+                ..
+            },
+        ) => {
             eprintln!(
                 "{}: {e} (the limit is --pair-limit {})",
                 crate::text::escape_controls(file),
                 pair_limit
             );
+            Ok(1)
+        }
+        Err(e @ crate::scene::SceneError::Step { .. }) => {
+            eprintln!("{}: {e}", crate::text::escape_controls(file));
             Ok(1)
         }
         Err(e) => {
@@ -470,12 +533,15 @@ pub(crate) fn report(
     }
 }
 
-/// Writes to stdout; a closed pipe (`run ... | head`) is not an error.
+/// Writes to stdout; a closed pipe (`run ... | head`) is not an error, any other failure (a
+/// full disk) is one that says it was the standard output.
 pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!(
+            "could not write the result to the standard output: {e}"
+        )),
         _ => Ok(()),
     }
 }

@@ -91,6 +91,14 @@ fn parse_theme(s: &str) -> Result<ThemeChoice, String> {
 
 /// Runs `screenshot`; returns the exit code.
 pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
+    if crate::fileio::same_file(&args.scene, &args.out) {
+        eprintln!(
+            "{}: is the scene being shown ({}); give --out another path (nothing was written)",
+            crate::text::escape_controls(&args.out.display().to_string()),
+            crate::text::escape_controls(&args.scene.display().to_string())
+        );
+        return Ok(2);
+    }
     let layers = match &args.layers {
         Some(names) => {
             Some(Layers::from_names(names).map_err(|e| anyhow::anyhow!("--layers: {e}"))?)

@@ -28,9 +28,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub lookahead: String,
     /// Steps each point takes from the scene's start (a trace: at most its steps after
-    /// step 0).
-    #[arg(long, default_value_t = 300)]
-    pub steps: u64,
+    /// step 0) [default: 300, or all of a shorter trace's]
+    #[arg(long)]
+    pub steps: Option<u64>,
     /// Print one JSON object instead of a table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -45,6 +45,9 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = DEFAULT_PAIR_LIMIT)]
     pub pair_limit: usize,
 }
+
+/// The steps each point takes when `--steps` is left out.
+pub const DEFAULT_STEPS: u64 = 300;
 
 /// The most threads `--threads` may ask for.
 pub const MAX_THREADS: usize = 1024;
@@ -499,11 +502,18 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
     let spec = SweepSpec {
         threads: args.threads,
         pair_limit: args.pair_limit,
-        ..SweepSpec::new(margins, lookaheads, args.steps)
+        ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
     let input = if crate::trace::is_trace_path(&args.scene) {
         Trace::load(&args.scene)
             .map(|trace| {
+                // Left out, the steps are the default's or, when the trace has fewer after
+                // its first, all of them (as `run` takes).
+                let left = trace.step_count().saturating_sub(1) as u64;
+                let spec = SweepSpec {
+                    steps: args.steps.unwrap_or(DEFAULT_STEPS.min(left.max(1))),
+                    ..spec
+                };
                 let (name, count) = (trace.name().to_owned(), trace.max_boxes());
                 let trace = std::sync::Arc::new(trace);
                 let plan = SweepPlan::for_trace(trace, 0, TreeConfig::default(), spec);

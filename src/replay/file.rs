@@ -66,6 +66,9 @@ pub const RECORDING_FORMAT_VERSION: u32 = 1;
 pub const MAX_RECORDING_BYTES: u64 = 512 * 1024 * 1024;
 /// Bytes of one step record in a file.
 pub const STEP_BYTES: usize = 60;
+/// The most steps a recording file holds (its header aside): [`MAX_RECORDING_BYTES`] over
+/// [`STEP_BYTES`], 8,947,848.
+pub const MAX_RECORDED_STEPS: u64 = MAX_RECORDING_BYTES / STEP_BYTES as u64;
 
 /// Bytes before the header: magic, version, checksum, header length.
 const PREFIX_BYTES: usize = 24;
@@ -120,6 +123,19 @@ pub fn to_bytes(history: &History) -> Result<Vec<u8>, SceneError> {
     let json = serde_json::to_vec(&header).map_err(|e| fail(e.to_string()))?;
     let header_len = u32::try_from(json.len())
         .map_err(|_| fail(format!("the header is too long ({} bytes)", json.len())))?;
+    // A file `load` would refuse is not written: the same limit on both sides.
+    let total = (PREFIX_BYTES + json.len()) as u64 + (STEP_BYTES as u64) * header.steps;
+    if total > MAX_RECORDING_BYTES {
+        return Err(fail(format!(
+            "the recording of {} steps would take {total} bytes ({:.1} MiB), more than the \
+             {MAX_RECORDING_BYTES} bytes ({:.1} MiB) a recording may hold, so it could not be \
+             read back; record fewer steps (at most {MAX_RECORDED_STEPS} of {STEP_BYTES} bytes \
+             each, fewer with a large scene)",
+            header.steps,
+            total as f64 / 1_048_576.0,
+            MAX_RECORDING_BYTES as f64 / 1_048_576.0
+        )));
+    }
     let mut out = Vec::with_capacity(PREFIX_BYTES + json.len() + STEP_BYTES * history.steps.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&RECORDING_FORMAT_VERSION.to_le_bytes());
@@ -285,12 +301,22 @@ pub fn from_bytes(bytes: &[u8], file: &str) -> Result<History, SceneError> {
     }
     let mut steps = Vec::with_capacity(records.len() / STEP_BYTES);
     for (s, chunk) in records.chunks_exact(STEP_BYTES).enumerate() {
-        steps.push(read_step(chunk).ok_or_else(|| {
+        let record = read_step(chunk).ok_or_else(|| {
             bad(format!(
                 "step {s}: its flags or padding are not those of format version \
                  {RECORDING_FORMAT_VERSION}"
             ))
-        })?);
+        })?;
+        // Times are shown and summed as they are: a negative or endless one is no time.
+        for (name, secs) in [("update", record.update_secs), ("pairs", record.pairs_secs)] {
+            if !(secs.is_finite() && secs >= 0.0) {
+                return Err(bad(format!(
+                    "step {s}: its {name} time must be a finite number of seconds >= 0, got \
+                     {secs}"
+                )));
+            }
+        }
+        steps.push(record);
     }
     let last = header.steps - 1;
     let mut previous = 0;

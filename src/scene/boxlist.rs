@@ -32,6 +32,9 @@ pub struct BoxSet {
 pub fn read_box_list(path: &Path, max_boxes: usize) -> Result<BoxSet, String> {
     let file = escape_controls(&path.display().to_string());
     let bytes = read_bounded(path, MAX_BOX_LIST_BYTES).map_err(|e| e.to_string())?;
+    if let Some(kind) = super::format::other_kind(&bytes) {
+        return Err(format!("{file}: not a box list: this is {kind}"));
+    }
     match String::from_utf8(bytes) {
         Ok(text) => parse_box_list_limited(&text, &file, max_boxes),
         Err(e) => {
@@ -56,6 +59,8 @@ pub fn parse_box_list(text: &str, file: &str) -> Result<BoxSet, String> {
 pub fn parse_box_list_limited(text: &str, file: &str, max_boxes: usize) -> Result<BoxSet, String> {
     let mut dims: Option<(u8, usize)> = None;
     let mut boxes = Vec::new();
+    // A byte-order mark some editors put before the first line is not part of it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw) in text.split('\n').enumerate() {
         let line = index + 1;
         let content = raw.split('#').next().unwrap_or("");

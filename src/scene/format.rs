@@ -35,6 +35,12 @@ pub fn is_json_path(path: &Path) -> bool {
 pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
     let file = path.display().to_string();
     let bytes = fileio::read_bounded(path, fileio::MAX_SCENE_BYTES)?;
+    if let Some(kind) = other_kind(&bytes) {
+        return Err(SceneError::Invalid {
+            file,
+            message: format!("not a scene: this is {kind}"),
+        });
+    }
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         let good = &bytes[..e.valid_up_to()];
         let (line, col) = line_col(&String::from_utf8_lossy(good));
@@ -50,6 +56,26 @@ pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
         }
     })?;
     parse(text, &file, is_json_path(path))
+}
+
+/// What a file given as a scene (or a box list) is instead, when it is one of the project's
+/// other files (told by how it starts): a recording or a trace, with where it goes.
+#[must_use]
+pub fn other_kind(bytes: &[u8]) -> Option<&'static str> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.starts_with(&crate::replay::file::MAGIC) {
+        Some(
+            "a recording (`run --record`, or Save recording in the window); rebuild its steps \
+             with `aabb-debugger replay FILE`, or open it in the window",
+        )
+    } else if bytes.starts_with(b"aabb-trace") {
+        Some(
+            "a trace of boxes (`aabb-trace`); `run`, `sweep`, `screenshot` and the window \
+             take it",
+        )
+    } else {
+        None
+    }
 }
 
 /// The 1-based line and column just after `prefix`.

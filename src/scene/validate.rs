@@ -85,12 +85,20 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
             || !grown.max.is_finite()
             || (0..d).any(|a| grown.max[a] - grown.min[a] > MAX_GROWN_EXTENT)
         {
-            return Err(format!(
-                "generate.density: {} spheres at density {} would need a world wider than \
-                 {MAX_GROWN_EXTENT} units",
-                g.count,
-                g.density.unwrap_or(1.0)
-            ));
+            return Err(match g.density {
+                Some(density) => format!(
+                    "generate.density: {} spheres at density {density} would need a world wider \
+                     than {MAX_GROWN_EXTENT} units",
+                    g.count
+                ),
+                None => format!(
+                    "generate: spheres are generated only in a world at most \
+                     {MAX_GROWN_EXTENT} units wide on every axis; this one spans min {} to max \
+                     {} (list the spheres instead, or make the world smaller)",
+                    shown(grown.min),
+                    shown(grown.max)
+                ),
+            });
         }
         let (wmin, wmax) = (grown.min, grown.max);
         if g.count > 0 && (0..d).any(|a| wmin[a] + rmax > wmax[a] - rmax) {
@@ -346,6 +354,40 @@ pub(crate) fn validate(scene: &Scene, file: &str) -> Result<(), SceneError> {
     })
 }
 
+/// How many pairs of the scene's static boxes overlap, grown by its margin as the broad phase
+/// fattens them, counting up to `cap` (then `cap`).
+fn static_overlaps(scene: &Scene, cap: usize) -> usize {
+    let m = Vec3::splat(scene.tree.margin.max(0.0));
+    let items: Vec<(Aabb<Vec3>, Vec3, usize)> = scene
+        .boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (Aabb::new(b.min - m, b.max + m), Vec3::ZERO, i))
+        .collect();
+    let mut tree = crate::tree::DynamicTree::<Vec3, usize>::new(TreeConfig {
+        margin: 0.0,
+        velocity_lookahead: 0.0,
+        ..TreeConfig::default()
+    });
+    if tree.create_proxies(&items).is_err() {
+        // A box the tree refuses is refused with its reason when the scene runs.
+        return 0;
+    }
+    let mut count = 0;
+    for (i, (aabb, _, _)) in items.iter().enumerate() {
+        tree.query_aabb(aabb, |proxy| {
+            if tree.user_data(proxy).is_ok_and(|j| j > i) {
+                count += 1;
+            }
+            count < cap
+        });
+        if count >= cap {
+            break;
+        }
+    }
+    count
+}
+
 /// Warnings about a valid scene: things that will not fail `check` but that a user should
 /// know before running it, each a sentence with the numbers.
 ///
@@ -354,6 +396,8 @@ pub(crate) fn validate(scene: &Scene, file: &str) -> Result<(), SceneError> {
 /// - Coordinates so far from the origin that f32 numbers there are further apart than a
 ///   sphere moves in a step: the simulation keeps positions in f64, so the motion is not
 ///   lost, but the tree's f32 boxes move in jumps of that spacing.
+/// - The static boxes alone overlap (fat, counted exactly) in more than half of `pair_limit`
+///   pairs: those overlaps count towards the limit though they are never reported.
 pub(crate) fn warnings(scene: &Scene, pair_limit: usize) -> Vec<String> {
     let mut out = Vec::new();
     let d = usize::from(scene.dimensions);
@@ -399,6 +443,23 @@ pub(crate) fn warnings(scene: &Scene, pair_limit: usize) -> Vec<String> {
                 scene.sphere_count(),
                 side[0] / count,
                 fmt_numbers(&(scene.world.max - scene.world.min).to_array()[..d]),
+            ));
+        }
+    }
+    if scene.boxes.len() >= 2 {
+        let overlaps = static_overlaps(scene, pair_limit.saturating_add(1));
+        if overlaps > pair_limit / 2 {
+            let (count, outcome) = if overlaps > pair_limit {
+                (format!("more than {pair_limit}"), "a run stops at step 0")
+            } else {
+                (overlaps.to_string(), "a run may stop there")
+            };
+            out.push(format!(
+                "the static boxes alone overlap in {count} pairs (their fat boxes, with \
+                 tree.margin {}): their overlaps count towards the pair limit of {pair_limit} \
+                 though they are never reported, so {outcome}. Use a smaller tree.margin or a \
+                 higher limit (--pair-limit)",
+                scene.tree.margin
             ));
         }
     }

@@ -345,6 +345,10 @@ pub enum SweepOutcome {
     },
 }
 
+/// What one point's simulation takes a body, about (the broad phase, the bodies, pair lists
+/// and reports: measured 500 bytes at a million spheres), to fit the threads in memory.
+pub const BYTES_PER_BODY: u64 = 640;
+
 /// A checked sweep, ready to run: the scene (or trace) and the points.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -530,6 +534,25 @@ impl SweepPlan {
         &self.spec
     }
 
+    /// The threads to run on: [`SweepSpec::threads`] (0: one a core), but no more than the
+    /// points' simulations fit in half the memory this process may still take (each thread
+    /// holds one: about [`BYTES_PER_BODY`] a body), and at least one.
+    fn threads_that_fit(&self) -> usize {
+        let wanted = match self.spec.threads {
+            0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            n => n,
+        };
+        let bodies = match &self.source {
+            Source::Scene(scene) => scene.body_count(),
+            Source::Trace { trace, .. } => trace.max_boxes(),
+        };
+        let per_point = (bodies as u64).saturating_mul(BYTES_PER_BODY) + (1 << 20);
+        let fit = crate::fileio::memory_available().map_or(u64::MAX, |bytes| bytes / 2 / per_point);
+        wanted
+            .min(usize::try_from(fit).unwrap_or(usize::MAX))
+            .max(1)
+    }
+
     /// Runs every point on a pool of [`SweepSpec::threads`] threads and blocks until they are
     /// done or `control` is cancelled. Counts are the same whatever the thread count; only
     /// the times differ.
@@ -538,7 +561,7 @@ impl SweepPlan {
         let started = Instant::now();
         control.set_totals(self.points.len(), self.spec.steps);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.spec.threads)
+            .num_threads(self.threads_that_fit())
             .thread_name(|i| format!("sweep-{i}"))
             .build()
             .map_err(|e| SweepError::Threads(e.to_string()))?;

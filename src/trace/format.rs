@@ -402,6 +402,10 @@ impl<R: BufRead> TraceReader<R> {
             }
         }
         self.line_no += 1;
+        // A byte-order mark some editors put before the first line is not part of it.
+        if self.line_no == 1 && self.line.starts_with(BOM) {
+            self.line.drain(..BOM.len());
+        }
         if self.line.last() == Some(&b'\r') {
             self.line.pop();
         }
@@ -548,6 +552,51 @@ impl<R: BufRead> TraceReader<R> {
         })
     }
 }
+
+/// A box's velocity is its centre's motion since the previous step over `dt` (the look-ahead
+/// fattens by it): refused, naming the box's line, when that is past what `f32` holds (a jump
+/// across most of the number range, or a `dt` too small for the motion). `previous` and
+/// `step` are sorted by id; the reader's `seen` holds the step's ids and lines, sorted.
+fn check_velocities<R: BufRead>(
+    reader: &TraceReader<R>,
+    previous: &[TraceBox],
+    step: &[TraceBox],
+) -> Result<(), TraceError> {
+    let dt = f64::from(reader.header().dt);
+    let centre = |b: &TraceBox| (b.aabb.min.as_dvec3() + b.aabb.max.as_dvec3()) * 0.5;
+    let mut p = 0;
+    for (k, b) in step.iter().enumerate() {
+        while p < previous.len() && previous[p].id < b.id {
+            p += 1;
+        }
+        let Some(before) = previous.get(p).filter(|before| before.id == b.id) else {
+            continue;
+        };
+        let velocity = (centre(b) - centre(before)) / dt;
+        if velocity.as_vec3().is_finite() {
+            continue;
+        }
+        let line = reader.seen.get(k).map_or(reader.line_no, |&(_, line)| line);
+        let d = usize::from(reader.header().dimensions);
+        let shown = |v: glam::DVec3| format!("{:?}", &v.as_vec3().to_array()[..d]);
+        return Err(reader.error_at(
+            line,
+            format!(
+                "box {} moves from centre {} to {} in one step of dt = {:e} s: its velocity, \
+                 {}, is past what f32 holds, and the look-ahead cannot use it",
+                b.id,
+                shown(centre(before)),
+                shown(centre(b)),
+                reader.header().dt,
+                shown(velocity)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The UTF-8 byte-order mark, skipped before the header.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What a trimmed, non-blank, non-comment line is.
 fn classify(text: &str) -> Line<'_> {
@@ -750,7 +799,12 @@ impl Trace {
             ends: Vec::new(),
         };
         let mut step = Vec::new();
+        let mut previous_start = None;
         while reader.next_step(&mut step)? {
+            if let Some(start) = previous_start {
+                check_velocities(&reader, &trace.boxes[start..], &step)?;
+            }
+            previous_start = Some(trace.boxes.len());
             trace.boxes.extend_from_slice(&step);
             trace.ends.push(trace.boxes.len());
         }
@@ -870,10 +924,16 @@ pub fn is_trace_path(path: &Path) -> bool {
     let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
         return false;
     };
-    let mut start = Vec::with_capacity(TRACE_MAGIC.len());
+    let mut start = Vec::with_capacity(BOM.len() + TRACE_MAGIC.len());
     use std::io::Read;
-    match file.take(TRACE_MAGIC.len() as u64).read_to_end(&mut start) {
-        Ok(_) => start == TRACE_MAGIC.as_bytes(),
+    match file
+        .take((BOM.len() + TRACE_MAGIC.len()) as u64)
+        .read_to_end(&mut start)
+    {
+        Ok(_) => start
+            .strip_prefix(BOM)
+            .unwrap_or(&start)
+            .starts_with(TRACE_MAGIC.as_bytes()),
         Err(_) => false,
     }
 }

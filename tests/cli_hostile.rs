@@ -1,0 +1,506 @@
+//! The built binary against inputs a user can give that once did harm: an output path that
+//! is the input (the input was replaced), a recording too long to read back (written anyway,
+//! or the run ran out of memory), a full standard output (a panic), a trace whose motion
+//! makes a velocity past `f32`, box lists at the ends of `f32`'s range, a byte-order mark,
+//! a file of another kind given as a scene or a box list, recorded times that are no times,
+//! and static boxes that overlap past the pair limit (`check` said ok). Each is refused, or
+//! handled, with a message that names the file or the option, and nothing is lost.
+
+use std::path::{Path, PathBuf};
+
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{bin, text};
+
+fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write the file");
+    path
+}
+
+fn utf8(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+const SCENE: &str = "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, \
+                     10.0)), spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (1.0, \
+                     0.0))])";
+
+#[test]
+fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let list = write(dir.path(), "l.boxes", b"0 0 1 1\n2 2 3 3\n");
+    #[cfg(unix)]
+    let link = {
+        let link = dir.path().join("link.ron");
+        std::os::unix::fs::symlink(&scene, &link).expect("a link");
+        link
+    };
+    #[cfg(not(unix))]
+    let link = scene.clone();
+    let cases: Vec<(Vec<&str>, &Path, &str)> = vec![
+        (
+            vec![
+                "run",
+                utf8(&scene),
+                "--steps",
+                "3",
+                "--record",
+                utf8(&scene),
+            ],
+            &scene,
+            "give --record another path",
+        ),
+        (
+            vec!["run", utf8(&scene), "--steps", "3", "--record", utf8(&link)],
+            &scene,
+            "give --record another path",
+        ),
+        (
+            vec!["import-boxes", utf8(&list), "--out", utf8(&list)],
+            &list,
+            "give --out another path",
+        ),
+        (
+            vec!["screenshot", utf8(&scene), "--out", utf8(&scene)],
+            &scene,
+            "give --out another path",
+        ),
+    ];
+    for (args, input, says) in cases {
+        let before = std::fs::read(input).expect("read");
+        let out = bin(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("nothing was written"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(input).expect("read"), before, "{args:?}");
+    }
+}
+
+#[test]
+fn a_recording_too_long_to_read_back_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let rec = dir.path().join("r.rec");
+    let max = aabb_debugger::replay::file::MAX_RECORDED_STEPS;
+    assert_eq!(
+        max,
+        aabb_debugger::replay::file::MAX_RECORDING_BYTES
+            / aabb_debugger::replay::file::STEP_BYTES as u64
+    );
+    let steps = (max + 1).to_string();
+    let out = bin(&[
+        "run",
+        utf8(&scene),
+        "--steps",
+        &steps,
+        "--record",
+        utf8(&rec),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "--steps: a recording holds at most {max} steps (512 MiB, what replay reads), got {steps}"
+        )),
+        "{err}"
+    );
+    assert!(!rec.exists());
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // Not Linux: nothing to fill.
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    for args in [
+        vec!["bench", "--n", "50", "--steps", "2"],
+        vec!["bench", "--n", "50", "--steps", "2", "--json"],
+        vec!["run", utf8(&scene), "--steps", "2"],
+        vec!["check", utf8(&scene)],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
+            .args(&args)
+            .stdout(full.try_clone().expect("clone"))
+            .output()
+            .expect("run the binary");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("could not write the result to the standard output")
+                && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+    // A closed pipe is no error: the reader has what it wanted.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
+        .args(["bench", "--n", "50", "--steps", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_trace_whose_motion_overflows_f32_is_refused_at_the_line_that_moves() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let jump = write(
+        dir.path(),
+        "jump.trace",
+        b"aabb-trace 1 dims=2 dt=0.016666668\nstep 0\n0 -3.4e38 0 -3.4e38 1\n1 0 0 1 1\nstep 1\n1 0 0 1 1\n0 3.4e38 0 3.4e38 1\n",
+    );
+    let tiny_dt = write(
+        dir.path(),
+        "dt.trace",
+        b"aabb-trace 1 dims=2 dt=1e-45\nstep 0\n0 0 0 1 1\nstep 1\n0 1 1 2 2\n",
+    );
+    for (file, line, says) in [
+        (
+            &jump,
+            7,
+            "box 0 moves from centre [-3.4e38, 0.5] to [3.4e38, 0.5] in one step of dt = \
+             1.6666668e-2 s: its velocity, [inf, 0.0], is past what f32 holds",
+        ),
+        (
+            &tiny_dt,
+            5,
+            "box 0 moves from centre [0.5, 0.5] to [1.5, 1.5] in one step of dt = 1e-45 s",
+        ),
+    ] {
+        for command in ["run", "sweep"] {
+            let mut args = vec![command, utf8(file)];
+            if command == "sweep" {
+                args.extend(["--margin", "0:0.2:0.1", "--lookahead", "0"]);
+            }
+            let out = bin(&args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert!(
+                err.starts_with(&format!("{}:{line}: {says}", utf8(file))),
+                "{err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn step_errors_name_the_pair_limit_only_when_it_stopped_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Margin 1e38 overflows the fat box of a box at 3e38: a body's error, not the limit's.
+    let far = write(
+        dir.path(),
+        "far.trace",
+        b"aabb-trace 1 dims=2 dt=0.016666668\nstep 0\n0 3e38 3e38 3.1e38 3.1e38\n",
+    );
+    let out = bin(&["run", utf8(&far), "--margin", "1e38", "--steps", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("overflows f32") && !err.contains("--pair-limit"),
+        "{err}"
+    );
+    // Three spheres at one point, a limit of 2: the limit's error says which limit.
+    let crowd = write(
+        dir.path(),
+        "crowd.ron",
+        b"(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, 10.0)), \
+          spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
+          (id: 1, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
+          (id: 2, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0))])",
+    );
+    let out = bin(&["run", utf8(&crowd), "--pair-limit", "2"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.trim_end().ends_with("(the limit is --pair-limit 2)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn command_line_overrides_are_refused_naming_the_option() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let trace = write(
+        dir.path(),
+        "t.trace",
+        b"aabb-trace 1 dims=2 dt=0.016666668\nstep 0\n0 0 0 1 1\n",
+    );
+    for (file, option, value) in [
+        (&scene, "--margin", "-1"),
+        (&trace, "--margin", "-1"),
+        (&scene, "--lookahead", "NaN"),
+        (&trace, "--lookahead", "inf"),
+    ] {
+        let out = bin(&["run", utf8(file), option, value]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with(&format!("{option}: must be a finite number >= 0, got")),
+            "{err}"
+        );
+    }
+    // A value the scene cannot take names the file and the option, not a placeholder: a
+    // sphere at speed 100 looks 3e38 s ahead past f32's range.
+    let fast = write(
+        dir.path(),
+        "fast.ron",
+        SCENE.replace("(1.0, 0.0)", "(100.0, 0.0)").as_bytes(),
+    );
+    let scene = fast;
+    let out = bin(&["run", utf8(&scene), "--lookahead", "3e38"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with(utf8(&scene))
+            && err.contains("from the command line")
+            && !err.contains("<scene>"),
+        "{err}"
+    );
+}
+
+#[test]
+fn box_lists_at_the_ends_of_f32_and_sphere_counts_past_the_limit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_path = dir.path().join("o.ron");
+    let out = utf8(&out_path);
+    // Boxes at f32's ends: the world touches them there, and the scene runs.
+    for (name, list) in [
+        (
+            "edge.boxes",
+            &b"3.4e38 3.4e38 3.4028235e38 3.4028235e38\n"[..],
+        ),
+        (
+            "all.boxes",
+            b"-3.4028235e38 -3.4028235e38 3.4028235e38 3.4028235e38\n0 0 1 1\n",
+        ),
+    ] {
+        let list = write(dir.path(), name, list);
+        let made = bin(&["import-boxes", utf8(&list), "--out", out]);
+        assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+        let run = bin(&["run", out, "--steps", "2"]);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    }
+    std::fs::remove_file(&out_path).expect("remove");
+    // Spheres over boxes wider than a generator takes: the list and the rule are named.
+    let wide = write(dir.path(), "wide.boxes", b"-1.6e38 -1.6e38 1.6e38 1.6e38\n");
+    let made = bin(&["import-boxes", utf8(&wide), "--out", out, "--spheres", "10"]);
+    let err = text(&made.stderr);
+    assert_eq!(made.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{}: the scene made of these boxes would not be valid: generate: spheres are \
+             generated only in a world at most 1000000000 units wide",
+            utf8(&wide)
+        )),
+        "{err}"
+    );
+    // Too many spheres, alone or with the boxes.
+    let two = write(dir.path(), "two.boxes", b"0 0 1 1\n2 2 3 3\n");
+    let alone = bin(&[
+        "import-boxes",
+        utf8(&two),
+        "--out",
+        out,
+        "--spheres",
+        "4294967295",
+    ]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(text(&alone.stderr).starts_with(
+        "--spheres: a scene holds at most 1000000 bodies (spheres and boxes), got 4294967295"
+    ));
+    let both = bin(&[
+        "import-boxes",
+        utf8(&two),
+        "--out",
+        out,
+        "--spheres",
+        "1000000",
+    ]);
+    assert_eq!(both.status.code(), Some(1));
+    assert_eq!(
+        text(&both.stderr).trim_end(),
+        format!(
+            "{}: 2 boxes and --spheres 1000000 make 1000002 bodies; a scene holds at most 1000000",
+            utf8(&two)
+        )
+    );
+    assert!(!out_path.exists());
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_in_box_lists_and_traces() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = write(
+        dir.path(),
+        "bom.boxes",
+        b"\xEF\xBB\xBF0 0 1 1\r\n2 2 3 3\r\n",
+    );
+    let out_path = dir.path().join("o.json");
+    let made = bin(&[
+        "import-boxes",
+        utf8(&list),
+        "--out",
+        utf8(&out_path),
+        "--json",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    assert!(text(&made.stdout).contains("\"boxes\":2"));
+    // Told a trace by its first word behind the mark, whatever its name.
+    let trace = write(
+        dir.path(),
+        "bom.txt",
+        b"\xEF\xBB\xBFaabb-trace 1 dims=2 dt=0.5\nstep 0\n0 0 0 1 1\nstep 1\n0 1 0 2 1\n",
+    );
+    let run = bin(&["run", utf8(&trace), "--json"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(text(&run.stdout).contains("\"steps\":1"));
+}
+
+#[test]
+fn a_file_of_another_kind_is_named_for_what_it_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let rec = dir.path().join("r.rec");
+    let made = bin(&["run", utf8(&scene), "--steps", "3", "--record", utf8(&rec)]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let trace = write(
+        dir.path(),
+        "t.trace",
+        b"aabb-trace 1 dims=2 dt=0.5\nstep 0\n0 0 0 1 1\n",
+    );
+    for (args, says) in [
+        (
+            vec!["check", utf8(&rec)],
+            "not a scene: this is a recording",
+        ),
+        (
+            vec![
+                "sweep",
+                utf8(&rec),
+                "--margin",
+                "0:0.2:0.1",
+                "--lookahead",
+                "0",
+            ],
+            "not a scene: this is a recording",
+        ),
+        (
+            vec!["check", utf8(&trace)],
+            "not a scene: this is a trace of boxes",
+        ),
+        (
+            vec!["quality", utf8(&trace)],
+            "not a box list: this is a trace of boxes",
+        ),
+        (
+            vec!["quality", utf8(&rec)],
+            "not a box list: this is a recording",
+        ),
+    ] {
+        let out = bin(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_recorded_time_that_is_no_time_is_refused() {
+    use aabb_debugger::replay::file;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let rec = dir.path().join("r.rec");
+    let made = bin(&["run", utf8(&scene), "--steps", "3", "--record", utf8(&rec)]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let good = std::fs::read(&rec).expect("read");
+    // The last step's update seconds (bytes 48..52 of its 60), then the checksum redone.
+    for (value, shown) in [(-1.0f32, "-1"), (f32::NAN, "NaN"), (f32::INFINITY, "inf")] {
+        let mut bytes = good.clone();
+        let at = bytes.len() - file::STEP_BYTES + 48;
+        bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        let sum = file::checksum(&bytes[20..]);
+        bytes[12..20].copy_from_slice(&sum.to_le_bytes());
+        let err = file::from_bytes(&bytes, "r.rec")
+            .expect_err("refused")
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "r.rec: step 3: its update time must be a finite number of seconds >= 0, got \
+                 {shown}"
+            )
+        );
+    }
+    assert!(file::from_bytes(&good, "r.rec").is_ok());
+}
+
+#[test]
+fn check_warns_when_static_boxes_alone_pass_the_pair_limit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let boxes: Vec<String> = (0..100)
+        .map(|id| format!("(id: {id}, min: (1.0, 1.0), max: (2.0, 2.0))"))
+        .collect();
+    let scene = write(
+        dir.path(),
+        "level.ron",
+        format!(
+            "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, 10.0)), \
+             boxes: [{}])",
+            boxes.join(", ")
+        )
+        .as_bytes(),
+    );
+    // 100 boxes at one place: 4,950 pairs.
+    for (limit, says) in [
+        ("4000", "overlap in more than 4000 pairs"),
+        ("9000", "overlap in 4950 pairs"),
+    ] {
+        let out = bin(&["check", utf8(&scene), "--pair-limit", limit]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains(says), "{limit}: {err}");
+    }
+    let out = bin(&["check", utf8(&scene), "--pair-limit", "10000"]);
+    assert_eq!(text(&out.stderr), "");
+    let run = bin(&["run", utf8(&scene), "--pair-limit", "4000", "--steps", "1"]);
+    assert_eq!(run.status.code(), Some(1));
+}
+
+#[test]
+fn a_sweep_of_a_short_trace_takes_all_its_steps_unless_told() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = write(
+        dir.path(),
+        "t.trace",
+        b"aabb-trace 1 dims=2 dt=0.5\nstep 0\n0 0 0 1 1\nstep 1\n0 1 0 2 1\nstep 2\n0 2 0 3 1\n",
+    );
+    let grid = ["--margin", "0:0.2:0.1", "--lookahead", "0", "--json"];
+    let mut args = vec!["sweep", utf8(&trace)];
+    args.extend(grid);
+    let out = bin(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("\"steps\":2"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Asked for more than it has: refused, naming the option.
+    args.extend(["--steps", "3"]);
+    let out = bin(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--steps: the trace has 2 steps after step 0; got 3"),
+        "{}",
+        text(&out.stderr)
+    );
+}
