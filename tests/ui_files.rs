@@ -292,3 +292,73 @@ fn export_starts_beside_the_open_file_with_its_extension() {
         format!("Exported the sweep to {}.", csv.display())
     );
 }
+
+/// A FIFO typed into the dialog is opened (not "there is no file"), so the reader refuses it
+/// saying what it is, without waiting for a writer; the open scene stays.
+#[cfg(unix)]
+#[test]
+fn a_fifo_typed_in_the_dialog_is_refused_for_what_it_is() {
+    let (dir, mut h) = opened();
+    let fifo = dir.path().join("pipe.ron");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    h.state_mut().push_command(Command::OpenDialog);
+    h.run_steps(2);
+    ui::set_field(&mut h, "File name:", "pipe.ron");
+    h.get_by_label("Open").click();
+    h.run_steps(3);
+    let error = h.state().error().expect("an error is shown").to_owned();
+    assert!(error.contains("is a FIFO, not a regular file"), "{error}");
+    assert!(
+        h.query_by_label("The document that was open is unchanged.")
+            .is_some()
+    );
+    assert_eq!(h.state().document(), &scene("A"));
+}
+
+/// "Save, then continue" when the save fails: the error says the changes were not saved,
+/// in front, alone (the question waits behind it, not over it), and nothing is quit or
+/// lost; once it is dismissed, the question comes back.
+#[test]
+fn a_failed_save_then_continue_says_so_before_asking_again() {
+    let (dir, mut h) = opened();
+    let mut tree = h.state().document().tree;
+    tree.margin = 2.5;
+    h.state_mut().push_command(Command::SetTreeSettings(tree));
+    h.run_steps(2);
+    assert!(h.state().is_dirty());
+    // The file becomes a folder: saving over it fails.
+    let a = dir.path().join("a.ron");
+    std::fs::remove_file(&a).expect("remove");
+    std::fs::create_dir(&a).expect("a folder in its place");
+    h.state_mut()
+        .push_command(Command::Open(dir.path().join("c.ron")));
+    h.run_steps(2);
+    assert!(h.query_by_label("Unsaved changes").is_some());
+    h.get_by_label("Save, then continue").click();
+    h.run_steps(3);
+    let error = h.state().error().expect("the save's error").to_owned();
+    assert!(error.contains("is a directory"), "{error}");
+    assert!(
+        h.query_by_label_contains("Not saved: your changes are still only in the window")
+            .is_some()
+    );
+    assert!(
+        h.query_by_label("Unsaved changes").is_none(),
+        "one question at a time"
+    );
+    assert!(h.state().is_dirty());
+    assert_eq!(h.state().document().tree.margin, 2.5);
+    assert_eq!(h.state().path(), Some(a.as_path()));
+    h.get_by_label("OK").click();
+    h.run_steps(3);
+    assert_eq!(h.state().error(), None);
+    assert!(h.query_by_label("Unsaved changes").is_some(), "asked again");
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(h.query_by_label("Unsaved changes").is_none());
+    assert_eq!(h.state().document().tree.margin, 2.5);
+}

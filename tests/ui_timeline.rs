@@ -180,6 +180,47 @@ fn an_edit_at_a_past_step_discards_the_recorded_future() {
     assert_eq!(rebuilt.structure_hash(), app.sim().structure_hash());
 }
 
+/// A slider's drag at a past step sends a change a frame: the first discards the recorded
+/// future, and the status line keeps saying so for the rest of the drag (each change rewrites
+/// it); a later change of another kind, or of the same after a pause, does not repeat it.
+#[test]
+fn a_drag_at_a_past_step_keeps_saying_the_future_was_discarded() {
+    let mut h = harness_after(120);
+    h.state_mut().push_command(Command::SeekTo(40));
+    h.run();
+    let note = "Recorded future after step 40 discarded (80 steps, 0 edits).";
+    let mut tree = h.state().document().tree;
+    for k in 1..=4 {
+        tree.margin = 0.1 + 0.05 * k as f32;
+        h.state_mut().push_command(Command::SetTreeSettings(tree));
+        h.run_steps(1);
+        let status = h.state().status().to_owned();
+        assert!(
+            status.starts_with(&format!("Margin {:.3}", tree.margin)) && status.ends_with(note),
+            "change {k}: {status}"
+        );
+    }
+    assert_eq!(h.state().recording().last_step(), 40);
+    // Another kind of command drops the note.
+    h.state_mut().push_command(Command::Rebuild);
+    h.run_steps(1);
+    assert!(
+        !h.state().status().contains("discarded"),
+        "{}",
+        h.state().status()
+    );
+    // The same kind, frames later (a new drag, at the last step): no note.
+    h.run_steps(3);
+    tree.margin = 0.5;
+    h.state_mut().push_command(Command::SetTreeSettings(tree));
+    h.run_steps(1);
+    assert!(
+        !h.state().status().contains("discarded"),
+        "{}",
+        h.state().status()
+    );
+}
+
 #[test]
 fn playing_from_a_past_step_discards_the_recorded_future() {
     let mut h = harness_after(100);

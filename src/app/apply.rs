@@ -6,7 +6,10 @@ use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
 use super::sim::{Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
-use super::state::{FileRequest, MAX_UNDO, SettingsUndo, State, recording_name, seek_error};
+use super::state::{
+    DiscardNote, FileRequest, KEPT_ON_EXPORT, KEPT_ON_OPEN, KEPT_ON_SAVE, KEPT_ON_SAVE_RECORDING,
+    MAX_UNDO, SettingsUndo, State, recording_name, seek_error,
+};
 use crate::broadphase::health::RebuildKind;
 use crate::fileio::WriteOptions;
 use crate::replay::file::{LoadJob, LoadOutcome, Loaded};
@@ -27,6 +30,8 @@ impl State {
             self.dialogs.confirm = Some(command);
             return;
         }
+        let kind = std::mem::discriminant(&command);
+        let status_before = self.model.status.clone();
         self.apply_now(command);
         if self.model.sim.is_trace() {
             // A trace is input, never saved: nothing is unsaved, so opening another file
@@ -34,9 +39,31 @@ impl State {
             self.model.dirty = false;
         }
         self.sync_stopped();
-        if let Some(note) = self.model.discarded.take() {
-            self.model.status = format!("{} {note}", self.model.status).trim().to_owned();
+        let frame = self.model.frame;
+        if let Some(text) = self.model.discarded.take() {
+            self.model.status = format!("{} {text}", self.model.status).trim().to_owned();
+            self.model.discard_note = Some(DiscardNote { kind, frame, text });
+        } else if self.model.status != status_before {
+            // The rest of a drag that discarded the future keeps saying so; anything else
+            // that speaks ends it.
+            let note = self
+                .model
+                .discard_note
+                .take()
+                .filter(|n| n.kind == kind && frame <= n.frame + 1);
+            if let Some(n) = note {
+                self.model.status = format!("{} {}", self.model.status, n.text)
+                    .trim()
+                    .to_owned();
+                self.model.discard_note = Some(DiscardNote { frame, ..n });
+            }
         }
+    }
+
+    /// Shows `message` in the error window, with `kept` (a `KEPT_*` sentence) under it.
+    fn show_error(&mut self, message: String, kept: &'static str) {
+        self.model.error = Some(message);
+        self.model.error_kept = kept;
     }
 
     /// A simulation of `scene` (from `path`) on the current broad phase and pair limit, at
@@ -465,7 +492,7 @@ impl State {
             Ok(()) => self.model.status = format!("Exported the sweep to {}.", path.display()),
             Err(e) => {
                 self.model.status = format!("Could not export the sweep to {}.", path.display());
-                self.model.error = Some(e.to_string());
+                self.show_error(e.to_string(), KEPT_ON_EXPORT);
             }
         }
     }
@@ -645,7 +672,7 @@ impl State {
                     "Could not open {}; the open scene is unchanged.",
                     path.display()
                 );
-                self.model.error = Some(message);
+                self.show_error(message, KEPT_ON_OPEN);
             }
         }
     }
@@ -698,7 +725,7 @@ impl State {
             "Could not open the recording {}; the open scene is unchanged.",
             path.display()
         );
-        self.model.error = Some(message);
+        self.show_error(message, KEPT_ON_OPEN);
     }
 
     /// Shows the recording opened on the worker thread once it has ended (waits for it
@@ -759,7 +786,7 @@ impl State {
                     "Could not save the recording to {}; nothing was changed.",
                     path.display()
                 );
-                self.model.error = Some(e.to_string());
+                self.show_error(e.to_string(), KEPT_ON_SAVE_RECORDING);
             }
         }
     }
@@ -776,7 +803,7 @@ impl State {
                     "Could not open the trace {}; the open document is unchanged.",
                     path.display()
                 );
-                self.model.error = Some(e.to_string());
+                self.show_error(e.to_string(), KEPT_ON_OPEN);
                 return;
             }
         };
@@ -804,7 +831,7 @@ impl State {
                     "Could not start the trace {}; the open document is unchanged.",
                     path.display()
                 );
-                self.model.error = Some(e.to_string());
+                self.show_error(e.to_string(), KEPT_ON_OPEN);
             }
         }
     }
@@ -846,7 +873,7 @@ impl State {
             Err(e) => {
                 self.model.status =
                     "Could not start the scene; the open scene is unchanged.".into();
-                self.model.error = Some(e.to_string());
+                self.show_error(e.to_string(), KEPT_ON_OPEN);
             }
         }
     }
@@ -881,7 +908,7 @@ impl State {
             }
             Err(e) => {
                 self.model.status = format!("Could not save {}.", path.display());
-                self.model.error = Some(e.to_string());
+                self.show_error(e.to_string(), KEPT_ON_SAVE);
             }
         }
     }
@@ -916,9 +943,13 @@ pub(super) fn trace_document(trace: &crate::trace::Trace, tree: TreeConfig) -> S
 pub(super) fn is_recording_file(path: &Path) -> bool {
     use std::io::Read;
     let mut start = [0u8; 8];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut start))
-        .is_ok_and(|()| start == crate::replay::file::MAGIC)
+    // Not `File::open`: on a FIFO it waits for a writer, and the window with it. A file that
+    // is not regular is no recording; the scene reader then says what it is.
+    crate::fileio::open_regular(path, u64::MAX)
+        .ok()
+        .is_some_and(|mut f| {
+            f.read_exact(&mut start).is_ok() && start == crate::replay::file::MAGIC
+        })
 }
 
 fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {

@@ -349,7 +349,9 @@ impl FileDialogState {
 
     /// The file to open: `path`, or `path.ron` when the name has no extension.
     fn check_open(&mut self, path: &Path, typed: &str) -> Option<PathBuf> {
-        if path.is_file() {
+        // A FIFO, a device, ...: opened, so the reader refuses it saying what it is (it
+        // does not block on it); a folder was entered before this.
+        if path.metadata().is_ok_and(|m| !m.is_dir()) {
             return Some(path.to_path_buf());
         }
         if path.extension().is_none() {

@@ -45,6 +45,9 @@ pub struct Model {
     pub validation: Option<Result<(), String>>,
     /// A load or save error to show in a window.
     pub error: Option<String>,
+    /// What the failure left as it was, for the error window's last line (one of the
+    /// `KEPT_*` sentences: the open document, unsaved changes, the sweep's results).
+    pub error_kept: &'static str,
     /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
     /// refused); shown until it runs again.
     pub stopped: Option<String>,
@@ -64,8 +67,36 @@ pub struct Model {
     pub recording: Recording<Sim>,
     /// What the last command discarded of the recorded future (added to the status line).
     pub discarded: Option<String>,
+    /// The last note of a discarded future, with the kind of command that made it and the
+    /// frame of the last such command: more commands of that kind, each within a frame of the
+    /// one before (the rest of a slider's drag, which discards nothing more), keep it on the
+    /// status line, which each of them rewrites.
+    pub discard_note: Option<DiscardNote>,
     /// The tree's health sampled by step beside the recording (see `app::health`).
     pub health: super::health::Health,
+}
+
+/// The error window's last line when opening a file failed.
+pub const KEPT_ON_OPEN: &str = "The document that was open is unchanged.";
+/// The error window's last line when saving the scene failed.
+pub const KEPT_ON_SAVE: &str = "Not saved: your changes are still only in the window (save \
+                                them elsewhere with File > Save As…).";
+/// The error window's last line when saving the recording failed.
+pub const KEPT_ON_SAVE_RECORDING: &str =
+    "The recording was not saved: it is still in the window, as is the scene.";
+/// The error window's last line when exporting the Advisor's sweep failed.
+pub const KEPT_ON_EXPORT: &str = "Nothing was exported: the sweep's results are still in the \
+                                  Advisor.";
+
+/// See [`Model::discard_note`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiscardNote {
+    /// The kind of command that discarded the future, or went on with the drag.
+    pub kind: std::mem::Discriminant<super::commands::Command>,
+    /// The frame of the last such command.
+    pub frame: u64,
+    /// What was discarded.
+    pub text: String,
 }
 
 /// One undo step of the tree settings.
@@ -213,6 +244,7 @@ impl State {
                 history: History::default(),
                 validation: None,
                 error: None,
+                error_kept: KEPT_ON_OPEN,
                 stopped: None,
                 pair_limit,
                 undo: Vec::new(),
@@ -220,6 +252,7 @@ impl State {
                 document_id: 0,
                 recording,
                 discarded: None,
+                discard_note: None,
                 health: super::health::Health::default(),
             },
             prefs,
@@ -517,6 +550,9 @@ impl State {
         if let Some(note) = self.model.discarded.take() {
             // Played on from a past step.
             self.model.status = note;
+        }
+        if steps > 0 {
+            self.model.discard_note = None;
         }
         true
     }

@@ -97,9 +97,11 @@ impl View for Windows {
                 .collapsible(false)
                 .resizable(true)
                 .default_width(460.0)
+                // In front of the window whose action failed (the Advisor's export).
+                .order(egui::Order::Foreground)
                 .show(ctx, |ui| {
                     ui.colored_label(egui::Color32::from_rgb(230, 80, 80), message);
-                    ui.weak("The scene that was open is unchanged.");
+                    ui.weak(state.model.error_kept);
                     if ui.button("OK").clicked() || ui.input(|i| i.key_pressed(Key::Enter)) {
                         out.push(Command::DismissError);
                     }
@@ -131,6 +133,11 @@ impl View for Windows {
             return;
         }
         if let Some(pending) = &state.dialogs.confirm {
+            if state.model.error.is_some() {
+                // One question at a time: a save that failed ("Save, then continue") says
+                // why first; the question comes back once that is read.
+                return;
+            }
             if !state.model.dirty {
                 // The changes were saved meanwhile ("Save, then continue" after a read-only
                 // question): nothing is lost, so go on.
