@@ -481,6 +481,25 @@ fn keys_add_and_delete_spheres() {
         5
     );
     assert_eq!(h.state().selection(), None);
+    // With nothing selected, Delete removes nothing, not the sphere under the pointer (a
+    // removal has no undo).
+    let pos = h
+        .state()
+        .screen_pos_of_world(glam::Vec2::new(c.x, c.y))
+        .expect("drawn");
+    h.key_press(Key::A);
+    h.run_steps(2);
+    h.key_press(Key::Escape);
+    h.run_steps(1);
+    h.hover_at(pos);
+    h.run_steps(1);
+    assert_eq!(h.state().selection(), None);
+    h.key_press(Key::Delete);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().sim().spheres().iter().filter(|b| b.alive).count(),
+        6
+    );
 }
 
 /// Two columns of five spheres that run into each other at about step 54.

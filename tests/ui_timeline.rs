@@ -428,3 +428,74 @@ fn the_worst_step_menu_jumps_to_the_greatest_value_of_a_metric() {
     );
     assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(worst));
 }
+
+/// Reset (the R key) and Apply of the generator start a new run; Ctrl+Z, before the new run
+/// steps, brings back the one they replaced, recording and all, where it was shown; once the
+/// new run steps, Undo no longer reaches it (it undoes settings again).
+#[test]
+fn undo_brings_back_the_run_a_reset_or_an_apply_replaced() {
+    let mut h = harness_after(120);
+    h.state_mut().push_command(Command::SeekTo(90));
+    h.run();
+    let hash = h.state().sim().structure_hash();
+    h.key_press(Key::R);
+    h.run();
+    let app = h.state();
+    assert_eq!(
+        (app.sim().step_index(), app.recording().last_step()),
+        (0, 0)
+    );
+    assert!(
+        app.status()
+            .ends_with("Ctrl+Z brings back the run before it (120 recorded steps)."),
+        "{}",
+        app.status()
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run();
+    let app = h.state();
+    assert_eq!(
+        app.status(),
+        "Undone: Reset. Back at step 90 of the run (120 recorded steps)."
+    );
+    assert_eq!(
+        (app.sim().step_index(), app.recording().last_step()),
+        (90, 120)
+    );
+    assert_eq!(app.sim().structure_hash(), hash);
+    assert_eq!(
+        app.recording().state_at(120).map(|s| s.step_index()).ok(),
+        Some(120)
+    );
+
+    // Apply of the generator: the document's generator comes back too.
+    let before = h.state().document().generate.expect("a generator");
+    let mut more = before;
+    more.count += 10;
+    h.state_mut()
+        .push_command(Command::SetGenerator(Some(more)));
+    h.run();
+    assert_eq!(h.state().document().generate, Some(more));
+    assert_eq!(h.state().recording().last_step(), 0);
+    h.state_mut().push_command(Command::Undo);
+    h.run();
+    let app = h.state();
+    assert!(
+        app.status().starts_with("Undone: Apply."),
+        "{}",
+        app.status()
+    );
+    assert_eq!(app.document().generate, Some(before));
+    assert_eq!(app.recording().last_step(), 120);
+    assert!(!app.is_dirty());
+
+    // Once the new run steps, the old one is gone for good.
+    h.key_press(Key::R);
+    h.run();
+    h.state_mut().apply(Command::Step, false);
+    h.run();
+    h.state_mut().push_command(Command::Undo);
+    h.run();
+    assert_eq!(h.state().status(), "Nothing to undo.");
+    assert_eq!(h.state().recording().last_step(), 1);
+}

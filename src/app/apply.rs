@@ -7,8 +7,8 @@ use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
 use super::sim::{Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
 use super::state::{
-    DiscardNote, FileRequest, KEPT_ON_EXPORT, KEPT_ON_OPEN, KEPT_ON_SAVE, KEPT_ON_SAVE_RECORDING,
-    MAX_UNDO, SettingsUndo, State, recording_name, seek_error,
+    BeforeRestart, DiscardNote, FileRequest, KEPT_ON_EXPORT, KEPT_ON_OPEN, KEPT_ON_SAVE,
+    KEPT_ON_SAVE_RECORDING, MAX_UNDO, SettingsUndo, State, recording_name, seek_error,
 };
 use crate::broadphase::health::RebuildKind;
 use crate::fileio::WriteOptions;
@@ -210,6 +210,10 @@ impl State {
                 }
             }
             Command::Undo => {
+                if let Some(before) = self.model.before_restart.take() {
+                    self.undo_restart(*before);
+                    return;
+                }
                 let Some(step) = self.model.undo.pop() else {
                     self.model.status = "Nothing to undo.".into();
                     return;
@@ -287,9 +291,7 @@ impl State {
                         let grew = grown != doc.world;
                         // The world the simulation runs in is the document's world.
                         doc.world = grown;
-                        self.model.doc = doc;
-                        self.model.sim = sim;
-                        self.model.recording = recording;
+                        let before = self.keep_before_restart("Apply", doc, recording, sim);
                         self.model.undo.clear();
                         self.model.document_id += 1;
                         self.model.dirty = true;
@@ -304,6 +306,7 @@ impl State {
                         } else {
                             "Generator applied; the scene restarted.".into()
                         };
+                        self.model.status.push_str(&before);
                         self.view.fit_pending = true;
                     }
                     Err(e) => self.model.status = format!("Generator refused: {e}"),
@@ -518,17 +521,80 @@ impl State {
         };
         match started {
             Ok((recording, sim)) => {
-                self.model.sim = sim;
-                self.model.recording = recording;
+                let doc = self.model.doc.clone();
+                let before = self.keep_before_restart("Reset", doc, recording, sim);
                 self.after_restart();
                 self.model.status = if self.model.sim.is_trace() {
                     "Reset to step 0 of the trace.".into()
                 } else {
                     "Reset to step 0 of the scene as last opened or saved.".into()
                 };
+                self.model.status.push_str(&before);
             }
             Err(e) => self.model.status = format!("Reset failed: {e}"),
         }
+    }
+
+    /// Makes `doc`, `sim` and `recording` the run, keeping what they replace for Undo
+    /// ([`Model::before_restart`](super::state::Model::before_restart)); what the status line
+    /// adds about it (nothing when the run had not stepped).
+    fn keep_before_restart(
+        &mut self,
+        what: &'static str,
+        doc: Scene,
+        recording: Recording<Sim>,
+        sim: Sim,
+    ) -> String {
+        let steps = self.model.recording.last_step();
+        let before = BeforeRestart {
+            doc: std::mem::replace(&mut self.model.doc, doc),
+            dirty: self.model.dirty,
+            document_id: self.model.document_id,
+            undo: self.model.undo.clone(),
+            sim: std::mem::replace(&mut self.model.sim, sim),
+            recording: std::mem::replace(&mut self.model.recording, recording),
+            history: std::mem::take(&mut self.model.history),
+            what,
+        };
+        self.model.before_restart = Some(Box::new(before));
+        if steps == 0 {
+            String::new()
+        } else {
+            format!(" Ctrl+Z brings back the run before it ({steps} recorded steps).")
+        }
+    }
+
+    /// Puts back the run a Reset or an Apply replaced.
+    fn undo_restart(&mut self, before: BeforeRestart) {
+        let BeforeRestart {
+            doc,
+            dirty,
+            document_id,
+            undo,
+            sim,
+            recording,
+            history,
+            what,
+        } = before;
+        self.model.doc = doc;
+        self.model.dirty = dirty;
+        self.model.document_id = document_id;
+        self.model.undo = undo;
+        self.model.sim = sim;
+        self.model.recording = recording;
+        self.model.history = history;
+        self.model.playing = false;
+        self.model.rev += 1;
+        // Its samples were dropped by the restart; they are measured again as it goes on.
+        self.model.health.clear();
+        self.view.drag = None;
+        self.view.hover = None;
+        self.view.tree_fit_request += 1;
+        self.model.status = format!(
+            "Undone: {what}. Back at step {} of the run ({} recorded steps).",
+            self.model.sim.step_index(),
+            self.model.recording.last_step()
+        );
     }
 
     fn after_restart(&mut self) {
@@ -848,6 +914,7 @@ impl State {
         self.model.recording = recording;
         self.model.doc = scene;
         self.model.undo.clear();
+        self.model.before_restart = None;
         self.model.document_id += 1;
         self.model.path = path;
         self.model.dirty = false;

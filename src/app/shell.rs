@@ -487,12 +487,13 @@ impl DebuggerApp {
                 cmds.push(Command::Select(None));
             }
         });
-        let hover = self.state.view.hover;
         let selection = self.state.view.selection;
         ctx.input_mut(|i| {
             let delete = i.consume_key(Modifiers::NONE, Key::Delete)
                 || i.consume_key(Modifiers::NONE, Key::Backspace);
-            if delete && let Some(Pick::Sphere(id)) = selection.or(hover) {
+            // The selected sphere only: the one under the pointer is easily not the one meant,
+            // and a removal has no undo.
+            if delete && let Some(Pick::Sphere(id)) = selection {
                 cmds.push(Command::DeleteSphere(id));
             }
         });

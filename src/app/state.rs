@@ -72,6 +72,9 @@ pub struct Model {
     /// one before (the rest of a slider's drag, which discards nothing more), keep it on the
     /// status line, which each of them rewrites.
     pub discard_note: Option<DiscardNote>,
+    /// What a restart (Reset, or Apply of the generator) replaced, until the next step or
+    /// edit: Undo brings it back, recording and all (a key press must not lose a long run).
+    pub before_restart: Option<Box<BeforeRestart>>,
     /// The tree's health sampled by step beside the recording (see `app::health`).
     pub health: super::health::Health,
 }
@@ -87,6 +90,27 @@ pub const KEPT_ON_SAVE_RECORDING: &str =
 /// The error window's last line when exporting the Advisor's sweep failed.
 pub const KEPT_ON_EXPORT: &str = "Nothing was exported: the sweep's results are still in the \
                                   Advisor.";
+
+/// See [`Model::before_restart`]: the document, simulation, recording and the charts'
+/// samples a restart replaced (the health readout measures again).
+pub struct BeforeRestart {
+    /// The document (Apply changed its generator; Reset kept it).
+    pub doc: Scene,
+    /// Unsaved changes then.
+    pub dirty: bool,
+    /// The document's id then (results computed on it apply again).
+    pub document_id: u64,
+    /// The settings' undo steps (Apply cleared them).
+    pub undo: Vec<SettingsUndo>,
+    /// The simulation, at the step it was shown at.
+    pub sim: Sim,
+    /// The recording of the run.
+    pub recording: Recording<Sim>,
+    /// The charts' recent samples.
+    pub history: History,
+    /// What was restarted: "Reset" or "Apply".
+    pub what: &'static str,
+}
 
 /// See [`Model::discard_note`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -253,6 +277,7 @@ impl State {
                 recording,
                 discarded: None,
                 discard_note: None,
+                before_restart: None,
                 health: super::health::Health::default(),
             },
             prefs,
@@ -434,6 +459,7 @@ impl State {
     /// Records an edit the simulation accepted (see [`Recording::record_edit`]), first
     /// discarding the recorded future when it was made at a past step.
     pub(super) fn record_edit(&mut self, edit: Edit) {
+        self.model.before_restart = None;
         self.discard_future();
         if let Err(e) = self.model.recording.record_edit(&self.model.sim, edit) {
             self.model.discarded = Some(format!("Not recorded: {e}."));
@@ -449,6 +475,8 @@ impl State {
             return;
         }
         self.discard_future();
+        // The restarted run went on: what the restart replaced is not brought back.
+        self.model.before_restart = None;
         let outcome = match self.model.recording.step(&mut self.model.sim) {
             Ok(outcome) => outcome,
             Err(e) => {

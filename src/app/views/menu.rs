@@ -83,19 +83,21 @@ impl View for MenuBar {
                 }
             });
             ui.menu_button("Edit", |ui| {
-                let label = match state.model.undo.last() {
-                    Some(step) => match step.field {
+                let label = match (&state.model.before_restart, state.model.undo.last()) {
+                    (Some(before), _) => format!("Undo {}", before.what),
+                    (None, Some(step)) => match step.field {
                         Some(field) => format!("Undo {field} change"),
                         None => "Undo settings change".to_owned(),
                     },
-                    None => "Undo".to_owned(),
+                    (None, None) => "Undo".to_owned(),
                 };
+                let can = state.model.before_restart.is_some() || !state.model.undo.is_empty();
                 if ui
-                    .add_enabled(
-                        !state.model.undo.is_empty(),
-                        egui::Button::new(label).shortcut_text("Ctrl+Z"),
+                    .add_enabled(can, egui::Button::new(label).shortcut_text("Ctrl+Z"))
+                    .on_hover_text(
+                        "Go back to the run before the last Reset or Apply (until the next \
+                         step), or to the tree settings before the last change.",
                     )
-                    .on_hover_text("Go back to the tree settings before the last change.")
                     .clicked()
                 {
                     out.push(Command::Undo);

@@ -19,8 +19,12 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ),
     ("Left arrow", "the recorded step before"),
     ("Home / End", "the first / last recorded step"),
-    ("R", "reset to step 0"),
-    ("Ctrl+Z", "undo the last change of the tree settings"),
+    ("R", "reset to step 0 (Ctrl+Z brings the run back)"),
+    (
+        "Ctrl+Z",
+        "undo the last Reset or Apply (until the next step), else the last change of the tree \
+         settings",
+    ),
     ("F or double-click", "fit the world and the tree"),
     (
         "C",
@@ -38,10 +42,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "move it (the status line says what the tree did)",
     ),
     ("A", "add a sphere under the cursor"),
-    (
-        "Delete / Backspace",
-        "delete the selected (or hovered) sphere",
-    ),
+    ("Delete / Backspace", "delete the selected sphere"),
     ("Right-click", "add / delete / select menu"),
     ("Esc", "clear the selection"),
     ("Ctrl+O", "open a scene"),
