@@ -504,3 +504,63 @@ fn a_sweep_of_a_short_trace_takes_all_its_steps_unless_told() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn check_says_what_of_a_saved_view_the_window_leaves_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let with_view =
+        |view: &str| SCENE.trim_end_matches(')').to_owned() + ", view: Some(" + view + "))";
+    let bad = write(
+        dir.path(),
+        "bad.ron",
+        with_view(r#"(center: Some((NaN, inf)), zoom: Some(-1.0), plane: Some("QQ"), layers: Some(["walls", "nope"]))"#).as_bytes(),
+    );
+    let out = bin(&["check", utf8(&bad)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let file = utf8(&bad);
+    let expected = [
+        format!(
+            "{file}: warning: view.center (NaN, inf) is not a point; the window fits the view instead"
+        ),
+        format!(
+            "{file}: warning: view.zoom must be a number > 0, got -1; the window fits the view instead"
+        ),
+        format!("{file}: warning: view.plane \"QQ\" is not one of XY, XZ, YZ; the window shows XY"),
+        format!(
+            "{file}: warning: view.layers names `nope`, not a layer (one of walls, branches, \
+             leaves, tight, contacts, pairs, spheres, velocity, labels or `all`); the window \
+             keeps the layers it shows"
+        ),
+    ];
+    assert_eq!(err.lines().collect::<Vec<_>>(), expected);
+    // A good view, aliases and any case, says nothing.
+    let good = write(
+        dir.path(),
+        "good.ron",
+        with_view(r#"(center: Some((1.0, 2.0)), zoom: Some(3.0), plane: Some("xz"), layers: Some(["Fat", "tree", "all", ""]))"#).as_bytes(),
+    );
+    let out = bin(&["check", utf8(&good)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn import_boxes_json_names_the_output_as_it_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = write(dir.path(), "l.boxes", b"0 0 1 1\n");
+    let out_path = dir.path().join("o\u{1b}[2J.ron");
+    let made = bin(&[
+        "import-boxes",
+        utf8(&list),
+        "--out",
+        utf8(&out_path),
+        "--json",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&made.stdout).expect("JSON");
+    assert_eq!(json["out"].as_str(), Some(utf8(&out_path)));
+    assert!(!text(&made.stdout).contains('\u{1b}'));
+    let plain = bin(&["import-boxes", utf8(&list), "--out", utf8(&out_path)]);
+    assert!(!text(&plain.stdout).contains('\u{1b}'));
+}

@@ -79,17 +79,11 @@ impl Layer {
         }
     }
 
-    /// Parses a name (also accepts `fat` for leaves and `tree` for branches).
+    /// Parses a name, any case, with the aliases of [`crate::scene::LAYER_ALIASES`] (`fat`
+    /// for leaves, `tree` for branches, ...), as the scene's checks read them.
     #[must_use]
     pub fn from_name(name: &str) -> Option<Layer> {
-        let name = name.trim().to_ascii_lowercase();
-        match name.as_str() {
-            "fat" | "leaf" => return Some(Layer::Leaves),
-            "tree" | "branch" => return Some(Layer::Branches),
-            "velocities" | "arrows" => return Some(Layer::Velocity),
-            "ids" | "label" => return Some(Layer::Labels),
-            _ => {}
-        }
+        let name = crate::scene::layer_name(name)?;
         Layer::ALL.into_iter().find(|l| l.name() == name)
     }
 }
@@ -459,6 +453,26 @@ impl Prefs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scene's list of layer names (what `check` accepts in `view.layers`) is the
+    /// window's, and every alias reads as its layer.
+    #[test]
+    fn the_scenes_layer_names_are_the_windows() {
+        let mut window: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
+        let mut scene = crate::scene::LAYER_NAMES.to_vec();
+        window.sort_unstable();
+        scene.sort_unstable();
+        assert_eq!(window, scene);
+        for (alias, name) in crate::scene::LAYER_ALIASES {
+            assert_eq!(Layer::from_name(alias).map(Layer::name), Some(name));
+            assert_eq!(
+                Layer::from_name(&alias.to_ascii_uppercase()).map(Layer::name),
+                Some(name)
+            );
+        }
+        assert_eq!(Layer::from_name(" Walls "), Some(Layer::Walls));
+        assert_eq!(Layer::from_name("nope"), None);
+    }
 
     #[test]
     fn layer_names_round_trip() {

@@ -108,7 +108,8 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
     }
     let d = usize::from(scene.dimensions);
     let report = ImportReport {
-        out: escape_controls(&args.out.display().to_string()),
+        // As it is: JSON escapes what it must, and the sentence below escapes controls.
+        out: args.out.display().to_string(),
         boxes: scene.boxes.len(),
         spheres: args.spheres,
         dimensions: scene.dimensions,
@@ -120,7 +121,7 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
     } else {
         format!(
             "{}: {} static boxes, {} spheres, {}D, world min {:?} max {:?}\n",
-            report.out,
+            escape_controls(&report.out),
             report.boxes,
             report.spheres,
             report.dimensions,

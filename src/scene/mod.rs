@@ -111,6 +111,39 @@ pub struct Generate {
     pub density: Option<f32>,
 }
 
+/// The names `view.layers` may hold (the window's layers), and `all`.
+pub const LAYER_NAMES: [&str; 9] = [
+    "walls", "branches", "leaves", "tight", "contacts", "pairs", "spheres", "velocity", "labels",
+];
+
+/// Other names `view.layers` (and `screenshot --layers`) take for a layer, any case: each
+/// with the name it stands for.
+pub const LAYER_ALIASES: [(&str, &str); 8] = [
+    ("fat", "leaves"),
+    ("leaf", "leaves"),
+    ("tree", "branches"),
+    ("branch", "branches"),
+    ("velocities", "velocity"),
+    ("arrows", "velocity"),
+    ("ids", "labels"),
+    ("label", "labels"),
+];
+
+/// The layer `name` stands for (one of [`LAYER_NAMES`]), any case, aliases too; `None` for
+/// a name that is no layer's.
+#[must_use]
+pub fn layer_name(name: &str) -> Option<&'static str> {
+    let name = name.trim().to_ascii_lowercase();
+    LAYER_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map(|(_, layer)| *layer)
+        .or_else(|| LAYER_NAMES.iter().copied().find(|l| *l == name))
+}
+
+/// The planes `view.plane` may name (any case).
+pub const PLANE_NAMES: [&str; 3] = ["XY", "XZ", "YZ"];
+
 /// Camera and visible layers, saved by the app; opaque to the simulation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename = "view", deny_unknown_fields)]

@@ -354,6 +354,54 @@ pub(crate) fn validate(scene: &Scene, file: &str) -> Result<(), SceneError> {
     })
 }
 
+/// What of the saved view the window cannot use, and so leaves out: a centre that is not a
+/// point, a zoom that is not a positive number, a plane or layer it does not know.
+fn view_warnings(scene: &Scene) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(view) = &scene.view else {
+        return out;
+    };
+    if let Some((x, y)) = view.center
+        && !(x.is_finite() && y.is_finite())
+    {
+        out.push(format!(
+            "view.center ({x}, {y}) is not a point; the window fits the view instead"
+        ));
+    }
+    if let Some(zoom) = view.zoom
+        && !(zoom.is_finite() && zoom > 0.0)
+    {
+        out.push(format!(
+            "view.zoom must be a number > 0, got {zoom}; the window fits the view instead"
+        ));
+    }
+    if let Some(plane) = &view.plane
+        && !super::PLANE_NAMES
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(plane.trim()))
+    {
+        out.push(format!(
+            "view.plane \"{}\" is not one of {}; the window shows XY",
+            crate::text::excerpt(plane, crate::text::MAX_EXCERPT_CHARS),
+            super::PLANE_NAMES.join(", ")
+        ));
+    }
+    if let Some(layers) = &view.layers
+        && let Some(bad) = layers.iter().find(|name| {
+            let name = name.trim();
+            !name.is_empty() && name != "all" && super::layer_name(name).is_none()
+        })
+    {
+        out.push(format!(
+            "view.layers names `{}`, not a layer (one of {} or `all`); the window keeps the \
+             layers it shows",
+            crate::text::excerpt(bad, crate::text::MAX_EXCERPT_CHARS),
+            super::LAYER_NAMES.join(", ")
+        ));
+    }
+    out
+}
+
 /// How many pairs of the scene's static boxes overlap, grown by its margin as the broad phase
 /// fattens them, counting up to `cap` (then `cap`).
 fn static_overlaps(scene: &Scene, cap: usize) -> usize {
@@ -463,6 +511,7 @@ pub(crate) fn warnings(scene: &Scene, pair_limit: usize) -> Vec<String> {
             ));
         }
     }
+    out.extend(view_warnings(scene));
     // f32 spacing at the largest coordinate against the least motion a step.
     let far = (0..d)
         .map(|a| scene.world.min[a].abs().max(scene.world.max[a].abs()))
