@@ -170,17 +170,29 @@ impl View for TimelineView {
             })
             .response
             .on_hover_text("The most memory the recording may take.");
-            ui.label(format!(
-                "steps recorded: {}, {} of {} budget, keyframes: {}",
-                steps.len(),
+            // Short, and cut with "…" where the panel is narrow (the tooltip says it all).
+            let (count, keyframes) = (steps.len(), rec.keyframe_steps().len());
+            ui.add(
+                egui::Label::new(format!(
+                    "{count} {} recorded, {} of {}, {keyframes} {}",
+                    if count == 1 { "step" } else { "steps" },
+                    size(rec.memory_bytes()),
+                    size(rec.budget_bytes()),
+                    if keyframes == 1 {
+                        "keyframe"
+                    } else {
+                        "keyframes"
+                    }
+                ))
+                .truncate(),
+            )
+            .on_hover_text(format!(
+                "{count} steps recorded in {} of the {} budget, with {keyframes} keyframes. \
+                 Every step is kept (its metrics and tree hash) with the edits; whole copies \
+                 of the simulation (keyframes) are dropped, evenly, to stay within the budget.",
                 size(rec.memory_bytes()),
                 size(rec.budget_bytes()),
-                rec.keyframe_steps().len()
-            ))
-            .on_hover_text(
-                "Every step is kept (its metrics and tree hash) with the edits; whole copies \
-                 of the simulation (keyframes) are dropped, evenly, to stay within the budget.",
-            );
+            ));
         });
         // The tracks take the rest of the panel (allocated, so the panel keeps its size).
         let (area, _) = ui.allocate_exact_size(ui.available_size(), Sense::hover());
