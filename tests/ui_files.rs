@@ -362,3 +362,54 @@ fn a_failed_save_then_continue_says_so_before_asking_again() {
     assert!(h.query_by_label("Unsaved changes").is_none());
     assert_eq!(h.state().document().tree.margin, 2.5);
 }
+
+/// A document never saved, with changes, before opening another: "Save as…, then continue"
+/// opens the Save As dialog (the question waits behind it), and once saved the opening goes
+/// on; cancelled, the question comes back and nothing is lost.
+#[test]
+fn a_new_document_can_be_saved_as_before_another_opens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    scene("C").save(&dir.path().join("c.ron")).expect("save c");
+    let mut h = ui::app_harness(
+        Harness::builder()
+            .with_size(Vec2::new(1200.0, 800.0))
+            .with_step_dt(0.05),
+        scene("built in"),
+    );
+    h.run_steps(2);
+    assert_eq!(h.state().path(), None);
+    let mut tree = h.state().document().tree;
+    tree.margin = 2.5;
+    h.state_mut().push_command(Command::SetTreeSettings(tree));
+    h.run_steps(2);
+    assert!(h.state().is_dirty());
+    let c = dir.path().join("c.ron");
+    h.state_mut().push_command(Command::Open(c.clone()));
+    h.run_steps(2);
+    assert!(h.query_by_label("Save, then continue").is_none());
+    // Cancelled: asked again, nothing changed.
+    h.get_by_label("Save as…, then continue").click();
+    h.run_steps(3);
+    assert!(dialog_is_open(&h));
+    assert!(
+        h.query_by_label("Unsaved changes").is_none(),
+        "the dialog first"
+    );
+    h.get_by_label("Cancel").click();
+    h.run_steps(3);
+    assert!(!dialog_is_open(&h));
+    assert!(h.query_by_label("Unsaved changes").is_some(), "asked again");
+    assert_eq!(h.state().document().name, "built in");
+    // Saved: the opening goes on.
+    h.get_by_label("Save as…, then continue").click();
+    h.run_steps(3);
+    let saved = dir.path().join("first.ron");
+    ui::set_field(&mut h, "File name:", &saved.display().to_string());
+    h.get_by_label("Save").click();
+    h.run_steps(4);
+    assert_eq!(h.state().error(), None);
+    assert_eq!(saved_scene(&saved).tree.margin, 2.5);
+    assert!(h.query_by_label("Unsaved changes").is_none());
+    assert_eq!(h.state().document().name, "C");
+    assert_eq!(h.state().path(), Some(c.as_path()));
+}

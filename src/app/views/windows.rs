@@ -134,9 +134,10 @@ impl View for Windows {
             return;
         }
         if let Some(pending) = &state.dialogs.confirm {
-            if state.model.error.is_some() {
+            if state.model.error.is_some() || state.dialogs.file.is_some() {
                 // One question at a time: a save that failed ("Save, then continue") says
-                // why first; the question comes back once that is read.
+                // why first, and the file dialog of "Save as…, then continue" is answered
+                // first; the question comes back after, or goes on once the changes are saved.
                 return;
             }
             if !state.model.dirty {
@@ -161,6 +162,12 @@ impl View for Windows {
                     if state.model.path.is_some() && ui.button("Save, then continue").clicked() {
                         out.push(Command::CloseConfirm);
                         out.push(Command::Save);
+                        out.push(pending.clone());
+                    }
+                    if state.model.path.is_none() && ui.button("Save as…, then continue").clicked()
+                    {
+                        out.push(Command::CloseConfirm);
+                        out.push(Command::SaveAsDialog);
                         out.push(pending.clone());
                     }
                     if ui.button("Discard changes").clicked() {
