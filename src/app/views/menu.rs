@@ -15,6 +15,15 @@ use egui::RichText;
 const SET_ASIDE: &str = "Set aside while the window is too narrow: the world and the tree keep \
                          their room. Widen the window, or hide the other panel.";
 
+/// A menu's items in a scroll area no taller than the window below the menu's top, so a long
+/// menu in a small window scrolls to its last item (it ran past the window's edge).
+fn scrolling(ui: &mut egui::Ui, add: impl FnOnce(&mut egui::Ui)) {
+    let room = ui.ctx().content_rect().bottom() - ui.max_rect().top() - 12.0;
+    egui::ScrollArea::vertical()
+        .max_height(room.max(48.0))
+        .show(ui, add);
+}
+
 /// The menu bar (it keeps nothing of its own).
 #[derive(Default)]
 pub struct MenuBar;
@@ -104,100 +113,104 @@ impl View for MenuBar {
                 }
             });
             ui.menu_button("Scenes", |ui| {
-                let files = scenes_dir().map(|d| list_scenes(&d)).unwrap_or_default();
-                if files.is_empty() {
-                    ui.weak("No scenes/ directory found");
-                }
-                for f in files {
-                    let name = f
-                        .file_name()
-                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-                    if ui
-                        .button(name)
-                        .on_hover_text(f.display().to_string())
-                        .clicked()
-                    {
-                        out.push(Command::Open(f.clone()));
+                scrolling(ui, |ui| {
+                    let files = scenes_dir().map(|d| list_scenes(&d)).unwrap_or_default();
+                    if files.is_empty() {
+                        ui.weak("No scenes/ directory found");
                     }
-                }
-                ui.separator();
-                ui.label(RichText::new("Recent").strong());
-                if state.prefs.recent_files.is_empty() {
-                    ui.weak("none yet");
-                }
-                for f in &state.prefs.recent_files {
-                    if ui.button(f.display().to_string()).clicked() {
-                        out.push(Command::Open(f.clone()));
+                    for f in files {
+                        let name = f
+                            .file_name()
+                            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                        if ui
+                            .button(name)
+                            .on_hover_text(f.display().to_string())
+                            .clicked()
+                        {
+                            out.push(Command::Open(f.clone()));
+                        }
                     }
-                }
+                    ui.separator();
+                    ui.label(RichText::new("Recent").strong());
+                    if state.prefs.recent_files.is_empty() {
+                        ui.weak("none yet");
+                    }
+                    for f in &state.prefs.recent_files {
+                        if ui.button(f.display().to_string()).clicked() {
+                            out.push(Command::Open(f.clone()));
+                        }
+                    }
+                })
             });
             ui.menu_button("View", |ui| {
-                let prefs = &state.prefs;
-                let mut mode = prefs.view_mode;
-                ui.radio_value(&mut mode, ViewMode::Both, "World and tree");
-                ui.radio_value(&mut mode, ViewMode::World, "World only");
-                ui.radio_value(&mut mode, ViewMode::Tree, "Tree only");
-                if mode != prefs.view_mode {
-                    out.push(Command::SetPref(PrefChange::ViewMode(mode)));
-                }
-                ui.separator();
-                let width = ui.ctx().content_rect().width();
-                let panels = layout::panels(width, prefs.show_controls, prefs.show_stats);
-                let mut controls = prefs.show_controls;
-                let check = ui.checkbox(&mut controls, "Controls panel");
-                if check.changed() {
-                    out.push(Command::SetPref(PrefChange::ShowControls(controls)));
-                }
-                if panels.controls_set_aside {
-                    check.on_hover_text(SET_ASIDE);
-                    ui.weak("  (set aside: the window is too narrow)");
-                }
-                let mut stats = prefs.show_stats;
-                let check = ui.checkbox(&mut stats, "Statistics panel");
-                if check.changed() {
-                    out.push(Command::SetPref(PrefChange::ShowStats(stats)));
-                }
-                if panels.stats_set_aside {
-                    check.on_hover_text(SET_ASIDE);
-                    ui.weak("  (set aside: the window is too narrow)");
-                }
-                let mut timeline = prefs.show_timeline;
-                if ui.checkbox(&mut timeline, "Timeline panel").changed() {
-                    out.push(Command::SetPref(PrefChange::ShowTimeline(timeline)));
-                }
-                let mut events = prefs.show_events;
-                if ui.checkbox(&mut events, "Tree event list").changed() {
-                    out.push(Command::SetPref(PrefChange::ShowEvents(events)));
-                }
-                let mut advisor = state.dialogs.advisor;
-                if ui
-                    .checkbox(&mut advisor, "Advisor (margin sweep)")
-                    .changed()
-                {
-                    out.push(Command::ShowAdvisor(advisor));
-                }
-                ui.separator();
-                let mut theme = prefs.theme;
-                ui.radio_value(&mut theme, ThemeChoice::Dark, "Dark theme");
-                ui.radio_value(&mut theme, ThemeChoice::Light, "Light theme");
-                if theme != prefs.theme {
-                    out.push(Command::SetPref(PrefChange::Theme(theme)));
-                }
-                ui.separator();
-                if ui
-                    .add(egui::Button::new("Fit").shortcut_text("F"))
-                    .clicked()
-                {
-                    out.push(Command::Fit);
-                }
-                if ui
-                    .button("Reset layout")
-                    .on_hover_text("Both views, both side panels at their default widths.")
-                    .clicked()
-                {
-                    out.push(Command::SetPref(PrefChange::ResetLayout));
-                    out.push(Command::Fit);
-                }
+                scrolling(ui, |ui| {
+                    let prefs = &state.prefs;
+                    let mut mode = prefs.view_mode;
+                    ui.radio_value(&mut mode, ViewMode::Both, "World and tree");
+                    ui.radio_value(&mut mode, ViewMode::World, "World only");
+                    ui.radio_value(&mut mode, ViewMode::Tree, "Tree only");
+                    if mode != prefs.view_mode {
+                        out.push(Command::SetPref(PrefChange::ViewMode(mode)));
+                    }
+                    ui.separator();
+                    let width = ui.ctx().content_rect().width();
+                    let panels = layout::panels(width, prefs.show_controls, prefs.show_stats);
+                    let mut controls = prefs.show_controls;
+                    let check = ui.checkbox(&mut controls, "Controls panel");
+                    if check.changed() {
+                        out.push(Command::SetPref(PrefChange::ShowControls(controls)));
+                    }
+                    if panels.controls_set_aside {
+                        check.on_hover_text(SET_ASIDE);
+                        ui.weak("  (set aside: the window is too narrow)");
+                    }
+                    let mut stats = prefs.show_stats;
+                    let check = ui.checkbox(&mut stats, "Statistics panel");
+                    if check.changed() {
+                        out.push(Command::SetPref(PrefChange::ShowStats(stats)));
+                    }
+                    if panels.stats_set_aside {
+                        check.on_hover_text(SET_ASIDE);
+                        ui.weak("  (set aside: the window is too narrow)");
+                    }
+                    let mut timeline = prefs.show_timeline;
+                    if ui.checkbox(&mut timeline, "Timeline panel").changed() {
+                        out.push(Command::SetPref(PrefChange::ShowTimeline(timeline)));
+                    }
+                    let mut events = prefs.show_events;
+                    if ui.checkbox(&mut events, "Tree event list").changed() {
+                        out.push(Command::SetPref(PrefChange::ShowEvents(events)));
+                    }
+                    let mut advisor = state.dialogs.advisor;
+                    if ui
+                        .checkbox(&mut advisor, "Advisor (margin sweep)")
+                        .changed()
+                    {
+                        out.push(Command::ShowAdvisor(advisor));
+                    }
+                    ui.separator();
+                    let mut theme = prefs.theme;
+                    ui.radio_value(&mut theme, ThemeChoice::Dark, "Dark theme");
+                    ui.radio_value(&mut theme, ThemeChoice::Light, "Light theme");
+                    if theme != prefs.theme {
+                        out.push(Command::SetPref(PrefChange::Theme(theme)));
+                    }
+                    ui.separator();
+                    if ui
+                        .add(egui::Button::new("Fit").shortcut_text("F"))
+                        .clicked()
+                    {
+                        out.push(Command::Fit);
+                    }
+                    if ui
+                        .button("Reset layout")
+                        .on_hover_text("Both views, both side panels at their default widths.")
+                        .clicked()
+                    {
+                        out.push(Command::SetPref(PrefChange::ResetLayout));
+                        out.push(Command::Fit);
+                    }
+                })
             });
             ui.menu_button("Help", |ui| {
                 if ui
