@@ -541,6 +541,10 @@ fn sync_folder(_dir: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::scene::{Scene, SceneError};
+    #[cfg(unix)]
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
     #[cfg(target_os = "linux")]
     #[test]
@@ -568,11 +572,6 @@ mod tests {
             assert!(same_file(&hard, &a));
         }
     }
-
-    use super::*;
-    use crate::scene::{Scene, SceneError};
-    #[cfg(unix)]
-    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
     fn tempdir() -> tempfile::TempDir {
         tempfile::tempdir().expect("tempdir")

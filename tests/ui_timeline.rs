@@ -451,6 +451,16 @@ fn undo_brings_back_the_run_a_reset_or_an_apply_replaced() {
         "{}",
         app.status()
     );
+    // R again before the new run moves: Undo still reaches the long run.
+    h.key_press(Key::R);
+    h.run();
+    assert!(
+        h.state()
+            .status()
+            .ends_with("Ctrl+Z brings back the run before it (120 recorded steps)."),
+        "{}",
+        h.state().status()
+    );
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
     h.run();
     let app = h.state();

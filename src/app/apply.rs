@@ -537,7 +537,9 @@ impl State {
 
     /// Makes `doc`, `sim` and `recording` the run, keeping what they replace for Undo
     /// ([`Model::before_restart`](super::state::Model::before_restart)); what the status line
-    /// adds about it (nothing when the run had not stepped).
+    /// adds about it (nothing when the run kept had not stepped). A restart of a run that a
+    /// restart began and that has not moved since (R pressed twice) keeps the run before the
+    /// first, not the empty one.
     fn keep_before_restart(
         &mut self,
         what: &'static str,
@@ -545,7 +547,8 @@ impl State {
         recording: Recording<Sim>,
         sim: Sim,
     ) -> String {
-        let steps = self.model.recording.last_step();
+        let keep_older =
+            self.model.before_restart.is_some() && self.model.recording.last_step() == 0;
         let before = BeforeRestart {
             doc: std::mem::replace(&mut self.model.doc, doc),
             dirty: self.model.dirty,
@@ -556,7 +559,15 @@ impl State {
             history: std::mem::take(&mut self.model.history),
             what,
         };
-        self.model.before_restart = Some(Box::new(before));
+        match &mut self.model.before_restart {
+            Some(older) if keep_older => older.what = what,
+            slot => *slot = Some(Box::new(before)),
+        }
+        let steps = self
+            .model
+            .before_restart
+            .as_ref()
+            .map_or(0, |b| b.recording.last_step());
         if steps == 0 {
             String::new()
         } else {

@@ -553,7 +553,8 @@ impl SweepPlan {
             .max(1)
     }
 
-    /// Runs every point on a pool of [`SweepSpec::threads`] threads and blocks until they are
+    /// Runs every point on a pool of [`SweepSpec::threads`] threads (fewer when their
+    /// simulations would not fit in memory: see `threads_that_fit`) and blocks until they are
     /// done or `control` is cancelled. Counts are the same whatever the thread count; only
     /// the times differ.
     pub fn run(&self, control: &SweepControl) -> Result<SweepOutcome, SweepError> {
