@@ -915,12 +915,17 @@ impl AdvisorView {
             } else {
                 t * (margins.len() - 1) / (ticks - 1)
             };
-            let x = rect.left() + label_w + (col as f32 + 0.5) * cell_w;
-            painter.text(
-                Pos2::new(x, axis_y),
-                egui::Align2::CENTER_CENTER,
-                format!("{}", margins[col]),
-                font.clone(),
+            // Centred under its column, but kept inside the map (the last one ran past the
+            // right edge where the columns are narrow).
+            let galley =
+                painter.layout_no_wrap(format!("{}", margins[col]), font.clone(), text_colour);
+            let half = 0.5 * galley.size().x;
+            let x = (rect.left() + label_w + (col as f32 + 0.5) * cell_w)
+                .min(rect.right() - half)
+                .max(rect.left() + label_w + half);
+            painter.galley(
+                Pos2::new(x - half, axis_y - 0.5 * galley.size().y),
+                galley,
                 text_colour,
             );
         }
