@@ -205,7 +205,7 @@ fn step_errors_name_the_pair_limit_only_when_it_stopped_the_run() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("overflows f32") && !err.contains("--pair-limit"),
+        err.contains("step 0: box 0: its fat box overflows f32") && !err.contains("--pair-limit"),
         "{err}"
     );
     // Three spheres at one point, a limit of 2: the limit's error says which limit.
@@ -563,4 +563,210 @@ fn import_boxes_json_names_the_output_as_it_is() {
     assert!(!text(&made.stdout).contains('\u{1b}'));
     let plain = bin(&["import-boxes", utf8(&list), "--out", utf8(&out_path)]);
     assert!(!text(&plain.stdout).contains('\u{1b}'));
+}
+
+#[test]
+fn a_pair_limit_past_what_memory_holds_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let max = aabb_debugger::broadphase::MAX_PAIR_LIMIT;
+    let past = (max + 1).to_string();
+    for args in [
+        vec!["run", utf8(&scene), "--pair-limit", &past],
+        vec!["check", utf8(&scene), "--pair-limit", &past],
+        vec![
+            "sweep",
+            utf8(&scene),
+            "--margin",
+            "0:0.2:0.1",
+            "--lookahead",
+            "0",
+            "--pair-limit",
+            &past,
+        ],
+    ] {
+        let out = bin(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("the pair limit must be at most {max}")),
+            "{args:?}: {err}"
+        );
+    }
+    let at_max = bin(&[
+        "run",
+        utf8(&scene),
+        "--pair-limit",
+        &max.to_string(),
+        "--steps",
+        "2",
+    ]);
+    assert_eq!(at_max.status.code(), Some(0), "{}", text(&at_max.stderr));
+    // The library refuses it too (a recording's header or edit could carry one).
+    let parsed = aabb_debugger::scene::Scene::parse(SCENE, "s.ron", false).expect("valid");
+    let made = aabb_debugger::scene::Simulation::paused_at_zero(
+        &parsed,
+        aabb_debugger::broadphase::BroadphaseKind::Tree,
+        max + 1,
+    );
+    assert!(made.is_err());
+    let mut sim = aabb_debugger::scene::Simulation::paused_at_zero(
+        &parsed,
+        aabb_debugger::broadphase::BroadphaseKind::Tree,
+        10,
+    )
+    .expect("a simulation");
+    assert!(sim.set_pair_limit(max + 1).is_err());
+    assert_eq!(sim.pair_limit(), 10);
+}
+
+#[test]
+fn screenshot_options_are_checked_before_the_window_opens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let keep = write(dir.path(), "keep.jpg", b"not a picture, and kept");
+    let png = dir.path().join("shot.png");
+    for (args, says) in [
+        (
+            vec!["screenshot", utf8(&scene), "--out", utf8(&keep)],
+            "--out must name a .png file (nothing was written)",
+        ),
+        (
+            vec![
+                "screenshot",
+                utf8(&scene),
+                "--out",
+                utf8(&png),
+                "--steps",
+                "1000001",
+            ],
+            "--steps: at most 1000000 steps before the shot",
+        ),
+        (
+            vec![
+                "screenshot",
+                utf8(&scene),
+                "--out",
+                utf8(&png),
+                "--advisor-margin",
+                "1:0:0.1",
+            ],
+            "--advisor-margin: ",
+        ),
+        (
+            vec![
+                "screenshot",
+                utf8(&scene),
+                "--out",
+                utf8(&png),
+                "--advisor-lookahead",
+                "x",
+            ],
+            "--advisor-lookahead: ",
+        ),
+        (
+            vec![
+                "screenshot",
+                utf8(&scene),
+                "--out",
+                utf8(&png),
+                "--advisor-steps",
+                "0",
+            ],
+            "--advisor-steps: 1 to 1000000 steps a point, got 0",
+        ),
+    ] {
+        let out = bin(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(&keep).expect("read"),
+        b"not a picture, and kept"
+    );
+    assert!(!png.exists());
+}
+
+#[test]
+fn run_record_refuses_before_the_run_past_what_this_scenes_recording_holds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "s.ron", SCENE.as_bytes());
+    let rec = dir.path().join("r.rec");
+    // Under the quick bound, past this scene's (its header takes some of the 512 MiB).
+    let steps = (aabb_debugger::replay::file::MAX_RECORDED_STEPS - 2).to_string();
+    let out = bin(&[
+        "run",
+        utf8(&scene),
+        "--steps",
+        &steps,
+        "--record",
+        utf8(&rec),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{}: --steps: a recording of this scene holds at most",
+            utf8(&scene)
+        )) && err.contains(&format!("got {steps}")),
+        "{err}"
+    );
+    assert!(!rec.exists());
+}
+
+#[test]
+fn replay_of_a_stopped_step_names_the_recording_and_the_runs_limit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let crowd = write(
+        dir.path(),
+        "crowd.ron",
+        b"(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, 10.0)), \
+          spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
+          (id: 1, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
+          (id: 2, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0))])",
+    );
+    let rec = dir.path().join("r.rec");
+    let made = bin(&[
+        "run",
+        utf8(&crowd),
+        "--pair-limit",
+        "2",
+        "--record",
+        utf8(&rec),
+    ]);
+    assert_eq!(made.status.code(), Some(1), "stopped at step 0");
+    let out = bin(&["replay", utf8(&rec), "--at", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{}: step 0: more than 2 candidate pairs",
+            utf8(&rec)
+        )) && err
+            .trim_end()
+            .ends_with("(the recorded run stopped there too; the run's pair limit was 2)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_scene_given_as_a_box_list_is_named_for_what_it_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = write(dir.path(), "level.txt", SCENE.as_bytes());
+    let out = bin(&[
+        "import-boxes",
+        utf8(&scene),
+        "--out",
+        utf8(&dir.path().join("o.ron")),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "{}: not a box list: this looks like a scene (RON or JSON)",
+            utf8(&scene)
+        )),
+        "{}",
+        text(&out.stderr)
+    );
 }

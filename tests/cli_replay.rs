@@ -129,11 +129,20 @@ fn a_run_stopped_by_the_pair_limit_is_recorded_up_to_the_stop() {
         "{}",
         text(&out.stderr)
     );
-    // The recording holds step 0, which stopped: replay says what run said.
+    // The recording holds step 0, which stopped: replay says what run said, of the recording
+    // and with the run's limit (replay takes no --pair-limit).
     let out = bin(&["replay", file, "--at", "0", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
-    assert_eq!(text(&out.stderr), text(&plain.stderr));
+    let said = text(&plain.stderr);
+    let why = said
+        .strip_prefix("scenes/stress-5000.ron: ")
+        .and_then(|t| t.strip_suffix(" (the limit is --pair-limit 3)\n"))
+        .expect("run's message");
+    assert_eq!(
+        text(&out.stderr),
+        format!("{file}: {why} (the recorded run stopped there too; the run's pair limit was 3)\n")
+    );
     let out = bin(&["replay", file, "--at", "1"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(

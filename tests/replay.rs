@@ -323,7 +323,7 @@ fn a_changed_step_record_or_edit_is_found_when_rebuilding() {
     assert_eq!(
         e.to_string(),
         "step 5 rebuilt differs from the recording: the recorded edit \"remove sphere 999999\" \
-         was refused: <scene>: no sphere has id 999999"
+         was refused: no sphere has id 999999"
     );
     // A file holding the changed history is read, and the difference found on rebuilding.
     let read = file::from_bytes(&file::to_bytes(&history).expect("bytes"), "x").expect("read");

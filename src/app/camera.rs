@@ -142,8 +142,10 @@ impl Default for WorldCamera {
     }
 }
 
-/// The least and greatest zoom, screen points per world unit.
-pub const ZOOM_RANGE: (f32, f32) = (1e-4, 1e5);
+/// The least and greatest zoom, screen points per world unit: wide enough to fit any world
+/// f32 holds (at 1e-4, a world wider than about 10^7 units could not be fitted, and its view
+/// showed a corner of it, or nothing), and far from where f32 runs out.
+pub const ZOOM_RANGE: (f32, f32) = (1e-30, 1e30);
 
 impl WorldCamera {
     /// The mapping for a view occupying `viewport` on screen.

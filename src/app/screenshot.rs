@@ -105,10 +105,24 @@ impl eframe::App for ScreenshotApp {
 fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneError> {
     let state = &mut app.state;
     for _ in 0..plan.steps {
+        let before = state.model.sim.step_index();
         state.step_once();
-        if state.model.sim.last_error().is_some() {
+        if state.model.sim.last_error().is_some() || state.model.sim.step_index() == before {
             break;
         }
+    }
+    let at = state.model.sim.step_index();
+    if at < plan.steps {
+        // The shot is of an earlier step than asked: said, not left to be found in the
+        // picture.
+        let why = match state.model.sim.last_error() {
+            Some(e) => format!("step {at} stopped: {e}"),
+            None => format!("it ends at step {at}"),
+        };
+        eprintln!(
+            "screenshot: --steps {}: the shot is of step {at}: {why}",
+            plan.steps
+        );
     }
     if let Some(id) = plan.select {
         let sim = &state.model.sim;

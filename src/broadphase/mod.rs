@@ -137,13 +137,32 @@ pub struct UpdateOutcome {
 /// at 1,000,000 circles has about 630,000).
 pub const DEFAULT_PAIR_LIMIT: usize = 5_000_000;
 
+/// The largest pair limit taken: 100,000,000 pairs are 800 MB as a list, more with the copies
+/// a search makes; a limit far past it let a pair explosion run the process out of memory (an
+/// abort, no message) before the limit stopped it.
+pub const MAX_PAIR_LIMIT: usize = 100_000_000;
+
+/// Refuses a pair limit past [`MAX_PAIR_LIMIT`], saying why.
+pub fn check_pair_limit(limit: usize) -> Result<(), String> {
+    if limit > MAX_PAIR_LIMIT {
+        return Err(format!(
+            "the pair limit must be at most {MAX_PAIR_LIMIT} (the pairs up to it are kept in \
+             memory), got {limit}"
+        ));
+    }
+    Ok(())
+}
+
 /// Why a broad phase could not take a step.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum BroadphaseError {
     /// A body's boxes cannot be used: a number is not finite, a box is inverted, or its fat
     /// box overflows f32 under the current margin and look-ahead. Nothing was changed.
-    #[error("sphere {id}: {reason}")]
+    #[error("{noun} {id}: {reason}")]
     Body {
+        /// What the body is to the user: "sphere" (a scene's), "box" (a trace's; see
+        /// [`BroadphaseError::of_boxes`]).
+        noun: &'static str,
         /// The body's id.
         id: u32,
         /// What is wrong, with the numbers.
@@ -164,6 +183,21 @@ pub enum BroadphaseError {
     /// The tree refused an operation (its message says which).
     #[error("the tree: {0}")]
     Tree(#[from] TreeError),
+}
+
+impl BroadphaseError {
+    /// The error said of a trace's bodies, which are boxes ("box 3: ..."), not spheres.
+    #[must_use]
+    pub fn of_boxes(self) -> Self {
+        match self {
+            BroadphaseError::Body { id, reason, .. } => BroadphaseError::Body {
+                noun: "box",
+                id,
+                reason,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Candidate pairs and whether they were recomputed.
@@ -349,6 +383,7 @@ impl Clone for Box<dyn Broadphase> {
 /// anything, so they accept and refuse the same bodies.
 pub fn check_body(body: &Body, config: &TreeConfig) -> Result<(), BroadphaseError> {
     let refuse = |reason: String| BroadphaseError::Body {
+        noun: "sphere",
         id: body.id,
         reason,
     };
@@ -424,6 +459,7 @@ pub(crate) fn check_bodies_against<V: SceneVector>(
             check_body(&body_to_vec3(body), config)?;
             // The quick test and the full one agree; this is only reached if they did not.
             return Err(BroadphaseError::Body {
+                noun: "sphere",
                 id: body.id,
                 reason: "its boxes cannot be used".to_owned(),
             });

@@ -185,6 +185,7 @@ impl<V: SceneVector> TreeBroadphase<V> {
 #[inline(never)]
 fn refused(id: u32, error: &TreeError) -> BroadphaseError {
     BroadphaseError::Body {
+        noun: "sphere",
         id,
         reason: error.to_string(),
     }

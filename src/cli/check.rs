@@ -11,7 +11,7 @@ pub struct CheckArgs {
     /// The scene file (RON, or JSON when it ends in `.json`).
     pub scene: PathBuf,
     /// The candidate-pair limit the warnings measure against (as `run --pair-limit`).
-    #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT)]
+    #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT, value_parser = super::pair_limit_arg)]
     pub pair_limit: usize,
 }
 

@@ -80,3 +80,13 @@ fn open_window(_scene: Option<PathBuf>) -> anyhow::Result<i32> {
         "this build has no window (built without the `app` feature); try `run` or `bench`"
     )
 }
+
+/// `--pair-limit`: a count from 0 to [`crate::broadphase::MAX_PAIR_LIMIT`].
+pub(crate) fn pair_limit_arg(text: &str) -> Result<usize, String> {
+    let limit: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a count of pairs"))?;
+    crate::broadphase::check_pair_limit(limit)?;
+    Ok(limit)
+}

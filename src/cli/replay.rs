@@ -64,19 +64,34 @@ pub fn main(args: &ReplayArgs) -> anyhow::Result<i32> {
         }
     };
     let file = history.scene_file.as_str();
-    let summary = match sim.last_error() {
-        // The step stopped: what `run` says when it stops there.
-        Some(source) => Err(SceneError::Step {
-            step: at,
-            source: source.clone(),
-        }),
-        None => Ok(super::run::summary_of(
-            &history.scene,
-            file,
-            &sim,
-            &totals_to(&history, at),
-        )),
-    };
+    if let Some(source) = sim.last_error() {
+        // The step stopped, as it did when recorded: said of the recording (the scene's file
+        // may be gone), with the limit the run had (replay takes no --pair-limit).
+        let limit = match source {
+            crate::broadphase::BroadphaseError::PairLimit { .. } => {
+                format!("; the run's pair limit was {}", sim.pair_limit())
+            }
+            _ => String::new(),
+        };
+        eprintln!(
+            "{}: step {at}: {source} (the recorded run stopped there too{limit})",
+            crate::text::escape_controls(&name)
+        );
+        return Ok(1);
+    }
+    let mut summary = super::run::summary_of(&history.scene, file, &sim, &totals_to(&history, at));
+    // The scene's spheres, as `run` counts them, with those the recorded edits up to the
+    // step added and removed.
+    let (mut added, mut removed) = (0usize, 0usize);
+    for e in history.edits.iter().filter(|e| e.step <= at) {
+        match e.edit {
+            crate::replay::Edit::AddSphere(_) => added += 1,
+            crate::replay::Edit::RemoveSphere { .. } => removed += 1,
+            _ => {}
+        }
+    }
+    summary.spheres = (summary.spheres + added).saturating_sub(removed);
+    let summary: Result<_, SceneError> = Ok(summary);
     if let Ok(s) = &summary
         && !args.json
     {

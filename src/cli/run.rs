@@ -46,7 +46,7 @@ pub struct RunArgs {
     pub json: bool,
     /// The most candidate pairs a step may find; past it the run stops with exit 1 and a
     /// message (memory stays bounded).
-    #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT)]
+    #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT, value_parser = super::pair_limit_arg)]
     pub pair_limit: usize,
     /// Runs with this fat-box margin (world units, >= 0) instead of the scene's.
     #[arg(long, allow_hyphen_values = true)]
@@ -192,7 +192,20 @@ fn drive(
 ) -> Result<RunSummary, crate::scene::SceneError> {
     let mut sim = Simulation::paused_at_zero(scene, kind, pair_limit)?;
     if let Some(slot) = record.as_deref_mut() {
-        *slot = Some(crate::replay::History::new(scene, file, &sim));
+        let history = crate::replay::History::new(scene, file, &sim);
+        // Checked before the run, so no run ends with a recording that cannot be written.
+        let most = crate::replay::file::max_steps_after_zero(&history)?;
+        if steps > most {
+            return Err(crate::scene::SceneError::Invalid {
+                file: file.to_owned(),
+                message: format!(
+                    "--steps: a recording of this scene holds at most {most} steps (its file \
+                     at most {} bytes, what replay reads), got {steps}",
+                    crate::replay::file::MAX_RECORDING_BYTES
+                ),
+            });
+        }
+        *slot = Some(history);
     }
     stopped(&sim)?;
     let mut totals = Totals::default();

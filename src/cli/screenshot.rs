@@ -13,7 +13,7 @@ pub struct ScreenshotArgs {
     /// The scene file to render, or a trace (told by its first word `aabb-trace`, or the
     /// name `*.trace`): the window opens it as File > Open does.
     pub scene: PathBuf,
-    /// Where to write the PNG.
+    /// Where to write the PNG (a `.png` name; a missing folder is made).
     #[arg(long)]
     pub out: PathBuf,
     /// Steps to run before the shot.
@@ -99,6 +99,50 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         );
         return Ok(2);
     }
+    // A PNG is what is written: another name would be written as a PNG over what it held,
+    // and then refused when read back.
+    if !args
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+    {
+        eprintln!(
+            "{}: --out must name a .png file (nothing was written)",
+            crate::text::escape_controls(&args.out.display().to_string())
+        );
+        return Ok(2);
+    }
+    if args.steps > crate::sweep::grid::MAX_STEPS {
+        eprintln!(
+            "--steps: at most {} steps before the shot (the window records every one), got {}",
+            crate::sweep::grid::MAX_STEPS,
+            args.steps
+        );
+        return Ok(2);
+    }
+    // The Advisor's grid is checked as `sweep` checks it, before the window opens (a bad one
+    // was only said by the Advisor, and the shot made with exit 0).
+    if let Some(margins) = &args.advisor_margin
+        && let Err(e) = crate::sweep::MarginRange::parse(margins).and_then(|r| r.values())
+    {
+        eprintln!("--advisor-margin: {}", sweep_message(e));
+        return Ok(2);
+    }
+    if let Some(lookaheads) = &args.advisor_lookahead
+        && let Err(e) = crate::sweep::parse_lookaheads(lookaheads)
+    {
+        eprintln!("--advisor-lookahead: {}", sweep_message(e));
+        return Ok(2);
+    }
+    if let Some(steps) = args.advisor_steps
+        && !(1..=crate::sweep::grid::MAX_STEPS).contains(&steps)
+    {
+        eprintln!(
+            "--advisor-steps: 1 to {} steps a point, got {steps}",
+            crate::sweep::grid::MAX_STEPS
+        );
+        return Ok(2);
+    }
     let layers = match &args.layers {
         Some(names) => {
             Some(Layers::from_names(names).map_err(|e| anyhow::anyhow!("--layers: {e}"))?)
@@ -129,6 +173,14 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         plan,
         Duration::from_secs(args.timeout_secs.max(1)),
     )
+}
+
+/// A grid's refusal without the field `sweep` names (the option is named instead).
+fn sweep_message(e: crate::sweep::SweepError) -> String {
+    match e {
+        crate::sweep::SweepError::Grid { message, .. } => message,
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]

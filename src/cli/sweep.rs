@@ -42,7 +42,7 @@ pub struct SweepArgs {
     pub threads: usize,
     /// The most candidate pairs a step may find; a point past it stops (and is reported so)
     /// while the others go on.
-    #[arg(long, default_value_t = DEFAULT_PAIR_LIMIT)]
+    #[arg(long, default_value_t = DEFAULT_PAIR_LIMIT, value_parser = super::pair_limit_arg)]
     pub pair_limit: usize,
 }
 

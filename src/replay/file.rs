@@ -106,6 +106,26 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
+/// The most steps after step 0 a recording file of `history`'s scene, broad phase and
+/// edits may hold (its header takes the rest of [`MAX_RECORDING_BYTES`]).
+pub fn max_steps_after_zero(history: &History) -> Result<u64, SceneError> {
+    let header = Header {
+        scene_file: history.scene_file.clone(),
+        broadphase: history.broadphase,
+        pair_limit: history.pair_limit,
+        steps: history.steps.len() as u64,
+        edits: history.edits.clone(),
+        scene: history.scene.to_text(true)?,
+    };
+    let json = serde_json::to_vec(&header).map_err(|e| SceneError::Invalid {
+        file: history.scene_file.clone(),
+        message: e.to_string(),
+    })?;
+    let room = MAX_RECORDING_BYTES.saturating_sub((PREFIX_BYTES + json.len()) as u64);
+    // Step 0's record is one of them.
+    Ok((room / STEP_BYTES as u64).saturating_sub(1))
+}
+
 /// The bytes of a recording file holding `history`.
 pub fn to_bytes(history: &History) -> Result<Vec<u8>, SceneError> {
     let fail = |message: String| SceneError::Invalid {
@@ -211,7 +231,13 @@ fn read_step(bytes: &[u8]) -> Option<StepRecord> {
 
 /// Writes `history` to `path` atomically ([`fileio::write_atomic`]).
 pub fn save(history: &History, path: &Path) -> Result<(), SceneError> {
-    let bytes = to_bytes(history)?;
+    let bytes = to_bytes(history).map_err(|e| match e {
+        SceneError::Invalid { message, .. } => SceneError::Invalid {
+            file: path.display().to_string(),
+            message,
+        },
+        other => other,
+    })?;
     Ok(fileio::write_atomic(path, &bytes, WriteOptions::default())?)
 }
 

@@ -813,8 +813,13 @@ impl<S: Replay> History<S> {
                 match outcome {
                     Ok(()) | Err(SceneError::Step { .. }) => {}
                     Err(refused) => {
+                        // The simulation's own message, without its placeholder file name.
+                        let why = match refused {
+                            SceneError::Invalid { message, .. } => message,
+                            other => other.to_string(),
+                        };
                         return Err(mismatch(format!(
-                            "the recorded edit \"{}\" was refused: {refused}",
+                            "the recorded edit \"{}\" was refused: {why}",
                             e.edit.describe()
                         )));
                     }

@@ -61,6 +61,19 @@ pub fn parse_box_list_limited(text: &str, file: &str, max_boxes: usize) -> Resul
     let mut boxes = Vec::new();
     // A byte-order mark some editors put before the first line is not part of it.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A scene given for a box list is said to be one, not refused for its first line's words.
+    let first = text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    if let Some(line) = first
+        && (line.starts_with('(') || line.starts_with('{') || line.starts_with("//"))
+    {
+        return Err(format!(
+            "{file}: not a box list: this looks like a scene (RON or JSON); a box list is \
+             lines of 4 numbers (2D: minx miny maxx maxy) or 6 (3D)"
+        ));
+    }
     for (index, raw) in text.split('\n').enumerate() {
         let line = index + 1;
         let content = raw.split('#').next().unwrap_or("");

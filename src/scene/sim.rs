@@ -197,6 +197,7 @@ impl Simulation {
         kind: BroadphaseKind,
         pair_limit: usize,
     ) -> Result<Simulation, SceneError> {
+        broadphase::check_pair_limit(pair_limit).map_err(invalid)?;
         scene.validate(SIM_FILE)?;
         let mut boxes = scene.boxes.clone();
         boxes.sort_by_key(|b| b.id);
@@ -264,6 +265,7 @@ impl Simulation {
     /// Sets the candidate-pair limit and finds the pairs again under it (an error when they
     /// pass it; the spheres are kept either way).
     pub fn set_pair_limit(&mut self, limit: usize) -> Result<&StepReport, SceneError> {
+        broadphase::check_pair_limit(limit).map_err(invalid)?;
         self.pair_limit = limit;
         self.broadphase.set_pair_limit(limit);
         self.refresh(Vec::new(), Vec::new(), Instant::now())

@@ -158,6 +158,7 @@ impl TraceSimulation {
         config: TreeConfig,
         pair_limit: usize,
     ) -> Result<(TraceSimulation, Result<(), SceneError>), SceneError> {
+        broadphase::check_pair_limit(pair_limit).map_err(invalid)?;
         if start >= trace.step_count() {
             return Err(invalid(format!(
                 "the trace has no step {start}: its steps are 0 to {}",
@@ -238,6 +239,7 @@ impl TraceSimulation {
         let (outcome, found) = match found {
             Ok(found) => found,
             Err(source) => {
+                let source = source.of_boxes();
                 self.report = StepReport {
                     step: self.step as u64,
                     pairs_recomputed: true,
@@ -405,6 +407,7 @@ impl TraceSimulation {
 
     /// Sets the candidate-pair limit and finds the pairs again under it.
     pub fn set_pair_limit(&mut self, limit: usize) -> Result<&StepReport, SceneError> {
+        broadphase::check_pair_limit(limit).map_err(invalid)?;
         self.pair_limit = limit;
         self.broadphase.set_pair_limit(limit);
         self.refresh(Instant::now())

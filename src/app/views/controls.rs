@@ -125,7 +125,7 @@ impl View for Controls {
         let response = ui
             .add(
                 egui::DragValue::new(&mut limit)
-                    .range(1..=usize::MAX / 2)
+                    .range(1..=crate::broadphase::MAX_PAIR_LIMIT)
                     .speed(10_000.0)
                     .prefix("Pair limit: "),
             )
