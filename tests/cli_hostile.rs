@@ -22,6 +22,12 @@ fn utf8(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// Three spheres at one point: three pairs, past a pair limit of 2.
+const CROWD: &str = "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, \
+                     10.0)), spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, \
+                     0.0)), (id: 1, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), (id: \
+                     2, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0))])";
+
 const SCENE: &str = "(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, \
                      10.0)), spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (1.0, \
                      0.0))])";
@@ -209,14 +215,7 @@ fn step_errors_name_the_pair_limit_only_when_it_stopped_the_run() {
         "{err}"
     );
     // Three spheres at one point, a limit of 2: the limit's error says which limit.
-    let crowd = write(
-        dir.path(),
-        "crowd.ron",
-        b"(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, 10.0)), \
-          spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
-          (id: 1, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
-          (id: 2, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0))])",
-    );
+    let crowd = write(dir.path(), "crowd.ron", CROWD.as_bytes());
     let out = bin(&["run", utf8(&crowd), "--pair-limit", "2"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -718,14 +717,7 @@ fn run_record_refuses_before_the_run_past_what_this_scenes_recording_holds() {
 #[test]
 fn replay_of_a_stopped_step_names_the_recording_and_the_runs_limit() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let crowd = write(
-        dir.path(),
-        "crowd.ron",
-        b"(format_version: 1, dimensions: 2, world: (min: (0.0, 0.0), max: (10.0, 10.0)), \
-          spheres: [(id: 0, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
-          (id: 1, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0)), \
-          (id: 2, center: (5.0, 5.0), radius: 1.0, velocity: (0.0, 0.0))])",
-    );
+    let crowd = write(dir.path(), "crowd.ron", CROWD.as_bytes());
     let rec = dir.path().join("r.rec");
     let made = bin(&[
         "run",

@@ -106,9 +106,8 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-/// The most steps after step 0 a recording file of `history`'s scene, broad phase and
-/// edits may hold (its header takes the rest of [`MAX_RECORDING_BYTES`]).
-pub fn max_steps_after_zero(history: &History) -> Result<u64, SceneError> {
+/// The header of `history`'s file, as JSON.
+fn header_json(history: &History) -> Result<Vec<u8>, SceneError> {
     let header = Header {
         scene_file: history.scene_file.clone(),
         broadphase: history.broadphase,
@@ -117,10 +116,16 @@ pub fn max_steps_after_zero(history: &History) -> Result<u64, SceneError> {
         edits: history.edits.clone(),
         scene: history.scene.to_text(true)?,
     };
-    let json = serde_json::to_vec(&header).map_err(|e| SceneError::Invalid {
-        file: history.scene_file.clone(),
+    serde_json::to_vec(&header).map_err(|e| SceneError::Invalid {
+        file: "<recording>".to_owned(),
         message: e.to_string(),
-    })?;
+    })
+}
+
+/// The most steps after step 0 a recording file of `history`'s scene, broad phase and
+/// edits may hold (its header takes the rest of [`MAX_RECORDING_BYTES`]).
+pub fn max_steps_after_zero(history: &History) -> Result<u64, SceneError> {
+    let json = header_json(history)?;
     let room = MAX_RECORDING_BYTES.saturating_sub((PREFIX_BYTES + json.len()) as u64);
     // Step 0's record is one of them.
     Ok((room / STEP_BYTES as u64).saturating_sub(1))
@@ -132,26 +137,19 @@ pub fn to_bytes(history: &History) -> Result<Vec<u8>, SceneError> {
         file: "<recording>".to_owned(),
         message,
     };
-    let header = Header {
-        scene_file: history.scene_file.clone(),
-        broadphase: history.broadphase,
-        pair_limit: history.pair_limit,
-        steps: history.steps.len() as u64,
-        edits: history.edits.clone(),
-        scene: history.scene.to_text(true)?,
-    };
-    let json = serde_json::to_vec(&header).map_err(|e| fail(e.to_string()))?;
+    let json = header_json(history)?;
+    let steps = history.steps.len() as u64;
     let header_len = u32::try_from(json.len())
         .map_err(|_| fail(format!("the header is too long ({} bytes)", json.len())))?;
     // A file `load` would refuse is not written: the same limit on both sides.
-    let total = (PREFIX_BYTES + json.len()) as u64 + (STEP_BYTES as u64) * header.steps;
+    let total = (PREFIX_BYTES + json.len()) as u64 + (STEP_BYTES as u64) * steps;
     if total > MAX_RECORDING_BYTES {
         return Err(fail(format!(
             "the recording of {} steps would take {total} bytes ({:.1} MiB), more than the \
              {MAX_RECORDING_BYTES} bytes ({:.1} MiB) a recording may hold, so it could not be \
              read back; record fewer steps (at most {MAX_RECORDED_STEPS} of {STEP_BYTES} bytes \
              each, fewer with a large scene)",
-            header.steps,
+            steps,
             total as f64 / 1_048_576.0,
             MAX_RECORDING_BYTES as f64 / 1_048_576.0
         )));
