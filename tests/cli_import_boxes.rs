@@ -3,21 +3,11 @@
 //! with `FILE:LINE: what` (or `FILE: what`), exit code 1, no panic, and `--out` is neither
 //! created nor touched.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[path = "common/cli.rs"]
 mod cli;
-use cli::{bin, text};
-
-fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, contents).expect("write the file");
-    path
-}
-
-fn utf8(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use cli::{bin, text, utf8, write};
 
 #[test]
 fn a_good_list_makes_a_scene_that_check_and_run_accept() {

@@ -2,18 +2,9 @@
 //! its fields), and malformed box lists refused with `FILE:LINE: what`, exit code 1 and no
 //! panic.
 
-use std::path::{Path, PathBuf};
-
 #[path = "common/cli.rs"]
 mod cli;
-use cli::{bin, text};
-
-/// Writes `contents` to `name` in `dir`; returns its path.
-fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, contents).expect("write the file");
-    path
-}
+use cli::{bin, text, write};
 
 fn json(path: &str) -> serde_json::Value {
     let out = bin(&["quality", path, "--json"]);

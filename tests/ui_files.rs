@@ -37,12 +37,8 @@ fn scene(name: &str) -> Scene {
     Scene::parse(&text, "test.ron", false).expect("the test scene is valid")
 }
 
-/// A temp folder with the scene "A" in `a.ron` and "C" in `c.ron`, and the app with `a.ron`
-/// open.
-fn opened() -> (tempfile::TempDir, Harness<'static, DebuggerApp>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    scene("A").save(&dir.path().join("a.ron")).expect("save a");
-    scene("C").save(&dir.path().join("c.ron")).expect("save c");
+/// The app on the scene "built in", never saved, after its first frames.
+fn unsaved_harness() -> Harness<'static, DebuggerApp> {
     let mut h = ui::app_harness(
         Harness::builder()
             .with_size(Vec2::new(1200.0, 800.0))
@@ -51,6 +47,16 @@ fn opened() -> (tempfile::TempDir, Harness<'static, DebuggerApp>) {
         scene("built in"),
     );
     h.run_steps(2);
+    h
+}
+
+/// A temp folder with the scene "A" in `a.ron` and "C" in `c.ron`, and the app with `a.ron`
+/// open.
+fn opened() -> (tempfile::TempDir, Harness<'static, DebuggerApp>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    scene("A").save(&dir.path().join("a.ron")).expect("save a");
+    scene("C").save(&dir.path().join("c.ron")).expect("save c");
+    let mut h = unsaved_harness();
     h.state_mut()
         .push_command(Command::Open(dir.path().join("a.ron")));
     h.run_steps(2);
@@ -370,13 +376,7 @@ fn a_failed_save_then_continue_says_so_before_asking_again() {
 fn a_new_document_can_be_saved_as_before_another_opens() {
     let dir = tempfile::tempdir().expect("tempdir");
     scene("C").save(&dir.path().join("c.ron")).expect("save c");
-    let mut h = ui::app_harness(
-        Harness::builder()
-            .with_size(Vec2::new(1200.0, 800.0))
-            .with_step_dt(0.05),
-        scene("built in"),
-    );
-    h.run_steps(2);
+    let mut h = unsaved_harness();
     assert_eq!(h.state().path(), None);
     let mut tree = h.state().document().tree;
     tree.margin = 2.5;

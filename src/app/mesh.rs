@@ -367,13 +367,20 @@ impl MeshBuilder {
         });
     }
 
-    /// The ink of a rectangle's outline: its four edges' lengths inside the view.
+    /// The ink of a rectangle's outline: its four edges' lengths inside the view (each edge is
+    /// axis-aligned: its overlap with the view's span, when its line crosses the view).
     fn outline_ink(&self, rect: Rect, width: f32) -> f32 {
-        let [a, b, c, d] = rect_corners(rect).map(|(p, _)| p);
-        let length = self.visible_length(a, b)
-            + self.visible_length(b, c)
-            + self.visible_length(c, d)
-            + self.visible_length(d, a);
+        let c = self.clip;
+        // `max` drops a NaN, so a rectangle that is not a number counts no ink.
+        let overlap = |lo: f32, hi: f32, view_lo: f32, view_hi: f32| {
+            (hi.min(view_hi) - lo.max(view_lo)).max(0.0)
+        };
+        let within = |v: f32, lo: f32, hi: f32| f32::from(u8::from(v >= lo && v <= hi));
+        let across = overlap(rect.min.x, rect.max.x, c.min.x, c.max.x);
+        let down = overlap(rect.min.y, rect.max.y, c.min.y, c.max.y);
+        let length = across
+            * (within(rect.min.y, c.min.y, c.max.y) + within(rect.max.y, c.min.y, c.max.y))
+            + down * (within(rect.min.x, c.min.x, c.max.x) + within(rect.max.x, c.min.x, c.max.x));
         Self::stroke_ink(width, length)
     }
 
@@ -920,6 +927,23 @@ mod tests {
         // Not a number counts no ink and draws nothing wrong.
         m.line(pos2(f32::NAN, 0.0), pos2(1.0, 1.0), 1.0, Color32::WHITE);
         assert_eq!(m.skipped(), 54);
+        // An outline half out of the view: the two edges inside, half of each.
+        let mut part = MeshBuilder::new();
+        part.limit_ink(view);
+        part.rect_outline(
+            Rect::from_min_max(pos2(50.0, 50.0), pos2(150.0, 150.0)),
+            0.5,
+            Color32::WHITE,
+        );
+        assert!(near(part.ink(), 2.0 * (50.0 + 50.0)), "{}", part.ink());
+        part.rect_outline(
+            Rect::from_min_max(pos2(f32::NAN, 0.0), pos2(10.0, 10.0)),
+            1.0,
+            Color32::WHITE,
+        );
+        // An edge at a coordinate that is not a number counts none; the other three (10, 10
+        // and 10 long, their ends at it read from the view's edge) their part.
+        assert!(near(part.ink(), 200.0 + 2.0 * 30.0), "{}", part.ink());
         // Without a view (a builder of its own) the ink is counted but not limited.
         let mut free = MeshBuilder::new();
         for _ in 0..1_000 {

@@ -137,11 +137,10 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
 /// `--spheres`: a world at most 10^9 units wide, and so on).
 fn scene_problem(scene: &Scene) -> Result<(), String> {
     scene.validate("").map_err(|e| {
-        let text = match e {
-            crate::scene::SceneError::Invalid { message, .. } => message,
-            other => other.to_string(),
-        };
-        format!("the scene made of these boxes would not be valid: {text}")
+        format!(
+            "the scene made of these boxes would not be valid: {}",
+            e.without_file()
+        )
     })
 }
 

@@ -444,16 +444,6 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
         );
         return report(summary, &file, args.json, args.pair_limit);
     }
-    if args.record.is_some() && args.steps > crate::replay::file::MAX_RECORDED_STEPS {
-        eprintln!(
-            "--steps: a recording holds at most {} steps ({} MiB, what replay reads), got {}; \
-             record fewer",
-            crate::replay::file::MAX_RECORDED_STEPS,
-            crate::replay::file::MAX_RECORDING_BYTES >> 20,
-            args.steps
-        );
-        return Ok(2);
-    }
     if let Some(record) = &args.record
         && crate::fileio::same_file(&args.scene, record)
     {

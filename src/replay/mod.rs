@@ -814,13 +814,10 @@ impl<S: Replay> History<S> {
                     Ok(()) | Err(SceneError::Step { .. }) => {}
                     Err(refused) => {
                         // The simulation's own message, without its placeholder file name.
-                        let why = match refused {
-                            SceneError::Invalid { message, .. } => message,
-                            other => other.to_string(),
-                        };
                         return Err(mismatch(format!(
-                            "the recorded edit \"{}\" was refused: {why}",
-                            e.edit.describe()
+                            "the recorded edit \"{}\" was refused: {}",
+                            e.edit.describe(),
+                            refused.without_file()
                         )));
                     }
                 }

@@ -222,6 +222,20 @@ pub enum SceneError {
     },
 }
 
+impl SceneError {
+    /// What is wrong without a file name in front: an [`SceneError::Invalid`]'s message (as
+    /// its own text cleans it), any other error whole. For a scene or simulation that has no
+    /// file of its own here (one made in memory, a recorded edit), where the caller names the
+    /// place.
+    #[must_use]
+    pub fn without_file(self) -> String {
+        match self {
+            SceneError::Invalid { message, .. } => clean_message(&message),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl From<WriteError> for SceneError {
     fn from(e: WriteError) -> Self {
         match e {

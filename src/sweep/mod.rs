@@ -386,10 +386,7 @@ impl SweepPlan {
                 probe.validate("").map_err(|e| SweepError::Scene {
                     margin,
                     lookahead,
-                    message: match e {
-                        SceneError::Invalid { message, .. } => crate::text::clean_message(&message),
-                        other => other.to_string(),
-                    },
+                    message: e.without_file(),
                 })?;
             }
         }
