@@ -81,6 +81,41 @@ fn a_good_list_makes_a_scene_that_check_and_run_accept() {
     );
 }
 
+/// A list in corner lines (Catto's level sets: `v minx miny minz`, then `v maxx maxy maxz`)
+/// makes the same scene, byte for byte, as the same boxes one a line.
+#[test]
+fn corner_pairs_import_as_the_same_scene() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines = write(
+        dir.path(),
+        "lines.txt",
+        b"0 0 0 40 1 10\n4 6 2 12 7 8\n10 3 1 14 4 9\n",
+    );
+    let corners = write(
+        dir.path(),
+        "corners.txt",
+        b"v 0 0 0\nv 40 1 10\n# a platform\nv 4 6 2\nv 12 7 8\n\nv 10 3 1\r\nv 14 4 9\r\n",
+    );
+    let mut scenes = Vec::new();
+    for (list, name) in [(&lines, "a.ron"), (&corners, "b.ron")] {
+        let out_path = dir.path().join(name);
+        let out = bin(&[
+            "import-boxes",
+            utf8(list),
+            "--out",
+            utf8(&out_path),
+            "--name",
+            "Level",
+            "--spheres",
+            "5",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        scenes.push(std::fs::read(&out_path).expect("the scene was written"));
+    }
+    assert!(text(&scenes[0]).contains("boxes"));
+    assert_eq!(text(&scenes[0]), text(&scenes[1]));
+}
+
 /// Runs `import-boxes FILE --out OUT` where OUT holds `old` (or does not exist when `None`):
 /// exit 1, `want` on stderr, nothing on stdout, OUT unchanged.
 fn assert_refused(file: &str, out_path: &Path, old: Option<&str>, want: &str) {

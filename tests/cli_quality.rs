@@ -13,7 +13,8 @@ fn json(path: &str) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
 
-/// Every method of `v`, checked field by field; the best is one of least cost.
+/// Every method of `v`, checked field by field; the best is the first of least cost and,
+/// among those, of least height.
 fn check_report(v: &serde_json::Value, boxes: u64, dimensions: u64) {
     assert_eq!(v["boxes"], boxes);
     assert_eq!(v["dimensions"], dimensions);
@@ -67,14 +68,15 @@ fn check_report(v: &serde_json::Value, boxes: u64, dimensions: u64) {
     assert_eq!(v["best"]["cost"].as_f64(), Some(least));
     assert_eq!(v["skipped"], serde_json::json!([]), "nothing left out");
     let best = v["best"]["method"].as_str().expect("best method");
-    let first = methods
-        .iter()
-        .find(|m| m["cost"].as_f64() == Some(least))
+    let cheapest = || methods.iter().filter(|m| m["cost"].as_f64() == Some(least));
+    let lowest = cheapest().filter_map(|m| m["height"].as_u64()).min();
+    let first = cheapest()
+        .find(|m| m["height"].as_u64() == lowest)
         .expect("a least");
     assert_eq!(
         first["method"].as_str(),
         Some(best),
-        "the first of least cost"
+        "the first of least cost and, among those, least height"
     );
 }
 
@@ -159,6 +161,42 @@ fn quality_json_of_a_3d_list_and_the_table() {
             .is_some_and(|l| l.starts_with("best: ")),
         "{table}"
     );
+}
+
+/// A list in corner lines, as Catto's level sets are written (`v minx miny minz`, then `v maxx
+/// maxy maxz`), is the same boxes as one box a line: every method's height and cost alike.
+#[test]
+fn quality_reads_corner_pairs_as_the_same_boxes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut lines, mut corners) = (String::new(), String::new());
+    for i in 0..30u32 {
+        let (x, y) = (f64::from(i % 6) * 1.25, f64::from(i / 6) * 0.75);
+        let (w, h) = (0.5 + f64::from(i % 4) * 0.3, 0.1 + f64::from(i % 3) * 0.4);
+        lines.push_str(&format!("{x} {y} 0 {} {} 0.25\n", x + w, y + h));
+        corners.push_str(&format!("v {x} {y} 0\nv {} {} 0.25\n", x + w, y + h));
+    }
+    let a = write(dir.path(), "level.boxes", lines.as_bytes());
+    let b = write(dir.path(), "level.txt", corners.as_bytes());
+    let measured = |path: &std::path::Path| {
+        let v = json(path.to_str().expect("utf-8 path"));
+        check_report(&v, 30, 3);
+        let methods: Vec<(String, u64, f64)> = v["methods"]
+            .as_array()
+            .expect("methods")
+            .iter()
+            .map(|m| {
+                (
+                    m["method"].as_str().expect("name").to_owned(),
+                    m["height"].as_u64().expect("height"),
+                    m["cost"].as_f64().expect("cost"),
+                )
+            })
+            .collect();
+        (methods, v["best"].clone())
+    };
+    let (from_lines, from_corners) = (measured(&a), measured(&b));
+    assert_eq!(from_lines.0.len(), 37);
+    assert_eq!(from_lines, from_corners);
 }
 
 /// 9,000 boxes all alike, the degenerate set of every descent (a hostile list is easily made
@@ -298,6 +336,17 @@ fn malformed_lists_are_refused_with_the_line() {
             "3: a 2D box (4 numbers) in a list of 3D boxes (from line 1)",
         ),
         ("binary.txt", b"0 0 1 1\n\xff\xfe\n", "2: not UTF-8 text"),
+        (
+            "unpaired.txt",
+            b"v 0 0 0\nv 1 1 1\n\nv 2 2 2\n# no upper corner\n",
+            "4: a lower corner without its upper one (a box is two corner lines: `v minx miny \
+             minz`, then `v maxx maxy maxz`)",
+        ),
+        (
+            "forms.txt",
+            b"v 0 0 0\nv 1 1 1\n0 0 0 1 1 1\n",
+            "3: a box on one line in a list of corner lines `v x y z` (from line 1)",
+        ),
     ];
     for (name, contents, want) in cases {
         let path = write(dir.path(), name, contents);

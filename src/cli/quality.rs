@@ -111,7 +111,8 @@ pub struct QualityReport {
     /// Every method: insertion x balancing, then `+optimize`, then the rebuilds and the batch
     /// creations.
     pub methods: Vec<MethodQuality>,
-    /// The method of least cost (the first listed among equals).
+    /// The method of least cost (among equals the one of least height, then the first
+    /// listed).
     pub best: Best,
     /// The methods left out (in the order of the full list), each with why: empty on every
     /// set but degenerate ones.
@@ -183,6 +184,12 @@ pub fn table(report: &QualityReport) -> String {
         "best: {} (cost {:.4})",
         report.best.method, report.best.cost
     );
+    if report.boxes > 2 && report.methods.iter().all(|m| m.cost == 0.0) {
+        out.push_str(
+            "every tree costs 0: its branches have no area (boxes at one point or along one \
+             line), so the best is the lowest tree\n",
+        );
+    }
     out
 }
 
@@ -290,18 +297,24 @@ fn measure_within(
     } else {
         measure_all(&set.boxes, budget, progress)?
     };
-    let mut best = Best {
-        method: String::new(),
-        cost: f64::INFINITY,
-    };
-    for m in &methods {
-        if m.cost < best.cost {
-            best = Best {
+    // Least cost; among equal costs the lower tree (boxes on a line cost 0 in every tree,
+    // and a list of them is no answer); among those the first listed.
+    let best = methods
+        .iter()
+        .fold(None::<&MethodQuality>, |best, m| match best {
+            Some(b) if (b.cost, b.height) <= (m.cost, m.height) => Some(b),
+            _ => Some(m),
+        })
+        .map_or(
+            Best {
+                method: String::new(),
+                cost: f64::INFINITY,
+            },
+            |m| Best {
                 method: m.method.clone(),
                 cost: m.cost,
-            };
-        }
-    }
+            },
+        );
     Ok(QualityReport {
         boxes: set.boxes.len(),
         dimensions: set.dimensions,
@@ -567,6 +580,43 @@ mod tests {
         assert_eq!(seen.len(), method_count());
         assert_eq!(method_count(), 37);
         assert!(report.skipped.is_empty());
+    }
+
+    /// Boxes along one line in 3D: the root has no area, so every tree costs 0. The best is
+    /// then the lowest tree (the first listed, `volume/none`, is a list of height 49), and the
+    /// table says why every cost is 0.
+    #[test]
+    fn among_equal_costs_the_best_is_the_lowest_tree() {
+        let list: String = (0..50)
+            .map(|i| format!("{i} 0 0 {} 0 0\n", i + 1))
+            .collect();
+        let set = parse_box_list(&list, "f").expect("valid");
+        let report = measure(&set).expect("measured");
+        assert!(report.methods.iter().all(|m| m.cost == 0.0));
+        let first = &report.methods[0];
+        assert_eq!((first.method.as_str(), first.height), ("volume/none", 49));
+        let least = report.methods.iter().map(|m| m.height).min();
+        let best = report
+            .methods
+            .iter()
+            .find(|m| m.method == report.best.method);
+        assert_eq!(best.map(|m| m.height), least);
+        assert_eq!(least, Some(6));
+        // The first listed of the lowest.
+        let lowest = report.methods.iter().find(|m| Some(m.height) == least);
+        assert_eq!(
+            lowest.map(|m| m.method.as_str()),
+            Some(report.best.method.as_str())
+        );
+        assert_eq!(report.best.cost, 0.0);
+        assert!(table(&report).ends_with(
+            "every tree costs 0: its branches have no area (boxes at one point or along one \
+             line), so the best is the lowest tree\n"
+        ));
+        // Boxes with area: no such line.
+        let flat = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n", "f").expect("valid");
+        let report = measure(&flat).expect("measured");
+        assert!(!table(&report).contains("every tree costs 0"));
     }
 
     /// Boxes all alike: the volume and perimeter descents (with no balancing, and with

@@ -4,6 +4,11 @@
 //! One box a line: `minx miny maxx maxy` (2D) or `minx miny minz maxx maxy maxz` (3D), the
 //! numbers separated by spaces or tabs, decimal (`1`, `-0.5`, `2.5e-3`), finite, read as the
 //! nearest `f32`, with min <= max on every axis; every line of one list of the same dimension.
+//!
+//! Or a box in two corner lines, as the level sets of Catto's dynamic-tree samples are
+//! written: `v minx miny minz` then `v maxx maxy maxz` (3D; `v x y` in 2D), each pair one
+//! box. A list is one form or the other, as its first box is.
+//!
 //! `#` starts a comment (to the end of the line); blank lines are skipped; a line may end in
 //! `\r`. Anything else is refused with `FILE:LINE: what`.
 
@@ -48,16 +53,45 @@ pub fn read_box_list(path: &Path, max_boxes: usize) -> Result<BoxSet, String> {
 /// Parses a box list; `file` names it in messages, each `FILE:LINE: what` (lines from 1).
 ///
 /// Refused: a word that is not a number, a number that is not finite (or overflows `f32`), a
-/// line of other than 4 or 6 numbers, `min > max` on an axis, a line of the other dimension
-/// than the first box's, and a list without a box.
+/// line of other than 4 or 6 numbers (a corner line: other than 2 or 3 after its `v`),
+/// `min > max` on an axis, a line of the other dimension or form than the first box's, a
+/// lower corner without its upper one at the end, and a list without a box.
 pub fn parse_box_list(text: &str, file: &str) -> Result<BoxSet, String> {
     parse_box_list_limited(text, file, usize::MAX)
+}
+
+/// The two forms a box list may take.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// One box a line: `minx miny maxx maxy` or `minx miny minz maxx maxy maxz`.
+    Lines,
+    /// A box in two corner lines, `v minx miny minz` then `v maxx maxy maxz`.
+    Corners,
+}
+
+impl Form {
+    /// What a line of this form looks like, for messages.
+    fn describe(self) -> &'static str {
+        match self {
+            Form::Lines => "one box a line",
+            Form::Corners => "corner lines `v x y z`",
+        }
+    }
+}
+
+/// What the first box of a list fixed: its form, dimension, and the line it was on.
+struct Layout {
+    form: Form,
+    dimensions: u8,
+    line: usize,
 }
 
 /// [`parse_box_list`], refusing a list of more than `max_boxes` boxes at the line of the
 /// first one too many.
 pub fn parse_box_list_limited(text: &str, file: &str, max_boxes: usize) -> Result<BoxSet, String> {
-    let mut dims: Option<(u8, usize)> = None;
+    let mut layout: Option<Layout> = None;
+    // A corner form's lower corner, waiting for its upper one, and the line it was on.
+    let mut lower: Option<([f32; 3], usize)> = None;
     let mut boxes = Vec::new();
     // A byte-order mark some editors put before the first line is not part of it.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -77,77 +111,153 @@ pub fn parse_box_list_limited(text: &str, file: &str, max_boxes: usize) -> Resul
     for (index, raw) in text.split('\n').enumerate() {
         let line = index + 1;
         let content = raw.split('#').next().unwrap_or("");
-        // At most 7 words are kept (one past a 3D box), so a line of millions of words costs
-        // no memory; the rest are only counted for the message.
+        // At most 8 words are kept (one past a 3D box, or past a corner's `v` and three
+        // numbers), so a line of millions of words costs no memory; the rest are only
+        // counted for the message.
         let mut all = content.split_whitespace();
-        let words: Vec<&str> = all.by_ref().take(7).collect();
+        let mut words: Vec<&str> = all.by_ref().take(8).collect();
         if words.is_empty() {
             continue;
         }
-        let here = match words.len() {
-            4 => 2u8,
-            6 => 3u8,
-            n => {
-                let n = n + all.count();
+        let form = if words[0] == "v" {
+            words.remove(0);
+            Form::Corners
+        } else {
+            Form::Lines
+        };
+        let here = dimension_of(form, words.len(), || words.len() + all.count())
+            .map_err(|what| format!("{file}:{line}: {what}"))?;
+        match &layout {
+            None => {
+                layout = Some(Layout {
+                    form,
+                    dimensions: here,
+                    line,
+                });
+            }
+            Some(first) if first.form != form => {
                 return Err(format!(
-                    "{file}:{line}: expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx \
-                     miny minz maxx maxy maxz), found {n}"
+                    "{file}:{line}: {} in a list of {} (from line {})",
+                    match form {
+                        Form::Lines => "a box on one line",
+                        Form::Corners => "a corner line (`v ...`)",
+                    },
+                    first.form.describe(),
+                    first.line
                 ));
             }
-        };
-        match dims {
-            None => dims = Some((here, line)),
-            Some((d, first)) if d != here => {
+            Some(first) if first.dimensions != here => {
                 return Err(format!(
-                    "{file}:{line}: a {here}D box ({} numbers) in a list of {d}D boxes (from \
-                     line {first})",
-                    words.len()
+                    "{file}:{line}: a {here}D {} ({} numbers) in a list of {}D boxes (from \
+                     line {})",
+                    match form {
+                        Form::Lines => "box",
+                        Form::Corners => "corner",
+                    },
+                    words.len(),
+                    first.dimensions,
+                    first.line
                 ));
             }
             Some(_) => {}
         }
-        if boxes.len() >= max_boxes {
+        // A box starts on this line (its only line, or its lower corner's).
+        if (form == Form::Lines || lower.is_none()) && boxes.len() >= max_boxes {
             return Err(format!(
                 "{file}:{line}: more than {max_boxes} boxes; at most {max_boxes} are allowed"
             ));
         }
-        let mut numbers = [0.0f32; 6];
-        for (slot, word) in numbers.iter_mut().zip(&words) {
-            let value: f32 = word.parse().map_err(|_| {
-                format!(
-                    "{file}:{line}: `{}` is not a number",
-                    excerpt(word, MAX_EXCERPT_CHARS)
-                )
-            })?;
-            if !value.is_finite() {
-                return Err(format!(
-                    "{file}:{line}: `{}` is not a finite number (or is too large for f32)",
-                    excerpt(word, MAX_EXCERPT_CHARS)
-                ));
+        let numbers = parse_numbers(&words, file, line)?;
+        let (min, max) = match (form, lower.take()) {
+            (Form::Lines, _) => {
+                let n = usize::from(here);
+                let mut min = [0.0f32; 3];
+                let mut max = [0.0f32; 3];
+                min[..n].copy_from_slice(&numbers[..n]);
+                max[..n].copy_from_slice(&numbers[n..2 * n]);
+                (min, max)
             }
-            *slot = value;
-        }
-        let n = usize::from(here);
-        let mut min = [0.0f32; 3];
-        let mut max = [0.0f32; 3];
-        for axis in 0..n {
-            min[axis] = numbers[axis];
-            max[axis] = numbers[n + axis];
+            (Form::Corners, None) => {
+                let mut corner = [0.0f32; 3];
+                corner[..usize::from(here)].copy_from_slice(&numbers[..usize::from(here)]);
+                lower = Some((corner, line));
+                continue;
+            }
+            (Form::Corners, Some((min, _))) => {
+                let mut max = [0.0f32; 3];
+                max[..usize::from(here)].copy_from_slice(&numbers[..usize::from(here)]);
+                (min, max)
+            }
+        };
+        for axis in 0..usize::from(here) {
             if min[axis] > max[axis] {
                 return Err(format!(
-                    "{file}:{line}: min > max on {} ({} > {})",
+                    "{file}:{line}: min > max on {} ({} > {}){}",
                     ["x", "y", "z"][axis],
                     min[axis],
-                    max[axis]
+                    max[axis],
+                    if form == Form::Corners {
+                        ", the upper corner below the lower one"
+                    } else {
+                        ""
+                    }
                 ));
             }
         }
         boxes.push(Aabb::new(Vec3::from_array(min), Vec3::from_array(max)));
     }
-    match dims {
-        Some((dimensions, _)) => Ok(BoxSet { dimensions, boxes }),
+    if let Some((_, line)) = lower {
+        return Err(format!(
+            "{file}:{line}: a lower corner without its upper one (a box is two corner \
+             lines: `v minx miny minz`, then `v maxx maxy maxz`)"
+        ));
+    }
+    match layout {
+        Some(first) => Ok(BoxSet {
+            dimensions: first.dimensions,
+            boxes,
+        }),
         None => Err(format!("{file}: no boxes (no line holds a box)")),
     }
+}
+
+/// The dimension of a line of `form` with `kept` numbers (at most one past the longest line
+/// of the form); `count` counts them all, for the message when they are wrong.
+fn dimension_of(form: Form, kept: usize, count: impl FnOnce() -> usize) -> Result<u8, String> {
+    match (form, kept) {
+        (Form::Lines, 4) | (Form::Corners, 2) => Ok(2),
+        (Form::Lines, 6) | (Form::Corners, 3) => Ok(3),
+        (Form::Lines, _) => Err(format!(
+            "expected 4 numbers (2D: minx miny maxx maxy) or 6 (3D: minx miny minz maxx maxy \
+             maxz), found {}",
+            count()
+        )),
+        (Form::Corners, _) => Err(format!(
+            "expected 3 numbers after `v` (3D: x y z) or 2 (2D: x y), found {}",
+            count()
+        )),
+    }
+}
+
+/// The numbers of a line's words (at most 6), each finite as an `f32`.
+fn parse_numbers(words: &[&str], file: &str, line: usize) -> Result<[f32; 6], String> {
+    let mut numbers = [0.0f32; 6];
+    for (slot, word) in numbers.iter_mut().zip(words) {
+        let value: f32 = word.parse().map_err(|_| {
+            format!(
+                "{file}:{line}: `{}` is not a number",
+                excerpt(word, MAX_EXCERPT_CHARS)
+            )
+        })?;
+        if !value.is_finite() {
+            return Err(format!(
+                "{file}:{line}: `{}` is not a finite number (or is too large for f32)",
+                excerpt(word, MAX_EXCERPT_CHARS)
+            ));
+        }
+        *slot = value;
+    }
+    Ok(numbers)
 }
 
 #[cfg(test)]
@@ -194,6 +304,80 @@ mod tests {
         assert_eq!(
             parse_box_list_limited(three, "f.txt", 2).err().as_deref(),
             Some("f.txt:4: more than 2 boxes; at most 2 are allowed")
+        );
+        assert_eq!(
+            parse_box_list_limited(three, "f.txt", 3).map(|s| s.boxes.len()),
+            Ok(3)
+        );
+    }
+
+    #[test]
+    fn corner_pairs_are_boxes_as_catto_writes_them() {
+        let text =
+            "v 32.0852 3.88999 -121.437\nv 33.1 4.15999 -120.423\n\n# c\nv 0 0 0\n v 1 2 3 \r\n";
+        let set = parse_box_list(text, "f").expect("valid");
+        assert_eq!(set.dimensions, 3);
+        assert_eq!(
+            set.boxes,
+            vec![
+                Aabb::new(
+                    Vec3::new(32.0852, 3.88999, -121.437),
+                    Vec3::new(33.1, 4.15999, -120.423)
+                ),
+                Aabb::new(Vec3::ZERO, Vec3::new(1.0, 2.0, 3.0)),
+            ]
+        );
+        // The same boxes as one box a line.
+        let lines = "32.0852 3.88999 -121.437 33.1 4.15999 -120.423\n0 0 0 1 2 3\n";
+        assert_eq!(parse_box_list(lines, "f"), Ok(set));
+        let flat = parse_box_list("v 0 0\nv 1 2\n", "f").expect("2D corners");
+        assert_eq!(flat.dimensions, 2);
+        assert_eq!(
+            flat.boxes,
+            vec![Aabb::new(Vec3::ZERO, Vec3::new(1.0, 2.0, 0.0))]
+        );
+    }
+
+    #[test]
+    fn malformed_corner_pairs_are_refused_at_their_line() {
+        assert_eq!(
+            err("v 0 0 0\nv 1 1 1\nv 2 2 2\n"),
+            "f.txt:3: a lower corner without its upper one (a box is two corner lines: `v minx \
+             miny minz`, then `v maxx maxy maxz`)"
+        );
+        assert_eq!(
+            err("v 0 0 0\nv 1 -1 1\n"),
+            "f.txt:2: min > max on y (0 > -1), the upper corner below the lower one"
+        );
+        assert_eq!(
+            err("v 0 0 0 0\n"),
+            "f.txt:1: expected 3 numbers after `v` (3D: x y z) or 2 (2D: x y), found 4"
+        );
+        assert_eq!(
+            err("v\n"),
+            "f.txt:1: expected 3 numbers after `v` (3D: x y z) or 2 (2D: x y), found 0"
+        );
+        assert_eq!(err("v 0 0 z\n"), "f.txt:1: `z` is not a number");
+        assert_eq!(
+            err("v 0 0 0\nv 1 1\n"),
+            "f.txt:2: a 2D corner (2 numbers) in a list of 3D boxes (from line 1)"
+        );
+        assert_eq!(
+            err("v 0 0 0\nv 1 1 1\n0 0 0 1 1 1\n"),
+            "f.txt:3: a box on one line in a list of corner lines `v x y z` (from line 1)"
+        );
+        assert_eq!(
+            err("0 0 1 1\nv 0 0\n"),
+            "f.txt:2: a corner line (`v ...`) in a list of one box a line (from line 1)"
+        );
+        assert_eq!(
+            err(&format!("v 0 0 0\nv {}\n", "1 ".repeat(50_000))),
+            "f.txt:2: expected 3 numbers after `v` (3D: x y z) or 2 (2D: x y), found 50000"
+        );
+        let three = "v 0 0\nv 1 1\nv 0 0\nv 2 2\nv 0 0\nv 3 3\n";
+        assert_eq!(
+            parse_box_list_limited(three, "f.txt", 2).err().as_deref(),
+            Some("f.txt:5: more than 2 boxes; at most 2 are allowed")
         );
         assert_eq!(
             parse_box_list_limited(three, "f.txt", 3).map(|s| s.boxes.len()),
