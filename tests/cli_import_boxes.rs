@@ -116,6 +116,33 @@ fn corner_pairs_import_as_the_same_scene() {
     assert_eq!(text(&scenes[0]), text(&scenes[1]));
 }
 
+/// A box list given where a scene goes is said to be one, with what takes it.
+#[test]
+fn a_box_list_given_as_a_scene_says_what_takes_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, contents) in [
+        ("level.txt", &b"# level\n0 0 0 1 1 1\n"[..]),
+        ("level.ron", &b"v 0 0 0\nv 1 1 1\n"[..]),
+    ] {
+        let path = write(dir.path(), name, contents);
+        for command in ["check", "run"] {
+            let out = bin(&[command, utf8(&path)]);
+            assert_eq!(out.status.code(), Some(1), "{command} {name}");
+            assert_eq!(
+                text(&out.stderr),
+                format!(
+                    "{}: not a scene: this is a box list (level geometry, one box a line or in \
+                     `v` corner pairs); `aabb-debugger import-boxes FILE --out SCENE` makes a \
+                     scene of it, `quality` measures its trees, and the window's Open imports \
+                     it\n",
+                    utf8(&path)
+                ),
+                "{command} {name}"
+            );
+        }
+    }
+}
+
 /// Runs `import-boxes FILE --out OUT` where OUT holds `old` (or does not exist when `None`):
 /// exit 1, `want` on stderr, nothing on stdout, OUT unchanged.
 fn assert_refused(file: &str, out_path: &Path, old: Option<&str>, want: &str) {

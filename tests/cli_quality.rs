@@ -165,6 +165,7 @@ fn quality_json_of_a_3d_list_and_the_table() {
 
 /// A list in corner lines, as Catto's level sets are written (`v minx miny minz`, then `v maxx
 /// maxy maxz`), is the same boxes as one box a line: every method's height and cost alike.
+/// A list named like a scene (`.ron`) is told by its first line and read as a list.
 #[test]
 fn quality_reads_corner_pairs_as_the_same_boxes() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -177,6 +178,7 @@ fn quality_reads_corner_pairs_as_the_same_boxes() {
     }
     let a = write(dir.path(), "level.boxes", lines.as_bytes());
     let b = write(dir.path(), "level.txt", corners.as_bytes());
+    let c = write(dir.path(), "level.ron", corners.as_bytes());
     let measured = |path: &std::path::Path| {
         let v = json(path.to_str().expect("utf-8 path"));
         check_report(&v, 30, 3);
@@ -197,6 +199,7 @@ fn quality_reads_corner_pairs_as_the_same_boxes() {
     let (from_lines, from_corners) = (measured(&a), measured(&b));
     assert_eq!(from_lines.0.len(), 37);
     assert_eq!(from_lines, from_corners);
+    assert_eq!(measured(&c), from_corners);
 }
 
 /// 9,000 boxes all alike, the degenerate set of every descent (a hostile list is easily made

@@ -374,6 +374,7 @@ impl State {
             Command::Open(path) => self.open(&path),
             Command::OpenBuiltin => {
                 let scene = Scene::builtin_default();
+                // A scene that cannot start has said why.
                 self.replace_document(scene, None);
             }
             Command::OpenDialog => {
@@ -741,8 +742,15 @@ impl State {
             self.open_trace(path);
             return;
         }
+        if crate::scene::boxlist::is_box_list_file(path) {
+            self.import_box_list(path);
+            return;
+        }
         match Scene::load(path) {
-            Ok(scene) => self.replace_document(scene, Some(path.to_path_buf())),
+            Ok(scene) => {
+                // A scene that cannot start has said why.
+                self.replace_document(scene, Some(path.to_path_buf()));
+            }
             Err(e) => {
                 let message = e.to_string();
                 self.model.status = format!(
@@ -935,7 +943,47 @@ impl State {
         self.apply_scene_view();
     }
 
-    fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) {
+    /// Imports a box list (level geometry: see [`crate::scene::boxlist`]) as a new scene of
+    /// its static boxes, as `import-boxes` makes one (no spheres, named after the file), not
+    /// yet saved: Save asks where. The list's file goes on the recent list, so opening it
+    /// again imports it again.
+    fn import_box_list(&mut self, path: &Path) {
+        use crate::scene::boxlist::{read_box_list, scene_of, scene_problem};
+        let refused = |app: &mut Self, message: String| {
+            app.model.status = format!(
+                "Could not import the box list {}; the open scene is unchanged.",
+                path.display()
+            );
+            app.show_error(message, KEPT_ON_OPEN);
+        };
+        let set = match read_box_list(path, crate::scene::MAX_SPHERES) {
+            Ok(set) => set,
+            Err(message) => return refused(self, message),
+        };
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let scene = scene_of(&set, name, 0);
+        if let Err(message) = scene_problem(&scene) {
+            let file = crate::text::escape_controls(&path.display().to_string());
+            return refused(self, format!("{file}: {message}"));
+        }
+        if self.replace_document(scene, None) {
+            self.prefs.push_recent(path.to_path_buf());
+            self.model.status = format!(
+                "Imported {} static boxes ({}D) from {} as a new scene, not yet saved: Save \
+                 asks where to keep it.",
+                set.boxes.len(),
+                set.dimensions,
+                path.display()
+            );
+        }
+    }
+
+    /// Makes `scene` the document (from `path`, or new when `None`); true when it started,
+    /// false when it could not (the error is shown and the open document kept).
+    fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) -> bool {
         match self.start(&scene, path.as_deref()) {
             Ok((recording, sim)) => {
                 // A recording still being opened would replace this document when done.
@@ -947,11 +995,13 @@ impl State {
                     self.prefs.push_recent(p);
                 }
                 self.model.status = self.opened_message();
+                true
             }
             Err(e) => {
                 self.model.status =
                     "Could not start the scene; the open scene is unchanged.".into();
                 self.show_error(e.to_string(), KEPT_ON_OPEN);
+                false
             }
         }
     }

@@ -48,8 +48,9 @@ const SCENE_EXTENSIONS: &[&str] = &["ron", "json"];
 /// The extension of recording files, without the dot.
 const RECORDING_EXTENSIONS: &[&str] = &["rec"];
 
-/// The extensions the Open dialog lists: scenes and recordings (`run --record`).
-const OPEN_EXTENSIONS: &[&str] = &["ron", "json", "rec"];
+/// The extensions the Open dialog lists: scenes, recordings (`run --record`), traces and
+/// box lists (level geometry, imported as a new scene).
+const OPEN_EXTENSIONS: &[&str] = &["ron", "json", "rec", "trace", "txt", "boxes"];
 
 impl FilePurpose {
     /// The dialog's title.
@@ -85,7 +86,8 @@ impl FilePurpose {
     #[must_use]
     pub fn filter_name(self) -> &'static str {
         match self {
-            FilePurpose::Open | FilePurpose::SaveAs => "Scenes",
+            FilePurpose::Open => "Scenes, recordings, traces and box lists",
+            FilePurpose::SaveAs => "Scenes",
             FilePurpose::Export(ExportFormat::Csv) => "CSV",
             FilePurpose::Export(ExportFormat::Json) => "JSON",
             FilePurpose::SaveRecording => "Recordings",
@@ -552,7 +554,8 @@ pub fn scenes_dir() -> Option<PathBuf> {
         .find(|d| d.is_dir())
 }
 
-/// The scene files in `dir`, sorted by name.
+/// The scene files in `dir` (`.ron` and `.json`: what Save As lists, not the recordings, traces
+/// and box lists Open takes too), sorted by name.
 #[must_use]
 pub fn list_scenes(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -561,7 +564,7 @@ pub fn list_scenes(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && FilePurpose::Open.lists(p))
+        .filter(|p| p.is_file() && FilePurpose::SaveAs.lists(p))
         .collect();
     files.sort();
     files
@@ -588,7 +591,7 @@ mod tests {
     #[test]
     fn lists_only_scene_files_sorted() {
         let dir = tempfile::tempdir().expect("tempdir");
-        for name in ["b.ron", "a.json", "c.txt", "d.RON.bak"] {
+        for name in ["b.ron", "a.json", "c.txt", "d.RON.bak", "e.rec", "f.boxes"] {
             std::fs::write(dir.path().join(name), "x").expect("write");
         }
         let names: Vec<String> = list_scenes(dir.path())
@@ -628,6 +631,29 @@ mod tests {
         assert_eq!(rec.default_name(None), "recording.rec");
         assert_eq!(rec.title(), "Save recording as");
         assert_eq!(rec.extensions(), &["rec"]);
+    }
+
+    /// Open lists every kind of file it opens: scenes, recordings, traces and box lists.
+    #[test]
+    fn open_lists_what_it_opens() {
+        let open = FilePurpose::Open;
+        for name in [
+            "a.ron",
+            "a.json",
+            "a.rec",
+            "pile.trace",
+            "level.txt",
+            "level.boxes",
+        ] {
+            assert!(open.lists(Path::new(name)), "{name}");
+        }
+        assert!(!open.lists(Path::new("shot.png")));
+        assert!(!FilePurpose::SaveAs.lists(Path::new("level.txt")));
+        assert_eq!(
+            open.filter_name(),
+            "Scenes, recordings, traces and box lists"
+        );
+        assert_eq!(FilePurpose::SaveAs.filter_name(), "Scenes");
     }
 
     #[test]
@@ -679,8 +705,11 @@ mod tests {
                 .map(|e| e.name.clone())
                 .collect()
         };
+        // Open lists box lists too (`.txt`); Save As, scenes only.
+        let save = FileDialogState::new(FilePurpose::SaveAs, Some(&dir.path().join("a.ron")));
+        assert_eq!(names(&save), vec!["sub", "a.ron", "b.json"]);
         let mut d = FileDialogState::new(FilePurpose::Open, Some(&dir.path().join("a.ron")));
-        assert_eq!(names(&d), vec!["sub", "a.ron", "b.json"]);
+        assert_eq!(names(&d), vec!["sub", "a.ron", "b.json", "notes.txt"]);
         d.show_all = true;
         d.refresh();
         assert_eq!(

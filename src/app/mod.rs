@@ -85,9 +85,14 @@ const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
 /// Returns the process exit code.
 pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
     // A recording opens as the first command of the window (paused at its last step), over
-    // the built-in scene; so does a trace (paused at its step 0).
+    // the built-in scene; so does a trace (paused at its step 0) and a box list (imported as
+    // a new scene of its static boxes).
     let (scene, path, recording) = match scene {
-        Some(path) if apply::is_recording_file(&path) || crate::trace::is_trace_path(&path) => {
+        Some(path)
+            if apply::is_recording_file(&path)
+                || crate::trace::is_trace_path(&path)
+                || crate::scene::boxlist::is_box_list_file(&path) =>
+        {
             (Scene::builtin_default(), None, Some(path))
         }
         Some(path) => (Scene::load(&path)?, Some(path), None),

@@ -192,9 +192,10 @@ pub fn run_screenshot(
     plan: ScreenshotPlan,
     timeout: Duration,
 ) -> anyhow::Result<i32> {
-    // A trace opens as the window opens one, over the built-in scene.
-    let trace = crate::trace::is_trace_path(scene_path);
-    let scene = if trace {
+    // A trace or a box list opens as the window opens one, over the built-in scene.
+    let by_open = crate::trace::is_trace_path(scene_path)
+        || crate::scene::boxlist::is_box_list_file(scene_path);
+    let scene = if by_open {
         Scene::builtin_default()
     } else {
         Scene::load(scene_path)?
@@ -244,7 +245,7 @@ pub fn run_screenshot(
                 &cc.egui_ctx,
                 None,
                 scene,
-                (!trace).then(|| path.clone()),
+                (!by_open).then(|| path.clone()),
                 AppOptions {
                     playing: false,
                     ephemeral: true,
@@ -252,7 +253,7 @@ pub fn run_screenshot(
                     native_dialogs: false,
                 },
             )?;
-            if trace {
+            if by_open {
                 app.apply(Command::Open(path.clone()), true);
                 if let Some(e) = app.error() {
                     return Err(anyhow::anyhow!("{e}").into());

@@ -193,15 +193,18 @@ pub fn table(report: &QualityReport) -> String {
     out
 }
 
-/// The boxes of a file: a scene when the name ends in `.ron` or `.json`, a box list otherwise.
-/// The error is the message to print (starting with the file's name).
+/// The boxes of a file: a scene when the name ends in `.ron` or `.json` (unless it starts as a
+/// box list does), a box list otherwise. The error is the message to print (starting with the
+/// file's name).
 pub fn load_boxes(path: &Path) -> Result<BoxSet, String> {
     let file = escape_controls(&path.display().to_string());
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    if matches!(ext.as_deref(), Some("ron" | "json")) {
+    if matches!(ext.as_deref(), Some("ron" | "json"))
+        && !crate::scene::boxlist::is_box_list_file(path)
+    {
         let scene = Scene::load(path).map_err(|e| e.to_string())?;
         return scene_boxes(&scene, &file);
     }

@@ -10,8 +10,9 @@ use std::time::Duration;
 /// Arguments of `screenshot`.
 #[derive(Debug, clap::Args)]
 pub struct ScreenshotArgs {
-    /// The scene file to render, or a trace (told by its first word `aabb-trace`, or the
-    /// name `*.trace`): the window opens it as File > Open does.
+    /// The scene file to render, a trace (told by its first word `aabb-trace`, or the name
+    /// `*.trace`) or a box list (told by its first line): the window opens it as File > Open
+    /// does.
     pub scene: PathBuf,
     /// Where to write the PNG (a `.png` name; a missing folder is made).
     #[arg(long)]

@@ -12,9 +12,10 @@
 //! `#` starts a comment (to the end of the line); blank lines are skipped; a line may end in
 //! `\r`. Anything else is refused with `FILE:LINE: what`.
 
+use super::{FORMAT_VERSION, Generate, Scene, StaticBox};
 use crate::fileio::{MAX_SCENE_BYTES, read_bounded};
 use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
-use crate::tree::Aabb;
+use crate::tree::{Aabb, TreeConfig};
 use glam::Vec3;
 use std::path::Path;
 
@@ -48,6 +49,48 @@ pub fn read_box_list(path: &Path, max_boxes: usize) -> Result<BoxSet, String> {
             Err(format!("{file}:{line}: not UTF-8 text"))
         }
     }
+}
+
+/// How much of a file [`is_box_list_file`] looks at.
+const SNIFF_BYTES: u64 = 64 * 1024;
+
+/// True when `bytes`, the start of a file, look like a box list: its first line that is not
+/// blank or a comment starts with a number and holds at least two words, or is a corner line
+/// (`v` and a number). A scene (RON or JSON) never does.
+#[must_use]
+pub fn looks_like_box_list(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // Cut inside a character (or not text past some point): what is text before it.
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
+    };
+    let first = text
+        .split('\n')
+        .map(|line| line.split('#').next().unwrap_or(""))
+        .find(|line| !line.trim().is_empty());
+    let Some(line) = first else {
+        return false;
+    };
+    let mut words = line.split_whitespace();
+    let number = |w: Option<&str>| w.is_some_and(|w| w.parse::<f32>().is_ok());
+    match words.next() {
+        Some("v") => number(words.next()),
+        first => number(first) && words.next().is_some(),
+    }
+}
+
+/// True when the file at `path` is a regular file whose start looks like a box list
+/// ([`looks_like_box_list`]); false when it cannot be read (a FIFO is not opened: nothing
+/// waits for a writer).
+#[must_use]
+pub fn is_box_list_file(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
+        return false;
+    };
+    let mut start = Vec::new();
+    file.take(SNIFF_BYTES).read_to_end(&mut start).is_ok() && looks_like_box_list(&start)
 }
 
 /// Parses a box list; `file` names it in messages, each `FILE:LINE: what` (lines from 1).
@@ -260,6 +303,94 @@ fn parse_numbers(words: &[&str], file: &str, line: usize) -> Result<[f32; 6], St
     Ok(numbers)
 }
 
+/// The scene of a box list: its boxes as static boxes (ids in file order), a world around
+/// them, and `spheres` generated spheres. Not validated here (saving validates).
+#[must_use]
+pub fn scene_of(set: &BoxSet, name: String, spheres: u32) -> Scene {
+    let boxes: Vec<StaticBox> = set
+        .boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| StaticBox {
+            // A list has at most MAX_SPHERES boxes, far below u32::MAX.
+            id: i as u32,
+            min: b.min,
+            max: b.max,
+        })
+        .collect();
+    let world = enclosing_world(&set.boxes, set.dimensions);
+    let generate = (spheres > 0).then(|| {
+        // Radii up to a 50th of the world's narrowest side, speeds up to 20 radii a second.
+        let narrowest = (0..usize::from(set.dimensions))
+            .map(|a| f64::from(world.max[a]) - f64::from(world.min[a]))
+            .fold(f64::INFINITY, f64::min);
+        let r = (narrowest / 50.0) as f32;
+        Generate {
+            count: spheres,
+            radius: (0.5 * r, r),
+            speed: (0.0, 20.0 * r),
+            seed: 1,
+            density: None,
+        }
+    });
+    Scene {
+        format_version: FORMAT_VERSION,
+        name,
+        dimensions: set.dimensions,
+        world,
+        dt: 1.0 / 60.0,
+        tree: TreeConfig::default(),
+        spheres: Vec::new(),
+        boxes,
+        generate,
+        view: None,
+    }
+}
+
+/// The boxes' bounds grown on every side by 5% of their largest extent (1 unit when that is
+/// 0), rounded outwards so the world is wider than the boxes on every axis in use (z = 0..0
+/// in 2D), but never past f32's largest numbers (a box reaching them touches the world).
+fn enclosing_world(boxes: &[Aabb<Vec3>], dims: u8) -> Aabb<Vec3> {
+    let d = usize::from(dims);
+    let mut min = Vec3::splat(f32::INFINITY);
+    let mut max = Vec3::splat(f32::NEG_INFINITY);
+    for b in boxes {
+        min = min.min(b.min);
+        max = max.max(b.max);
+    }
+    let extent = (0..d)
+        .map(|a| f64::from(max[a]) - f64::from(min[a]))
+        .fold(0.0, f64::max);
+    let margin = if extent > 0.0 { 0.05 * extent } else { 1.0 };
+    let (mut lo, mut hi) = (Vec3::ZERO, Vec3::ZERO);
+    // Within f32's range: boxes at its ends get a world that touches them there.
+    let finite = |v: f32| v.clamp(f32::MIN, f32::MAX);
+    for a in 0..d {
+        lo[a] = (f64::from(min[a]) - margin) as f32;
+        if lo[a] >= min[a] {
+            lo[a] = min[a].next_down();
+        }
+        lo[a] = finite(lo[a]);
+        hi[a] = (f64::from(max[a]) + margin) as f32;
+        if hi[a] <= max[a] {
+            hi[a] = max[a].next_up();
+        }
+        hi[a] = finite(hi[a]);
+    }
+    Aabb::new(lo, hi)
+}
+
+/// Why the scene made of a list ([`scene_of`]) is not valid, in the list's terms (the
+/// generator's rules with spheres: a world at most 10^9 units wide, and so on).
+pub fn scene_problem(scene: &Scene) -> Result<(), String> {
+    scene.validate("").map_err(|e| {
+        format!(
+            "the scene made of these boxes would not be valid: {}",
+            e.without_file()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +514,76 @@ mod tests {
             parse_box_list_limited(three, "f.txt", 3).map(|s| s.boxes.len()),
             Ok(3)
         );
+    }
+
+    #[test]
+    fn the_world_encloses_the_boxes_with_a_margin_and_the_ids_follow_the_file() {
+        let set = parse_box_list("0 0 10 1\n2 3 4 5\n", "f").expect("valid");
+        let scene = scene_of(&set, "level".to_owned(), 0);
+        assert_eq!(
+            scene.world,
+            Aabb::new(Vec3::new(-0.5, -0.5, 0.0), Vec3::new(10.5, 5.5, 0.0))
+        );
+        let ids: Vec<u32> = scene.boxes.iter().map(|b| b.id).collect();
+        assert_eq!(ids, [0, 1]);
+        assert_eq!(scene.boxes[1].min, Vec3::new(2.0, 3.0, 0.0));
+        assert_eq!(scene.generate, None);
+        scene.validate("t").expect("a valid scene");
+        // One point: a unit margin.
+        let point = parse_box_list("1 2 3 1 2 3\n", "f").expect("valid");
+        let world = scene_of(&point, String::new(), 0).world;
+        assert_eq!(
+            world,
+            Aabb::new(Vec3::new(0.0, 1.0, 2.0), Vec3::new(2.0, 3.0, 4.0))
+        );
+        // Far from the origin, where the margin is below f32's spacing: still wider.
+        let far = parse_box_list("3e38 0 3e38 0\n", "f").expect("valid");
+        let w = scene_of(&far, String::new(), 0).world;
+        assert!(w.min.x < 3e38 && w.max.x > 3e38 && w.min.y < 0.0 && w.max.y > 0.0);
+        // Spheres: a generator scaled to the world, ids after the boxes'.
+        let with = scene_of(&set, String::new(), 40);
+        let g = with.generate.expect("a generator");
+        assert_eq!((g.count, g.radius, g.seed), (40, (0.06, 0.12), 1));
+        with.validate("t").expect("a valid scene");
+        let first = with.all_spheres().first().map(|s| s.id);
+        assert_eq!(first, Some(2));
+    }
+
+    #[test]
+    fn a_box_list_is_told_from_a_scene_by_its_first_line() {
+        for list in [
+            &b"0 0 1 1\n"[..],
+            b"# level\n\n  1.5e3\t2 3 4\n",
+            b"v 32.0852 3.88999 -121.437\n",
+            b"\xEF\xBB\xBF-1 2\n",
+            b"nan 0 1 1\n",
+            b"0 0 1 1\n\xff\xfe",
+        ] {
+            assert!(
+                looks_like_box_list(list),
+                "{}",
+                String::from_utf8_lossy(list)
+            );
+        }
+        for other in [
+            &b""[..],
+            b"# only a comment\n\n",
+            b"(\n    format_version: 1,\n",
+            b"// a scene\n(name: \"a\")",
+            b"Scene(name: \"a\")",
+            b"{\"format_version\": 1}",
+            b"7\n",
+            b"v\n",
+            b"v x 1 2\n",
+            b"vertex 1 2 3\n",
+            b"aabb-trace 1\n",
+            b"\xff\xfe0 0 1 1",
+        ] {
+            assert!(
+                !looks_like_box_list(other),
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
     }
 }

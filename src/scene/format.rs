@@ -41,6 +41,12 @@ pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
             message: format!("not a scene: this is {kind}"),
         });
     }
+    if super::boxlist::looks_like_box_list(&bytes) {
+        return Err(SceneError::Invalid {
+            file,
+            message: NOT_A_SCENE_BUT_BOXES.to_owned(),
+        });
+    }
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         let good = &bytes[..e.valid_up_to()];
         let (line, col) = line_col(&String::from_utf8_lossy(good));
@@ -57,6 +63,11 @@ pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
     })?;
     parse(text, &file, is_json_path(path))
 }
+
+/// Why a box list given as a scene is refused, and what takes it.
+pub const NOT_A_SCENE_BUT_BOXES: &str = "not a scene: this is a box list (level geometry, one \
+     box a line or in `v` corner pairs); `aabb-debugger import-boxes FILE --out SCENE` makes a \
+     scene of it, `quality` measures its trees, and the window's Open imports it";
 
 /// What a file given as a scene (or a box list) is instead, when it is one of the project's
 /// other files (told by how it starts): a recording or a trace, with where it goes.
