@@ -149,7 +149,7 @@ fn a_typed_name_opens_with_enter() {
     let (dir, mut h) = opened();
     h.state_mut().push_command(Command::OpenDialog);
     h.run_steps(2);
-    assert!(h.query_by_label("Open scene").is_some());
+    assert!(h.query_by_label("Open a file").is_some());
     assert_eq!(field(&h, "Folder:"), Some(folder_text(dir.path())));
     assert_eq!(field(&h, "File name:").as_deref(), Some(""));
 

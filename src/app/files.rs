@@ -57,7 +57,7 @@ impl FilePurpose {
     #[must_use]
     pub fn title(self) -> &'static str {
         match self {
-            FilePurpose::Open => "Open scene",
+            FilePurpose::Open => "Open a file",
             FilePurpose::SaveAs => "Save scene as",
             FilePurpose::Export(_) => "Export the sweep",
             FilePurpose::SaveRecording => "Save recording as",
