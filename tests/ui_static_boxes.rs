@@ -119,4 +119,16 @@ fn open_imports_a_box_list_as_a_new_scene_and_refuses_a_malformed_one() {
         "{}",
         app.status()
     );
+
+    // A list named so, but holding no box yet, is refused by the box list's reader.
+    let empty = dir.path().join("notes.txt");
+    std::fs::write(&empty, "# walls go here\n\n").expect("write");
+    h.state_mut().push_command(Command::Open(empty.clone()));
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(
+        app.error(),
+        Some(format!("{}: no boxes (no line holds a box)", empty.display()).as_str())
+    );
+    assert_eq!(app.path(), Some(saved.as_path()), "the open scene stays");
 }

@@ -742,7 +742,7 @@ impl State {
             self.open_trace(path);
             return;
         }
-        if crate::scene::boxlist::is_box_list_file(path) {
+        if crate::scene::boxlist::opens_as_box_list(path) {
             self.import_box_list(path);
             return;
         }

@@ -647,6 +647,9 @@ mod tests {
         ] {
             assert!(open.lists(Path::new(name)), "{name}");
         }
+        for ext in crate::scene::boxlist::BOX_LIST_EXTENSIONS {
+            assert!(open.extensions().contains(ext), "{ext}");
+        }
         assert!(!open.lists(Path::new("shot.png")));
         assert!(!FilePurpose::SaveAs.lists(Path::new("level.txt")));
         assert_eq!(

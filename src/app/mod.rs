@@ -91,7 +91,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
         Some(path)
             if apply::is_recording_file(&path)
                 || crate::trace::is_trace_path(&path)
-                || crate::scene::boxlist::is_box_list_file(&path) =>
+                || crate::scene::boxlist::opens_as_box_list(&path) =>
         {
             (Scene::builtin_default(), None, Some(path))
         }

@@ -194,7 +194,7 @@ pub fn run_screenshot(
 ) -> anyhow::Result<i32> {
     // A trace or a box list opens as the window opens one, over the built-in scene.
     let by_open = crate::trace::is_trace_path(scene_path)
-        || crate::scene::boxlist::is_box_list_file(scene_path);
+        || crate::scene::boxlist::opens_as_box_list(scene_path);
     let scene = if by_open {
         Scene::builtin_default()
     } else {

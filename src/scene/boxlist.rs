@@ -51,6 +51,22 @@ pub fn read_box_list(path: &Path, max_boxes: usize) -> Result<BoxSet, String> {
     }
 }
 
+/// The extensions of box list files, without the dot (the window's Open dialog lists them).
+pub const BOX_LIST_EXTENSIONS: &[&str] = &["txt", "boxes"];
+
+/// True when the window (and `screenshot`) opens `path` as a box list: its start looks like
+/// one ([`is_box_list_file`]), or its name ends in one of [`BOX_LIST_EXTENSIONS`] (so an
+/// empty or malformed list is refused by the box list's reader, with its line, not by the
+/// scene reader).
+#[must_use]
+pub fn opens_as_box_list(path: &Path) -> bool {
+    let named = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| BOX_LIST_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
+    named || is_box_list_file(path)
+}
+
 /// How much of a file [`is_box_list_file`] looks at.
 const SNIFF_BYTES: u64 = 64 * 1024;
 
@@ -547,6 +563,28 @@ mod tests {
         with.validate("t").expect("a valid scene");
         let first = with.all_spheres().first().map(|s| s.id);
         assert_eq!(first, Some(2));
+    }
+
+    /// The window opens as a box list what starts as one, and whatever is named as one (an
+    /// empty list, a missing one), never a scene or a FIFO named otherwise.
+    #[test]
+    fn the_window_opens_as_a_box_list_what_starts_or_is_named_as_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).expect("write");
+            path
+        };
+        assert!(opens_as_box_list(&file("level.ron", "0 0 1 1\n")));
+        assert!(opens_as_box_list(&file("empty.txt", "")));
+        assert!(opens_as_box_list(&file("notes.BOXES", "# nothing yet\n")));
+        assert!(opens_as_box_list(&dir.path().join("missing.txt")));
+        assert!(!opens_as_box_list(&file(
+            "scene.ron",
+            "(format_version: 1)\n"
+        )));
+        assert!(!opens_as_box_list(&file("level", "")));
+        assert!(!opens_as_box_list(&dir.path().join("missing.ron")));
     }
 
     #[test]
