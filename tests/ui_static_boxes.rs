@@ -132,3 +132,39 @@ fn open_imports_a_box_list_as_a_new_scene_and_refuses_a_malformed_one() {
     );
     assert_eq!(app.path(), Some(saved.as_path()), "the open scene stays");
 }
+
+/// An imported list's warnings are on the status line after the import, as after opening a
+/// scene: here six boxes alike overlap in 15 pairs, more than half the pair limit of 20.
+#[test]
+fn an_imported_box_list_says_its_warnings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = dir.path().join("stack.boxes");
+    let text = "0 0 0 1 1 1\n".repeat(6);
+    std::fs::write(&list, &text).expect("write");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(900.0, 600.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().push_command(Command::SetPairLimit(20));
+    h.state_mut().push_command(Command::Open(list.clone()));
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.error(), None);
+    let want = scene_of(
+        &parse_box_list(&text, "stack.boxes").expect("a list"),
+        "stack".into(),
+        0,
+    );
+    let warnings = want.warnings(20);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(
+        app.status(),
+        format!(
+            "Imported 6 static boxes (3D) from {} as a new scene, not yet saved: Save asks \
+             where to keep it. Warning: {}.",
+            list.display(),
+            warnings[0]
+        )
+    );
+}

@@ -973,10 +973,11 @@ impl State {
             self.prefs.push_recent(path.to_path_buf());
             self.model.status = format!(
                 "Imported {} static boxes ({}D) from {} as a new scene, not yet saved: Save \
-                 asks where to keep it.",
+                 asks where to keep it.{}",
                 set.boxes.len(),
                 set.dimensions,
-                path.display()
+                path.display(),
+                self.document_warnings()
             );
         }
     }

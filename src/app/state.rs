@@ -421,17 +421,23 @@ impl State {
     /// The status line after opening a scene: its name and size, and its warnings (see
     /// [`Scene::warnings`]).
     pub(super) fn opened_message(&self) -> String {
-        let mut status = format!(
-            "Opened {} ({} spheres).",
+        format!(
+            "Opened {} ({} spheres).{}",
             self.document_name(),
-            self.model.sim.live_count()
-        );
-        for warning in self.model.doc.warnings(self.model.pair_limit) {
-            status.push_str(" Warning: ");
-            status.push_str(&warning);
-            status.push('.');
-        }
-        status
+            self.model.sim.live_count(),
+            self.document_warnings()
+        )
+    }
+
+    /// The open document's warnings (see [`Scene::warnings`]) for the status line after it
+    /// opened: " Warning: ….", one after the other; empty when there are none.
+    pub(super) fn document_warnings(&self) -> String {
+        self.model
+            .doc
+            .warnings(self.model.pair_limit)
+            .iter()
+            .map(|warning| format!(" Warning: {warning}."))
+            .collect()
     }
 
     /// True when the simulation shown is at a step before the recording's last (the
