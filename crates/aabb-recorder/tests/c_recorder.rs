@@ -1,0 +1,340 @@
+//! The C recorder (recorders/c/aabb_recorder.h): the bouncing-boxes example and a check
+//! program are compiled with the system's `cc -std=c99 -Wall -Wextra -Werror -O2` and run;
+//! their streams, to a file and to a loopback socket, decode to the same boxes as the same
+//! motion computed here, box for box; bad boxes are left out and counted; a full buffer
+//! drops whole steps and the next one sent is a keyframe. Skipped, saying so, only when no
+//! `cc` exists.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use aabb_recorder::{Decoder, Limits, StepUpdate, StreamState, WireBox};
+
+fn c_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recorders/c")
+}
+
+/// Compiles `source` (in recorders/c) into `dir`; None when there is no `cc`.
+fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
+    if Command::new("cc").arg("--version").output().is_err() {
+        eprintln!("skipped: no `cc` on this machine to build the C recorder");
+        return None;
+    }
+    let exe = dir.join(source.trim_end_matches(".c"));
+    let out = Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-o"])
+        .arg(&exe)
+        .arg(c_dir().join(source))
+        .output()
+        .expect("runs cc");
+    assert!(
+        out.status.success(),
+        "cc {source} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(exe)
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("runs the C program");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn decode(bytes: impl Read) -> (StreamState, Vec<StepUpdate>) {
+    let mut d = Decoder::new(bytes, Limits::default());
+    let mut s = StreamState::new(Limits::default());
+    let mut out = Vec::new();
+    while let Some(u) = s.next_step(&mut d).expect("a valid stream") {
+        out.push(u);
+    }
+    (s, out)
+}
+
+/// The example's bodies, as example_bounce.c moves them (the same float operations in the
+/// same order).
+struct Bounce {
+    seed: u32,
+    bodies: Vec<[f32; 6]>, // x, y, vx, vy, hw, hh
+}
+
+const ROOM_W: f32 = 200.0;
+const ROOM_H: f32 = 100.0;
+
+impl Bounce {
+    fn new(n: usize) -> Self {
+        let mut b = Bounce {
+            seed: 12345,
+            bodies: Vec::new(),
+        };
+        for _ in 0..n {
+            let hw = 0.2f32 + 0.8f32 * b.rnd01();
+            let hh = 0.2f32 + 0.8f32 * b.rnd01();
+            let x = hw + (ROOM_W - 2.0 * hw) * b.rnd01();
+            let y = hh + (ROOM_H - 2.0 * hh) * b.rnd01();
+            let vx = (b.rnd01() - 0.5) * 2.0;
+            let vy = (b.rnd01() - 0.5) * 2.0;
+            b.bodies.push([x, y, vx, vy, hw, hh]);
+        }
+        b
+    }
+
+    fn rnd01(&mut self) -> f32 {
+        self.seed = self
+            .seed
+            .wrapping_mul(1_664_525)
+            .wrapping_add(1_013_904_223);
+        (self.seed >> 8) as f32 / 16_777_216.0
+    }
+
+    fn step(&mut self) {
+        for b in &mut self.bodies {
+            let [x, y, vx, vy, hw, hh] = b;
+            *vy -= 0.01;
+            *x += *vx;
+            *y += *vy;
+            let (lo, hi) = (*hw, ROOM_W - *hw);
+            if *x < lo {
+                *x = lo + (lo - *x);
+                *vx = -*vx;
+            } else if *x > hi {
+                *x = hi - (*x - hi);
+                *vx = -*vx;
+            }
+            let (lo, hi) = (*hh, ROOM_H - *hh);
+            if *y < lo {
+                *y = lo + (lo - *y);
+                *vy = -*vy;
+            } else if *y > hi {
+                *y = hi - (*y - hi);
+                *vy = -*vy;
+            }
+        }
+    }
+
+    /// The boxes present at `step`, sorted by id.
+    fn boxes(&self, step: usize) -> Vec<WireBox> {
+        self.bodies
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(step / 50 + i).is_multiple_of(10))
+            .map(|(i, &[x, y, _, _, hw, hh])| WireBox {
+                id: i as u32 * 3 + 1,
+                min: [x - hw, y - hh, 0.0],
+                max: [x + hw, y + hh, 0.0],
+            })
+            .collect()
+    }
+}
+
+fn check_bounce(steps: &[StepUpdate], n: usize, count: usize) {
+    assert_eq!(steps.len(), count);
+    let mut motion = Bounce::new(n);
+    for (k, u) in steps.iter().enumerate() {
+        assert_eq!(u.step, k as u64);
+        assert_eq!(u.dropped_before, 0);
+        assert_eq!(u.keyframe, k == 0);
+        assert_eq!(u.boxes, motion.boxes(k), "step {k}");
+        motion.step();
+    }
+}
+
+#[test]
+fn the_bounce_example_to_a_file_decodes_to_the_same_motion() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("example_bounce.c", dir.path()) else {
+        return;
+    };
+    let file = dir.path().join("bounce.aabbstream");
+    let out = run(Command::new(&exe)
+        .arg(&file)
+        .args(["--file-only", "--steps", "260"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("writing {}\n", file.display())),
+        "{stdout}"
+    );
+    let bytes = std::fs::read(&file).expect("the stream file");
+    assert!(stdout.ends_with(&format!(
+        "260 steps: 260 sent, 0 dropped, {} bytes\n",
+        bytes.len()
+    )));
+    let (state, steps) = decode(&bytes[..]);
+    let hello = state.hello().expect("a handshake");
+    assert_eq!(
+        (
+            hello.engine.as_str(),
+            hello.dimensions,
+            hello.dt_secs,
+            hello.units.as_str()
+        ),
+        ("example_bounce (C, aabb_recorder.h)", 2, 1.0 / 60.0, "m")
+    );
+    let walls: Vec<(u32, [f32; 2], [f32; 2])> = state
+        .statics()
+        .iter()
+        .map(|b| (b.id, [b.min[0], b.min[1]], [b.max[0], b.max[1]]))
+        .collect();
+    assert_eq!(
+        walls,
+        [
+            (100_000, [0.0, -1.0], [200.0, 0.0]),
+            (100_001, [0.0, 100.0], [200.0, 101.0]),
+            (100_002, [-1.0, 0.0], [0.0, 100.0]),
+            (100_003, [200.0, 0.0], [201.0, 100.0]),
+        ]
+    );
+    check_bounce(&steps, 2000, 260);
+    // Steps 50 and 100 swap which tenth is away; 99 and 199 are added in reverse.
+    assert_eq!((steps[50].appeared, steps[50].gone), (200, 200));
+    assert_eq!(
+        (steps[99].appeared, steps[99].moved, steps[99].gone),
+        (0, 1800, 0)
+    );
+    let bye = state.bye().expect("a clean end");
+    assert_eq!((bye.steps_sent, bye.steps_dropped), (260, 0));
+}
+
+#[test]
+fn the_bounce_example_streams_to_a_listening_debugger() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("example_bounce.c", dir.path()) else {
+        return;
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let mut child = Command::new(&exe)
+        .arg(dir.path().join("unused.aabbstream"))
+        .args(["--steps", "150", "--boxes", "500", "--fast"])
+        .env("AABB_DEBUGGER_PORT", port.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts the example");
+    let (conn, _) = listener.accept().expect("the example connects");
+    let (state, steps) = decode(conn);
+    let status = child.wait().expect("the example ends");
+    assert!(status.success());
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("its stdout")
+        .read_to_string(&mut stdout)
+        .expect("reads stdout");
+    assert!(
+        stdout.starts_with(&format!("streaming to the debugger at 127.0.0.1:{port}\n")),
+        "{stdout}"
+    );
+    assert!(!dir.path().join("unused.aabbstream").exists());
+    check_bounce(&steps, 500, 150);
+    assert_eq!(state.statics().len(), 4);
+    assert!(state.bye().is_some());
+}
+
+fn wb(id: u32, min: [f32; 2], max: [f32; 2]) -> WireBox {
+    WireBox {
+        id,
+        min: [min[0], min[1], 0.0],
+        max: [max[0], max[1], 0.0],
+    }
+}
+
+#[test]
+fn bad_boxes_are_left_out_and_counted() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let file = dir.path().join("rejects.aabbstream");
+    let out = run(Command::new(&exe).arg("rejects").arg(&file));
+    // 1 outside a step, 2 static, 5 a step in the same order and 2 in reverse, 6 times.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "rejects: steps 12 sent 12 dropped 0 rejected 45 error \"\" last \"box 50: has a static box's id\"\n"
+    );
+    let (state, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    assert_eq!(state.statics(), &[wb(50, [0.0, 0.0], [1.0, 1.0])]);
+    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
+    let mut expected = Vec::new();
+    for t in 0..6 {
+        let x = t as f32;
+        expected.push(
+            (1..=4)
+                .map(|id| wb(id, [x, 0.0], [x + 1.0, 1.0]))
+                .collect::<Vec<_>>(),
+        );
+        expected.push((1..=4).map(|id| wb(id, [x, 1.0], [x + 1.0, 2.0])).collect());
+    }
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn a_full_buffer_drops_whole_steps_and_the_next_is_a_keyframe() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let child = Command::new(&exe)
+        .args(["drops", &port.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts the check");
+    let (conn, _) = listener.accept().expect("the check connects");
+    // A debugger that does not read for 400 ms: the kernel's buffers and the recorder's
+    // 200 kB fill up (2,000 boxes a step are 40 kB).
+    thread::sleep(Duration::from_millis(400));
+    let (state, steps) = decode(conn);
+    let out = child.wait_with_output().expect("the check ends");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let dropped: Vec<u64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("dropped "))
+        .map(|n| n.parse().expect("a step number"))
+        .collect();
+    assert!(!dropped.is_empty(), "nothing was dropped:\n{stdout}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        format!(
+            "drops: steps 400 sent {} dropped {} rejected 0 error \"\" last \"\"",
+            400 - dropped.len(),
+            dropped.len()
+        )
+    );
+    let sent: Vec<u64> = (0..400).filter(|s| !dropped.contains(s)).collect();
+    assert_eq!(steps.iter().map(|u| u.step).collect::<Vec<_>>(), sent);
+    let mut previous: Option<u64> = None;
+    for u in &steps {
+        let gap = match previous {
+            Some(p) => u.step - p - 1,
+            None => u.step,
+        };
+        assert_eq!(u.dropped_before, gap);
+        assert_eq!(u.keyframe, previous.is_none() || gap > 0, "step {}", u.step);
+        let expected: Vec<WireBox> = (0..2000u32)
+            .map(|i| {
+                let x = i as f32 + u.step as f32 * 0.5;
+                wb(i, [x, 0.0], [x + 1.0, 1.0])
+            })
+            .collect();
+        assert_eq!(u.boxes, expected, "step {}", u.step);
+        previous = Some(u.step);
+    }
+    let bye = state.bye().expect("a clean end");
+    assert_eq!(
+        (bye.steps_sent, bye.steps_dropped),
+        (sent.len() as u64, dropped.len() as u64)
+    );
+}

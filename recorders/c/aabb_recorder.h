@@ -1,0 +1,928 @@
+/* aabb_recorder.h: streams a physics engine's boxes, step by step, to the aabb-debugger over
+ * TCP (the live link) or to a stream file. One header, C99, POSIX sockets and stdio, no
+ * threads, no dependencies.
+ *
+ * In ONE .c file, before any other #include:
+ *
+ *     #define AABB_RECORDER_IMPLEMENTATION
+ *     #include "aabb_recorder.h"
+ *
+ * Use:
+ *
+ *     aabb_rec_hello hello = { "my engine 1.0", "m", 2, 1.0f / 60.0f };
+ *     aabb_rec *rec = aabb_rec_connect("127.0.0.1", AABB_REC_DEFAULT_PORT, &hello);
+ *     if (!rec) rec = aabb_rec_open_file("run.aabbstream", &hello);   // no debugger
+ *     aabb_rec_static_box(rec, 1000, ground_min, ground_max);         // before the first step
+ *     for (;;) {
+ *         aabb_rec_begin_step(rec);
+ *         for (i = 0; i < n; i++) aabb_rec_add_box(rec, id[i], min[i], max[i]);
+ *         aabb_rec_end_step(rec);
+ *     }
+ *     aabb_rec_close(rec, NULL);
+ *
+ * Add every box every step: the recorder sends what appeared, moved or went (boxes added in
+ * the same order as the step before are diffed index by index; another order falls back to
+ * a sorted copy and binary search). Nothing here aborts, raises a signal or blocks the host:
+ * the socket is non-blocking and bytes it will not take wait in a buffer bounded in bytes
+ * (64 MiB by default); when that is full the whole step is dropped and counted, and the next
+ * step sent is a keyframe (the debugger shows the gap). With options.exact the step waits
+ * for room instead. A debugger that closes, or takes nothing for options.timeout_ms, ends
+ * the connection: later steps are counted dropped and aabb_rec_stats says why. NaN boxes,
+ * min > max and ids added twice in a step are left out and counted. Every function accepts
+ * a NULL recorder and does nothing.
+ *
+ * The format is docs/formats.md ("Stream") of the aabb-debugger. License: MIT OR Apache-2.0.
+ */
+#if defined(AABB_RECORDER_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#ifndef AABB_RECORDER_H
+#define AABB_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The debugger's default port (on 127.0.0.1). */
+#define AABB_REC_DEFAULT_PORT 7616
+
+/* A recorder: opaque. */
+typedef struct aabb_rec aabb_rec;
+
+/* The handshake: who sends, in how many dimensions, at what time step. */
+typedef struct aabb_rec_hello {
+    const char *engine; /* name and version, e.g. "bounce 1.0" (cut to 255 bytes); NULL: "" */
+    const char *units;  /* length unit, e.g. "m"; NULL: "m" */
+    int dimensions;     /* 2 or 3: how many floats each min and max has */
+    float dt;           /* seconds per step: finite, > 0, <= 1 */
+} aabb_rec_hello;
+
+/* How a recorder buffers and waits; zeros mean the defaults. */
+typedef struct aabb_rec_options {
+    size_t buffer_bytes; /* the most bytes waiting for the socket; 0: 64 MiB */
+    int exact;           /* nonzero: wait for room instead of dropping steps */
+    int timeout_ms;      /* connect timeout; a socket that takes nothing this long is given
+                            up; close waits at most this long; 0: 5000 */
+} aabb_rec_options;
+
+/* What a recorder did so far. */
+struct aabb_rec_stats {
+    uint64_t steps;          /* steps ended */
+    uint64_t steps_sent;     /* steps written or waiting in the buffer */
+    uint64_t steps_dropped;  /* steps not sent: buffer full, or the socket or file failed */
+    uint64_t bytes_sent;     /* bytes handed to the socket or file */
+    uint64_t boxes_rejected; /* boxes left out: NaN, min > max, twice in a step, ... */
+    int connected;           /* the socket or file still takes bytes */
+    char error[200];         /* why it stopped taking bytes, or "" */
+    char last_rejection[120];/* why the last box was left out, or "" */
+};
+
+/* Connects to a debugger at host:port (e.g. "127.0.0.1", AABB_REC_DEFAULT_PORT) and sends
+   the handshake. NULL when nothing listens there or the handshake is invalid (errno says
+   why). */
+aabb_rec *aabb_rec_connect(const char *host, int port, const aabb_rec_hello *hello);
+/* aabb_rec_connect with options (NULL: the defaults). */
+aabb_rec *aabb_rec_connect_ex(const char *host, int port, const aabb_rec_hello *hello,
+                              const aabb_rec_options *options);
+/* Writes a stream file at path (created or emptied). NULL when it cannot be created or the
+   handshake is invalid (errno says why). */
+aabb_rec *aabb_rec_open_file(const char *path, const aabb_rec_hello *hello);
+/* Adds a box that never moves; only before the first step. min and max have `dimensions`
+   floats. */
+void aabb_rec_static_box(aabb_rec *rec, uint32_t id, const float *min, const float *max);
+/* Begins a step (ending the open one, if any). */
+void aabb_rec_begin_step(aabb_rec *rec);
+/* Adds a box to the open step; min and max have `dimensions` floats. */
+void aabb_rec_add_box(aabb_rec *rec, uint32_t id, const float *min, const float *max);
+/* Ends the open step and sends it: 1 sent (or waiting in the buffer), 0 dropped, -1 no
+   open step. */
+int aabb_rec_end_step(aabb_rec *rec);
+/* Fills *out with what the recorder did so far. */
+void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out);
+/* Ends the open step, sends the end of the stream, writes what waits (at most timeout_ms),
+   closes and frees. Fills *out (when not NULL) with the final counts. */
+void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AABB_RECORDER_H */
+
+/* ---------------------------------------------------------------------------------------- */
+
+#ifdef AABB_RECORDER_IMPLEMENTATION
+#ifndef AABB_RECORDER_IMPLEMENTED
+#define AABB_RECORDER_IMPLEMENTED
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef MSG_NOSIGNAL
+#define AABB_REC_SEND_FLAGS_ MSG_NOSIGNAL
+#else
+#define AABB_REC_SEND_FLAGS_ 0
+#endif
+
+#define AABB_REC_MAX_FRAME_ 67108864u
+
+typedef struct aabb_rec_box_ {
+    uint32_t id;
+    float min[3];
+    float max[3];
+} aabb_rec_box_;
+
+typedef struct aabb_rec_key_ {
+    uint32_t id;
+    uint32_t idx;
+} aabb_rec_key_;
+
+typedef struct aabb_rec_buf_ {
+    unsigned char *p;
+    size_t len, cap;
+    int failed; /* out of memory once: everything after is left out */
+} aabb_rec_buf_;
+
+struct aabb_rec {
+    int dims;
+    int fd;      /* socket, or -1 */
+    FILE *file;  /* stream file, or NULL */
+    int dead;    /* the socket or file failed */
+    int exact;
+    int timeout_ms;
+    size_t cap;
+
+    aabb_rec_buf_ out; /* bytes the socket has not taken, from out_head */
+    size_t out_head;
+    double stalled_since; /* when the socket last refused bytes while some waited; 0 if not */
+
+    uint64_t step, next_step;
+    int in_step, started, keyframe_next, shuffled;
+
+    aabb_rec_box_ *statics;
+    size_t n_statics, cap_statics;
+    aabb_rec_box_ *prev, *cur;
+    size_t n_prev, n_cur, cap_prev, cap_cur;
+    aabb_rec_key_ *keys_cur, *keys_prev;
+    size_t cap_keys_cur, cap_keys_prev;
+    unsigned char *keep;
+    size_t cap_keep;
+
+    aabb_rec_buf_ appeared, moved, gone, frame;
+    uint32_t n_appeared, n_moved, n_gone;
+
+    uint64_t steps, steps_sent, steps_dropped, bytes_sent, boxes_rejected;
+    char error[200];
+    char last_rejection[120];
+};
+
+/* -- small helpers ------------------------------------------------------------------------ */
+
+static double aabb_rec_now_(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0.0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int aabb_rec_grow_(void **p, size_t *cap, size_t need, size_t size) {
+    size_t n;
+    void *q;
+    if (need <= *cap) return 1;
+    n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    q = realloc(*p, n * size);
+    if (!q) return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+static void aabb_rec_put_(aabb_rec_buf_ *b, const void *src, size_t n) {
+    if (b->failed || n == 0) return;
+    if (!aabb_rec_grow_((void **)&b->p, &b->cap, b->len + n, 1)) {
+        b->failed = 1;
+        return;
+    }
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+}
+
+static void aabb_rec_u32le_(unsigned char *d, uint32_t v) {
+    d[0] = (unsigned char)v;
+    d[1] = (unsigned char)(v >> 8);
+    d[2] = (unsigned char)(v >> 16);
+    d[3] = (unsigned char)(v >> 24);
+}
+
+static void aabb_rec_put_u32_(aabb_rec_buf_ *b, uint32_t v) {
+    unsigned char d[4];
+    aabb_rec_u32le_(d, v);
+    aabb_rec_put_(b, d, 4);
+}
+
+static void aabb_rec_put_u64_(aabb_rec_buf_ *b, uint64_t v) {
+    unsigned char d[8];
+    aabb_rec_u32le_(d, (uint32_t)v);
+    aabb_rec_u32le_(d + 4, (uint32_t)(v >> 32));
+    aabb_rec_put_(b, d, 8);
+}
+
+static uint32_t aabb_rec_fbits_(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static void aabb_rec_put_box_(aabb_rec_buf_ *b, int dims, const aabb_rec_box_ *x) {
+    unsigned char d[28];
+    int k;
+    aabb_rec_u32le_(d, x->id);
+    for (k = 0; k < dims; k++) {
+        aabb_rec_u32le_(d + 4 + 4 * k, aabb_rec_fbits_(x->min[k]));
+        aabb_rec_u32le_(d + 4 + 4 * dims + 4 * k, aabb_rec_fbits_(x->max[k]));
+    }
+    aabb_rec_put_(b, d, (size_t)(4 + 8 * dims));
+}
+
+static int aabb_rec_same_(const aabb_rec_box_ *a, const aabb_rec_box_ *b) {
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+static void aabb_rec_reject_(aabb_rec *rec, const char *why, uint32_t id) {
+    rec->boxes_rejected++;
+    snprintf(rec->last_rejection, sizeof rec->last_rejection, "box %lu: %s",
+             (unsigned long)id, why);
+}
+
+/* 1 when the box can go on the wire: finite, min <= max; else the reason. */
+static const char *aabb_rec_check_(const aabb_rec_box_ *b, int dims) {
+    int k;
+    for (k = 0; k < dims; k++) {
+        float lo = b->min[k], hi = b->max[k];
+        /* x - x is 0 for finite x, NaN for NaN and infinities. */
+        if (!(lo - lo == 0.0f) || !(hi - hi == 0.0f)) return "not finite";
+        if (!(lo <= hi)) return "min > max";
+    }
+    return NULL;
+}
+
+static void aabb_rec_fail_(aabb_rec *rec, const char *what, int err) {
+    if (rec->dead) return;
+    rec->dead = 1;
+    snprintf(rec->error, sizeof rec->error, "%s: %s", what, strerror(err));
+}
+
+/* -- output ------------------------------------------------------------------------------- */
+
+/* Sends what waits in rec->out without blocking; 0 when the socket failed. */
+static int aabb_rec_pump_(aabb_rec *rec) {
+    while (!rec->dead && rec->out_head < rec->out.len) {
+        ssize_t n = send(rec->fd, rec->out.p + rec->out_head, rec->out.len - rec->out_head,
+                         AABB_REC_SEND_FLAGS_);
+        if (n > 0) {
+            rec->out_head += (size_t)n;
+            rec->bytes_sent += (uint64_t)n;
+            rec->stalled_since = 0.0;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            double now = aabb_rec_now_();
+            if (rec->stalled_since == 0.0) {
+                rec->stalled_since = now;
+            } else if ((now - rec->stalled_since) * 1000.0 > (double)rec->timeout_ms) {
+                rec->dead = 1;
+                snprintf(rec->error, sizeof rec->error,
+                         "writing to the debugger: no progress for %d ms (it stopped reading)",
+                         rec->timeout_ms);
+            }
+            break;
+        }
+        aabb_rec_fail_(rec, "writing to the debugger (the connection was closed)",
+                       n < 0 ? errno : EPIPE);
+    }
+    if (rec->out_head == rec->out.len) {
+        rec->out.len = 0;
+        rec->out_head = 0;
+    } else if (rec->out_head > rec->out.len / 2) {
+        memmove(rec->out.p, rec->out.p + rec->out_head, rec->out.len - rec->out_head);
+        rec->out.len -= rec->out_head;
+        rec->out_head = 0;
+    }
+    return !rec->dead;
+}
+
+/* Waits (poll) until the socket takes bytes or the timeout passes; 0 on timeout or failure. */
+static int aabb_rec_wait_writable_(aabb_rec *rec, int ms) {
+    struct pollfd p;
+    int r;
+    p.fd = rec->fd;
+    p.events = POLLOUT;
+    p.revents = 0;
+    do {
+        r = poll(&p, 1, ms);
+    } while (r < 0 && errno == EINTR);
+    return r > 0;
+}
+
+/* Hands a frame to the socket or file. force: whatever the buffer holds. 1 sent or waiting,
+   0 dropped. */
+static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int force) {
+    if (rec->dead) return 0;
+    if (rec->file) {
+        if (fwrite(p, 1, n, rec->file) != n) {
+            aabb_rec_fail_(rec, "writing the stream file", errno ? errno : EIO);
+            return 0;
+        }
+        rec->bytes_sent += n;
+        return 1;
+    }
+    aabb_rec_pump_(rec);
+    if (!force) {
+        while (rec->exact && !rec->dead && rec->out.len - rec->out_head > 0 &&
+               rec->out.len - rec->out_head + n > rec->cap) {
+            if (!aabb_rec_wait_writable_(rec, rec->timeout_ms)) {
+                rec->dead = 1;
+                snprintf(rec->error, sizeof rec->error,
+                         "writing to the debugger: no progress for %d ms (it stopped reading)",
+                         rec->timeout_ms);
+                break;
+            }
+            aabb_rec_pump_(rec);
+        }
+        if (rec->dead) return 0;
+        if (rec->out.len - rec->out_head > 0 && rec->out.len - rec->out_head + n > rec->cap)
+            return 0;
+    }
+    if (rec->dead) return 0;
+    if (rec->out.len == rec->out_head) {
+        /* Nothing waits: send straight from the frame, keep the rest. */
+        size_t done = 0;
+        while (done < n) {
+            ssize_t k = send(rec->fd, p + done, n - done, AABB_REC_SEND_FLAGS_);
+            if (k > 0) {
+                done += (size_t)k;
+                rec->bytes_sent += (uint64_t)k;
+                continue;
+            }
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+            aabb_rec_fail_(rec, "writing to the debugger (the connection was closed)",
+                           k < 0 ? errno : EPIPE);
+            return 0;
+        }
+        p += done;
+        n -= done;
+    }
+    if (n > 0) {
+        aabb_rec_put_(&rec->out, p, n);
+        if (rec->out.failed) {
+            rec->out.failed = 0;
+            aabb_rec_fail_(rec, "buffering for the debugger", ENOMEM);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* -- open --------------------------------------------------------------------------------- */
+
+static size_t aabb_rec_cut_(const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    if (n > 255) {
+        n = 255;
+        /* Back to the start of a UTF-8 character. */
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    }
+    return n;
+}
+
+static aabb_rec *aabb_rec_new_(const aabb_rec_hello *hello, const aabb_rec_options *options) {
+    aabb_rec *rec;
+    if (!hello || (hello->dimensions != 2 && hello->dimensions != 3) ||
+        !(hello->dt > 0.0f && hello->dt <= 1.0f)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    rec = (aabb_rec *)calloc(1, sizeof *rec);
+    if (!rec) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    rec->dims = hello->dimensions;
+    rec->fd = -1;
+    rec->keyframe_next = 1;
+    rec->cap = options && options->buffer_bytes ? options->buffer_bytes : (size_t)64 << 20;
+    rec->exact = options ? options->exact : 0;
+    rec->timeout_ms = options && options->timeout_ms > 0 ? options->timeout_ms : 5000;
+    return rec;
+}
+
+static void aabb_rec_hello_frame_(aabb_rec_buf_ *b, const aabb_rec_hello *hello) {
+    const char *units = hello->units ? hello->units : "m";
+    const char *engine = hello->engine ? hello->engine : "";
+    size_t ne = aabb_rec_cut_(engine), nu = aabb_rec_cut_(units);
+    unsigned char head[10];
+    aabb_rec_put_(b, "AABBSTRM", 8);
+    aabb_rec_put_u32_(b, (uint32_t)(1 + 2 + 1 + 1 + 4 + 2 + ne + 2 + nu));
+    head[0] = 0x01;                   /* HELLO */
+    head[1] = 1;                      /* version 1 */
+    head[2] = 0;
+    head[3] = (unsigned char)hello->dimensions;
+    head[4] = 0;                      /* flags */
+    aabb_rec_u32le_(head + 5, aabb_rec_fbits_(hello->dt));
+    aabb_rec_put_(b, head, 9);
+    head[0] = (unsigned char)ne;
+    head[1] = 0;
+    aabb_rec_put_(b, head, 2);
+    aabb_rec_put_(b, engine, ne);
+    head[0] = (unsigned char)nu;
+    aabb_rec_put_(b, head, 2);
+    aabb_rec_put_(b, units, nu);
+}
+
+static void aabb_rec_free_(aabb_rec *rec) {
+    free(rec->out.p);
+    free(rec->statics);
+    free(rec->prev);
+    free(rec->cur);
+    free(rec->keys_cur);
+    free(rec->keys_prev);
+    free(rec->keep);
+    free(rec->appeared.p);
+    free(rec->moved.p);
+    free(rec->gone.p);
+    free(rec->frame.p);
+    free(rec);
+}
+
+static aabb_rec *aabb_rec_start_(aabb_rec *rec, const aabb_rec_hello *hello) {
+    aabb_rec_hello_frame_(&rec->frame, hello);
+    if (rec->frame.failed) {
+        int fd = rec->fd;
+        if (rec->file) fclose(rec->file);
+        if (fd >= 0) close(fd);
+        aabb_rec_free_(rec);
+        errno = ENOMEM;
+        return NULL;
+    }
+    aabb_rec_emit_(rec, rec->frame.p, rec->frame.len, 1);
+    rec->frame.len = 0;
+    return rec;
+}
+
+aabb_rec *aabb_rec_open_file(const char *path, const aabb_rec_hello *hello) {
+    aabb_rec *rec = aabb_rec_new_(hello, NULL);
+    if (!rec) return NULL;
+    rec->file = path ? fopen(path, "wb") : NULL;
+    if (!rec->file) {
+        int err = path ? errno : EINVAL;
+        aabb_rec_free_(rec);
+        errno = err;
+        return NULL;
+    }
+    return aabb_rec_start_(rec, hello);
+}
+
+aabb_rec *aabb_rec_connect(const char *host, int port, const aabb_rec_hello *hello) {
+    return aabb_rec_connect_ex(host, port, hello, NULL);
+}
+
+/* A connected non-blocking socket to host:port, or -1 (errno set). */
+static int aabb_rec_dial_(const char *host, int port, int timeout_ms) {
+    struct addrinfo hints, *list = NULL, *a;
+    char service[16];
+    int fd = -1, err = ECONNREFUSED, r;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(service, sizeof service, "%d", port);
+    r = getaddrinfo(host ? host : "127.0.0.1", service, &hints, &list);
+    if (r != 0) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    for (a = list; a; a = a->ai_next) {
+        int flags, one = 1;
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        flags = fcntl(fd, F_GETFL, 0);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+            err = errno;
+            close(fd);
+            fd = -1;
+            continue;
+        }
+        if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            struct pollfd p;
+            int soerr = 0;
+            socklen_t len = sizeof soerr;
+            if (errno != EINPROGRESS) {
+                err = errno;
+                close(fd);
+                fd = -1;
+                continue;
+            }
+            p.fd = fd;
+            p.events = POLLOUT;
+            p.revents = 0;
+            do {
+                r = poll(&p, 1, timeout_ms);
+            } while (r < 0 && errno == EINTR);
+            if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr) {
+                err = r == 0 ? ETIMEDOUT : (soerr ? soerr : errno);
+                close(fd);
+                fd = -1;
+                continue;
+            }
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#ifdef SO_NOSIGPIPE
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+        break;
+    }
+    freeaddrinfo(list);
+    if (fd < 0) errno = err;
+    return fd;
+}
+
+aabb_rec *aabb_rec_connect_ex(const char *host, int port, const aabb_rec_hello *hello,
+                              const aabb_rec_options *options) {
+    aabb_rec *rec = aabb_rec_new_(hello, options);
+    if (!rec) return NULL;
+    if (port <= 0 || port > 65535) {
+        aabb_rec_free_(rec);
+        errno = EINVAL;
+        return NULL;
+    }
+    rec->fd = aabb_rec_dial_(host, port, rec->timeout_ms);
+    if (rec->fd < 0) {
+        int err = errno;
+        aabb_rec_free_(rec);
+        errno = err;
+        return NULL;
+    }
+    return aabb_rec_start_(rec, hello);
+}
+
+/* -- steps -------------------------------------------------------------------------------- */
+
+static int aabb_rec_make_(const aabb_rec *rec, aabb_rec_box_ *b, uint32_t id, const float *min,
+                          const float *max) {
+    int k;
+    if (!min || !max) return 0;
+    memset(b, 0, sizeof *b);
+    b->id = id;
+    for (k = 0; k < rec->dims; k++) {
+        b->min[k] = min[k];
+        b->max[k] = max[k];
+    }
+    return 1;
+}
+
+static int aabb_rec_key_cmp_(const void *pa, const void *pb) {
+    const aabb_rec_key_ *a = (const aabb_rec_key_ *)pa, *b = (const aabb_rec_key_ *)pb;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return a->idx < b->idx ? -1 : (a->idx > b->idx ? 1 : 0);
+}
+
+static int aabb_rec_box_cmp_(const void *pa, const void *pb) {
+    const aabb_rec_box_ *a = (const aabb_rec_box_ *)pa, *b = (const aabb_rec_box_ *)pb;
+    return a->id < b->id ? -1 : (a->id > b->id ? 1 : 0);
+}
+
+static int aabb_rec_is_static_(const aabb_rec *rec, uint32_t id) {
+    size_t lo = 0, hi = rec->n_statics;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rec->statics[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < rec->n_statics && rec->statics[lo].id == id;
+}
+
+void aabb_rec_static_box(aabb_rec *rec, uint32_t id, const float *min, const float *max) {
+    aabb_rec_box_ b;
+    size_t i;
+    const char *bad;
+    if (!rec) return;
+    if (!aabb_rec_make_(rec, &b, id, min, max)) {
+        aabb_rec_reject_(rec, "static box without corners", id);
+        return;
+    }
+    if (rec->started) {
+        aabb_rec_reject_(rec, "static box added after the first step", id);
+        return;
+    }
+    bad = aabb_rec_check_(&b, rec->dims);
+    if (bad) {
+        aabb_rec_reject_(rec, bad, id);
+        return;
+    }
+    for (i = 0; i < rec->n_statics; i++) {
+        if (rec->statics[i].id == id) {
+            aabb_rec_reject_(rec, "static box added twice", id);
+            return;
+        }
+    }
+    if (!aabb_rec_grow_((void **)&rec->statics, &rec->cap_statics, rec->n_statics + 1,
+                        sizeof(aabb_rec_box_))) {
+        aabb_rec_reject_(rec, "out of memory", id);
+        return;
+    }
+    rec->statics[rec->n_statics++] = b;
+}
+
+int aabb_rec_end_step(aabb_rec *rec);
+
+void aabb_rec_begin_step(aabb_rec *rec) {
+    if (!rec) return;
+    if (rec->in_step) aabb_rec_end_step(rec);
+    if (!rec->started) {
+        rec->started = 1;
+        if (rec->n_statics > 0) {
+            size_t i, at;
+            qsort(rec->statics, rec->n_statics, sizeof(aabb_rec_box_), aabb_rec_box_cmp_);
+            rec->frame.len = 0;
+            at = rec->frame.len;
+            aabb_rec_put_u32_(&rec->frame, 0);
+            aabb_rec_put_(&rec->frame, "\x02", 1);
+            aabb_rec_put_u32_(&rec->frame, (uint32_t)rec->n_statics);
+            for (i = 0; i < rec->n_statics; i++)
+                aabb_rec_put_box_(&rec->frame, rec->dims, &rec->statics[i]);
+            if (!rec->frame.failed && rec->frame.len - 4 <= AABB_REC_MAX_FRAME_) {
+                aabb_rec_u32le_(rec->frame.p + at, (uint32_t)(rec->frame.len - 4));
+                aabb_rec_emit_(rec, rec->frame.p, rec->frame.len, 1);
+            } else {
+                rec->boxes_rejected += rec->n_statics;
+                snprintf(rec->last_rejection, sizeof rec->last_rejection,
+                         "the static boxes do not fit in a frame");
+            }
+            rec->frame.failed = 0;
+            rec->frame.len = 0;
+        }
+    }
+    if (rec->fd >= 0 && !rec->dead) aabb_rec_pump_(rec);
+    rec->in_step = 1;
+    rec->step = rec->next_step++;
+    rec->shuffled = 0;
+    rec->n_cur = 0;
+    rec->appeared.len = rec->moved.len = rec->gone.len = 0;
+    rec->appeared.failed = rec->moved.failed = rec->gone.failed = 0;
+    rec->n_appeared = rec->n_moved = rec->n_gone = 0;
+}
+
+void aabb_rec_add_box(aabb_rec *rec, uint32_t id, const float *min, const float *max) {
+    aabb_rec_box_ *b;
+    const char *bad;
+    size_t i;
+    if (!rec) return;
+    if (!rec->in_step) {
+        aabb_rec_reject_(rec, "added outside a step", id);
+        return;
+    }
+    if (rec->dead) return;
+    if (!aabb_rec_grow_((void **)&rec->cur, &rec->cap_cur, rec->n_cur + 1,
+                        sizeof(aabb_rec_box_))) {
+        aabb_rec_reject_(rec, "out of memory", id);
+        return;
+    }
+    i = rec->n_cur;
+    b = &rec->cur[i];
+    if (!aabb_rec_make_(rec, b, id, min, max)) {
+        aabb_rec_reject_(rec, "without corners", id);
+        return;
+    }
+    bad = aabb_rec_check_(b, rec->dims);
+    if (bad) {
+        aabb_rec_reject_(rec, bad, id);
+        return;
+    }
+    if (!rec->shuffled) {
+        if (i < rec->n_prev && rec->prev[i].id == id) {
+            if (!aabb_rec_same_(&rec->prev[i], b)) {
+                aabb_rec_put_box_(&rec->moved, rec->dims, b);
+                rec->n_moved++;
+            }
+        } else {
+            rec->shuffled = 1;
+        }
+    }
+    rec->n_cur++;
+}
+
+/* The diff of a step in another order than the last (or with new ids): a sorted copy of
+   each step and a merge; leaves out ids added twice and moving boxes with a static id. */
+static int aabb_rec_rediff_(aabb_rec *rec) {
+    size_t i, j, n = rec->n_cur, m = rec->n_prev, kept;
+    aabb_rec_key_ *kc, *kp;
+    if (!aabb_rec_grow_((void **)&rec->keys_cur, &rec->cap_keys_cur, n + 1, sizeof *kc) ||
+        !aabb_rec_grow_((void **)&rec->keys_prev, &rec->cap_keys_prev, m + 1, sizeof *kp) ||
+        !aabb_rec_grow_((void **)&rec->keep, &rec->cap_keep, n + 1, 1))
+        return 0;
+    kc = rec->keys_cur;
+    kp = rec->keys_prev;
+    for (i = 0; i < n; i++) {
+        kc[i].id = rec->cur[i].id;
+        kc[i].idx = (uint32_t)i;
+        rec->keep[i] = 1;
+    }
+    for (i = 0; i < m; i++) {
+        kp[i].id = rec->prev[i].id;
+        kp[i].idx = (uint32_t)i;
+    }
+    qsort(kc, n, sizeof *kc, aabb_rec_key_cmp_);
+    qsort(kp, m, sizeof *kp, aabb_rec_key_cmp_);
+    rec->appeared.len = rec->moved.len = rec->gone.len = 0;
+    rec->n_appeared = rec->n_moved = rec->n_gone = 0;
+    i = j = 0;
+    while (i < n || j < m) {
+        if (i < n && i > 0 && kc[i].id == kc[i - 1].id) {
+            /* The same id again: the first added stays. */
+            rec->keep[kc[i].idx] = 0;
+            aabb_rec_reject_(rec, "added twice in one step", kc[i].id);
+            i++;
+        } else if (i < n && (j >= m || kc[i].id < kp[j].id)) {
+            const aabb_rec_box_ *b = &rec->cur[kc[i].idx];
+            if (rec->n_statics && aabb_rec_is_static_(rec, b->id)) {
+                rec->keep[kc[i].idx] = 0;
+                aabb_rec_reject_(rec, "has a static box's id", b->id);
+            } else {
+                aabb_rec_put_box_(&rec->appeared, rec->dims, b);
+                rec->n_appeared++;
+            }
+            i++;
+        } else if (i < n && kc[i].id == kp[j].id) {
+            const aabb_rec_box_ *b = &rec->cur[kc[i].idx];
+            if (!aabb_rec_same_(b, &rec->prev[kp[j].idx])) {
+                aabb_rec_put_box_(&rec->moved, rec->dims, b);
+                rec->n_moved++;
+            }
+            i++;
+            j++;
+        } else {
+            aabb_rec_put_u32_(&rec->gone, kp[j].id);
+            rec->n_gone++;
+            j++;
+        }
+    }
+    for (i = 0, kept = 0; i < n; i++)
+        if (rec->keep[i]) rec->cur[kept++] = rec->cur[i];
+    rec->n_cur = kept;
+    return 1;
+}
+
+int aabb_rec_end_step(aabb_rec *rec) {
+    aabb_rec_buf_ *f;
+    aabb_rec_box_ *t;
+    size_t tc, i;
+    int sent;
+    unsigned char head[9];
+    if (!rec) return -1;
+    if (!rec->in_step) return -1;
+    rec->in_step = 0;
+    rec->steps++;
+    if (rec->dead) {
+        rec->steps_dropped++;
+        return 0;
+    }
+    if (!rec->shuffled && rec->n_cur < rec->n_prev) {
+        /* Same order, shorter: the tail went. */
+        for (i = rec->n_cur; i < rec->n_prev; i++) aabb_rec_put_u32_(&rec->gone, rec->prev[i].id);
+        rec->n_gone = (uint32_t)(rec->n_prev - rec->n_cur);
+    }
+    if (rec->shuffled && !aabb_rec_rediff_(rec)) {
+        /* Out of memory for the fallback: drop the step, send the next as a keyframe. */
+        rec->keyframe_next = 1;
+        rec->steps_dropped++;
+        snprintf(rec->last_rejection, sizeof rec->last_rejection, "step %lu: out of memory",
+                 (unsigned long)rec->step);
+        rec->n_cur = 0;
+        return 0;
+    }
+    f = &rec->frame;
+    f->len = 0;
+    f->failed = 0;
+    aabb_rec_put_u32_(f, 0);
+    head[0] = 0x03; /* STEP */
+    aabb_rec_put_(f, head, 1);
+    aabb_rec_put_u64_(f, rec->step);
+    head[0] = rec->keyframe_next ? 1 : 0;
+    aabb_rec_put_(f, head, 1);
+    if (rec->keyframe_next) {
+        aabb_rec_put_u32_(f, (uint32_t)rec->n_cur);
+        for (i = 0; i < rec->n_cur; i++) aabb_rec_put_box_(f, rec->dims, &rec->cur[i]);
+        aabb_rec_put_u64_(f, 0);
+    } else {
+        aabb_rec_put_u32_(f, rec->n_appeared);
+        aabb_rec_put_(f, rec->appeared.p, rec->appeared.len);
+        aabb_rec_put_u32_(f, rec->n_moved);
+        aabb_rec_put_(f, rec->moved.p, rec->moved.len);
+        aabb_rec_put_u32_(f, rec->n_gone);
+        aabb_rec_put_(f, rec->gone.p, rec->gone.len);
+    }
+    if (f->failed || rec->appeared.failed || rec->moved.failed || rec->gone.failed ||
+        f->len - 4 > AABB_REC_MAX_FRAME_) {
+        sent = 0;
+        snprintf(rec->last_rejection, sizeof rec->last_rejection,
+                 "step %lu: out of memory or over the frame limit", (unsigned long)rec->step);
+    } else {
+        aabb_rec_u32le_(f->p, (uint32_t)(f->len - 4));
+        sent = aabb_rec_emit_(rec, f->p, f->len, 0);
+    }
+    if (sent) {
+        rec->steps_sent++;
+        rec->keyframe_next = 0;
+    } else {
+        rec->steps_dropped++;
+        rec->keyframe_next = 1;
+    }
+    /* This step's boxes are the next one's reference. */
+    t = rec->prev;
+    rec->prev = rec->cur;
+    rec->cur = t;
+    tc = rec->cap_prev;
+    rec->cap_prev = rec->cap_cur;
+    rec->cap_cur = tc;
+    rec->n_prev = rec->n_cur;
+    rec->n_cur = 0;
+    return sent;
+}
+
+/* -- stats and close ---------------------------------------------------------------------- */
+
+void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!rec) return;
+    out->steps = rec->steps;
+    out->steps_sent = rec->steps_sent;
+    out->steps_dropped = rec->steps_dropped;
+    out->bytes_sent = rec->bytes_sent;
+    out->boxes_rejected = rec->boxes_rejected;
+    out->connected = !rec->dead;
+    memcpy(out->error, rec->error, sizeof out->error);
+    memcpy(out->last_rejection, rec->last_rejection, sizeof out->last_rejection);
+}
+
+void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out) {
+    unsigned char bye[21];
+    if (!rec) {
+        aabb_rec_stats(NULL, out);
+        return;
+    }
+    if (rec->in_step) aabb_rec_end_step(rec);
+    aabb_rec_u32le_(bye, 17);
+    bye[4] = 0x04; /* BYE */
+    aabb_rec_u32le_(bye + 5, (uint32_t)rec->steps_sent);
+    aabb_rec_u32le_(bye + 9, (uint32_t)(rec->steps_sent >> 32));
+    aabb_rec_u32le_(bye + 13, (uint32_t)rec->steps_dropped);
+    aabb_rec_u32le_(bye + 17, (uint32_t)(rec->steps_dropped >> 32));
+    aabb_rec_emit_(rec, bye, sizeof bye, 1);
+    if (rec->fd >= 0) {
+        double deadline = aabb_rec_now_() + (double)rec->timeout_ms / 1000.0;
+        while (!rec->dead && rec->out.len > rec->out_head) {
+            double left = deadline - aabb_rec_now_();
+            if (left <= 0.0) {
+                rec->dead = 1;
+                snprintf(rec->error, sizeof rec->error,
+                         "closing: the debugger took nothing for %d ms; the rest was cut",
+                         rec->timeout_ms);
+                break;
+            }
+            aabb_rec_wait_writable_(rec, (int)(left * 1000.0) + 1);
+            aabb_rec_pump_(rec);
+        }
+        shutdown(rec->fd, SHUT_WR);
+        close(rec->fd);
+        rec->fd = -1;
+    }
+    if (rec->file) {
+        if (fclose(rec->file) != 0) aabb_rec_fail_(rec, "closing the stream file", errno);
+        rec->file = NULL;
+    }
+    aabb_rec_stats(rec, out);
+    aabb_rec_free_(rec);
+}
+
+#endif /* AABB_RECORDER_IMPLEMENTED */
+#endif /* AABB_RECORDER_IMPLEMENTATION */

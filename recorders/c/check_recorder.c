@@ -1,0 +1,142 @@
+/* check_recorder.c: drives aabb_recorder.h through the cases the Rust test
+ * crates/aabb-recorder/tests/c_recorder.rs checks against the decoded stream.
+ *
+ *     check_recorder rejects FILE   bad boxes (NaN, min > max, twice, a static id, outside a
+ *                                   step) left out; prints the counts
+ *     check_recorder drops PORT     400 steps of 2,000 moving boxes to a debugger that does
+ *                                   not read at first, through a 200 kB buffer; prints each
+ *                                   step dropped
+ *     check_recorder bench N STEPS  N boxes all moving, same order, to /dev/null; prints the
+ *                                   nanoseconds a box on the engine's side
+ */
+#define AABB_RECORDER_IMPLEMENTATION
+#include "aabb_recorder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void box2(aabb_rec *rec, uint32_t id, float x0, float y0, float x1, float y1) {
+    float min[2], max[2];
+    min[0] = x0;
+    min[1] = y0;
+    max[0] = x1;
+    max[1] = y1;
+    aabb_rec_add_box(rec, id, min, max);
+}
+
+static void print_stats(const char *what, const struct aabb_rec_stats *st) {
+    printf("%s: steps %lu sent %lu dropped %lu rejected %lu error \"%s\" last \"%s\"\n", what,
+           (unsigned long)st->steps, (unsigned long)st->steps_sent,
+           (unsigned long)st->steps_dropped, (unsigned long)st->boxes_rejected, st->error,
+           st->last_rejection);
+}
+
+static int rejects(const char *path) {
+    aabb_rec_hello hello = {"check rejects", "m", 2, 0.5f};
+    aabb_rec *rec = aabb_rec_open_file(path, &hello);
+    struct aabb_rec_stats st;
+    float a[2] = {0.0f, 0.0f}, b[2] = {1.0f, 1.0f}, c[2] = {2.0f, 1.0f}, bad[2] = {3.0f, 0.0f};
+    int t;
+    if (!rec) {
+        fprintf(stderr, "cannot write %s\n", path);
+        return 1;
+    }
+    box2(rec, 1, 0.0f, 0.0f, 1.0f, 1.0f);  /* outside a step */
+    aabb_rec_static_box(rec, 50, a, b);
+    aabb_rec_static_box(rec, 50, a, c);    /* twice */
+    aabb_rec_static_box(rec, 52, bad, b);  /* min > max */
+    for (t = 0; t < 6; t++) {
+        float x = (float)t;
+        uint32_t id;
+        static const uint32_t order[6] = {4, 3, 3, 50, 2, 1};
+        int k;
+        aabb_rec_begin_step(rec);
+        for (id = 1; id <= 4; id++) box2(rec, id, x, 0.0f, x + 1.0f, 1.0f);
+        box2(rec, 2, 9.0f, 9.0f, 9.5f, 9.5f);          /* twice */
+        box2(rec, 5, 0.0f / 0.0f, 0.0f, 1.0f, 1.0f);   /* NaN */
+        box2(rec, 6, 0.0f, 0.0f, 1.0f / 0.0f, 1.0f);   /* infinite */
+        box2(rec, 7, 2.0f, 0.0f, 1.0f, 1.0f);          /* min > max */
+        box2(rec, 50, 0.0f, 0.0f, 1.0f, 1.0f);         /* a static box's id */
+        aabb_rec_end_step(rec);
+        /* Reversed, with 3 twice and a static id. */
+        aabb_rec_begin_step(rec);
+        for (k = 0; k < 6; k++) box2(rec, order[k], x, 1.0f, x + 1.0f, 2.0f);
+        aabb_rec_end_step(rec);
+    }
+    if (aabb_rec_end_step(rec) != -1) printf("end_step without a step did not return -1\n");
+    aabb_rec_close(rec, &st);
+    print_stats("rejects", &st);
+    return 0;
+}
+
+static int drops(int port) {
+    aabb_rec_hello hello = {"check drops", "m", 2, 0.5f};
+    aabb_rec_options options;
+    aabb_rec *rec;
+    struct aabb_rec_stats st;
+    int step;
+    uint32_t i;
+    memset(&options, 0, sizeof options);
+    options.buffer_bytes = 200000;
+    rec = aabb_rec_connect_ex("127.0.0.1", port, &hello, &options);
+    if (!rec) {
+        fprintf(stderr, "cannot connect to port %d\n", port);
+        return 1;
+    }
+    for (step = 0; step < 400; step++) {
+        struct timespec pause;
+        aabb_rec_begin_step(rec);
+        for (i = 0; i < 2000; i++) {
+            float x = (float)i + (float)step * 0.5f;
+            box2(rec, i, x, 0.0f, x + 1.0f, 1.0f);
+        }
+        if (aabb_rec_end_step(rec) == 0) printf("dropped %d\n", step);
+        pause.tv_sec = 0;
+        pause.tv_nsec = 2000000L;
+        nanosleep(&pause, NULL);
+    }
+    aabb_rec_close(rec, &st);
+    print_stats("drops", &st);
+    return 0;
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int bench(int n, int steps) {
+    aabb_rec_hello hello = {"check bench", "m", 2, 0.5f};
+    aabb_rec *rec = aabb_rec_open_file("/dev/null", &hello);
+    double t0, best = 1e30, total = 0.0;
+    int step, i;
+    if (!rec || n < 1 || steps < 1) return 1;
+    for (step = 0; step < steps; step++) {
+        double dt;
+        t0 = now();
+        aabb_rec_begin_step(rec);
+        for (i = 0; i < n; i++) {
+            float x = (float)i + (float)step * 0.001f;
+            box2(rec, (uint32_t)i, x, 1.0f, x + 0.5f, 1.5f);
+        }
+        aabb_rec_end_step(rec);
+        dt = now() - t0;
+        total += dt;
+        if (dt < best) best = dt;
+    }
+    aabb_rec_close(rec, NULL);
+    printf("%d boxes all moving, %d steps: %.2f ns a box (mean), %.2f ns (best step)\n", n,
+           steps, total / steps / n * 1e9, best / n * 1e9);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "rejects") == 0) return rejects(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "drops") == 0) return drops(atoi(argv[2]));
+    if (argc >= 4 && strcmp(argv[1], "bench") == 0) return bench(atoi(argv[2]), atoi(argv[3]));
+    fprintf(stderr, "usage: %s rejects FILE | drops PORT | bench N STEPS\n", argv[0]);
+    return 2;
+}
