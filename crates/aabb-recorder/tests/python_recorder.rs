@@ -1,0 +1,268 @@
+//! The Python recorder (recorders/python/aabb_recorder.py), run by `python3`: its streams, to
+//! a file and to a loopback socket, decode to what the check script says it sent, box for
+//! box (its numbers rounded to f32 as the wire holds them); bad boxes are left out and
+//! counted; a full queue drops whole steps and the next is a keyframe; `exact` loses
+//! nothing; and, where pymunk is installed, the pymunk pile example decodes. Skipped,
+//! saying so, only when there is no `python3` (the pymunk part when pymunk is missing).
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use aabb_recorder::{Decoder, Limits, StepUpdate, StreamState, WireBox};
+
+fn py_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recorders/python")
+}
+
+fn have_python() -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no `python3` on this machine to run the Python recorder");
+    }
+    ok
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("runs python3");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn check_script() -> Command {
+    let mut c = Command::new("python3");
+    c.arg(py_dir().join("check_recorder.py"));
+    c
+}
+
+fn decode(bytes: impl Read) -> (StreamState, Vec<StepUpdate>) {
+    let mut d = Decoder::new(bytes, Limits::default());
+    let mut s = StreamState::new(Limits::default());
+    let mut out = Vec::new();
+    while let Some(u) = s.next_step(&mut d).expect("a valid stream") {
+        out.push(u);
+    }
+    (s, out)
+}
+
+/// The sets the script printed (`step S`, then `box ID X0 Y0 X1 Y1` in Python's repr), as
+/// f32 boxes, and its last line.
+fn printed_sets(stdout: &str) -> (Vec<Vec<WireBox>>, String) {
+    let mut sets: Vec<Vec<WireBox>> = Vec::new();
+    let mut last = String::new();
+    for line in stdout.lines() {
+        if line.starts_with("step ") {
+            sets.push(Vec::new());
+        } else if let Some(rest) = line.strip_prefix("box ") {
+            let f: Vec<&str> = rest.split(' ').collect();
+            let num = |s: &str| s.parse::<f64>().expect("a number") as f32;
+            let b = WireBox {
+                id: f[0].parse().expect("an id"),
+                min: [num(f[1]), num(f[2]), 0.0],
+                max: [num(f[3]), num(f[4]), 0.0],
+            };
+            sets.last_mut().expect("a step line first").push(b);
+        } else {
+            last = line.to_owned();
+        }
+    }
+    (sets, last)
+}
+
+const SETS_STATS: &str = "stats: steps 40 sent 40 dropped 0 rejected 242 error None \
+                          last box 780: float too large to pack with f format";
+
+fn check_sets(state: &StreamState, steps: &[StepUpdate], stdout: &str) {
+    let (expected, last) = printed_sets(stdout);
+    // 1 outside a step, 1 static twice, 6 bad boxes a step for 40 steps.
+    assert_eq!(last, SETS_STATS);
+    assert_eq!(expected.len(), 40);
+    assert_eq!(steps.len(), 40);
+    for (k, (u, e)) in steps.iter().zip(&expected).enumerate() {
+        assert_eq!(u.step, k as u64);
+        assert_eq!(u.keyframe, k == 0);
+        assert_eq!(&u.boxes, e, "step {k}");
+    }
+    let hello = state.hello().expect("a handshake");
+    assert_eq!((hello.engine.as_str(), hello.dt_secs), ("check sets", 0.5));
+    assert_eq!(
+        state.statics(),
+        &[
+            WireBox {
+                id: 900,
+                min: [-1.0, -1.0, 0.0],
+                max: [100.0, 0.0, 0.0]
+            },
+            WireBox {
+                id: 901,
+                min: [-1.0, 0.0, 0.0],
+                max: [0.0, 10.0, 0.0]
+            },
+        ]
+    );
+    let bye = state.bye().expect("a clean end");
+    assert_eq!((bye.steps_sent, bye.steps_dropped), (40, 0));
+}
+
+#[test]
+fn a_file_holds_what_the_script_sent_box_for_box() {
+    if !have_python() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("sets.aabbstream");
+    let out = run(check_script().arg("sets").arg(&file));
+    let (state, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    check_sets(&state, &steps, &String::from_utf8_lossy(&out.stdout));
+    // Boxes standing still are not sent again (every fourth box moves every third step).
+    assert!(steps[1].moved < steps[1].boxes.len() as u32);
+}
+
+#[test]
+fn a_loopback_socket_gets_what_the_script_sent() {
+    if !have_python() {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let child = check_script()
+        .args(["socket", &port.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts python3");
+    let (conn, _) = listener.accept().expect("the script connects");
+    let (state, steps) = decode(conn);
+    let out = child.wait_with_output().expect("the script ends");
+    assert!(out.status.success());
+    check_sets(&state, &steps, &String::from_utf8_lossy(&out.stdout));
+}
+
+fn four(t: f32) -> Vec<WireBox> {
+    (1..=4)
+        .map(|id| WireBox {
+            id,
+            min: [t, 0.0, 0.0],
+            max: [t + 1.0, 0.5, 0.0],
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_queue_drops_whole_steps_and_the_next_is_a_keyframe() {
+    if !have_python() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("drops.aabbstream");
+    let out = run(check_script().arg("drops").arg(&file));
+    let bytes = std::fs::read(&file).expect("the file");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "statuses True False False True True\nstats: steps 5 sent 3 dropped 2 bytes {}\n",
+            bytes.len()
+        )
+    );
+    let (state, steps) = decode(&bytes[..]);
+    let seen: Vec<(u64, bool, u64)> = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
+    assert_eq!(seen, [(0, true, 0), (3, true, 2), (4, false, 0)]);
+    for u in &steps {
+        assert_eq!(u.boxes, four(u.step as f32));
+    }
+    let bye = state.bye().expect("a clean end");
+    assert_eq!((bye.steps_sent, bye.steps_dropped), (3, 2));
+}
+
+#[test]
+fn exact_mode_loses_nothing() {
+    if !have_python() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("exact.aabbstream");
+    let out = run(check_script().arg("exact").arg(&file));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "all sent\nstats: steps 30 sent 30 dropped 0\n"
+    );
+    let (_, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    assert_eq!(steps.len(), 30);
+    for (k, u) in steps.iter().enumerate() {
+        assert_eq!(u.step, k as u64);
+        assert_eq!(u.boxes, four(k as f32));
+    }
+}
+
+#[test]
+fn the_pymunk_pile_example_decodes() {
+    if !have_python() {
+        return;
+    }
+    let has_pymunk = Command::new("python3")
+        .args(["-c", "import pymunk"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pymunk {
+        eprintln!("skipped: pymunk is not installed (pip install pymunk)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("pile.aabbstream");
+    let out = run(Command::new("python3")
+        .arg(py_dir().join("examples/pymunk_pile.py"))
+        .arg(&file)
+        .args(["--file-only", "--steps", "120"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let bytes = std::fs::read(&file).expect("the file");
+    assert_eq!(
+        stdout,
+        format!(
+            "writing {}\n120 steps, 40 bodies: 120 sent, 0 dropped, {} bytes\n",
+            file.display(),
+            bytes.len()
+        )
+    );
+    let (state, steps) = decode(&bytes[..]);
+    assert_eq!(steps.len(), 120);
+    let hello = state.hello().expect("a handshake");
+    assert!(hello.engine.starts_with("pymunk 7."), "{}", hello.engine);
+    assert_eq!((hello.dimensions, hello.units.as_str()), (2, "px"));
+    assert_eq!(state.statics().len(), 3);
+    // One body poured every 3 steps, from step 0: ids 1 to 40 at the end.
+    let last = &steps[119].boxes;
+    assert_eq!(
+        last.iter().map(|b| b.id).collect::<Vec<_>>(),
+        (1..=40).collect::<Vec<_>>()
+    );
+    for (k, u) in steps.iter().enumerate() {
+        assert_eq!(u.boxes.len(), k / 3 + 1, "step {k}");
+    }
+    // Inside the container: within its walls' boxes, together.
+    let walls = state.statics();
+    let left = walls.iter().map(|w| w.min[0]).fold(f32::INFINITY, f32::min);
+    let right = walls
+        .iter()
+        .map(|w| w.max[0])
+        .fold(f32::NEG_INFINITY, f32::max);
+    let floor = walls.iter().map(|w| w.min[1]).fold(f32::INFINITY, f32::min);
+    assert_eq!((left, right, floor), (-10.0, 610.0, -10.0));
+    for b in last {
+        assert!(
+            b.min[0] >= left && b.max[0] <= right && b.min[1] >= floor,
+            "{b:?}"
+        );
+    }
+    assert!(state.bye().is_some());
+}

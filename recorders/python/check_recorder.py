@@ -1,0 +1,139 @@
+"""check_recorder.py: drives aabb_recorder.py through the cases that
+crates/aabb-recorder/tests/python_recorder.rs checks against the decoded stream.
+
+    python3 check_recorder.py sets FILE     a scene whose boxes move, come, go and change
+                                            order, with bad boxes; prints every step's
+                                            expected boxes and the final counts
+    python3 check_recorder.py socket PORT   the same scene to a debugger at 127.0.0.1:PORT
+    python3 check_recorder.py drops FILE    a writer that blocks: a full queue drops whole
+                                            steps; prints what end_step returned
+    python3 check_recorder.py exact FILE    the same with exact=True: nothing is dropped
+"""
+
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from aabb_recorder import Recorder  # noqa: E402
+
+
+def scene(rec, steps=40):
+    """Adds the scene's steps to rec and prints what each step should hold."""
+    rec.add_box(1, (0, 0), (1, 1))  # outside a step
+    rec.static_box(900, (-1.0, -1.0), (100.0, 0.0))
+    rec.static_box(901, (-1.0, 0.0), (0.0, 10.0))
+    rec.static_box(901, (-1.0, 0.0), (0.0, 11.0))  # twice
+    for s in range(steps):
+        boxes = []
+        for i in range(30):
+            if (s + i * 3) % 11 == 0:
+                continue  # away this step
+            t = s // 3 if i % 4 == 0 else s  # some boxes stand still some steps
+            x = i * 1.5 + t * 0.1
+            y = (i % 5) * 0.3
+            boxes.append((i * 7 + 2, (x, y), (x + 0.5, y + 0.25)))
+        if s % 7 == 3:
+            boxes.reverse()
+        elif s % 5 == 2:
+            boxes = boxes[s % len(boxes):] + boxes[:s % len(boxes)]
+        rec.begin_step()
+        for id, lo, hi in boxes:
+            rec.add_box(id, lo, hi)
+        rec.add_box(boxes[0][0], (5.0, 5.0), (6.0, 6.0))  # twice: the first stays
+        rec.add_box(777, (float("nan"), 0.0), (1.0, 1.0))
+        rec.add_box(778, (2.0, 0.0), (1.0, 1.0))  # min > max
+        rec.add_box(900, (0.0, 0.0), (1.0, 1.0))  # a static box's id
+        rec.add_box(779, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))  # 3D in 2D
+        rec.add_box(780, (0.0, 0.0), (1e39, 1.0))  # too large for a float
+        rec.end_step()
+        print(f"step {s}")
+        for id, lo, hi in sorted(boxes):
+            print(f"box {id} {lo[0]!r} {lo[1]!r} {hi[0]!r} {hi[1]!r}")
+    st = rec.close()
+    print(f"stats: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped} "
+          f"rejected {st.boxes_rejected} error {st.error} last {st.last_rejection}")
+
+
+class GatedFile:
+    """A file whose writes wait until the gate opens."""
+
+    def __init__(self, path):
+        self.f = open(path, "wb")
+        self.gate = threading.Event()
+
+    def write(self, data):
+        self.gate.wait()
+        self.f.write(data)
+
+    def flush(self):
+        self.f.flush()
+
+    def close(self):
+        self.f.close()
+
+
+def four(t):
+    return [(id, (float(t), 0.0), (float(t) + 1.0, 0.5)) for id in range(1, 5)]
+
+
+def step(rec, t):
+    rec.begin_step()
+    for id, lo, hi in four(t):
+        rec.add_box(id, lo, hi)
+    return rec.end_step()
+
+
+def drops(path):
+    out = GatedFile(path)
+    # The handshake (37 bytes) waits in the blocked writer; step 0 (106 bytes) fits beside
+    # it, steps 1 and 2 do not; steps 3 and 4 fit together.
+    rec = Recorder.to_writer(out, engine="check drops", dimensions=2, dt=0.5,
+                             buffer_bytes=220)
+    statuses = [step(rec, t) for t in range(3)]
+    out.gate.set()
+    deadline = time.monotonic() + 10
+    while rec.stats().bytes_sent < 37 + 106 and time.monotonic() < deadline:
+        time.sleep(0.002)
+    statuses += [step(rec, t) for t in range(3, 5)]
+    st = rec.close()
+    print("statuses", *statuses)
+    print(f"stats: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped} "
+          f"bytes {st.bytes_sent}")
+
+
+def exact(path):
+    out = GatedFile(path)
+    rec = Recorder.to_writer(out, engine="check exact", dimensions=2, dt=0.5,
+                             buffer_bytes=200, exact=True)
+    threading.Timer(0.1, out.gate.set).start()
+    statuses = [step(rec, t) for t in range(30)]
+    st = rec.close()
+    print("all sent" if all(statuses) else "some dropped")
+    print(f"stats: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, arg = sys.argv[1], sys.argv[2]
+    if mode == "sets":
+        scene(Recorder.open_file(arg, engine="check sets", dimensions=2, dt=0.5))
+    elif mode == "socket":
+        scene(Recorder.connect("127.0.0.1", int(arg), engine="check sets", dimensions=2,
+                               dt=0.5))
+    elif mode == "drops":
+        drops(arg)
+    elif mode == "exact":
+        exact(arg)
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
