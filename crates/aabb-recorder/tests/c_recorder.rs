@@ -291,9 +291,9 @@ fn a_full_buffer_drops_whole_steps_and_the_next_is_a_keyframe() {
         .spawn()
         .expect("starts the check");
     let (conn, _) = listener.accept().expect("the check connects");
-    // A debugger that does not read for 400 ms: the kernel's buffers and the recorder's
-    // 200 kB fill up (2,000 boxes a step are 40 kB).
-    thread::sleep(Duration::from_millis(400));
+    // A debugger that does not read for 600 ms: the kernel's buffers and the recorder's
+    // 200 kB fill up (2,000 boxes a step are 40 kB, sent every 2 ms).
+    thread::sleep(Duration::from_millis(600));
     let (state, steps) = decode(conn);
     let out = child.wait_with_output().expect("the check ends");
     assert!(out.status.success());

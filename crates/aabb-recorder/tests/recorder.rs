@@ -379,7 +379,7 @@ fn a_debugger_that_stops_reading_is_given_up_within_the_timeout() {
     });
     let options = Options {
         buffer_bytes: 1 << 20,
-        timeout: Duration::from_millis(300),
+        timeout: Duration::from_secs(2),
         ..Options::default()
     };
     let mut rec = Recorder::connect_with(addr, hello(), options).expect("connects");
@@ -406,15 +406,12 @@ fn a_debugger_that_stops_reading_is_given_up_within_the_timeout() {
         )
     );
     assert!(stats.steps_dropped > 0);
-    // The engine's thread never waited on the socket.
-    assert!(
-        longest < Duration::from_millis(250),
-        "a step took {longest:?}"
-    );
+    // The engine's thread never waited on the socket (a write blocks up to 2 s).
+    assert!(longest < Duration::from_secs(1), "a step took {longest:?}");
     let t = Instant::now();
     drop(rec);
     assert!(
-        t.elapsed() < Duration::from_secs(2),
+        t.elapsed() < Duration::from_secs(1),
         "drop took {:?}",
         t.elapsed()
     );
