@@ -6,6 +6,8 @@
  *     check_recorder drops PORT     400 steps of 2,000 moving boxes to a debugger that does
  *                                   not read at first, through a 200 kB buffer; prints each
  *                                   step dropped
+ *     check_recorder exact PORT     the same with options.exact, 200 steps (8 MB, more than
+ *                                   the kernel buffers): nothing dropped
  *     check_recorder bench N STEPS  N boxes all moving, same order, to /dev/null; prints the
  *                                   nanoseconds a box on the engine's side
  */
@@ -71,7 +73,7 @@ static int rejects(const char *path) {
     return 0;
 }
 
-static int drops(int port) {
+static int drops(int port, int exact) {
     aabb_rec_hello hello = {"check drops", "m", 2, 0.5f};
     aabb_rec_options options;
     aabb_rec *rec;
@@ -80,12 +82,13 @@ static int drops(int port) {
     uint32_t i;
     memset(&options, 0, sizeof options);
     options.buffer_bytes = 200000;
+    options.exact = exact;
     rec = aabb_rec_connect_ex("127.0.0.1", port, &hello, &options);
     if (!rec) {
         fprintf(stderr, "cannot connect to port %d\n", port);
         return 1;
     }
-    for (step = 0; step < 400; step++) {
+    for (step = 0; step < (exact ? 200 : 400); step++) {
         struct timespec pause;
         aabb_rec_begin_step(rec);
         for (i = 0; i < 2000; i++) {
@@ -98,7 +101,7 @@ static int drops(int port) {
         nanosleep(&pause, NULL);
     }
     aabb_rec_close(rec, &st);
-    print_stats("drops", &st);
+    print_stats(exact ? "exact" : "drops", &st);
     return 0;
 }
 
@@ -135,8 +138,10 @@ static int bench(int n, int steps) {
 
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "rejects") == 0) return rejects(argv[2]);
-    if (argc >= 3 && strcmp(argv[1], "drops") == 0) return drops(atoi(argv[2]));
+    if (argc >= 3 && strcmp(argv[1], "drops") == 0) return drops(atoi(argv[2]), 0);
+    if (argc >= 3 && strcmp(argv[1], "exact") == 0) return drops(atoi(argv[2]), 1);
     if (argc >= 4 && strcmp(argv[1], "bench") == 0) return bench(atoi(argv[2]), atoi(argv[3]));
-    fprintf(stderr, "usage: %s rejects FILE | drops PORT | bench N STEPS\n", argv[0]);
+    fprintf(stderr, "usage: %s rejects FILE | drops PORT | exact PORT | bench N STEPS\n",
+            argv[0]);
     return 2;
 }

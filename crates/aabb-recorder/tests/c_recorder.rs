@@ -2,7 +2,8 @@
 //! program are compiled with the system's `cc -std=c99 -Wall -Wextra -Werror -O2` and run;
 //! their streams, to a file and to a loopback socket, decode to the same boxes as the same
 //! motion computed here, box for box; bad boxes are left out and counted; a full buffer
-//! drops whole steps and the next one sent is a keyframe. Skipped, saying so, only when no
+//! drops whole steps and the next one sent is a keyframe, and with `exact` waits instead.
+//! Skipped, saying so, only when no
 //! `cc` exists.
 
 use std::io::Read;
@@ -337,4 +338,43 @@ fn a_full_buffer_drops_whole_steps_and_the_next_is_a_keyframe() {
         (bye.steps_sent, bye.steps_dropped),
         (sent.len() as u64, dropped.len() as u64)
     );
+}
+
+#[test]
+fn exact_mode_waits_for_a_slow_debugger_and_loses_nothing() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let child = Command::new(&exe)
+        .args(["exact", &port.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts the check");
+    let (conn, _) = listener.accept().expect("the check connects");
+    thread::sleep(Duration::from_millis(600));
+    let (state, steps) = decode(conn);
+    let out = child.wait_with_output().expect("the check ends");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "exact: steps 200 sent 200 dropped 0 rejected 0 error \"\" last \"\"\n"
+    );
+    assert_eq!(steps.len(), 200);
+    for (k, u) in steps.iter().enumerate() {
+        assert_eq!(
+            (u.step, u.keyframe, u.dropped_before),
+            (k as u64, k == 0, 0)
+        );
+        let expected: Vec<WireBox> = (0..2000u32)
+            .map(|i| {
+                let x = i as f32 + k as f32 * 0.5;
+                wb(i, [x, 0.0], [x + 1.0, 1.0])
+            })
+            .collect();
+        assert_eq!(u.boxes, expected, "step {k}");
+    }
+    assert!(state.bye().is_some());
 }
