@@ -11,6 +11,8 @@
 //!   in parallel, with a recommendation.
 //! - [`trace`]: traces of boxes from other engines (a text format, its reader and writer) and
 //!   the simulation that replays them through the broad phases.
+//! - [`stream`]: the live link: an engine's binary stream of boxes (a file, or a TCP
+//!   connection from a recorder), read into a trace.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - `app` (feature `app`): the egui front end.
 //! - [`cli`]: the headless subcommands.
@@ -22,6 +24,7 @@ pub mod fileio;
 pub mod motion;
 pub mod replay;
 pub mod scene;
+pub mod stream;
 pub mod sweep;
 pub mod text;
 pub mod trace;

@@ -1,7 +1,8 @@
 //! The pile the `rapier_pile` example simulates, as a function a test can call too
 //! (`tests/trace_rapier.rs` includes this file): rapier2d balls poured into an open box under
-//! gravity until they pile up, each step's ball boxes (from rapier's colliders) written as a
-//! trace, the box's walls as its static boxes.
+//! gravity until they pile up, each step's ball boxes (from rapier's colliders) handed to a
+//! [`PileSink`] (a text trace, or the live link's recorder), the box's walls as its static
+//! boxes.
 
 use aabb_debugger::trace::{TraceBox, TraceError, TraceHeader, TraceWriter};
 use aabb_debugger::tree::Aabb;
@@ -105,9 +106,73 @@ pub struct PileSummary {
     pub final_mean_speed: f32,
 }
 
+/// Where the pile's boxes go, step by step: a text trace ([`TraceWriter`]) or the live link's
+/// recorder.
+pub trait PileSink {
+    /// Why the sink refused.
+    type Error;
+    /// The walls (once, before the first step) and the time step.
+    fn begin(&mut self, walls: &[TraceBox], dt: f32) -> Result<(), Self::Error>;
+    /// One step's ball boxes.
+    fn step(&mut self, boxes: &[TraceBox]) -> Result<(), Self::Error>;
+}
+
+/// A sink that writes a text trace to `W` (made at [`PileSink::begin`]).
+pub struct TraceSink<W: Write> {
+    out: Option<W>,
+    writer: Option<TraceWriter<W>>,
+}
+
+impl<W: Write> TraceSink<W> {
+    /// A sink writing to `out`.
+    pub fn new(out: W) -> Self {
+        TraceSink {
+            out: Some(out),
+            writer: None,
+        }
+    }
+
+    /// Flushes the trace.
+    pub fn finish(self) -> Result<(), TraceError> {
+        if let Some(writer) = self.writer {
+            writer.finish()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> PileSink for TraceSink<W> {
+    type Error = TraceError;
+    fn begin(&mut self, walls: &[TraceBox], dt: f32) -> Result<(), TraceError> {
+        if let Some(out) = self.out.take() {
+            self.writer = Some(TraceWriter::new(
+                out,
+                TraceHeader { dimensions: 2, dt },
+                walls,
+            )?);
+        }
+        Ok(())
+    }
+    fn step(&mut self, boxes: &[TraceBox]) -> Result<(), TraceError> {
+        match &mut self.writer {
+            Some(writer) => writer.step(boxes),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Simulates the pile and writes it as a trace to `out` (2D, `dt` = rapier's 1/60 s; the
 /// walls are the static boxes, ids `balls`, `balls + 1`, `balls + 2`; ball `k` has id `k`).
+#[allow(dead_code)] // The example streams; the test writes the trace.
 pub fn write_pile(spec: PileSpec, out: impl Write) -> Result<PileSummary, TraceError> {
+    let mut sink = TraceSink::new(out);
+    let summary = simulate_pile(spec, &mut sink)?;
+    sink.finish()?;
+    Ok(summary)
+}
+
+/// Simulates the pile, handing each step's ball boxes to `sink` (the walls first).
+pub fn simulate_pile<S: PileSink>(spec: PileSpec, sink: &mut S) -> Result<PileSummary, S::Error> {
     let container = Container::for_balls(spec.balls);
     let mut world = PhysicsWorld::default();
     let dt = world.integration_parameters.dt;
@@ -120,11 +185,7 @@ pub fn write_pile(spec: PileSpec, out: impl Write) -> Result<PileSummary, TraceE
             ColliderBuilder::cuboid(half.x, half.y).friction(0.5),
         );
     }
-    let mut writer = TraceWriter::new(
-        out,
-        TraceHeader { dimensions: 2, dt },
-        &container.walls(spec.balls),
-    )?;
+    sink.begin(&container.walls(spec.balls), dt)?;
     let mut rng = Pcg64::seed_from_u64(SEED);
     let per_row = container.per_row();
     let row_width = (per_row - 1) as f32 * ROW_SPACING;
@@ -160,10 +221,9 @@ pub fn write_pile(spec: PileSpec, out: impl Write) -> Result<PileSummary, TraceE
                 ),
             });
         }
-        writer.step(&boxes)?;
+        sink.step(&boxes)?;
         world.step();
     }
-    writer.finish()?;
     let count = boxes.len().max(1) as f32;
     let mean_height = boxes
         .iter()

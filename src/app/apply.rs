@@ -456,6 +456,17 @@ impl State {
                     );
                 }
             }
+            Command::ListenDialog => self.dialogs.listen = true,
+            Command::CloseListenDialog => self.dialogs.listen = false,
+            Command::StartListening(addr) => self.start_listening(addr),
+            Command::StopListening => {
+                if let Some(job) = &self.dialogs.live {
+                    job.stop();
+                    self.model.status =
+                        "Stopped listening; what the engine sent opens as a trace.".to_owned();
+                }
+            }
+            Command::FinishLive => self.finish_live(),
             Command::SetPref(change) => {
                 self.prefs.change(change);
                 if let PrefChange::RecordingBudget(_) = change {
@@ -881,8 +892,14 @@ impl State {
     /// document becomes a scene made to describe it ([`trace_document`]); a trace is never
     /// saved.
     fn open_trace(&mut self, path: &Path) {
-        let trace = match crate::trace::Trace::load(path) {
-            Ok(trace) => std::sync::Arc::new(trace),
+        let mut notes = String::new();
+        let trace = match crate::stream::open_trace(path) {
+            Ok((trace, info)) => {
+                if let Some(info) = info {
+                    notes = stream_notes(&info);
+                }
+                std::sync::Arc::new(trace)
+            }
             Err(e) => {
                 self.model.status = format!(
                     "Could not open the trace {}; the open document is unchanged.",
@@ -892,31 +909,119 @@ impl State {
                 return;
             }
         };
+        self.show_trace(trace, Some(path), &notes);
+    }
+
+    /// Starts the live link on `addr` (see [`crate::app::live`]); a session live already is
+    /// stopped first (what it received opens as a trace).
+    fn start_listening(&mut self, addr: std::net::SocketAddr) {
+        if let Some(job) = &self.dialogs.live {
+            job.stop();
+        }
+        match crate::app::live::LiveJob::start(addr) {
+            Ok(job) => {
+                self.dialogs.listen = false;
+                let local = job.addr();
+                self.model.status = if crate::stream::listen::is_loopback(&local) {
+                    format!("Listening on {local}: start the engine with its recorder.")
+                } else {
+                    crate::stream::listen::open_warning(&local)
+                };
+                self.dialogs.live = Some(job);
+            }
+            Err(e) => {
+                self.model.status = "Could not listen; the open document is unchanged.".to_owned();
+                self.show_error(e, KEPT_ON_OPEN);
+            }
+        }
+    }
+
+    /// Opens what the live session received as a trace once it has ended.
+    fn finish_live(&mut self) {
+        let Some(mut job) = self.dialogs.live.take() else {
+            return;
+        };
+        let Some(result) = job.take_result() else {
+            // Not ended yet: keep it.
+            self.dialogs.live = Some(job);
+            return;
+        };
+        let ended = result.end.describe();
+        match result.trace {
+            Ok(trace) => {
+                let mut notes = stream_notes(&result.info);
+                if result.end.is_error() {
+                    notes.push_str(&format!(
+                        " The stream was refused: {}",
+                        crate::text::excerpt(&ended, 240)
+                    ));
+                }
+                let steps = trace.step_count();
+                if !self.show_trace(std::sync::Arc::new(trace), None, &notes) {
+                    return;
+                }
+                // Every received step goes on the timeline, as if it had been played.
+                while !self.model.sim.is_at_end() {
+                    let before = self.model.sim.step_index();
+                    self.step_once();
+                    if self.model.sim.step_index() == before {
+                        break;
+                    }
+                }
+                self.model.playing = false;
+                self.model.status = format!(
+                    "Live session ended ({ended}): {steps} steps received, showing the last.{notes}"
+                );
+            }
+            Err(why) => {
+                self.model.status = format!(
+                    "Live session ended ({}): no step arrived; the open document is unchanged.",
+                    crate::text::excerpt(&ended, 200)
+                );
+                if result.end.is_error() {
+                    self.show_error(format!("{ended} ({why})"), KEPT_ON_OPEN);
+                }
+            }
+        }
+    }
+
+    /// Makes `trace` (from `path`, or received live when `None`) the document: replayed from
+    /// step 0 on the current broad phase and pair limit with the default tree settings,
+    /// paused; `notes` end the status line.
+    fn show_trace(
+        &mut self,
+        trace: std::sync::Arc<crate::trace::Trace>,
+        path: Option<&Path>,
+        notes: &str,
+    ) -> bool {
+        let shown = path.map_or_else(|| trace.name().to_owned(), |p| p.display().to_string());
         let doc = trace_document(&trace, TreeConfig::default());
         let origin = Origin::Trace(TraceStart {
             trace: std::sync::Arc::clone(&trace),
             config: doc.tree,
         });
-        match self.start_origin(&origin, &path.display().to_string()) {
+        match self.start_origin(&origin, &shown) {
             Ok((recording, sim)) => {
                 self.model.playing = false;
-                self.install_document(doc, Some(path.to_path_buf()), recording, sim);
-                self.prefs.push_recent(path.to_path_buf());
+                self.install_document(doc, path.map(Path::to_path_buf), recording, sim);
+                if let Some(path) = path {
+                    self.prefs.push_recent(path.to_path_buf());
+                }
                 self.model.status = format!(
                     "Opened the trace {} ({} steps, {} dimensions, up to {} boxes a step); \
-                     press Play to step through it.",
+                     press Play to step through it.{notes}",
                     self.document_name(),
                     trace.step_count(),
                     trace.dimensions(),
                     trace.max_boxes()
                 );
+                true
             }
             Err(e) => {
-                self.model.status = format!(
-                    "Could not start the trace {}; the open document is unchanged.",
-                    path.display()
-                );
+                self.model.status =
+                    format!("Could not start the trace {shown}; the open document is unchanged.");
                 self.show_error(e.to_string(), KEPT_ON_OPEN);
+                false
             }
         }
     }
@@ -1133,4 +1238,33 @@ fn single_numeric_change(old: &TreeConfig, new: &TreeConfig) -> Option<&'static 
         (false, true) => Some("look-ahead"),
         _ => None,
     }
+}
+
+/// What a stream file says of itself, for the status line: its engine, the steps the engine
+/// dropped and an early stop (empty for none).
+fn stream_notes(info: &crate::stream::StreamInfo) -> String {
+    let mut notes = String::new();
+    if !info.engine.is_empty() {
+        notes.push_str(&format!(
+            " Recorded from {}.",
+            crate::text::excerpt(&info.engine, 80)
+        ));
+    }
+    match info.gaps.as_slice() {
+        [] => {}
+        [gap] => notes.push_str(&format!(" {gap} (after step {}).", gap.after)),
+        gaps => notes.push_str(&format!(
+            " {} steps dropped by the engine in {} gaps (the first: {}).",
+            info.dropped_steps(),
+            gaps.len(),
+            gaps[0]
+        )),
+    }
+    if let Some(why) = &info.stopped {
+        notes.push_str(&format!(
+            " The stream stops early: {}",
+            crate::text::excerpt(why, 160)
+        ));
+    }
+    notes
 }

@@ -132,6 +132,16 @@ pub enum Command {
     FinishOpenRecording,
     /// Stop opening the recording (the progress window's Cancel): the open document stays.
     CancelOpenRecording,
+    /// Show the "Listen for an engine" window (File > Listen for an engine…).
+    ListenDialog,
+    /// Close the "Listen for an engine" window without listening.
+    CloseListenDialog,
+    /// Listen for an engine's recorder on this address (the live link; see `app::live`).
+    StartListening(std::net::SocketAddr),
+    /// Stop listening: what the engine sent so far opens as a trace.
+    StopListening,
+    /// The live session has ended (the live window saw it): open what arrived as a trace.
+    FinishLive,
     /// Change a preference (views, panels, theme, layers, speed, depths).
     SetPref(PrefChange),
     /// What the pointer rests on this frame (a report). The shell starts each frame's

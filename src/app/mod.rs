@@ -57,6 +57,7 @@ pub mod files;
 pub mod health;
 pub mod history;
 pub mod layout;
+pub mod live;
 pub mod mesh;
 pub mod native_dialog;
 pub mod palette;

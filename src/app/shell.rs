@@ -58,6 +58,7 @@ struct Views {
     advisor: AdvisorView,
     timeline: TimelineView,
     opening: super::views::opening::OpeningView,
+    live: super::views::live::LiveView,
 }
 
 impl Views {
@@ -268,6 +269,16 @@ impl DebuggerApp {
     #[must_use]
     pub fn opening_progress(&self) -> Option<crate::replay::file::LoadProgress> {
         self.state.dialogs.opening.as_ref().map(|j| j.progress())
+    }
+
+    /// How the live link stands, while the window listens or receives.
+    #[must_use]
+    pub fn live_status(&self) -> Option<super::live::LiveStatus> {
+        self.state
+            .dialogs
+            .live
+            .as_ref()
+            .map(super::live::LiveJob::status)
     }
 
     /// Where the timeline drew `step` on track `track` (its middle; the tracks are
@@ -605,6 +616,7 @@ impl DebuggerApp {
         });
         v.advisor.ui(ui, state, out);
         v.opening.ui(ui, state, out);
+        v.live.ui(ui, state, out);
         v.windows.ui(ui, state, out);
     }
 }

@@ -213,6 +213,10 @@ pub struct Dialogs {
     pub native: bool,
     /// A recording file being opened on a worker thread (the progress window shows it).
     pub opening: Option<crate::replay::file::LoadJob>,
+    /// The "Listen for an engine" window is open.
+    pub listen: bool,
+    /// The live link, while it listens or receives (the live window shows it).
+    pub live: Option<crate::app::live::LiveJob>,
 }
 
 /// Everything the views read; see the module doc.

@@ -1,10 +1,12 @@
 //! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `replay`, `check`, `sweep`,
-//! `quality`, `import-boxes`, `bench` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
+//! `quality`, `import-boxes`, `bench`, `listen`, `convert` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
 //! own file.
 
 pub mod bench;
 pub mod check;
+pub mod convert;
 pub mod import_boxes;
+pub mod listen;
 pub mod quality;
 pub mod replay;
 pub mod run;
@@ -48,6 +50,10 @@ pub enum Command {
     ImportBoxes(import_boxes::ImportBoxesArgs),
     /// Runs the standard benchmark workload on the tree.
     Bench(bench::BenchArgs),
+    /// Waits for an engine's recorder on a TCP port and receives its stream (the live link).
+    Listen(listen::ListenArgs),
+    /// Converts a stream file to a text trace, or a text trace to a stream file.
+    Convert(convert::ConvertArgs),
     /// Opens the real window, renders a scene, saves a PNG and exits.
     #[cfg(feature = "app")]
     Screenshot(screenshot::ScreenshotArgs),
@@ -63,6 +69,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Quality(args)) => quality::main(&args),
         Some(Command::ImportBoxes(args)) => import_boxes::main(&args),
         Some(Command::Bench(args)) => bench::main(&args),
+        Some(Command::Listen(args)) => listen::main(&args),
+        Some(Command::Convert(args)) => convert::main(&args),
         #[cfg(feature = "app")]
         Some(Command::Screenshot(args)) => screenshot::main(&args),
         None => open_window(cli.scene),

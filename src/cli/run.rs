@@ -426,8 +426,22 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
             );
             return Ok(2);
         }
-        let trace = match Trace::load(&args.scene) {
-            Ok(trace) => std::sync::Arc::new(trace),
+        let trace = match crate::stream::open_trace(&args.scene) {
+            Ok((trace, info)) => {
+                if let Some(info) = info {
+                    for gap in &info.gaps {
+                        eprintln!("{file}: note: {gap} (after step {})", gap.after);
+                    }
+                    if let Some(why) = &info.stopped {
+                        eprintln!(
+                            "{file}: warning: the stream stops early ({why}); its {} whole steps \
+                             before are run",
+                            trace.step_count()
+                        );
+                    }
+                }
+                std::sync::Arc::new(trace)
+            }
             Err(e) => {
                 eprintln!("{e}");
                 return Ok(1);

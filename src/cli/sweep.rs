@@ -9,7 +9,7 @@ use crate::sweep::{
     Advice, MarginRange, PointResult, SweepError, SweepOutcome, SweepPlan, SweepReport, SweepSpec,
     parse_lookaheads,
 };
-use crate::trace::Trace;
+
 use crate::tree::TreeConfig;
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -505,8 +505,11 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
     let input = if crate::trace::is_trace_path(&args.scene) {
-        Trace::load(&args.scene)
-            .map(|trace| {
+        crate::stream::open_trace(&args.scene)
+            .map(|(trace, info)| {
+                if let Some(why) = info.and_then(|i| i.stopped) {
+                    eprintln!("{file}: warning: the stream stops early ({why}); its whole steps before are swept");
+                }
                 // Left out, the steps are the default's or, when the trace has fewer after
                 // its first, all of them (as `run` takes).
                 let left = trace.step_count().saturating_sub(1) as u64;

@@ -910,15 +910,178 @@ impl Trace {
     }
 }
 
-/// True when `path` is a trace: its name ends in `.trace`, or the file begins with
-/// `aabb-trace` (a regular file only; anything unreadable is not a trace, and the scene
+/// Builds a [`Trace`] one step at a time from boxes in memory (a stream file, a live engine),
+/// checked by the reader's rules as each step comes: finite, min <= max, no id twice, no
+/// static id in a step, a velocity that f32 holds, and the [`TraceLimits`] on boxes and
+/// steps. A refused step leaves the steps before it intact ([`TraceBuilder::snapshot`]).
+#[derive(Clone, Debug)]
+pub struct TraceBuilder {
+    trace: Trace,
+    limits: TraceLimits,
+    static_ids: Vec<u32>,
+}
+
+impl TraceBuilder {
+    /// A trace named `name` with `header` and `statics` (any order; sorted here), no step yet.
+    pub fn new(
+        name: &str,
+        header: TraceHeader,
+        mut statics: Vec<TraceBox>,
+        limits: TraceLimits,
+    ) -> Result<Self, TraceError> {
+        let invalid = |message: String| TraceError::Invalid { step: 0, message };
+        if !(header.dimensions == 2 || header.dimensions == 3) {
+            return Err(invalid(format!(
+                "dims must be 2 or 3, got {}",
+                header.dimensions
+            )));
+        }
+        if !(header.dt.is_finite() && header.dt > 0.0 && header.dt <= 1.0) {
+            return Err(invalid(format!(
+                "dt must be > 0 and <= 1, got {:e}",
+                header.dt
+            )));
+        }
+        if statics.len() > limits.max_boxes_per_step {
+            return Err(invalid(format!(
+                "{} static boxes, more than the {} a trace may hold",
+                statics.len(),
+                limits.max_boxes_per_step
+            )));
+        }
+        statics.sort_unstable_by_key(|b| b.id);
+        check_sorted_boxes(&statics).map_err(|m| invalid(format!("static boxes: {m}")))?;
+        let static_ids = statics.iter().map(|b| b.id).collect();
+        Ok(TraceBuilder {
+            trace: Trace {
+                name: name.to_owned(),
+                header,
+                statics,
+                boxes: Vec::new(),
+                ends: Vec::new(),
+            },
+            limits,
+            static_ids,
+        })
+    }
+
+    /// Appends the next step (`boxes` in any order; sorted here). An error leaves the trace
+    /// as it was before the call.
+    pub fn push_step(&mut self, mut boxes: Vec<TraceBox>) -> Result<(), TraceError> {
+        let step = self.trace.ends.len() as u64;
+        let invalid = |message: String| TraceError::Invalid { step, message };
+        if step >= self.limits.max_steps {
+            return Err(invalid(format!(
+                "more than {} steps, the most a trace may hold",
+                self.limits.max_steps
+            )));
+        }
+        if boxes.len() > self.limits.max_boxes_per_step {
+            return Err(invalid(format!(
+                "{} boxes in one step, more than the {} a step may hold",
+                boxes.len(),
+                self.limits.max_boxes_per_step
+            )));
+        }
+        let total = self.trace.boxes.len() as u64 + boxes.len() as u64;
+        if total > self.limits.max_total_boxes {
+            return Err(invalid(format!(
+                "{total} boxes over all steps, more than the {} a trace may hold in memory",
+                self.limits.max_total_boxes
+            )));
+        }
+        boxes.sort_unstable_by_key(|b| b.id);
+        check_sorted_boxes(&boxes).map_err(&invalid)?;
+        if let Some(b) = boxes
+            .iter()
+            .find(|b| self.static_ids.binary_search(&b.id).is_ok())
+        {
+            return Err(invalid(format!("id {} is a static box's", b.id)));
+        }
+        if let Some(last) = self.trace.step_count().checked_sub(1) {
+            let previous = self.trace.step(last);
+            let dt = f64::from(self.trace.header.dt);
+            let centre = |b: &TraceBox| (b.aabb.min.as_dvec3() + b.aabb.max.as_dvec3()) * 0.5;
+            let mut p = 0;
+            for b in &boxes {
+                while p < previous.len() && previous[p].id < b.id {
+                    p += 1;
+                }
+                if let Some(before) = previous.get(p).filter(|before| before.id == b.id)
+                    && !((centre(b) - centre(before)) / dt).as_vec3().is_finite()
+                {
+                    return Err(invalid(format!(
+                        "box {} moves from centre {} to {} in one step: its velocity is past \
+                         what f32 holds, and the look-ahead cannot use it",
+                        b.id,
+                        centre(before).as_vec3(),
+                        centre(b).as_vec3()
+                    )));
+                }
+            }
+        }
+        self.trace.boxes.extend_from_slice(&boxes);
+        self.trace.ends.push(self.trace.boxes.len());
+        Ok(())
+    }
+
+    /// The steps appended so far.
+    #[must_use]
+    pub fn step_count(&self) -> usize {
+        self.trace.step_count()
+    }
+
+    /// The trace as built so far (an error when it has no step yet).
+    pub fn snapshot(&self) -> Result<Trace, TraceError> {
+        if self.trace.ends.is_empty() {
+            return Err(TraceError::Invalid {
+                step: 0,
+                message: "the trace has no step yet".to_owned(),
+            });
+        }
+        Ok(self.trace.clone())
+    }
+
+    /// The finished trace (an error when it has no step).
+    pub fn finish(self) -> Result<Trace, TraceError> {
+        if self.trace.ends.is_empty() {
+            return Err(TraceError::Invalid {
+                step: 0,
+                message: "the trace has no step: it needs at least one".to_owned(),
+            });
+        }
+        Ok(self.trace)
+    }
+}
+
+/// Checks boxes sorted by id: finite, min <= max, no id twice.
+fn check_sorted_boxes(boxes: &[TraceBox]) -> Result<(), String> {
+    for b in boxes {
+        let (min, max) = (b.aabb.min, b.aabb.max);
+        if !(min.is_finite() && max.is_finite()) {
+            return Err(format!("box {}: not finite ({min}, {max})", b.id));
+        }
+        if !min.cmple(max).all() {
+            return Err(format!("box {}: min {min} > max {max}", b.id));
+        }
+    }
+    if let Some(w) = boxes.windows(2).find(|w| w[0].id == w[1].id) {
+        return Err(format!("id {} appears twice", w[0].id));
+    }
+    Ok(())
+}
+
+/// The file name extension of stream files (the live link's binary traces).
+pub const STREAM_EXTENSION: &str = "aabbstream";
+
+/// True when `path` is a trace: its name ends in `.trace` or `.aabbstream`, or the file
+/// begins with `aabb-trace` or with a stream's magic bytes (a regular file only; anything unreadable is not a trace, and the scene
 /// reader then says what is wrong with it).
 #[must_use]
 pub fn is_trace_path(path: &Path) -> bool {
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("trace"))
-    {
+    if path.extension().is_some_and(|e| {
+        e.eq_ignore_ascii_case("trace") || e.eq_ignore_ascii_case(STREAM_EXTENSION)
+    }) {
         return true;
     }
     let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
@@ -930,10 +1093,13 @@ pub fn is_trace_path(path: &Path) -> bool {
         .take((BOM.len() + TRACE_MAGIC.len()) as u64)
         .read_to_end(&mut start)
     {
-        Ok(_) => start
-            .strip_prefix(BOM)
-            .unwrap_or(&start)
-            .starts_with(TRACE_MAGIC.as_bytes()),
+        Ok(_) => {
+            start.starts_with(&aabb_recorder::wire::MAGIC)
+                || start
+                    .strip_prefix(BOM)
+                    .unwrap_or(&start)
+                    .starts_with(TRACE_MAGIC.as_bytes())
+        }
         Err(_) => false,
     }
 }

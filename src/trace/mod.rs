@@ -55,7 +55,8 @@ mod format;
 mod sim;
 
 pub use format::{
-    DEFAULT_TRACE_DT, MAX_TRACE_BYTES, TRACE_MAGIC, TRACE_VERSION, Trace, TraceBox, TraceError,
-    TraceHeader, TraceLimits, TraceReader, TraceWriter, is_trace_path,
+    DEFAULT_TRACE_DT, MAX_TRACE_BYTES, STREAM_EXTENSION, TRACE_MAGIC, TRACE_VERSION, Trace,
+    TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits, TraceReader, TraceWriter,
+    is_trace_path,
 };
 pub use sim::{Stepper, TraceSimulation};

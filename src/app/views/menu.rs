@@ -72,6 +72,18 @@ impl View for MenuBar {
                 {
                     out.push(Command::SaveRecordingDialog);
                 }
+                let listening = state.dialogs.live.is_some();
+                if ui
+                    .add_enabled(!listening, egui::Button::new("Listen for an engine…"))
+                    .on_hover_text(
+                        "Receive a running engine's boxes live through a recorder (Rust, C \
+                         or Python); what arrives opens as a trace.",
+                    )
+                    .on_disabled_hover_text("Listening already: see the live window.")
+                    .clicked()
+                {
+                    out.push(Command::ListenDialog);
+                }
                 let mut native = state.prefs.native_dialogs;
                 if ui
                     .checkbox(&mut native, "Use the desktop's file dialog")

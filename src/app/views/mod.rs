@@ -13,6 +13,7 @@ pub mod advisor;
 pub mod controls;
 pub mod files;
 pub mod health;
+pub mod live;
 pub mod menu;
 pub mod opening;
 pub mod stats;

@@ -1,0 +1,130 @@
+//! The `convert` subcommand: a stream file (the live link's binary format) to a text trace, or
+//! a text trace to a stream file, told by the output's name (`.trace` or `.aabbstream`).
+
+use crate::fileio::{WriteOptions, write_atomic};
+use crate::stream::{self, STREAM_EXTENSION};
+use crate::text::escape_controls;
+use crate::trace::{Trace, TraceLimits};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `convert`.
+#[derive(Debug, clap::Args)]
+pub struct ConvertArgs {
+    /// A stream file or a text trace.
+    pub input: PathBuf,
+    /// The file to write: a text trace when its name ends in `.trace`, a stream file when it
+    /// ends in `.aabbstream`.
+    pub output: PathBuf,
+    /// Replaces an existing output that is not of the kind being written.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `convert`: exit 0 when written, 1 when the input is refused or the output cannot be
+/// written, 2 for a bad command line.
+pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
+    let input = escape_controls(&args.input.display().to_string());
+    let output = escape_controls(&args.output.display().to_string());
+    let to_stream = match extension(&args.output).as_deref() {
+        Some("trace") => false,
+        Some(STREAM_EXTENSION) => true,
+        _ => {
+            eprintln!(
+                "{output}: the output's name must end in .trace (a text trace) or \
+                 .{STREAM_EXTENSION} (a stream file); nothing was written"
+            );
+            return Ok(2);
+        }
+    };
+    if crate::fileio::same_file(&args.input, &args.output) {
+        eprintln!("{output}: is the input; give another output (nothing was written)");
+        return Ok(2);
+    }
+    if args.output.exists() && !args.force {
+        let same_kind = if to_stream {
+            stream::is_stream_file(&args.output)
+        } else {
+            starts_as_text_trace(&args.output)
+        };
+        if !same_kind {
+            eprintln!(
+                "{output}: exists and is not a {}; give --force to replace it (nothing was \
+                 written)",
+                if to_stream {
+                    "stream file"
+                } else {
+                    "text trace"
+                }
+            );
+            return Ok(2);
+        }
+    }
+    let (trace, warning) = if stream::is_stream_file(&args.input) {
+        match stream::load(&args.input, TraceLimits::default()) {
+            Ok((trace, info)) => (trace, info.stopped.map(|why| (why, info.engine))),
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(1);
+            }
+        }
+    } else {
+        match Trace::load(&args.input) {
+            Ok(trace) => (trace, None),
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(1);
+            }
+        }
+    };
+    if let Some((why, _)) = &warning {
+        eprintln!(
+            "{input}: warning: the stream stops early ({why}); the {} whole steps before are \
+             converted",
+            trace.step_count()
+        );
+    }
+    let mut bytes = Vec::new();
+    let written = if to_stream {
+        stream::write_trace(&trace, "aabb-debugger convert", &mut bytes).map_err(|e| e.to_string())
+    } else {
+        trace.write(&mut bytes).map_err(|e| e.to_string())
+    };
+    if let Err(e) = written {
+        eprintln!("{input}: could not convert: {e}");
+        return Ok(1);
+    }
+    if let Err(e) = write_atomic(&args.output, &bytes, WriteOptions::default()) {
+        eprintln!("{e}");
+        return Ok(1);
+    }
+    super::run::print_out(&format!(
+        "{output}: {} steps, {} static boxes, {}D, {} bytes\n",
+        trace.step_count(),
+        trace.statics().len(),
+        trace.dimensions(),
+        bytes.len()
+    ))?;
+    Ok(0)
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+/// True when the file at `path` begins with `aabb-trace` (after a byte-order mark); a FIFO is
+/// never opened to find out.
+fn starts_as_text_trace(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
+        return false;
+    };
+    let mut start = Vec::new();
+    if file.take(16).read_to_end(&mut start).is_err() {
+        return false;
+    }
+    let start = start
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(&start);
+    start.starts_with(crate::trace::TRACE_MAGIC.as_bytes())
+}

@@ -1,0 +1,540 @@
+//! Streams: the live link's binary format (see `docs/formats.md`, "Stream"), written by the
+//! recorders an engine links (the `aabb-recorder` crate, the C header, the Python module) to a
+//! socket or to a file. This module turns a stream into a [`Trace`], so that `run`, `sweep`,
+//! `convert` and the window take a stream file wherever they take a text trace, and
+//! [`listen`] receives one live from an engine over TCP.
+//!
+//! The codec itself (frames, the decoder and the state that applies the steps' changes) is the
+//! recorder crate's [`aabb_recorder::wire`], one definition shared by the engine's side and
+//! the debugger's.
+
+pub mod listen;
+
+use crate::fileio::ReadError;
+use crate::text::escape_controls;
+use crate::trace::{Trace, TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits};
+use crate::tree::Aabb;
+use aabb_recorder::StreamState;
+use aabb_recorder::wire::{self, Decoder, Frame, WireBox, WireErrorKind};
+use glam::Vec3;
+use std::io::Read;
+use std::path::Path;
+
+pub use aabb_recorder::wire::{MAGIC as STREAM_MAGIC, WireError};
+
+pub use crate::trace::STREAM_EXTENSION;
+
+/// Steps an engine dropped (its recorder's buffer was full): engine steps `first..=last` never
+/// arrived, between the received steps `after` and `after + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gap {
+    /// The received step (0-based, as numbered in the trace) after which the gap lies.
+    pub after: u64,
+    /// The first engine step that is missing.
+    pub first: u64,
+    /// The last engine step that is missing.
+    pub last: u64,
+}
+
+impl std::fmt::Display for Gap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.first == self.last {
+            write!(f, "step {} dropped by the engine", self.first)
+        } else {
+            write!(
+                f,
+                "steps {} to {} dropped by the engine",
+                self.first, self.last
+            )
+        }
+    }
+}
+
+/// What a stream says of itself besides its boxes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamInfo {
+    /// The engine's name, as its HELLO gave it.
+    pub engine: String,
+    /// The engine's length unit (`m`, `px`), as its HELLO gave it.
+    pub units: String,
+    /// The engine's number of each received step, in order (the trace's step k is engine
+    /// step `engine_steps[k]`).
+    pub engine_steps: Vec<u64>,
+    /// The steps the engine dropped, in order.
+    pub gaps: Vec<Gap>,
+    /// The recorder's own count of steps sent and dropped, when the stream ended with BYE.
+    pub bye: Option<(u64, u64)>,
+    /// Why the stream stopped before a clean end, when it did (the steps before were kept).
+    pub stopped: Option<String>,
+}
+
+impl StreamInfo {
+    /// How many engine steps were dropped in all.
+    #[must_use]
+    pub fn dropped_steps(&self) -> u64 {
+        self.gaps.iter().map(|g| g.last - g.first + 1).sum()
+    }
+}
+
+/// Why a stream could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// The bytes break the format: `SOURCE: byte N, step S: what`.
+    #[error("{}: {}", escape_controls(.source_name), .error)]
+    Wire {
+        /// The file or connection.
+        source_name: String,
+        /// The decoder's error (byte offset, step, what).
+        error: WireError,
+    },
+    /// The boxes are valid stream boxes but break a trace's rules or limits.
+    #[error("{}: {}", escape_controls(.source_name), .error)]
+    Trace {
+        /// The file or connection.
+        source_name: String,
+        /// What the trace refused.
+        error: TraceError,
+    },
+    /// The file could not be opened.
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// A text trace was refused.
+    #[error("{0}")]
+    Text(#[from] TraceError),
+    /// The stream held no step.
+    #[error("{}: the stream holds no step{}", escape_controls(.source_name), .why)]
+    NoStep {
+        /// The file or connection.
+        source_name: String,
+        /// `: ...` with why it stopped, or empty.
+        why: String,
+    },
+}
+
+/// Turns decoded frames into a trace step by step: the one place a stream becomes steps, for
+/// files and live connections alike.
+pub struct StreamIntake {
+    source_name: String,
+    limits: TraceLimits,
+    state: StreamState,
+    builder: Option<TraceBuilder>,
+    /// Whether the steps are kept as a trace (else only counted: `listen --out` writes them
+    /// to its file and holds only the current set).
+    keep_steps: bool,
+    /// Steps taken.
+    steps: u64,
+    info: StreamInfo,
+    /// The trace's name.
+    name: String,
+}
+
+/// What [`StreamIntake::apply`] made of one frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Intake {
+    /// The handshake: the engine's name, dimensions and time step.
+    Hello,
+    /// The static boxes.
+    Statics(usize),
+    /// A step was appended: its index in the trace, the engine's step number, the boxes it
+    /// holds, and the engine steps dropped just before it.
+    Step {
+        /// Its index in the trace (0, 1, 2, ...).
+        index: u64,
+        /// The engine's number for it.
+        engine_step: u64,
+        /// Boxes present (static ones not counted).
+        boxes: usize,
+        /// Boxes that appeared, moved and disappeared in it.
+        changes: (usize, usize, usize),
+        /// The gap before it, when the engine dropped steps.
+        gap: Option<Gap>,
+    },
+    /// The engine said goodbye (clean end).
+    Bye,
+    /// A frame of a later version this build skips.
+    Skipped,
+}
+
+impl StreamIntake {
+    /// An intake whose trace is named `name`; `source_name` names the file or connection in
+    /// messages.
+    #[must_use]
+    pub fn new(name: &str, source_name: &str, limits: TraceLimits) -> Self {
+        StreamIntake {
+            source_name: source_name.to_owned(),
+            limits,
+            state: StreamState::new(wire_limits(&limits)),
+            builder: None,
+            keep_steps: true,
+            steps: 0,
+            info: StreamInfo::default(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// An intake that checks and counts the steps but keeps none of them (memory: the
+    /// current set of boxes only).
+    #[must_use]
+    pub fn counting_only(source_name: &str) -> Self {
+        StreamIntake {
+            keep_steps: false,
+            ..Self::new("", source_name, TraceLimits::default())
+        }
+    }
+
+    /// Applies one decoded frame. On an error nothing of that frame was taken.
+    pub fn apply(&mut self, frame: Frame, offset: u64) -> Result<Intake, StreamError> {
+        let source_name = self.source_name.clone();
+        let wire_error = |error: WireError| StreamError::Wire {
+            source_name: source_name.clone(),
+            error,
+        };
+        let trace_error = |error: TraceError| StreamError::Trace {
+            source_name: source_name.clone(),
+            error,
+        };
+        let kind_of = match &frame {
+            Frame::Hello(_) => 0,
+            Frame::Static(_) => 1,
+            Frame::Step(_) => 2,
+            Frame::Bye(_) => 3,
+            Frame::Skipped { .. } => 4,
+        };
+        // The static boxes go to the builder when the first step arrives (or at STATIC).
+        let update = self.state.apply(frame, offset).map_err(wire_error)?;
+        match kind_of {
+            0 => {
+                if let Some(hello) = self.state.hello() {
+                    self.info.engine = hello.engine.clone();
+                    self.info.units = hello.units.clone();
+                }
+                Ok(Intake::Hello)
+            }
+            1 => {
+                if self.keep_steps {
+                    self.ensure_builder().map_err(trace_error)?;
+                }
+                Ok(Intake::Statics(self.state.statics().len()))
+            }
+            2 => {
+                let Some(update) = update else {
+                    return Ok(Intake::Skipped);
+                };
+                let dims = self.state.hello().map_or(2, |h| h.dimensions);
+                let boxes: Vec<TraceBox> =
+                    update.boxes.iter().map(|b| trace_box(b, dims)).collect();
+                let count = boxes.len();
+                let changes = (
+                    update.appeared as usize,
+                    update.moved as usize,
+                    update.gone as usize,
+                );
+                let index = self.steps;
+                if self.keep_steps {
+                    self.ensure_builder().map_err(trace_error)?;
+                    if let Some(builder) = self.builder.as_mut() {
+                        builder.push_step(boxes).map_err(trace_error)?;
+                    }
+                }
+                self.steps += 1;
+                let gap = (update.dropped_before > 0 && index > 0).then(|| Gap {
+                    after: index - 1,
+                    first: update.step - update.dropped_before,
+                    last: update.step - 1,
+                });
+                if let Some(gap) = gap {
+                    self.info.gaps.push(gap);
+                }
+                self.info.engine_steps.push(update.step);
+                Ok(Intake::Step {
+                    index,
+                    engine_step: update.step,
+                    boxes: count,
+                    changes,
+                    gap,
+                })
+            }
+            3 => {
+                if let Some(bye) = self.state.bye() {
+                    self.info.bye = Some((bye.steps_sent, bye.steps_dropped));
+                }
+                Ok(Intake::Bye)
+            }
+            _ => Ok(Intake::Skipped),
+        }
+    }
+
+    fn ensure_builder(&mut self) -> Result<(), TraceError> {
+        if self.builder.is_some() {
+            return Ok(());
+        }
+        let Some(hello) = self.state.hello() else {
+            return Ok(());
+        };
+        let dims = hello.dimensions;
+        let header = TraceHeader {
+            dimensions: dims,
+            dt: hello.dt_secs,
+        };
+        let statics = self
+            .state
+            .statics()
+            .iter()
+            .map(|b| trace_box(b, dims))
+            .collect();
+        self.builder = Some(TraceBuilder::new(&self.name, header, statics, self.limits)?);
+        Ok(())
+    }
+
+    /// Steps taken so far.
+    #[must_use]
+    pub fn step_count(&self) -> u64 {
+        self.steps
+    }
+
+    /// What the stream said of itself so far.
+    #[must_use]
+    pub fn info(&self) -> &StreamInfo {
+        &self.info
+    }
+
+    /// Records why the stream stopped early (the steps before are kept).
+    pub fn stopped(&mut self, why: String) {
+        self.info.stopped = Some(why);
+    }
+
+    /// The trace so far (an error when no step arrived).
+    pub fn snapshot(&self) -> Result<Trace, StreamError> {
+        match &self.builder {
+            Some(b) if b.step_count() > 0 => b.snapshot().map_err(|error| StreamError::Trace {
+                source_name: self.source_name.clone(),
+                error,
+            }),
+            _ => Err(self.no_step()),
+        }
+    }
+
+    /// The finished trace and what the stream said (an error when no step arrived).
+    pub fn finish(self) -> Result<(Trace, StreamInfo), StreamError> {
+        let no_step = self.no_step();
+        match self.builder {
+            Some(b) if b.step_count() > 0 => {
+                let source_name = self.source_name;
+                let trace = b
+                    .finish()
+                    .map_err(|error| StreamError::Trace { source_name, error })?;
+                Ok((trace, self.info))
+            }
+            _ => Err(no_step),
+        }
+    }
+
+    fn no_step(&self) -> StreamError {
+        StreamError::NoStep {
+            source_name: self.source_name.clone(),
+            why: self
+                .info
+                .stopped
+                .as_ref()
+                .map_or_else(String::new, |w| format!(": {w}")),
+        }
+    }
+}
+
+/// A stream box as a trace box (z = 0..0 in 2D).
+fn trace_box(b: &WireBox, dims: u8) -> TraceBox {
+    let mut min = Vec3::from_array(b.min);
+    let mut max = Vec3::from_array(b.max);
+    if dims == 2 {
+        min.z = 0.0;
+        max.z = 0.0;
+    }
+    TraceBox {
+        id: b.id,
+        aabb: Aabb::new(min, max),
+    }
+}
+
+/// A trace box as a stream box.
+#[must_use]
+pub fn wire_box(b: &TraceBox) -> WireBox {
+    WireBox {
+        id: b.id,
+        min: b.aabb.min.to_array(),
+        max: b.aabb.max.to_array(),
+    }
+}
+
+/// Reads a whole stream into a trace. A stream that ends inside a frame (an engine killed
+/// mid-write) keeps the steps before, and says so in [`StreamInfo::stopped`]; any other
+/// broken frame is an error naming its byte offset and step.
+pub fn read_stream(
+    input: impl Read,
+    name: &str,
+    source_name: &str,
+    limits: TraceLimits,
+) -> Result<(Trace, StreamInfo), StreamError> {
+    let mut decoder = Decoder::new(input, wire_limits(&limits));
+    let mut intake = StreamIntake::new(name, source_name, limits);
+    loop {
+        match decoder.next_frame() {
+            Ok(Some(frame)) => {
+                intake.apply(frame, decoder.frame_offset())?;
+            }
+            Ok(None) => break,
+            Err(error)
+                if matches!(error.kind, WireErrorKind::Truncated { .. })
+                    && intake.step_count() > 0 =>
+            {
+                intake.stopped(error.to_string());
+                break;
+            }
+            Err(error) => {
+                return Err(StreamError::Wire {
+                    source_name: source_name.to_owned(),
+                    error,
+                });
+            }
+        }
+    }
+    intake.finish()
+}
+
+/// The decoder's limits for a trace's.
+#[must_use]
+pub fn wire_limits(limits: &TraceLimits) -> wire::Limits {
+    let boxes = u32::try_from(limits.max_boxes_per_step).unwrap_or(u32::MAX);
+    wire::Limits {
+        max_step_boxes: boxes,
+        max_static_boxes: boxes,
+        ..wire::Limits::default()
+    }
+}
+
+/// Reads a stream file into a trace named after the file's stem.
+pub fn load(path: &Path, limits: TraceLimits) -> Result<(Trace, StreamInfo), StreamError> {
+    let file = crate::fileio::open_regular(path, limits.max_bytes)?;
+    let name = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    read_stream(
+        std::io::BufReader::with_capacity(1 << 16, file),
+        &name,
+        &path.display().to_string(),
+        limits,
+    )
+}
+
+/// Opens a trace of either form: a stream file (told by its magic bytes) or a text trace.
+/// A stream's own account (engine, dropped steps, an early stop) comes with it.
+pub fn open_trace(path: &Path) -> Result<(Trace, Option<StreamInfo>), StreamError> {
+    if is_stream_file(path) {
+        let (trace, info) = load(path, TraceLimits::default())?;
+        Ok((trace, Some(info)))
+    } else {
+        Ok((Trace::load(path)?, None))
+    }
+}
+
+/// True when the file at `path` begins with the stream's magic bytes (a regular file only;
+/// a FIFO is never opened to find out).
+#[must_use]
+pub fn is_stream_file(path: &Path) -> bool {
+    let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
+        return false;
+    };
+    let mut start = Vec::with_capacity(STREAM_MAGIC.len());
+    match file.take(STREAM_MAGIC.len() as u64).read_to_end(&mut start) {
+        Ok(_) => start == STREAM_MAGIC,
+        Err(_) => false,
+    }
+}
+
+/// Writes a trace as a stream (what `convert` does from text to binary): HELLO, STATIC, then
+/// one STEP a trace step, a keyframe for step 0 and the changes after.
+pub fn write_trace(
+    trace: &Trace,
+    engine: &str,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let dims = trace.dimensions();
+    let invalid =
+        |e: wire::EncodeError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
+    let mut bytes = Vec::new();
+    wire::encode_magic(&mut bytes);
+    wire::encode_hello(&mut bytes, &wire::Hello::new(engine, dims, trace.dt())).map_err(invalid)?;
+    if !trace.statics().is_empty() {
+        let statics: Vec<WireBox> = trace.statics().iter().map(wire_box).collect();
+        wire::encode_static(&mut bytes, dims, &statics).map_err(invalid)?;
+    }
+    out.write_all(&bytes)?;
+    let mut previous: Vec<WireBox> = Vec::new();
+    for k in 0..trace.step_count() {
+        let boxes: Vec<WireBox> = trace.step(k).iter().map(wire_box).collect();
+        let frame = if k == 0 {
+            wire::StepFrame {
+                step: 0,
+                keyframe: true,
+                appeared: boxes.clone(),
+                moved: Vec::new(),
+                gone: Vec::new(),
+                sections: Vec::new(),
+            }
+        } else {
+            delta(k as u64, &previous, &boxes)
+        };
+        bytes.clear();
+        wire::encode_step(&mut bytes, dims, &frame).map_err(invalid)?;
+        out.write_all(&bytes)?;
+        previous = boxes;
+    }
+    bytes.clear();
+    let steps = trace.step_count() as u64;
+    wire::encode_bye(
+        &mut bytes,
+        &wire::Bye {
+            steps_sent: steps,
+            steps_dropped: 0,
+        },
+    );
+    out.write_all(&bytes)?;
+    out.flush()
+}
+
+/// The STEP that takes the set `before` to `after` (both sorted by id).
+fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
+    let mut frame = wire::StepFrame {
+        step,
+        keyframe: false,
+        appeared: Vec::new(),
+        moved: Vec::new(),
+        gone: Vec::new(),
+        sections: Vec::new(),
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < before.len() || j < after.len() {
+        match (before.get(i), after.get(j)) {
+            (Some(b), Some(a)) if b.id == a.id => {
+                if !b.same_bits(a) {
+                    frame.moved.push(*a);
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(b), Some(a)) if b.id < a.id => {
+                frame.gone.push(b.id);
+                i += 1;
+            }
+            (Some(b), None) => {
+                frame.gone.push(b.id);
+                i += 1;
+            }
+            (_, Some(a)) => {
+                frame.appeared.push(*a);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    frame
+}
