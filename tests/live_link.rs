@@ -428,3 +428,154 @@ proptest::proptest! {
         }
     }
 }
+
+/// Starts `listen --out` in a temp folder; the folder, the output's path and the child.
+fn listen_to_file(name: &str) -> (tempfile::TempDir, std::path::PathBuf, Listening) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join(name);
+    let l = listen(&["--out", utf8(&out)]);
+    (dir, out, l)
+}
+
+/// Waits for `listen` and checks the engine ended its stream with every step.
+fn received_whole(l: Listening) {
+    let (code, lines, err) = l.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let last: serde_json::Value =
+        serde_json::from_str(lines.last().expect("a last line")).expect("json");
+    assert_eq!(last["end"], "bye", "{last}");
+    assert_eq!(last["dropped_steps"], 0, "{last}");
+}
+
+#[test]
+fn the_rust_recorder_streams_to_listen_box_for_box() {
+    let (_dir, out, l) = listen_to_file("rust.aabbstream");
+    let trace = drifting(150);
+    let options = aabb_recorder::Options {
+        exact: true,
+        ..aabb_recorder::Options::default()
+    };
+    let mut rec = aabb_recorder::Recorder::connect_with(
+        ("127.0.0.1", l.port),
+        Hello::new("rust test", 2, trace.dt()),
+        options,
+    )
+    .expect("connect");
+    for b in trace.statics() {
+        rec.static_box(
+            b.id,
+            &b.aabb.min.to_array()[..2],
+            &b.aabb.max.to_array()[..2],
+        );
+    }
+    for k in 0..trace.step_count() {
+        rec.begin_step();
+        // Not in id order, and a different order each step: the recorder's slow path too.
+        let mut boxes = trace.step(k).to_vec();
+        let turn = k % boxes.len().max(1);
+        boxes.rotate_left(turn);
+        for b in &boxes {
+            rec.add_box(
+                b.id,
+                &b.aabb.min.to_array()[..2],
+                &b.aabb.max.to_array()[..2],
+            );
+        }
+        rec.end_step();
+    }
+    let stats = rec.finish();
+    assert_eq!(
+        (stats.steps_sent, stats.steps_dropped),
+        (150, 0),
+        "{stats:?}"
+    );
+    received_whole(l);
+    let (back, info) = stream::load(&out, TraceLimits::default()).expect("loads");
+    assert_same_steps(&trace, &back);
+    assert_eq!(info.engine, "rust test");
+}
+
+/// Decodes two stream files and asserts they hold the same steps, box for box.
+fn same_stream_files(a: &std::path::Path, b: &std::path::Path) -> usize {
+    let (ta, _) = stream::load(a, TraceLimits::default()).expect("the first loads");
+    let (tb, _) = stream::load(b, TraceLimits::default()).expect("the second loads");
+    assert_same_steps(&ta, &tb);
+    ta.step_count()
+}
+
+#[test]
+fn the_c_recorder_streams_to_listen_what_it_writes_to_a_file() {
+    let Some(cc) = ["cc", "gcc", "clang"].into_iter().find(|cc| {
+        Command::new(cc)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        // CI has gcc; a machine without a C compiler cannot build the C recorder.
+        eprintln!("skipped: no C compiler (cc, gcc or clang) on this machine");
+        return;
+    };
+    let (dir, out, l) = listen_to_file("c.aabbstream");
+    let exe = dir.path().join("bounce");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let built = Command::new(cc)
+        .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(format!("{root}/recorders/c/example_bounce.c"))
+        .output()
+        .expect("run the compiler");
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let file = dir.path().join("file.aabbstream");
+    let port = l.port.to_string();
+    let live = Command::new(&exe)
+        .args([
+            "--port", &port, "--fast", "--steps", "200", "--boxes", "500",
+        ])
+        .arg(dir.path().join("unused.aabbstream"))
+        .output()
+        .expect("run the example");
+    assert!(live.status.success(), "{}", text(&live.stderr));
+    assert!(
+        text(&live.stdout).contains("streaming to the debugger"),
+        "{}",
+        text(&live.stdout)
+    );
+    received_whole(l);
+    let offline = Command::new(&exe)
+        .args(["--file-only", "--fast", "--steps", "200", "--boxes", "500"])
+        .arg(&file)
+        .output()
+        .expect("run the example");
+    assert!(offline.status.success(), "{}", text(&offline.stderr));
+    assert_eq!(same_stream_files(&out, &file), 200);
+}
+
+#[test]
+fn the_python_recorder_streams_to_listen_what_it_writes_to_a_file() {
+    if !Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: no python3 on this machine");
+        return;
+    }
+    let (dir, out, l) = listen_to_file("py.aabbstream");
+    let script = format!(
+        "{}/recorders/python/check_recorder.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let live = Command::new("python3")
+        .args([script.as_str(), "socket", &l.port.to_string()])
+        .output()
+        .expect("run python");
+    assert!(live.status.success(), "{}", text(&live.stderr));
+    received_whole(l);
+    let file = dir.path().join("file.aabbstream");
+    let offline = Command::new("python3")
+        .args([script.as_str(), "sets", utf8(&file)])
+        .output()
+        .expect("run python");
+    assert!(offline.status.success(), "{}", text(&offline.stderr));
+    assert_eq!(same_stream_files(&out, &file), 40);
+}
