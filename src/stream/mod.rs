@@ -221,9 +221,7 @@ impl StreamIntake {
                     return Ok(Intake::Skipped);
                 };
                 let dims = self.state.hello().map_or(2, |h| h.dimensions);
-                let boxes: Vec<TraceBox> =
-                    update.boxes.iter().map(|b| trace_box(b, dims)).collect();
-                let count = boxes.len();
+                let count = update.boxes.len();
                 let changes = (
                     update.appeared as usize,
                     update.moved as usize,
@@ -233,6 +231,7 @@ impl StreamIntake {
                 if self.keep_steps {
                     self.ensure_builder().map_err(trace_error)?;
                     if let Some(builder) = self.builder.as_mut() {
+                        let boxes = update.boxes.iter().map(|b| trace_box(b, dims)).collect();
                         builder.push_step(boxes).map_err(trace_error)?;
                     }
                 }
