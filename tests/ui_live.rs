@@ -1,13 +1,14 @@
 //! UI test of the live link (egui_kittest): the window listens, an engine's recorder connects
 //! and sends 100 steps, the live window counts them, and when the engine ends the stream the
-//! steps are on the timeline; the tree at step 50 equals a headless run of the same stream.
+//! steps are on the timeline; the tree at step 50 equals a headless run of the same stream;
+//! File > "Save received stream…" keeps every step.
 
 #![cfg(feature = "app")]
 
 use aabb_debugger::app::{Command, DebuggerApp};
 use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
 use aabb_debugger::scene::Scene;
-use aabb_debugger::stream::read_stream;
+use aabb_debugger::stream::{self, read_stream};
 use aabb_debugger::trace::{Stepper, TraceLimits, TraceSimulation};
 use aabb_debugger::tree::TreeConfig;
 use aabb_recorder::{Hello, Options, Recorder};
@@ -127,6 +128,26 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
     assert_eq!(h.state().sim().step_index(), 50);
     let (trace, _) =
         read_stream(&bytes[..], "t", "memory", TraceLimits::default()).expect("the same stream");
+    // File > Save received stream… keeps every step, box for box, with the engine's name.
+    let dir = tempfile::tempdir().expect("temp dir");
+    h.state_mut()
+        .apply(Command::SaveStream(dir.path().join("kept")), false);
+    let kept = dir.path().join("kept.aabbstream");
+    assert!(
+        h.state().status().starts_with(&format!(
+            "Saved the 100 steps received from ui test engine to {}",
+            kept.display()
+        )),
+        "{}",
+        h.state().status()
+    );
+    let (saved, info) = stream::load(&kept, TraceLimits::default()).expect("the saved stream");
+    assert_eq!(info.engine, "ui test engine");
+    assert_eq!(saved.statics(), trace.statics());
+    assert_eq!(saved.step_count(), trace.step_count());
+    for k in 0..trace.step_count() {
+        assert_eq!(saved.step(k), trace.step(k), "step {k}");
+    }
     let mut sim = TraceSimulation::new(
         Arc::new(trace),
         BroadphaseKind::Tree,

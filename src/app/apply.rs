@@ -467,6 +467,14 @@ impl State {
                 }
             }
             Command::FinishLive => self.finish_live(),
+            Command::SaveStreamDialog => {
+                if self.model.received_from.is_some() {
+                    self.request_file(FilePurpose::SaveStream, None);
+                } else {
+                    self.model.status = NOT_RECEIVED.to_owned();
+                }
+            }
+            Command::SaveStream(path) => self.save_stream(path),
             Command::SetPref(change) => {
                 self.prefs.change(change);
                 if let PrefChange::RecordingBudget(_) = change {
@@ -960,6 +968,11 @@ impl State {
                 if !self.show_trace(std::sync::Arc::new(trace), None, &notes) {
                     return;
                 }
+                self.model.received_from = Some(if result.info.engine.is_empty() {
+                    "an engine".to_owned()
+                } else {
+                    result.info.engine.clone()
+                });
                 // Every received step goes on the timeline, as if it had been played.
                 while !self.model.sim.is_at_end() {
                     let before = self.model.sim.step_index();
@@ -981,6 +994,47 @@ impl State {
                 if result.end.is_error() {
                     self.show_error(format!("{ended} ({why})"), KEPT_ON_OPEN);
                 }
+            }
+        }
+    }
+
+    /// Writes the stream received live (the document's trace) to `path` (with
+    /// `.aabbstream` when it has another extension), atomically; the document stays as it is.
+    fn save_stream(&mut self, path: PathBuf) {
+        let path = FilePurpose::SaveStream.with_extension(path);
+        let (Some(engine), Some(trace)) = (
+            self.model.received_from.clone(),
+            self.model
+                .sim
+                .as_trace()
+                .map(|t| std::sync::Arc::clone(t.trace())),
+        ) else {
+            self.model.status = NOT_RECEIVED.to_owned();
+            return;
+        };
+        let mut bytes = Vec::new();
+        let written = crate::stream::write_trace(&trace, &engine, &mut bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                crate::fileio::write_atomic(&path, &bytes, crate::fileio::WriteOptions::default())
+                    .map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(()) => {
+                self.model.status = format!(
+                    "Saved the {} steps received from {} to {} ({:.1} MiB).",
+                    trace.step_count(),
+                    crate::text::excerpt(&engine, 80),
+                    path.display(),
+                    bytes.len() as f64 / (1024.0 * 1024.0)
+                );
+            }
+            Err(e) => {
+                self.model.status = format!(
+                    "Could not save the received stream to {}; nothing was changed.",
+                    path.display()
+                );
+                self.show_error(e, KEPT_ON_SAVE_RECORDING);
             }
         }
     }
@@ -1040,6 +1094,7 @@ impl State {
         self.model.undo.clear();
         self.model.before_restart = None;
         self.model.document_id += 1;
+        self.model.received_from = None;
         self.model.path = path;
         self.model.dirty = false;
         self.model.error = None;
@@ -1268,3 +1323,6 @@ fn stream_notes(info: &crate::stream::StreamInfo) -> String {
     }
     notes
 }
+
+/// Why File > "Save received stream…" does nothing for this document.
+const NOT_RECEIVED: &str = "Only a stream received live is saved this way (File > Listen for an engine…); a trace file is kept already.";

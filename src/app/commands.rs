@@ -142,6 +142,11 @@ pub enum Command {
     StopListening,
     /// The live session has ended (the live window saw it): open what arrived as a trace.
     FinishLive,
+    /// Show the "Save received stream" dialog (File > Save received stream…).
+    SaveStreamDialog,
+    /// Write the stream received live (the document) to this file as a stream file
+    /// (`.aabbstream` added when the name has another extension), atomically.
+    SaveStream(PathBuf),
     /// Change a preference (views, panels, theme, layers, speed, depths).
     SetPref(PrefChange),
     /// What the pointer rests on this frame (a report). The shell starts each frame's

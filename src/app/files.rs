@@ -20,6 +20,8 @@ pub enum FilePurpose {
     Export(ExportFormat),
     /// Pick where to save the recording (File > Save recording…).
     SaveRecording,
+    /// Pick where to save a stream received live (File > Save received stream…).
+    SaveStream,
 }
 
 /// The format of an exported sweep (the `sweep` command's `--csv` and `--json`).
@@ -48,9 +50,12 @@ const SCENE_EXTENSIONS: &[&str] = &["ron", "json"];
 /// The extension of recording files, without the dot.
 const RECORDING_EXTENSIONS: &[&str] = &["rec"];
 
-/// The extensions the Open dialog lists: scenes, recordings (`run --record`), traces and
-/// box lists (level geometry, imported as a new scene).
-const OPEN_EXTENSIONS: &[&str] = &["ron", "json", "rec", "trace", "txt", "boxes"];
+/// The extension of stream files (the live link's), without the dot.
+const STREAM_EXTENSIONS: &[&str] = &[crate::trace::STREAM_EXTENSION];
+
+/// The extensions the Open dialog lists: scenes, recordings (`run --record`), traces (text,
+/// and the live link's stream files) and box lists (level geometry, imported as a new scene).
+const OPEN_EXTENSIONS: &[&str] = &["ron", "json", "rec", "trace", "aabbstream", "txt", "boxes"];
 
 impl FilePurpose {
     /// The dialog's title.
@@ -61,6 +66,7 @@ impl FilePurpose {
             FilePurpose::SaveAs => "Save scene as",
             FilePurpose::Export(_) => "Export the sweep",
             FilePurpose::SaveRecording => "Save recording as",
+            FilePurpose::SaveStream => "Save the received stream as",
         }
     }
 
@@ -79,6 +85,7 @@ impl FilePurpose {
             FilePurpose::Export(ExportFormat::Csv) => &["csv"],
             FilePurpose::Export(ExportFormat::Json) => &["json"],
             FilePurpose::SaveRecording => RECORDING_EXTENSIONS,
+            FilePurpose::SaveStream => STREAM_EXTENSIONS,
         }
     }
 
@@ -91,6 +98,7 @@ impl FilePurpose {
             FilePurpose::Export(ExportFormat::Csv) => "CSV",
             FilePurpose::Export(ExportFormat::Json) => "JSON",
             FilePurpose::SaveRecording => "Recordings",
+            FilePurpose::SaveStream => "Stream files",
         }
     }
 
@@ -116,6 +124,7 @@ impl FilePurpose {
                     .and_then(Path::file_stem)
                     .map_or_else(|| "recording".into(), |n| n.to_string_lossy())
             ),
+            FilePurpose::SaveStream => format!("live.{}", STREAM_EXTENSIONS[0]),
         }
     }
 
@@ -134,6 +143,8 @@ impl FilePurpose {
             FilePurpose::Export(format) => ext.is_none().then_some(format.extension()),
             FilePurpose::SaveRecording => (!ext.is_some_and(|e| RECORDING_EXTENSIONS.contains(&e)))
                 .then_some(RECORDING_EXTENSIONS[0]),
+            FilePurpose::SaveStream => (!ext.is_some_and(|e| STREAM_EXTENSIONS.contains(&e)))
+                .then_some(STREAM_EXTENSIONS[0]),
         };
         match add {
             Some(add) => {

@@ -62,6 +62,9 @@ pub struct Model {
     /// by saving, nor by a change of settings): what a result computed on the old one, such
     /// as the Advisor's, checks before it is applied.
     pub document_id: u64,
+    /// The engine whose live stream the document is, when it was received through the live
+    /// link (File > "Save received stream…" keeps it); `None` for anything else.
+    pub received_from: Option<String>,
     /// Every step and edit since the document was opened or restarted (the timeline's);
     /// `sim` is at its last step, or at a past step the timeline shows.
     pub recording: Recording<Sim>,
@@ -278,6 +281,7 @@ impl State {
                 undo: Vec::new(),
                 frame: 0,
                 document_id: 0,
+                received_from: None,
                 recording,
                 discarded: None,
                 discard_note: None,

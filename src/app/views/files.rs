@@ -83,6 +83,7 @@ impl FileDialogView {
                     FilePurpose::SaveAs => Command::SaveAs(path),
                     FilePurpose::Export(_) => Command::Export(path),
                     FilePurpose::SaveRecording => Command::SaveRecording(path),
+                    FilePurpose::SaveStream => Command::SaveStream(path),
                 });
             }
         }

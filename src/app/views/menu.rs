@@ -84,6 +84,20 @@ impl View for MenuBar {
                 {
                     out.push(Command::ListenDialog);
                 }
+                if ui
+                    .add_enabled(
+                        state.model.received_from.is_some(),
+                        egui::Button::new("Save received stream…"),
+                    )
+                    .on_hover_text(
+                        "Every step the engine sent, as a stream file (.aabbstream) that run, \
+                         sweep, convert and the window open.",
+                    )
+                    .on_disabled_hover_text("For a stream received live (Listen for an engine…).")
+                    .clicked()
+                {
+                    out.push(Command::SaveStreamDialog);
+                }
                 let mut native = state.prefs.native_dialogs;
                 if ui
                     .checkbox(&mut native, "Use the desktop's file dialog")
