@@ -227,8 +227,14 @@ fn read_step(bytes: &[u8]) -> Option<StepRecord> {
     })
 }
 
-/// Writes `history` to `path` atomically ([`fileio::write_atomic`]).
+/// Writes `history` to `path` atomically ([`fileio::write_atomic`]); an existing file that is
+/// not a recording (a scene, source code) is refused and left unchanged.
 pub fn save(history: &History, path: &Path) -> Result<(), SceneError> {
+    save_with(history, path, false)
+}
+
+/// [`save`], replacing a file of another kind too when `force` (`run --record --force`).
+pub fn save_with(history: &History, path: &Path, force: bool) -> Result<(), SceneError> {
     let bytes = to_bytes(history).map_err(|e| match e {
         SceneError::Invalid { message, .. } => SceneError::Invalid {
             file: path.display().to_string(),
@@ -236,7 +242,11 @@ pub fn save(history: &History, path: &Path) -> Result<(), SceneError> {
         },
         other => other,
     })?;
-    Ok(fileio::write_atomic(path, &bytes, WriteOptions::default())?)
+    Ok(fileio::write_atomic(
+        path,
+        &bytes,
+        WriteOptions::of_kind(fileio::FileKind::Recording, force),
+    )?)
 }
 
 /// Reads and checks a recording file (at most [`MAX_RECORDING_BYTES`]).

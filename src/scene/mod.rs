@@ -263,7 +263,10 @@ impl Scene {
     /// and nothing is written; so is a read-only file ([`SceneError::ReadOnly`]; see
     /// [`Scene::save_with`]).
     pub fn save(&self, path: &Path) -> Result<(), SceneError> {
-        self.save_with(path, WriteOptions::default())
+        self.save_with(
+            path,
+            WriteOptions::of_kind(crate::fileio::FileKind::Scene, false),
+        )
     }
 
     /// [`Scene::save`] with options: `replace_read_only` replaces a read-only file (which
