@@ -366,8 +366,13 @@ impl State {
         if content {
             // A border of a tenth of the content's larger side, so no box touches the edge.
             let framed = self.snapshot.content_bounds().map(|r| {
-                let pad = Vec2::splat(0.1 * r.size().max_element());
-                WorldRect::new(r.min - pad, r.max + pad)
+                // In f64 and kept within f32: the content of a huge world is wider than f32.
+                let pad = (0.1 * r.size_f64().max_element()).min(f64::from(f32::MAX)) as f32;
+                let lim = Vec2::splat(f32::MAX);
+                WorldRect::new(
+                    (r.min - Vec2::splat(pad)).max(-lim),
+                    (r.max + Vec2::splat(pad)).min(lim),
+                )
             });
             framed.or_else(|| self.snapshot.bounds())
         } else {
@@ -432,10 +437,16 @@ impl State {
     /// The open document's warnings (see [`Scene::warnings`]) for the status line after it
     /// opened: " Warning: ….", one after the other; empty when there are none.
     pub(super) fn document_warnings(&self) -> String {
+        let kind = self.model.sim.broadphase_kind();
+        let work = (kind != crate::broadphase::BroadphaseKind::Tree)
+            .then(|| self.model.doc.work_at_start().warning(kind))
+            .flatten();
         self.model
             .doc
             .warnings(self.model.pair_limit)
             .iter()
+            .chain(work.iter())
+            .chain(self.snapshot.bounds().and_then(|b| b.huge_note()).iter())
             .map(|warning| format!(" Warning: {warning}."))
             .collect()
     }

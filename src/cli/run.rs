@@ -437,6 +437,11 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
                 return Ok(1);
             }
         };
+        let kind: BroadphaseKind = args.broadphase.into();
+        if let Err(message) = work_verdict(trace.work_at(0), kind, &file) {
+            eprintln!("{}: {message}", crate::text::escape_controls(&file));
+            return Ok(1);
+        }
         let config = tree_with_overrides(TreeConfig::default(), args.margin, args.lookahead);
         let summary = summarize_trace(
             &trace,

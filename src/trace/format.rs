@@ -887,6 +887,19 @@ impl Trace {
         self.ends.len()
     }
 
+    /// The pair tests a step of each broad phase makes over step `k`'s boxes and the static
+    /// ones ([`crate::broadphase::Work`]).
+    #[must_use]
+    pub fn work_at(&self, k: usize) -> crate::broadphase::Work {
+        let boxes: Vec<crate::tree::Aabb<glam::Vec3>> = self
+            .step(k)
+            .iter()
+            .chain(self.statics())
+            .map(|b| b.aabb)
+            .collect();
+        crate::broadphase::estimate_work(&boxes)
+    }
+
     /// Step `k`'s boxes sorted by id (static boxes not included); empty past the end.
     #[must_use]
     pub fn step(&self, k: usize) -> &[TraceBox] {

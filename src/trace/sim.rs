@@ -165,6 +165,11 @@ impl TraceSimulation {
                 trace.step_count() - 1
             )));
         }
+        if kind != BroadphaseKind::Tree
+            && let Some(why) = trace.work_at(start).refusal(kind)
+        {
+            return Err(invalid(why));
+        }
         let broadphase = make_broadphase(&trace, kind, config, pair_limit)?;
         let mut sim = TraceSimulation {
             trace,
