@@ -453,6 +453,39 @@ fn quality_skips_the_slow_methods_past_its_limits_and_says_so() {
     );
 }
 
+/// Off a terminal (here a pipe) quality says how far it is on stderr: with
+/// `--progress-every 0`, after every method, in order.
+#[test]
+fn quality_writes_progress_to_a_stderr_that_is_not_a_terminal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = write(dir.path(), "l.txt", b"0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n");
+    let out = bin(&["quality", utf8(&list), "--json", "--progress-every", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 37, "{stderr}");
+    assert!(
+        lines[0].starts_with("quality: 1 of 37 methods done (volume/none last), "),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[36].starts_with("quality: 37 of 37 methods done (rebuild-greedy+thorough last), "),
+        "{}",
+        lines[36]
+    );
+    for (k, line) in lines.iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("quality: {} of 37 methods done (", k + 1)),
+            "{line}"
+        );
+        assert!(line.ends_with(" s"), "{line}");
+    }
+    // A terminal-less run with the default cadence on a small set writes nothing.
+    let out = bin(&["quality", utf8(&list), "--json"]);
+    assert_eq!(text(&out.stderr), "");
+}
+
 // ---- 7. brute force and sweep-and-prune past a size ----------------------------------------
 
 /// A scene of `count` generated spheres in a world of `side` (2D).

@@ -51,6 +51,10 @@ pub struct QualityArgs {
     /// said so (a method under way is finished).
     #[arg(long, default_value_t = DEFAULT_TIME_BUDGET_SECS)]
     pub time_budget: u64,
+    /// When stderr is not a terminal (a log, a pipe: no progress bar), a progress line is
+    /// written at most this often, seconds (0: after every method).
+    #[arg(long, default_value_t = 5)]
+    pub progress_every: u64,
 }
 
 /// `--optimize-limit`'s default: 50,000 boxes (their optimizations take seconds).
@@ -58,9 +62,6 @@ pub const DEFAULT_OPTIMIZE_LIMIT: usize = 50_000;
 
 /// `--time-budget`'s default: 120 seconds.
 pub const DEFAULT_TIME_BUDGET_SECS: u64 = 120;
-
-/// When stderr is not a terminal (no bar), a progress line is written at most this often.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What bounds a measure besides the work budget ([`work_budget`]).
 #[derive(Clone, Copy, Debug)]
@@ -200,6 +201,7 @@ pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
     let terminal = std::io::stderr().is_terminal();
     let total = method_count();
     let (mut done, mut last_line) = (0usize, started);
+    let every = std::time::Duration::from_secs(args.progress_every);
     // A bar on stderr (drawn only on a terminal): on a degenerate set some methods take long
     // (a tree of height n makes every reinsertion walk n nodes), and the user sees which.
     let bar = indicatif::ProgressBar::new(method_count() as u64);
@@ -213,7 +215,7 @@ pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
         bar.set_message(format!("(done: {method})"));
         done += 1;
         // No bar off a terminal (a log, a pipe): a line now and then says how far it is.
-        if !terminal && last_line.elapsed() >= PROGRESS_EVERY {
+        if !terminal && last_line.elapsed() >= every {
             last_line = Instant::now();
             eprintln!(
                 "quality: {done} of {total} methods done ({method} last), {:.0} s",
