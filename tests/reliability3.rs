@@ -404,6 +404,25 @@ fn the_issues_headers_are_refused_before_anything_is_built() {
             path.display()
         )
     );
+    // A limit below the pairs the records say were found: refused from the records alone.
+    let (pairs, zero) = {
+        let history = file::from_bytes(&bytes, "r").expect("valid");
+        (history.steps[0].candidate_pairs, history.steps[0].stopped)
+    };
+    assert!(pairs > 1 && !zero, "{pairs}");
+    let mut below = original.clone();
+    mutate(&mut below, "pair_limit", serde_json::json!(1));
+    std::fs::write(&path, with_header(&bytes, &below)).expect("write");
+    let (code, _, stderr, _) = bounded_replay(&path);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        format!(
+            "{}: step 0's record says {pairs} candidate pairs, more than the header's \
+             pair_limit 1: the header does not belong to these records (nothing was rebuilt)\n",
+            path.display()
+        )
+    );
     let mut over = original;
     mutate(&mut over, "pair_limit", serde_json::json!(100_000_001u64));
     std::fs::write(&path, with_header(&bytes, &over)).expect("write");

@@ -371,6 +371,7 @@ pub fn from_bytes(bytes: &[u8], file: &str) -> Result<History, SceneError> {
     }
     let scene = Scene::parse(&header.scene, &format!("{file} (its scene)"), true)?;
     check_header_against_records(&scene, header.broadphase, &steps[0]).map_err(bad)?;
+    check_pair_counts(header.pair_limit, &header.edits, &steps).map_err(bad)?;
     Ok(History {
         scene,
         scene_file: header.scene_file,
@@ -428,6 +429,41 @@ fn check_header_against_records(
         ));
     }
     crate::broadphase::check_work(kind, bodies).map_err(|why| format!("the header's scene: {why}"))
+}
+
+/// The pair counts the records say against the pair limits the header and its edits set: a
+/// step that did not stop found at most the greatest of them (the search stops past its
+/// limit), so a record of more pairs does not belong to this header.
+fn check_pair_counts(
+    pair_limit: u64,
+    edits: &[RecordedEdit],
+    steps: &[StepRecord],
+) -> Result<(), String> {
+    let most = edits
+        .iter()
+        .filter_map(|e| match e.edit {
+            super::Edit::SetPairLimit(limit) => Some(limit),
+            _ => None,
+        })
+        .fold(pair_limit, u64::max);
+    match steps
+        .iter()
+        .enumerate()
+        .find(|(_, r)| !r.stopped && u64::from(r.candidate_pairs) > most)
+    {
+        Some((s, r)) => Err(format!(
+            "step {s}'s record says {} candidate pairs, more than the header's pair_limit {}{}: \
+             the header does not belong to these records (nothing was rebuilt)",
+            r.candidate_pairs,
+            pair_limit,
+            if most > pair_limit {
+                format!(" (and its edits' {most})")
+            } else {
+                String::new()
+            }
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Bytes read between two looks at the cancel flag.
