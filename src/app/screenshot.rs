@@ -112,7 +112,7 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
         }
     }
     // Said on the shot's output too, not only in the picture's overlay.
-    if let Some(note) = state.snapshot.bounds().and_then(|b| b.huge_note()) {
+    if let Some(note) = state.huge_world_note() {
         eprintln!("screenshot: note: {note}");
     }
     let at = state.model.sim.step_index();

@@ -436,6 +436,17 @@ impl State {
 
     /// The open document's warnings (see [`Scene::warnings`]) for the status line after it
     /// opened: " Warning: ….", one after the other; empty when there are none.
+    /// [`WorldRect::huge_note`] of what the world view shows: the snapshot's bounds, or the
+    /// document's world when the snapshot is not made yet (just opened or imported).
+    #[must_use]
+    pub fn huge_world_note(&self) -> Option<String> {
+        let world = self.model.doc.world;
+        self.snapshot
+            .bounds()
+            .and_then(|b| b.huge_note())
+            .or_else(|| WorldRect::new(world.min.truncate(), world.max.truncate()).huge_note())
+    }
+
     pub(super) fn document_warnings(&self) -> String {
         let kind = self.model.sim.broadphase_kind();
         let work = (kind != crate::broadphase::BroadphaseKind::Tree)
@@ -446,7 +457,7 @@ impl State {
             .warnings(self.model.pair_limit)
             .iter()
             .chain(work.iter())
-            .chain(self.snapshot.bounds().and_then(|b| b.huge_note()).iter())
+            .chain(self.huge_world_note().iter())
             .map(|warning| format!(" Warning: {warning}."))
             .collect()
     }

@@ -215,7 +215,7 @@ impl View for WorldView {
             ));
         }
         overlay.push_str(&skipped_note(info.shapes_skipped));
-        if let Some(note) = state.snapshot.bounds().and_then(|b| b.huge_note()) {
+        if let Some(note) = state.huge_world_note() {
             overlay.push_str(&format!(" · {note}"));
         }
         painter.text(
