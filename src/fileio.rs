@@ -10,7 +10,12 @@
 //!   allowed), then renamed over the target. Readers see the old file or the new one, never a
 //!   mix; concurrent saves of one path leave one of them whole; on failure the temporary file is
 //!   removed and the target is untouched. Read-only targets are refused unless
-//!   [`WriteOptions::replace_read_only`] says otherwise.
+//!   [`WriteOptions::replace_read_only`] says otherwise; a target holding another kind of file
+//!   than the one written ([`WriteOptions::kind`]: a scene over source code, a recording over
+//!   a scene) unless [`WriteOptions::force`]. A symbolic link in a sticky, world-writable
+//!   folder is followed only when it belongs to us or to the folder's owner (the kernel's
+//!   `protected_symlinks` rule, [`may_follow_link`]). Temporary files left by a killed save are
+//!   removed by the next save to their folder ([`remove_stale_temps`]).
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Write};
@@ -84,6 +89,150 @@ pub struct WriteOptions {
     /// Replace a read-only target (it keeps its read-only mode). When false, a read-only
     /// target is refused with [`WriteError::ReadOnly`] and left unchanged.
     pub replace_read_only: bool,
+    /// The kind of file being written. An existing, non-empty target that holds another kind
+    /// ([`content_kind`]) is refused with [`WriteError::OtherKind`] and left unchanged, unless
+    /// `force`. `None` replaces whatever regular file is there.
+    pub kind: Option<FileKind>,
+    /// Replace a target of another kind than `kind` (the command line's `--force`).
+    pub force: bool,
+}
+
+impl WriteOptions {
+    /// Writing a file of `kind`, replacing one of another kind only when `force`.
+    #[must_use]
+    pub fn of_kind(kind: FileKind, force: bool) -> WriteOptions {
+        WriteOptions {
+            replace_read_only: false,
+            kind: Some(kind),
+            force,
+        }
+    }
+}
+
+/// What a file holds, as far as its first bytes tell ([`content_kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A scene (RON or JSON: its first token is `(`, `{` or a name followed by `(`).
+    Scene,
+    /// A recording (the magic `AABBREC`).
+    Recording,
+    /// A PNG image.
+    Png,
+    /// A box list (its first line that is not blank or a comment holds numbers).
+    BoxList,
+    /// A text trace (its first word `aabb-trace`).
+    Trace,
+    /// A stream file of the live link (its magic bytes `AABBSTRM`).
+    Stream,
+    /// An empty file (or only white space): any kind may replace it.
+    Empty,
+    /// Anything else (source code, a document, binary data).
+    Other,
+}
+
+impl FileKind {
+    /// The kind in a message: "a scene", "a recording".
+    #[must_use]
+    pub fn noun(self) -> &'static str {
+        match self {
+            FileKind::Scene => "a scene",
+            FileKind::Recording => "a recording",
+            FileKind::Png => "a PNG image",
+            FileKind::BoxList => "a box list",
+            FileKind::Trace => "a trace",
+            FileKind::Stream => "a stream file",
+            FileKind::Empty => "an empty file",
+            FileKind::Other => {
+                "other data (not a scene, recording, trace, stream file, box list or PNG image)"
+            }
+        }
+    }
+}
+
+/// How many bytes of an existing target [`content_kind`] is given.
+const KIND_SNIFF_BYTES: u64 = 64 * 1024;
+
+/// What `head`, the first bytes of a file, hold: a recording, PNG, stream or text trace by
+/// their magic, a box list
+/// as the box list's reader tells one, a scene when the first token (after white space and
+/// `//` or `/* */` comments) is `(`, `{`, or a name followed by `(`; empty when there is only
+/// white space.
+#[must_use]
+pub fn content_kind(head: &[u8]) -> FileKind {
+    if head.starts_with(b"AABBREC") {
+        return FileKind::Recording;
+    }
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        return FileKind::Png;
+    }
+    if head.starts_with(&aabb_recorder::wire::MAGIC) {
+        return FileKind::Stream;
+    }
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if head.starts_with(crate::trace::TRACE_MAGIC.as_bytes()) {
+        return FileKind::Trace;
+    }
+    if crate::scene::boxlist::looks_like_box_list(head) {
+        return FileKind::BoxList;
+    }
+    let mut rest = head;
+    loop {
+        rest = rest.trim_ascii_start();
+        if let Some(after) = rest.strip_prefix(b"//") {
+            rest = after
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(&[][..], |k| &after[k..]);
+        } else if let Some(after) = rest.strip_prefix(b"#!") {
+            // A RON attribute, `#![enable(implicit_some)]`.
+            rest = after
+                .iter()
+                .position(|&b| b == b']')
+                .map_or(&[][..], |k| &after[k + 1..]);
+        } else if let Some(after) = rest.strip_prefix(b"/*") {
+            rest = after
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(&[][..], |k| &after[k + 2..]);
+        } else {
+            break;
+        }
+    }
+    match rest.first() {
+        None => FileKind::Empty,
+        Some(b'(' | b'{') => FileKind::Scene,
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            let name_end = rest
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                .unwrap_or(rest.len());
+            if rest[name_end..].trim_ascii_start().first() == Some(&b'(') {
+                FileKind::Scene
+            } else {
+                FileKind::Other
+            }
+        }
+        Some(_) => FileKind::Other,
+    }
+}
+
+/// The kind of the file at `path` when it is a regular file that can be read ([`content_kind`]
+/// of its first bytes); `None` for anything else (missing, a folder, a FIFO: never opened).
+#[must_use]
+pub fn kind_of_path(path: &Path) -> Option<FileKind> {
+    let file = open_regular(path, u64::MAX).ok()?;
+    let mut head = Vec::new();
+    file.take(KIND_SNIFF_BYTES).read_to_end(&mut head).ok()?;
+    Some(content_kind(&head))
+}
+
+/// The kind of the regular file at `real` ([`content_kind`] of its first bytes).
+fn kind_of_file(real: &Path) -> io::Result<FileKind> {
+    let mut head = Vec::new();
+    File::open(real)?
+        .take(KIND_SNIFF_BYTES)
+        .read_to_end(&mut head)?;
+    Ok(content_kind(&head))
 }
 
 /// Why [`write_atomic`] refused or failed; the target is unchanged unless the message says
@@ -110,6 +259,43 @@ pub enum WriteError {
     NoFileName {
         /// The path given.
         path: PathBuf,
+    },
+    /// The target holds another kind of file than the one being written
+    /// ([`WriteOptions::kind`]) and [`WriteOptions::force`] was false.
+    #[error(
+        "{path}: holds {}, not {}; it was not replaced (give another path, or --force to \
+         replace it)",
+        .found.noun(),
+        .wanted.noun()
+    )]
+    OtherKind {
+        /// The path given.
+        path: PathBuf,
+        /// What the file holds.
+        found: FileKind,
+        /// What was being written.
+        wanted: FileKind,
+    },
+    /// The path is (or passes through) a symbolic link in a sticky folder anyone may write
+    /// to (as the system's temporary folder), and the link belongs neither to us nor to the
+    /// folder's owner: another user may have planted it. The kernel's `protected_symlinks`
+    /// rule, applied here because the link is resolved by this program.
+    #[error(
+        "{path}: the symbolic link {link} is in a sticky folder anyone may write to and belongs \
+         to user {link_owner}, neither us ({caller}) nor the folder's owner ({folder_owner}); \
+         it was not followed and nothing was written"
+    )]
+    UntrustedLink {
+        /// The path given.
+        path: PathBuf,
+        /// The link.
+        link: PathBuf,
+        /// Its owner's uid.
+        link_owner: u32,
+        /// Our effective uid.
+        caller: u32,
+        /// The folder's owner's uid.
+        folder_owner: u32,
     },
     /// More than [`MAX_SYMLINKS`] symbolic links (or a loop).
     #[error("{path}: more than {max} symbolic links to follow (a loop?)")]
@@ -265,6 +451,7 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>), WriteError> {
     for _ in 0..=MAX_SYMLINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                check_link_owner(path, &current, &meta)?;
                 let target = std::fs::read_link(&current).map_err(|source| WriteError::Io {
                     path: path.to_path_buf(),
                     action: format!("read the symbolic link {}", current.display()),
@@ -294,6 +481,57 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>), WriteError> {
         path: path.to_path_buf(),
         max: MAX_SYMLINKS,
     })
+}
+
+/// The kernel's `fs.protected_symlinks` rule: a symbolic link in a folder that is sticky
+/// (mode `o+t`) and world-writable (`o+w`) is followed only when it belongs to the follower
+/// (`euid`) or to the folder's owner. Elsewhere every link is followed. `folder_mode` is the
+/// folder's `st_mode` (its permission bits are what count).
+#[must_use]
+pub fn may_follow_link(link_uid: u32, folder_uid: u32, folder_mode: u32, euid: u32) -> bool {
+    let sticky_and_world_writable = folder_mode & 0o1000 != 0 && folder_mode & 0o002 != 0;
+    !sticky_and_world_writable || link_uid == euid || link_uid == folder_uid
+}
+
+/// Our effective user id, from the `Uid:` line of `/proc/self/status` (real, effective,
+/// saved, file system); `None` where there is no such file.
+#[cfg(unix)]
+#[must_use]
+pub fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line["Uid:".len()..].split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Refuses to follow the symbolic link `link` (its metadata `meta`, not followed) when
+/// [`may_follow_link`] says no; `path` is the path given. Where our uid cannot be read, only
+/// the folder's owner's links are followed in such a folder.
+#[cfg(unix)]
+fn check_link_owner(path: &Path, link: &Path, meta: &Metadata) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let folder = folder_of(link);
+    let folder_meta = std::fs::metadata(&folder).map_err(|source| WriteError::Io {
+        path: path.to_path_buf(),
+        action: format!("look up the folder {}", folder.display()),
+        source,
+    })?;
+    let caller = effective_uid().unwrap_or(u32::MAX);
+    if may_follow_link(meta.uid(), folder_meta.uid(), folder_meta.mode(), caller) {
+        return Ok(());
+    }
+    Err(WriteError::UntrustedLink {
+        path: path.to_path_buf(),
+        link: link.to_path_buf(),
+        link_owner: meta.uid(),
+        caller,
+        folder_owner: folder_meta.uid(),
+    })
+}
+
+/// Links have no owners that matter outside unix.
+#[cfg(not(unix))]
+fn check_link_owner(_path: &Path, _link: &Path, _meta: &Metadata) -> Result<(), WriteError> {
+    Ok(())
 }
 
 /// True when the existing regular file `real` is read-only for us: no write permission bits
@@ -341,9 +579,56 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What a control group's memory limit leaves, in bytes, from the text of its limit file
+/// (cgroup v2 `memory.max`: a number or `max`; v1 `memory.limit_in_bytes`: a number, huge
+/// when unlimited) and of its usage file (`memory.current`, `memory.usage_in_bytes`);
+/// `None` when there is no limit or the text is not a number.
+#[must_use]
+pub fn cgroup_room(limit: &str, usage: Option<&str>) -> Option<u64> {
+    let limit: u64 = limit.trim().parse().ok()?;
+    // v1 writes "no limit" as about 2^63 rounded to the page size.
+    if limit >= 1 << 62 {
+        return None;
+    }
+    let used = usage
+        .and_then(|u| u.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    Some(limit.saturating_sub(used))
+}
+
+/// What this process's control group (its container) leaves of its memory limit, from
+/// `/sys/fs/cgroup` (v2: the group named in `/proc/self/cgroup`, else the root's files; v1:
+/// `memory/memory.limit_in_bytes`); `None` without a limit.
+#[must_use]
+pub fn cgroup_memory_room() -> Option<u64> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let group = read("/proc/self/cgroup")
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("0::").map(|g| g.trim().to_owned()))
+        })
+        .unwrap_or_default();
+    let mut candidates = Vec::new();
+    if !group.is_empty() && group != "/" {
+        candidates.push(format!("/sys/fs/cgroup{group}"));
+    }
+    candidates.push("/sys/fs/cgroup".to_owned());
+    for dir in &candidates {
+        if let Some(limit) = read(&format!("{dir}/memory.max")) {
+            return cgroup_room(&limit, read(&format!("{dir}/memory.current")).as_deref());
+        }
+    }
+    let limit = read("/sys/fs/cgroup/memory/memory.limit_in_bytes")?;
+    cgroup_room(
+        &limit,
+        read("/sys/fs/cgroup/memory/memory.usage_in_bytes").as_deref(),
+    )
+}
+
 /// The memory this process may still take, in bytes, where the system says (Linux: the
-/// least of `MemAvailable` in `/proc/meminfo` and what the address-space limit, `ulimit -v`,
-/// leaves of `/proc/self/status`'s `VmSize`); `None` elsewhere.
+/// least of `MemAvailable` in `/proc/meminfo`, what the container's memory limit leaves
+/// ([`cgroup_memory_room`]) and what the address-space limit, `ulimit -v`, leaves of
+/// `/proc/self/status`'s `VmSize`); `None` elsewhere.
 #[must_use]
 pub fn memory_available() -> Option<u64> {
     let field = |text: &str, name: &str| -> Option<u64> {
@@ -366,6 +651,10 @@ pub fn memory_available() -> Option<u64> {
         .ok()
         .and_then(|text| field(&text, "VmSize:"))
         .map_or(0, |kb| kb.saturating_mul(1024));
+    let available = match cgroup_memory_room() {
+        Some(room) => available.min(room),
+        None => available,
+    };
     Some(match limit {
         Some(limit) => available.min(limit.saturating_sub(used)),
         None => available,
@@ -376,7 +665,7 @@ pub fn memory_available() -> Option<u64> {
 ///
 /// Symbolic links are followed (a chain of at most [`MAX_SYMLINKS`], including a dangling
 /// link, whose target is created): the link stays a link and the file it points to is
-/// replaced. A temporary file with a short random name (`.XXXXXX.tmp`) is created exclusively
+/// replaced. A temporary file with a random name (`.aabb-save-XXXXXX.tmp`) is created exclusively
 /// (`O_EXCL`, never through a link) in that file's folder, written, given the target's
 /// permission bits (a new file gets what `File::create` would give under the umask) and, where
 /// the system allows, its owner and group (changing the owner needs root; refusals are
@@ -390,14 +679,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> Result<
     write_atomic_with(path, bytes, options, &mut |_| Ok(()))
 }
 
-/// [`write_atomic`], calling `before_rename` with the temporary file's path just before the
-/// rename (tests use it to look at the temporary file and to fail there).
-fn write_atomic_with(
+/// The checks [`write_atomic`] makes before it writes anything, for a command that wants to
+/// refuse its output before doing its work (`run --record`, `screenshot --out`): the path
+/// names a file, its links may be followed, and an existing target is a regular file,
+/// writable (or `options.replace_read_only`) and of the kind written (or `options.force`).
+/// Returns the file the links lead to and its metadata (`None` when it does not exist yet).
+pub fn check_replaceable(
     path: &Path,
-    bytes: &[u8],
     options: WriteOptions,
-    before_rename: &mut dyn FnMut(&Path) -> io::Result<()>,
-) -> Result<(), WriteError> {
+) -> Result<(PathBuf, Option<Metadata>), WriteError> {
     if path.file_name().is_none() {
         return Err(WriteError::NoFileName {
             path: path.to_path_buf(),
@@ -421,15 +711,49 @@ fn write_atomic_with(
                 path: path.to_path_buf(),
             });
         }
+        if let Some(wanted) = options.kind
+            && !options.force
+            && meta.len() > 0
+        {
+            let found = kind_of_file(&real).map_err(|source| WriteError::Io {
+                path: path.to_path_buf(),
+                action: "read the start of the file to be replaced".to_owned(),
+                source,
+            })?;
+            if found != wanted && found != FileKind::Empty {
+                return Err(WriteError::OtherKind {
+                    path: path.to_path_buf(),
+                    found,
+                    wanted,
+                });
+            }
+        }
     }
+    Ok((real, meta))
+}
+
+/// [`write_atomic`], calling `before_rename` with the temporary file's path just before the
+/// rename (tests use it to look at the temporary file and to fail there).
+fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    options: WriteOptions,
+    before_rename: &mut dyn FnMut(&Path) -> io::Result<()>,
+) -> Result<(), WriteError> {
+    let (real, meta) = check_replaceable(path, options)?;
     let io = |action: String, source| WriteError::Io {
         path: path.to_path_buf(),
         action,
         source,
     };
     let dir = folder_of(&real);
+    // Best effort: what a killed save left in this folder goes now.
+    let _removed = remove_stale_temps(&dir, std::time::SystemTime::now());
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".").suffix(".tmp");
+    builder
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
+        .rand_bytes(TEMP_RAND);
     #[cfg(unix)]
     if meta.is_none() {
         use std::os::unix::fs::PermissionsExt;
@@ -476,6 +800,69 @@ fn write_atomic_with(
             e,
         )
     })
+}
+
+/// The temporary file of a save is `.aabb-save-XXXXXX.tmp` (six random letters or digits).
+pub const TEMP_PREFIX: &str = ".aabb-save-";
+const TEMP_SUFFIX: &str = ".tmp";
+const TEMP_RAND: usize = 6;
+
+/// A temporary file of our naming older than this is left over from a save that was killed
+/// (a save writes its temporary file in seconds): the next save to its folder removes it.
+pub const STALE_TEMP_SECS: u64 = 600;
+
+/// The most entries of a folder [`remove_stale_temps`] looks at (a huge folder is not read
+/// whole on every save).
+const STALE_SCAN_ENTRIES: usize = 100_000;
+
+/// True when `name` is one of our temporary files' names: [`TEMP_PREFIX`], six letters or
+/// digits, `.tmp`.
+#[must_use]
+pub fn is_temp_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+        .is_some_and(|mid| mid.len() == TEMP_RAND && mid.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Removes from `dir` the regular files of our temporary files' naming ([`is_temp_name`])
+/// that belong to us and were last changed more than [`STALE_TEMP_SECS`] before `now`: what
+/// a save killed before its rename (`kill -9`, a crash, a power cut) left. Returns how many
+/// were removed; failures (a folder that cannot be listed, a file removed meanwhile) are
+/// skipped, as the save that follows reports what matters.
+pub fn remove_stale_temps(dir: &Path, now: std::time::SystemTime) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    #[cfg(unix)]
+    let me = effective_uid();
+    let mut removed = 0;
+    for entry in entries.take(STALE_SCAN_ENTRIES).flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(is_temp_name) {
+            continue;
+        }
+        let path = entry.path();
+        // Not followed: a link of that name is not ours.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        #[cfg(unix)]
+        let ours = {
+            use std::os::unix::fs::MetadataExt;
+            me == Some(meta.uid())
+        };
+        #[cfg(not(unix))]
+        let ours = true;
+        let stale = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age.as_secs() > STALE_TEMP_SECS);
+        if meta.is_file() && ours && stale && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// `tempfile` appends ` at path "DIR/.XXXXXX.tmp"` to its errors: a random name the user never
@@ -604,9 +991,13 @@ mod tests {
 
     const SAVE: WriteOptions = WriteOptions {
         replace_read_only: false,
+        kind: None,
+        force: false,
     };
     const REPLACE: WriteOptions = WriteOptions {
         replace_read_only: true,
+        kind: None,
+        force: false,
     };
 
     // ---- reads ---------------------------------------------------------------------------
@@ -870,11 +1261,11 @@ mod tests {
             format!(".{name}.swp"),
             ".tmp".to_owned(),
         ];
-        // A sample of names of the shape the temporary file has (`.XXXXXX.tmp`).
+        // A sample of names of the shape the temporary file has (`.aabb-save-XXXXXX.tmp`).
         let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
         let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
         for _ in 0..300 {
-            let mut s = String::from(".");
+            let mut s = String::from(TEMP_PREFIX);
             for _ in 0..6 {
                 seed = seed
                     .wrapping_mul(6_364_136_223_846_793_005)
@@ -1137,17 +1528,14 @@ mod tests {
         })
         .expect_err("injected");
         let (tmp, content, mode) = seen.expect("the hook ran");
-        // A short name beside the target, the new content, the target's mode.
+        // A name of our pattern beside the target, the new content, the target's mode.
         assert_eq!(tmp.parent(), Some(dir.path()));
         let tmp_name = tmp
             .file_name()
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        assert!(
-            tmp_name.len() == 11 && tmp_name.starts_with('.') && tmp_name.ends_with(".tmp"),
-            "{tmp_name}"
-        );
+        assert!(is_temp_name(&tmp_name), "{tmp_name}");
         assert_eq!(content, b"new");
         assert_eq!(mode, 0o640);
         assert_eq!(
@@ -1188,5 +1576,245 @@ mod tests {
         assert_eq!(Scene::load(&path).expect("load"), scene);
         assert_eq!(mode_of(&path), 0o444);
         assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
+    }
+
+    // ---- links another user planted, files of another kind, leftovers (issue 32) --------
+
+    #[test]
+    fn the_protected_symlinks_rule_on_owner_numbers() {
+        let (me, folder_owner, stranger) = (1000, 0, 4242);
+        // /tmp: sticky and world-writable.
+        let tmp = 0o041_777;
+        assert!(may_follow_link(me, folder_owner, tmp, me));
+        assert!(may_follow_link(folder_owner, folder_owner, tmp, me));
+        assert!(!may_follow_link(stranger, folder_owner, tmp, me));
+        // Root follows no stranger's link there either (the kernel's rule has no exception).
+        assert!(!may_follow_link(stranger, folder_owner, tmp, 0));
+        // Sticky but not world-writable, or world-writable but not sticky: every link.
+        assert!(may_follow_link(stranger, folder_owner, 0o041_775, me));
+        assert!(may_follow_link(stranger, folder_owner, 0o040_777, me));
+        assert!(may_follow_link(stranger, folder_owner, 0o040_755, me));
+        // A sticky world-writable folder of the stranger's: its owner's links are followed.
+        assert!(may_follow_link(stranger, stranger, tmp, me));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn our_effective_uid_is_the_owner_of_a_file_we_create() {
+        let dir = tempdir();
+        let path = dir.path().join("mine");
+        std::fs::write(&path, b"x").expect("write");
+        let owner = std::fs::metadata(&path).expect("stat").uid();
+        assert_eq!(effective_uid(), Some(owner));
+    }
+
+    /// A link planted by another user (uid 4242) in a sticky world-writable folder: the save
+    /// is refused naming the link, and the file it points to is unchanged. Changing a link's
+    /// owner needs root; other users run the rule's test above.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_another_user_planted_in_a_sticky_folder_is_not_followed() {
+        let dir = tempdir();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).expect("mkdir");
+        set_mode(&shared, 0o1777);
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, b"precious").expect("write");
+        let link = shared.join("level.ron");
+        symlink(&victim, &link).expect("plant");
+        let me = effective_uid().expect("uid");
+        if me != 0 {
+            eprintln!("not root: the planted link cannot be given to another user here");
+            return;
+        }
+        std::os::unix::fs::lchown(&link, Some(4242), Some(4242)).expect("lchown");
+        let err = write_atomic(&link, b"(name: \"x\")", SAVE).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the symbolic link {} is in a sticky folder anyone may write to and \
+                 belongs to user 4242, neither us (0) nor the folder's owner (0); it was not \
+                 followed and nothing was written",
+                link.display(),
+                link.display()
+            )
+        );
+        assert_eq!(std::fs::read(&victim).expect("read"), b"precious");
+        assert_eq!(names_in(&shared), vec!["level.ron"]);
+        // The same link given back to us is followed.
+        std::os::unix::fs::lchown(&link, Some(0), Some(0)).expect("lchown");
+        write_atomic(&link, b"new", SAVE).expect("save");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"new");
+    }
+
+    #[test]
+    fn content_kind_tells_files_apart() {
+        let cases: [(&[u8], FileKind); 16] = [
+            (b"aabb-trace 1 dims=2\nstep 0\n", FileKind::Trace),
+            (b"\xEF\xBB\xBFaabb-trace 1 dims=3\n", FileKind::Trace),
+            (b"AABBSTRM\x05\0\0\0\x01", FileKind::Stream),
+            (b"#![enable(implicit_some)]\n(name: \"a\")", FileKind::Scene),
+            (b"AABBREC\n\x01\0\0\0", FileKind::Recording),
+            (b"\x89PNG\r\n\x1a\n\0\0", FileKind::Png),
+            (b"(name: \"a\", dimensions: 2)", FileKind::Scene),
+            (b"// a scene\n/* c */ Scene (name: \"a\")", FileKind::Scene),
+            (b"\xEF\xBB\xBF{\"name\": \"a\"}", FileKind::Scene),
+            (b"# boxes\n0 0 1 1\n", FileKind::BoxList),
+            (b"v 0 0\nv 1 1\n", FileKind::BoxList),
+            (b"fn main() {}\n", FileKind::Other),
+            (b"use std::io;\n", FileKind::Other),
+            (b"hello world", FileKind::Other),
+            (b" \n\t\n", FileKind::Empty),
+            (b"", FileKind::Empty),
+        ];
+        for (bytes, kind) in cases {
+            assert_eq!(
+                content_kind(bytes),
+                kind,
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_of_another_kind_is_refused_unless_forced() {
+        let dir = tempdir();
+        let scene = WriteOptions::of_kind(FileKind::Scene, false);
+        let cases: [(&str, &[u8], &str); 3] = [
+            (
+                "main.rs",
+                b"fn main() {}\n",
+                "other data (not a scene, recording, trace, stream file, box list or PNG image)",
+            ),
+            ("other-list.txt", b"0 0 1 1\n", "a box list"),
+            ("b.ron", b"AABBREC\n\x01\0\0\0", "a recording"),
+        ];
+        for (name, bytes, found) in cases {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).expect("write");
+            let err = write_atomic(&path, b"(name: \"x\")", scene).expect_err(name);
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}: holds {found}, not a scene; it was not replaced (give another path, or \
+                     --force to replace it)",
+                    path.display()
+                )
+            );
+            assert_eq!(std::fs::read(&path).expect("read"), bytes);
+            write_atomic(
+                &path,
+                b"(name: \"x\")",
+                WriteOptions::of_kind(FileKind::Scene, true),
+            )
+            .expect("forced");
+            assert_eq!(std::fs::read(&path).expect("read"), b"(name: \"x\")");
+        }
+        // A scene over a scene, and anything over an empty file, is a save.
+        let same = dir.path().join("same.ron");
+        std::fs::write(&same, b"(name: \"old\")").expect("write");
+        write_atomic(&same, b"(name: \"new\")", scene).expect("scene over scene");
+        let empty = dir.path().join("empty.ron");
+        std::fs::write(&empty, b"").expect("write");
+        write_atomic(
+            &empty,
+            b"AABBREC\n",
+            WriteOptions::of_kind(FileKind::Recording, false),
+        )
+        .expect("over an empty file");
+        let err = write_atomic(
+            &same,
+            b"AABBREC\n",
+            WriteOptions::of_kind(FileKind::Recording, false),
+        )
+        .expect_err("a recording over a scene");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: holds a scene, not a recording; it was not replaced (give another path, or \
+                 --force to replace it)",
+                same.display()
+            )
+        );
+        assert_eq!(std::fs::read(&same).expect("read"), b"(name: \"new\")");
+    }
+
+    #[test]
+    fn temp_names_are_ours_only_in_their_exact_shape() {
+        assert!(is_temp_name(".aabb-save-aZ09xy.tmp"));
+        for name in [
+            ".aabb-save-aZ09x.tmp",
+            ".aabb-save-aZ09xyz.tmp",
+            ".aabb-save-aZ0-xy.tmp",
+            ".abcdef.tmp",
+            "aabb-save-aZ09xy.tmp",
+            ".aabb-save-aZ09xy.tmpx",
+        ] {
+            assert!(!is_temp_name(name), "{name}");
+        }
+    }
+
+    /// A save killed before its rename (`kill -9`) leaves its temporary file; the next save to
+    /// the folder removes it once it is stale, and leaves fresh ones (a save under way), other
+    /// names and links alone.
+    #[cfg(unix)]
+    #[test]
+    fn a_stale_temp_file_is_removed_by_the_next_save() {
+        let dir = tempdir();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let stale = dir.path().join(".aabb-save-Xy12ab.tmp");
+        let fresh = dir.path().join(".aabb-save-Fresh1.tmp");
+        let foreign = dir.path().join(".abcdef.tmp");
+        for p in [&stale, &fresh, &foreign] {
+            std::fs::write(p, vec![7u8; 1000]).expect("write");
+        }
+        for p in [&stale, &foreign] {
+            File::options()
+                .write(true)
+                .open(p)
+                .expect("open")
+                .set_modified(hour_ago)
+                .expect("set mtime");
+        }
+        let link = dir.path().join(".aabb-save-Link12.tmp");
+        symlink(&foreign, &link).expect("link");
+        let path = dir.path().join("scene.ron");
+        write_atomic(&path, b"new", SAVE).expect("save");
+        assert_eq!(
+            names_in(dir.path()),
+            vec![
+                ".aabb-save-Fresh1.tmp",
+                ".aabb-save-Link12.tmp",
+                ".abcdef.tmp",
+                "scene.ron"
+            ]
+        );
+        // Counted when called directly: nothing stale is left.
+        assert_eq!(
+            remove_stale_temps(dir.path(), std::time::SystemTime::now()),
+            0
+        );
+        let later =
+            std::time::SystemTime::now() + std::time::Duration::from_secs(STALE_TEMP_SECS + 5);
+        assert_eq!(remove_stale_temps(dir.path(), later), 1);
+        assert_eq!(
+            names_in(dir.path()),
+            vec![".aabb-save-Link12.tmp", ".abcdef.tmp", "scene.ron"]
+        );
+    }
+
+    #[test]
+    fn a_cgroup_limit_leaves_its_limit_less_its_usage() {
+        assert_eq!(
+            cgroup_room("6442450944\n", Some("1073741824\n")),
+            Some(5_368_709_120)
+        );
+        assert_eq!(cgroup_room("6442450944", None), Some(6_442_450_944));
+        assert_eq!(cgroup_room("100", Some("200")), Some(0));
+        assert_eq!(cgroup_room("max\n", Some("1")), None);
+        // cgroup v1 without a limit.
+        assert_eq!(cgroup_room("9223372036854771712", Some("1")), None);
+        assert_eq!(cgroup_room("", None), None);
     }
 }

@@ -7,6 +7,65 @@ pub const MAX_EXCERPT_CHARS: usize = 60;
 /// The most characters a whole message shows (then `…`).
 pub const MAX_MESSAGE_CHARS: usize = 400;
 
+/// `x` for a message, short: integers below a million as they are (`5000`), others to three
+/// significant digits (`0.125`, `1.25e9`, `3.4e38` for f32's largest, not its 39 digits),
+/// `inf`, `-inf` and `NaN` as Rust writes them.
+#[must_use]
+pub fn short_number(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let a = x.abs();
+    if x == x.trunc() && a < 1e6 {
+        return format!("{x}");
+    }
+    if (1e-3..1e6).contains(&a) {
+        // Three significant digits, trailing zeros dropped.
+        let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
+        return trim_zeros(&format!("{x:.decimals$}"));
+    }
+    let text = format!("{x:.2e}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) => format!("{}e{exponent}", trim_zeros(mantissa)),
+        None => text,
+    }
+}
+
+/// An `f32` for a message, exactly but short: in exponent form past 1e16 or below 1e-6
+/// (`3e38`, `3.4028235e38`; Rust writes 3e38 as 39 digits), as Rust writes it otherwise.
+#[must_use]
+pub fn short_f32(x: f32) -> String {
+    let a = x.abs();
+    if a.is_finite() && (a >= 1e16 || (a != 0.0 && a < 1e-6)) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// For a word that is not a number: when it holds a space other than ASCII's (a no-break
+/// space, U+00A0, as word processors put between numbers), a note that says so; else "".
+#[must_use]
+pub fn odd_space_note(word: &str) -> String {
+    match word.chars().find(|c| c.is_whitespace() && !c.is_ascii()) {
+        Some(c) => format!(
+            " (it holds the space U+{:04X}, not an ASCII space: separate numbers with spaces or \
+             tabs)",
+            u32::from(c)
+        ),
+        None => String::new(),
+    }
+}
+
+/// `1.50` as `1.5`, `2.00` as `2`.
+fn trim_zeros(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
 /// `text` with every control character written as an escape (`\n`, `\t`, `\u{1b}`, ...), so
 /// that no byte of a file can move the cursor, change colours, set a window title (ESC, OSC)
 /// or ring the bell (BEL) when a message is printed.
@@ -89,6 +148,39 @@ pub fn clean_message(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn f32_in_messages_are_exact_and_short() {
+        assert_eq!(super::short_f32(3e38), "3e38");
+        assert_eq!(super::short_f32(f32::MAX), "3.4028235e38");
+        assert_eq!(super::short_f32(-1e20), "-1e20");
+        assert_eq!(super::short_f32(1e-9), "1e-9");
+        assert_eq!(super::short_f32(0.5), "0.5");
+        assert_eq!(super::short_f32(12345.0), "12345");
+        assert_eq!(super::short_f32(0.0), "0");
+        assert_eq!(super::short_f32(f32::INFINITY), "inf");
+    }
+
+    #[test]
+    fn numbers_in_messages_are_short() {
+        let cases: [(f64, &str); 12] = [
+            (5000.0, "5000"),
+            (-12.0, "-12"),
+            (0.125, "0.125"),
+            (1.5, "1.5"),
+            (123.456, "123"),
+            (0.001234, "0.00123"),
+            (50_000_000.0, "5e7"),
+            (1_250_000_000.0, "1.25e9"),
+            (f64::from(f32::MAX), "3.4e38"),
+            (-f64::from(f32::MAX), "-3.4e38"),
+            (1e-9, "1e-9"),
+            (f64::INFINITY, "inf"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(super::short_number(x), want, "{x}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -7,7 +7,9 @@ mod cli;
 use cli::{bin, text, write};
 
 fn json(path: &str) -> serde_json::Value {
-    let out = bin(&["quality", path, "--json"]);
+    // Off a terminal quality writes a progress line every 5 s (`--progress-every`); a slow
+    // debug build would write some, and stderr holds nothing else.
+    let out = bin(&["quality", path, "--json", "--progress-every", "100000"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "");
     serde_json::from_slice(&out.stdout).expect("one JSON object")

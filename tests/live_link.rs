@@ -163,11 +163,12 @@ fn run_and_convert_take_a_stream_file_as_they_take_its_text_trace() {
     let scene = dir.path().join("keep.trace");
     std::fs::write(&scene, "(format_version: 1)").expect("write");
     let out = bin(&["convert", utf8(&stream_path), utf8(&scene)]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr).trim_end(),
         format!(
-            "{}: exists and is not a text trace; give --force to replace it (nothing was written)",
+            "{}: holds a scene, not a trace; it was not replaced (give another path, or --force \
+             to replace it)",
             scene.display()
         )
     );
@@ -387,7 +388,9 @@ fn listen_refuses_an_out_file_of_another_kind() {
     assert_eq!(
         text(&out.stderr).trim_end(),
         format!(
-            "{}: exists and is not a stream file; give --force to replace it (nothing was written)",
+            "{}: holds other data (not a scene, recording, trace, stream file, box list or PNG \
+             image), not a stream file; it was not replaced (give another path, or --force to \
+             replace it)",
             keep.display()
         )
     );

@@ -164,7 +164,11 @@ fn a_save_replaces_the_old_file_whole() {
     let path = dir.path().join("scene.ron");
     std::fs::write(
         &path,
-        "old contents that are much longer than nothing ".repeat(1000),
+        // An older scene, much longer than the new one.
+        format!(
+            "// {}\n(name: \"old\")\n",
+            "old contents that are much longer than nothing ".repeat(1000)
+        ),
     )
     .expect("write");
     let scene = Scene::load(&scene_files()[0]).expect("load");

@@ -365,7 +365,7 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("locked.ron");
-    std::fs::write(&path, "old content\n").expect("write");
+    std::fs::write(&path, "// old content\n(name: \"old\")\n").expect("write");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
     let mode =
         |p: &std::path::Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o7777;
@@ -408,7 +408,7 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
     );
     assert_eq!(
         std::fs::read_to_string(&path).expect("read"),
-        "old content\n"
+        "// old content\n(name: \"old\")\n"
     );
     assert_eq!(mode(&path), 0o444);
     assert!(h.state().is_dirty());

@@ -413,3 +413,28 @@ fn a_new_document_can_be_saved_as_before_another_opens() {
     assert_eq!(h.state().document().name, "C");
     assert_eq!(h.state().path(), Some(c.as_path()));
 }
+
+/// Issue 32: Save As over a file of another kind (a recording named `.ron`) is refused with
+/// the save's error, and the file and the unsaved document are kept.
+#[test]
+fn save_as_over_a_file_of_another_kind_is_refused_and_the_file_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let code = dir.path().join("run.ron");
+    std::fs::write(&code, "AABBREC\n").expect("write");
+    let mut h = unsaved_harness();
+    h.state_mut().push_command(Command::SaveAs(code.clone()));
+    h.run_steps(2);
+    assert_eq!(
+        h.state().error(),
+        Some(
+            format!(
+                "{}: holds a recording, not a scene; it was not replaced (give another path, or \
+                 --force to replace it)",
+                code.display()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&code).expect("read"), "AABBREC\n");
+    assert_eq!(h.state().path(), None);
+}

@@ -391,6 +391,7 @@ impl State {
                     &path,
                     WriteOptions {
                         replace_read_only: true,
+                        ..WriteOptions::of_kind(crate::fileio::FileKind::Scene, false)
                     },
                 );
             }
@@ -1016,8 +1017,12 @@ impl State {
         let written = crate::stream::write_trace(&trace, &engine, &mut bytes)
             .map_err(|e| e.to_string())
             .and_then(|()| {
-                crate::fileio::write_atomic(&path, &bytes, crate::fileio::WriteOptions::default())
-                    .map_err(|e| e.to_string())
+                crate::fileio::write_atomic(
+                    &path,
+                    &bytes,
+                    crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Stream, false),
+                )
+                .map_err(|e| e.to_string())
             });
         match written {
             Ok(()) => {
@@ -1168,7 +1173,12 @@ impl State {
     }
 
     fn save_to(&mut self, path: &Path) {
-        self.save_with(path, WriteOptions::default());
+        // A file of another kind (source code, a box list, a recording) is not replaced: the
+        // save is refused with a message naming it (save under another name).
+        self.save_with(
+            path,
+            WriteOptions::of_kind(crate::fileio::FileKind::Scene, false),
+        );
     }
 
     /// Saves the running scene (with the view) to `path`. A read-only file is not replaced

@@ -104,6 +104,29 @@ impl WorldRect {
         self.max - self.min
     }
 
+    /// Width and height in f64 (finite whenever the corners are, unlike [`WorldRect::size`]).
+    #[must_use]
+    pub fn size_f64(&self) -> glam::DVec2 {
+        self.max.as_dvec2() - self.min.as_dvec2()
+    }
+
+    /// A note for the world view and the status when the rectangle is wider or taller than
+    /// f32 holds: it is drawn fitted, but the f32 numbers of the view (sizes, distances for
+    /// picking, labels) lose their meaning there; `None` for every other world.
+    #[must_use]
+    pub fn huge_note(&self) -> Option<String> {
+        let size = self.size_f64();
+        (!self.size().is_finite()).then(|| {
+            format!(
+                "the world spans {} x {} units, more than f32 holds ({}): it is drawn fitted, \
+                 but sizes, picking and labels there are approximate",
+                crate::text::short_number(size.x),
+                crate::text::short_number(size.y),
+                crate::text::short_number(f64::from(f32::MAX))
+            )
+        })
+    }
+
     /// The smallest rectangle holding both.
     #[must_use]
     pub fn union(&self, other: &WorldRect) -> WorldRect {
@@ -143,9 +166,10 @@ impl Default for WorldCamera {
 }
 
 /// The least and greatest zoom, screen points per world unit: wide enough to fit any world
-/// f32 holds (at 1e-4, a world wider than about 10^7 units could not be fitted, and its view
-/// showed a corner of it, or nothing), and far from where f32 runs out.
-pub const ZOOM_RANGE: (f32, f32) = (1e-30, 1e30);
+/// f32 holds, even one from -3.4e38 to 3.4e38 whose width f32 does not (at 1e-4, a world
+/// wider than about 10^7 units could not be fitted, and its view showed a corner of it, or
+/// nothing), and far from where f32 runs out.
+pub const ZOOM_RANGE: (f32, f32) = (1e-37, 1e30);
 
 impl WorldCamera {
     /// The mapping for a view occupying `viewport` on screen.
@@ -162,17 +186,26 @@ impl WorldCamera {
     }
 
     /// Frames `world` in `viewport` with a small border.
+    ///
+    /// Sizes and the centre are taken in f64: a world whose width passes f32's range (from
+    /// -3e38 to 3e38) has an infinite f32 width and centre, and was drawn as nothing.
     pub fn fit(&mut self, viewport: Rect, world: WorldRect) {
-        let size = world.size().max(Vec2::splat(1e-3));
-        let zx = viewport.width() / size.x;
-        let zy = viewport.height() / size.y;
-        let zoom = 0.94 * zx.min(zy);
+        let (min, max) = (world.min.as_dvec2(), world.max.as_dvec2());
+        let size = (max - min).max(glam::DVec2::splat(1e-3));
+        let zx = f64::from(viewport.width()) / size.x;
+        let zy = f64::from(viewport.height()) / size.y;
+        let zoom = (0.94 * zx.min(zy)) as f32;
         self.zoom = if zoom.is_finite() && zoom > 0.0 {
             zoom.clamp(ZOOM_RANGE.0, ZOOM_RANGE.1)
         } else {
             1.0
         };
-        self.center = (world.min + world.max) * 0.5;
+        let center = ((min + max) * 0.5).as_vec2();
+        self.center = if center.is_finite() {
+            center
+        } else {
+            Vec2::ZERO
+        };
     }
 
     /// Zooms by `factor` keeping the world point under `pos_on_screen` where it is.
@@ -400,6 +433,41 @@ mod tests {
         let cell = Rect::from_min_max(pos2(1.0, 1.0), pos2(2.0, 3.0));
         let on_screen = cam.screen_rect_from_layout(viewport, cell);
         assert_eq!(on_screen.size(), egui::vec2(40.0, 100.0));
+    }
+
+    /// Issue 32: a world from -3e38 to 3e38 (its width is infinite in f32) is fitted: a
+    /// finite zoom and centre, its corners inside the viewport; and the note says so.
+    #[test]
+    fn a_world_wider_than_f32_holds_is_fitted_and_noted() {
+        let viewport = Rect::from_min_size(pos2(0.0, 0.0), egui::vec2(800.0, 600.0));
+        let world = WorldRect::new(Vec2::splat(-3e38), Vec2::splat(3e38));
+        let mut camera = WorldCamera::default();
+        camera.fit(viewport, world);
+        assert!(
+            camera.zoom.is_finite() && camera.zoom > 0.0,
+            "{}",
+            camera.zoom
+        );
+        assert_eq!(camera.center, Vec2::ZERO);
+        let t = camera.transform(viewport);
+        for corner in [world.min, world.max] {
+            let p = t.pos(corner);
+            assert!(viewport.contains(p), "{p:?}");
+        }
+        // 0.94 of the height: 564 points for 6e38 units.
+        let on_screen = t.rect(&world);
+        assert!((on_screen.height() - 564.0).abs() < 0.5, "{on_screen:?}");
+        assert_eq!(
+            world.huge_note().as_deref(),
+            Some(
+                "the world spans 6e38 x 6e38 units, more than f32 holds (3.4e38): it is drawn \
+                 fitted, but sizes, picking and labels there are approximate"
+            )
+        );
+        assert_eq!(
+            WorldRect::new(Vec2::ZERO, Vec2::splat(1e30)).huge_note(),
+            None
+        );
     }
 
     #[test]

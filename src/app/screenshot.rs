@@ -111,6 +111,10 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
             break;
         }
     }
+    // Said on the shot's output too, not only in the picture's overlay.
+    if let Some(note) = state.huge_world_note() {
+        eprintln!("screenshot: note: {note}");
+    }
     let at = state.model.sim.step_index();
     if at < plan.steps {
         // The shot is of an earlier step than asked: said, not left to be found in the

@@ -374,8 +374,13 @@ impl State {
         if content {
             // A border of a tenth of the content's larger side, so no box touches the edge.
             let framed = self.snapshot.content_bounds().map(|r| {
-                let pad = Vec2::splat(0.1 * r.size().max_element());
-                WorldRect::new(r.min - pad, r.max + pad)
+                // In f64 and kept within f32: the content of a huge world is wider than f32.
+                let pad = (0.1 * r.size_f64().max_element()).min(f64::from(f32::MAX)) as f32;
+                let lim = Vec2::splat(f32::MAX);
+                WorldRect::new(
+                    (r.min - Vec2::splat(pad)).max(-lim),
+                    (r.max + Vec2::splat(pad)).min(lim),
+                )
             });
             framed.or_else(|| self.snapshot.bounds())
         } else {
@@ -439,11 +444,28 @@ impl State {
 
     /// The open document's warnings (see [`Scene::warnings`]) for the status line after it
     /// opened: " Warning: ….", one after the other; empty when there are none.
+    /// [`WorldRect::huge_note`] of what the world view shows: the snapshot's bounds, or the
+    /// document's world when the snapshot is not made yet (just opened or imported).
+    #[must_use]
+    pub fn huge_world_note(&self) -> Option<String> {
+        let world = self.model.doc.world;
+        self.snapshot
+            .bounds()
+            .and_then(|b| b.huge_note())
+            .or_else(|| WorldRect::new(world.min.truncate(), world.max.truncate()).huge_note())
+    }
+
     pub(super) fn document_warnings(&self) -> String {
+        let kind = self.model.sim.broadphase_kind();
+        let work = (kind != crate::broadphase::BroadphaseKind::Tree)
+            .then(|| self.model.doc.work_at_start().warning(kind))
+            .flatten();
         self.model
             .doc
             .warnings(self.model.pair_limit)
             .iter()
+            .chain(work.iter())
+            .chain(self.huge_world_note().iter())
             .map(|warning| format!(" Warning: {warning}."))
             .collect()
     }

@@ -76,6 +76,9 @@ impl<V: SceneVector> BroadphaseCore<V> for BruteForce<V> {
         let recomputed = self.store.search(true, |ids, statics, sink| {
             let n = ids.len();
             for i in 0..n {
+                // A row is at most n tests: a cancel stops a search of a million boxes within
+                // about a millisecond.
+                sink.check_cancel()?;
                 let mut lo = [0.0f32; 3];
                 let mut hi = [0.0f32; 3];
                 for axis in 0..V::DIM {

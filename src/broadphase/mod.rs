@@ -183,6 +183,178 @@ pub enum BroadphaseError {
     /// The tree refused an operation (its message says which).
     #[error("the tree: {0}")]
     Tree(#[from] TreeError),
+    /// The work this search was part of was cancelled ([`with_cancel`]: opening a recording
+    /// in the window, Cancel pressed); nothing of the search is kept.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// The most pair tests a step of brute force or sweep-and-prune may make
+/// ([`Work::refusal`]): about 1.25e9, brute force over 50,000 bodies, a second or more a step.
+/// Past it the broad phase is refused at the start (the tree finds the same pairs in a tiny
+/// share of the time).
+pub const MAX_PAIR_TESTS: u64 = 1_250_000_000;
+
+/// Past this many pair tests a step (brute force over 10,000 bodies) `check`, `run` and the
+/// window warn ([`Work::warning`]).
+pub const WARN_PAIR_TESTS: u64 = 50_000_000;
+
+/// Sweep-and-prune is said to degenerate when at least this many bodies and more than half
+/// of all their pairs overlap along x, the sweep axis: it then tests nearly every pair.
+pub const SAP_DEGENERATE_BODIES: usize = 1_000;
+
+/// What a step of each broad phase costs over some boxes: pair tests, counted without testing
+/// ([`estimate_work`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// The bodies.
+    pub bodies: usize,
+    /// Pairs brute force tests: every pair, n (n - 1) / 2.
+    pub brute_tests: u64,
+    /// Pairs sweep-and-prune tests: the pairs whose ranges of x overlap.
+    pub sweep_tests: u64,
+}
+
+/// `n` in a message, short: 1234 as is, 5e7, 1.3e9 (a count of 39 digits is unreadable).
+#[must_use]
+pub fn short_count(n: u64) -> String {
+    if n < 100_000 {
+        return n.to_string();
+    }
+    crate::text::short_number(n as f64)
+}
+
+impl Work {
+    /// The pair tests a step of `kind` makes (the tree: 0, not estimated; it is never slow
+    /// this way).
+    #[must_use]
+    pub fn tests(&self, kind: BroadphaseKind) -> u64 {
+        match kind {
+            BroadphaseKind::Tree => 0,
+            BroadphaseKind::Brute => self.brute_tests,
+            BroadphaseKind::Sap => self.sweep_tests,
+        }
+    }
+
+    /// True when most pairs overlap along x ([`SAP_DEGENERATE_BODIES`]).
+    #[must_use]
+    pub fn sap_degenerates(&self) -> bool {
+        self.bodies >= SAP_DEGENERATE_BODIES
+            && self.sweep_tests.saturating_mul(2) > self.brute_tests
+    }
+
+    fn what(&self, kind: BroadphaseKind) -> String {
+        let tests = short_count(self.tests(kind));
+        match kind {
+            BroadphaseKind::Sap if self.sap_degenerates() => format!(
+                "sweep-and-prune degenerates on these {} bodies: {}% of their pairs overlap \
+                 along x (the sweep axis), so it tests {tests} pairs a step, nearly as many as \
+                 brute force",
+                self.bodies,
+                self.sweep_tests.saturating_mul(100) / self.brute_tests.max(1)
+            ),
+            BroadphaseKind::Sap => format!(
+                "sweep-and-prune tests {tests} pairs a step over these {} bodies",
+                self.bodies
+            ),
+            _ => format!(
+                "brute force tests {tests} pairs a step over these {} bodies",
+                self.bodies
+            ),
+        }
+    }
+
+    /// Why `kind` is refused over these bodies: more than [`MAX_PAIR_TESTS`] pair tests a
+    /// step.
+    #[must_use]
+    pub fn refusal(&self, kind: BroadphaseKind) -> Option<String> {
+        (self.tests(kind) > MAX_PAIR_TESTS).then(|| {
+            format!(
+                "{}, more than the {} allowed (minutes a step); use the tree broad phase",
+                self.what(kind),
+                short_count(MAX_PAIR_TESTS)
+            )
+        })
+    }
+
+    /// A warning about `kind` over these bodies: past [`WARN_PAIR_TESTS`] tests a step, or
+    /// sweep-and-prune degenerate ([`Work::sap_degenerates`]); `None` when it is fine or
+    /// refused.
+    #[must_use]
+    pub fn warning(&self, kind: BroadphaseKind) -> Option<String> {
+        if self.refusal(kind).is_some() {
+            return None;
+        }
+        let slow = self.tests(kind) > WARN_PAIR_TESTS;
+        let degenerate = kind == BroadphaseKind::Sap && self.sap_degenerates();
+        (slow || degenerate)
+            .then(|| format!("{}; the tree finds the same pairs faster", self.what(kind)))
+    }
+}
+
+/// The pair tests each broad phase makes over `boxes` in a step ([`Work`]): brute force's
+/// from their count, sweep-and-prune's by sorting the least x and counting, for each box, the
+/// boxes that start within its range of x (what its sweep visits). O(n log n).
+#[must_use]
+pub fn estimate_work(boxes: &[Aabb<Vec3>]) -> Work {
+    let n = boxes.len();
+    let n64 = n as u64;
+    let mut mins: Vec<f32> = boxes.iter().map(|b| b.min.x).collect();
+    mins.sort_unstable_by(f32::total_cmp);
+    let mut sorted: Vec<(f32, f32)> = boxes.iter().map(|b| (b.min.x, b.max.x)).collect();
+    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let mut sweep_tests = 0u64;
+    for (p, &(_, max)) in sorted.iter().enumerate() {
+        // The boxes after p in sweep order that start at or before p's end.
+        let end = mins.partition_point(|&m| m <= max);
+        sweep_tests += end.saturating_sub(p + 1) as u64;
+    }
+    Work {
+        bodies: n,
+        brute_tests: n64 * n64.saturating_sub(1) / 2,
+        sweep_tests,
+    }
+}
+
+/// Refuses brute force over `bodies` bodies past [`MAX_PAIR_TESTS`], from the count alone
+/// (before any box is made: a recording's header is checked so); the other broad phases'
+/// work depends on the boxes ([`estimate_work`]).
+pub fn check_work(kind: BroadphaseKind, bodies: usize) -> Result<(), String> {
+    if kind != BroadphaseKind::Brute {
+        return Ok(());
+    }
+    let n = bodies as u64;
+    let work = Work {
+        bodies,
+        brute_tests: n * n.saturating_sub(1) / 2,
+        sweep_tests: 0,
+    };
+    work.refusal(kind).map_or(Ok(()), Err)
+}
+
+thread_local! {
+    /// The cancel flag of the work running on this thread ([`with_cancel`]).
+    static CANCEL: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `work` on this thread with `flag` as the cancel flag of every pair search it makes:
+/// brute force and sweep-and-prune look at it once a row and stop with
+/// [`BroadphaseError::Cancelled`] once it is set, so a step of a huge or degenerate scene
+/// stops within a row, not at its end. The previous flag (if any) is back afterwards.
+pub fn with_cancel<R>(
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    work: impl FnOnce() -> R,
+) -> R {
+    let previous = CANCEL.with(|c| c.replace(Some(flag)));
+    let result = work();
+    CANCEL.with(|c| *c.borrow_mut() = previous);
+    result
+}
+
+/// The cancel flag of this thread's work ([`with_cancel`]).
+fn cancel_flag() -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    CANCEL.with(|c| c.borrow().clone())
 }
 
 impl BroadphaseError {
@@ -623,6 +795,93 @@ mod tests {
     use super::*;
     use rand::{RngExt, SeedableRng};
     use rand_pcg::Pcg64;
+
+    /// Issue 32: a cancel stops brute force's and sweep-and-prune's search (within a row);
+    /// without a cancel, or outside [`with_cancel`], the same search finds its pairs.
+    #[test]
+    fn a_cancelled_search_stops_and_an_uncancelled_one_does_not() {
+        let bodies: Vec<Body> = (0..50)
+            .map(|id| {
+                let c = Vec3::new(id as f32, 0.0, 0.0);
+                Body {
+                    id,
+                    tight: Aabb::new(c, c + Vec3::new(1.5, 1.0, 0.0)),
+                    velocity: Vec3::ZERO,
+                }
+            })
+            .collect();
+        for kind in [BroadphaseKind::Brute, BroadphaseKind::Sap] {
+            let config = TreeConfig {
+                margin: 0.0,
+                velocity_lookahead: 0.0,
+                ..TreeConfig::default()
+            };
+            let mut b = make(kind, 2, config).expect("made");
+            b.build_from(&bodies).expect("built");
+            let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let cancelled = with_cancel(std::sync::Arc::clone(&flag), || b.find_pairs());
+            assert_eq!(cancelled, Err(BroadphaseError::Cancelled), "{kind}");
+            flag.store(false, std::sync::atomic::Ordering::Relaxed);
+            let found = with_cancel(flag, || b.find_pairs()).expect("found");
+            // Boxes 1 apart and 1.5 wide: each overlaps the next one only.
+            assert_eq!(found.pairs.len(), 49, "{kind}");
+            assert!(cancel_flag().is_none());
+        }
+    }
+
+    /// Issue 32: the work estimate counts what each broad phase tests, and says when
+    /// sweep-and-prune degenerates; brute force is refused past [`MAX_PAIR_TESTS`].
+    #[test]
+    fn the_work_estimate_counts_pair_tests_and_tells_degenerate_sweeps() {
+        // 1,000 boxes in one column: every pair overlaps along x.
+        let column: Vec<Aabb<Vec3>> = (0..1000)
+            .map(|i| {
+                Aabb::new(
+                    Vec3::new(0.0, i as f32, 0.0),
+                    Vec3::new(1.0, i as f32 + 0.5, 0.0),
+                )
+            })
+            .collect();
+        let w = estimate_work(&column);
+        assert_eq!(
+            w,
+            Work {
+                bodies: 1000,
+                brute_tests: 499_500,
+                sweep_tests: 499_500
+            }
+        );
+        assert!(w.sap_degenerates());
+        assert_eq!(
+            w.warning(BroadphaseKind::Sap).as_deref(),
+            Some(
+                "sweep-and-prune degenerates on these 1000 bodies: 100% of their pairs overlap \
+                 along x (the sweep axis), so it tests 499500 pairs a step, nearly as many as \
+                 brute force; the tree finds the same pairs faster"
+            )
+        );
+        assert_eq!(w.warning(BroadphaseKind::Brute), None);
+        // The same boxes in a row: no two overlap along x.
+        let row: Vec<Aabb<Vec3>> = (0..1000)
+            .map(|i| {
+                Aabb::new(
+                    Vec3::new(2.0 * i as f32, 0.0, 0.0),
+                    Vec3::new(2.0 * i as f32 + 1.0, 1.0, 0.0),
+                )
+            })
+            .collect();
+        assert_eq!(estimate_work(&row).sweep_tests, 0);
+        assert_eq!(check_work(BroadphaseKind::Brute, 50_000), Ok(()));
+        assert_eq!(
+            check_work(BroadphaseKind::Brute, 1_000_000),
+            Err(
+                "brute force tests 5e11 pairs a step over these 1000000 bodies, more than the \
+                 1.25e9 allowed (minutes a step); use the tree broad phase"
+                    .to_owned()
+            )
+        );
+        assert_eq!(check_work(BroadphaseKind::Sap, 1_000_000), Ok(()));
+    }
 
     /// Bodies with ids `0..n` at random places in `[0, 20]²`, some of them missing.
     fn bodies(rng: &mut Pcg64, n: u32, keep: u64) -> Vec<Body<Vec2>> {

@@ -126,6 +126,9 @@ impl<V: SceneVector> BroadphaseCore<V> for SweepAndPrune<V> {
         let sweep = &self.sweep;
         let recomputed = self.store.search(false, |_, statics, sink| {
             for (k, a) in sweep.iter().enumerate() {
+                // A degenerate sweep (every box spans all x) makes a row as long as brute
+                // force's: a cancel stops it within one.
+                sink.check_cancel()?;
                 let end_x = a.fat.max.axis(0);
                 for b in &sweep[k + 1..] {
                     // Sorted by least x: once one starts after `a` ends, all later ones do.

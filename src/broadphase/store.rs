@@ -239,6 +239,7 @@ impl<V: SceneVector> Store<V> {
             limit: self.pair_limit,
             skipped: 0,
             is_static: &self.is_static,
+            cancel: super::cancel_flag(),
         };
         sink.pairs.clear();
         if let Err(e) = search(&self.ids, &self.is_static, &mut sink) {
@@ -305,9 +306,23 @@ pub(crate) struct PairSink<'a> {
     /// Per body searched, whether it is static: read only past the limit
     /// ([`BroadphaseError::PairLimit::static_boxes`]).
     is_static: &'a [bool],
+    /// The cancel flag of this thread's work, when there is one ([`super::with_cancel`]).
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl PairSink<'_> {
+    /// [`BroadphaseError::Cancelled`] once the work this search is part of was cancelled
+    /// ([`super::with_cancel`]); the long loops call it once a row.
+    #[inline]
+    pub fn check_cancel(&self) -> Result<(), BroadphaseError> {
+        match &self.cancel {
+            Some(flag) if flag.load(std::sync::atomic::Ordering::Relaxed) => {
+                Err(BroadphaseError::Cancelled)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The error of a search past the limit.
     #[cold]
     fn past_limit(&self) -> BroadphaseError {

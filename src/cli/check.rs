@@ -1,6 +1,7 @@
 //! The `check` subcommand: validates a scene file; exit 0 when valid, 1 with the message on
 //! stderr when not.
 
+use crate::broadphase::BroadphaseKind;
 use crate::scene::Scene;
 use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
 use std::path::PathBuf;
@@ -23,6 +24,18 @@ pub fn main(args: &CheckArgs) -> anyhow::Result<i32> {
         Ok(scene) => {
             for warning in scene.warnings(args.pair_limit) {
                 eprintln!("{file}: warning: {warning}");
+            }
+            // Brute force and sweep-and-prune, which `run --broadphase` and the window offer:
+            // said when slow, degenerate or refused.
+            let work = scene.work_at_start();
+            for kind in [BroadphaseKind::Brute, BroadphaseKind::Sap] {
+                let note = work
+                    .refusal(kind)
+                    .map(|why| format!("{why} (refused)"))
+                    .or_else(|| work.warning(kind));
+                if let Some(note) = note {
+                    eprintln!("{file}: warning: with --broadphase {kind}: {note}");
+                }
             }
             super::run::print_out(&format!(
                 "{file}: ok: \"{}\", {}D, {} spheres ({} listed, {} generated){}\n",

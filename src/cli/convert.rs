@@ -1,7 +1,7 @@
 //! The `convert` subcommand: a stream file (the live link's binary format) to a text trace, or
 //! a text trace to a stream file, told by the output's name (`.trace` or `.aabbstream`).
 
-use crate::fileio::{WriteOptions, write_atomic};
+use crate::fileio::{FileKind, WriteOptions, write_atomic};
 use crate::stream::{self, STREAM_EXTENSION};
 use crate::text::escape_controls;
 use crate::trace::{Trace, TraceLimits};
@@ -40,25 +40,6 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
         eprintln!("{output}: is the input; give another output (nothing was written)");
         return Ok(2);
     }
-    if args.output.exists() && !args.force {
-        let same_kind = if to_stream {
-            stream::is_stream_file(&args.output)
-        } else {
-            starts_as_text_trace(&args.output)
-        };
-        if !same_kind {
-            eprintln!(
-                "{output}: exists and is not a {}; give --force to replace it (nothing was \
-                 written)",
-                if to_stream {
-                    "stream file"
-                } else {
-                    "text trace"
-                }
-            );
-            return Ok(2);
-        }
-    }
     let (trace, warning) = if stream::is_stream_file(&args.input) {
         match stream::load(&args.input, TraceLimits::default()) {
             Ok((trace, info)) => (trace, info.stopped.map(|why| (why, info.engine))),
@@ -93,7 +74,16 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
         eprintln!("{input}: could not convert: {e}");
         return Ok(1);
     }
-    if let Err(e) = write_atomic(&args.output, &bytes, WriteOptions::default()) {
+    let kind = if to_stream {
+        FileKind::Stream
+    } else {
+        FileKind::Trace
+    };
+    if let Err(e) = write_atomic(
+        &args.output,
+        &bytes,
+        WriteOptions::of_kind(kind, args.force),
+    ) {
         eprintln!("{e}");
         return Ok(1);
     }
@@ -110,21 +100,4 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
 fn extension(path: &Path) -> Option<String> {
     path.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
-}
-
-/// True when the file at `path` begins with `aabb-trace` (after a byte-order mark); a FIFO is
-/// never opened to find out.
-fn starts_as_text_trace(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
-        return false;
-    };
-    let mut start = Vec::new();
-    if file.take(16).read_to_end(&mut start).is_err() {
-        return false;
-    }
-    let start = start
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(&start);
-    start.starts_with(crate::trace::TRACE_MAGIC.as_bytes())
 }

@@ -9,7 +9,7 @@
 //! A malformed list is refused with `FILE:LINE: what` on stderr and exit code 1, and `--out`
 //! is not touched.
 
-use crate::fileio::WriteOptions;
+use crate::fileio::{FileKind, WriteOptions};
 use crate::scene::MAX_SPHERES;
 use crate::scene::boxlist::{read_box_list, scene_of, scene_problem};
 use crate::text::escape_controls;
@@ -34,6 +34,10 @@ pub struct ImportBoxesArgs {
     /// Print what was written as one JSON object instead of a sentence.
     #[arg(long)]
     pub json: bool,
+    /// Replace `--out` even when it holds something other than a scene (a box list, source
+    /// code); without it such a file is refused and left unchanged.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// What `import-boxes --json` prints.
@@ -100,9 +104,20 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
         eprintln!("{file}: {message}");
         return Ok(1);
     }
-    if let Err(e) = scene.save_with(&args.out, WriteOptions::default()) {
+    if let Err(e) = scene.save_with(
+        &args.out,
+        WriteOptions::of_kind(FileKind::Scene, args.force),
+    ) {
         eprintln!("{e}");
         return Ok(1);
+    }
+    // What `check` says of the scene written (its static boxes overlapping in more than half
+    // the pair limit, ...), as check says it.
+    for warning in scene.warnings(crate::broadphase::DEFAULT_PAIR_LIMIT) {
+        eprintln!(
+            "{}: warning: {warning}",
+            escape_controls(&args.out.display().to_string())
+        );
     }
     let d = usize::from(scene.dimensions);
     let report = ImportReport {

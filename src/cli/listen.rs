@@ -2,6 +2,7 @@
 //! opens it up), receives its stream to its end, prints a line (or a JSON object) per step,
 //! and writes every accepted frame to `--out` as it arrives.
 
+use crate::fileio::FileKind;
 use crate::stream::listen::{self as live, End};
 use crate::stream::{Intake, StreamIntake};
 use crate::text::escape_controls;
@@ -241,11 +242,16 @@ fn open_out(path: &Path, force: bool) -> Result<std::fs::File, String> {
                 "{shown}: is not a regular file (nothing was written)"
             ));
         }
-        if meta.len() > 0 && !force && !crate::stream::is_stream_file(path) {
-            return Err(format!(
-                "{shown}: exists and is not a stream file; give --force to replace it \
-                 (nothing was written)"
-            ));
+        match crate::fileio::kind_of_path(path) {
+            Some(FileKind::Stream | FileKind::Empty) => {}
+            _ if force => {}
+            kind => {
+                return Err(format!(
+                    "{shown}: holds {}, not a stream file; it was not replaced (give another \
+                     path, or --force to replace it)",
+                    kind.map_or("a file that cannot be read", FileKind::noun)
+                ));
+            }
         }
     }
     let mut options = std::fs::OpenOptions::new();

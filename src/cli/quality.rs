@@ -43,6 +43,59 @@ pub struct QualityArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Past this many boxes the optimization methods (`+optimize`, `+thorough`: minutes on
+    /// 200,000 boxes) are skipped, and said so.
+    #[arg(long, default_value_t = DEFAULT_OPTIMIZE_LIMIT)]
+    pub optimize_limit: usize,
+    /// Seconds the whole measure may take: the methods not started by then are skipped, and
+    /// said so (a method under way is finished).
+    #[arg(long, default_value_t = DEFAULT_TIME_BUDGET_SECS)]
+    pub time_budget: u64,
+    /// When stderr is not a terminal (a log, a pipe: no progress bar), a progress line is
+    /// written at most this often, seconds (0: after every method).
+    #[arg(long, default_value_t = 5)]
+    pub progress_every: u64,
+}
+
+/// `--optimize-limit`'s default: 50,000 boxes (their optimizations take seconds).
+pub const DEFAULT_OPTIMIZE_LIMIT: usize = 50_000;
+
+/// `--time-budget`'s default: 120 seconds.
+pub const DEFAULT_TIME_BUDGET_SECS: u64 = 120;
+
+/// What bounds a measure besides the work budget ([`work_budget`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Past this many boxes the optimization methods are skipped.
+    pub optimize_limit: usize,
+    /// Methods not started by then are skipped (with the budget's seconds, for the reason).
+    pub deadline: Option<(Instant, u64)>,
+}
+
+impl Limits {
+    /// No bound but the work budget.
+    pub const NONE: Limits = Limits {
+        optimize_limit: usize::MAX,
+        deadline: None,
+    };
+
+    /// Why a method is not started now: the time budget was spent.
+    fn late(&self) -> Option<String> {
+        let (deadline, secs) = self.deadline?;
+        (Instant::now() >= deadline)
+            .then(|| format!("not started: the time budget of {secs} s (--time-budget) was spent"))
+    }
+
+    /// Why an optimization over `boxes` boxes is not run: more than the limit.
+    fn too_many(&self, boxes: usize) -> Option<String> {
+        (boxes > self.optimize_limit).then(|| {
+            format!(
+                "{boxes} boxes, more than --optimize-limit {}: its optimization passes would \
+                 take minutes (raise the limit to run it)",
+                self.optimize_limit
+            )
+        })
+    }
 }
 
 /// One way of building the tree, measured.
@@ -129,6 +182,26 @@ pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
+    if let Some(why) = beyond_f32_areas(&set) {
+        eprintln!(
+            "{}: {why}",
+            escape_controls(&args.file.display().to_string())
+        );
+        return Ok(1);
+    }
+    let started = Instant::now();
+    let limits = Limits {
+        optimize_limit: args.optimize_limit,
+        deadline: Some((
+            started + std::time::Duration::from_secs(args.time_budget),
+            args.time_budget,
+        )),
+    };
+    use std::io::IsTerminal as _;
+    let terminal = std::io::stderr().is_terminal();
+    let total = method_count();
+    let (mut done, mut last_line) = (0usize, started);
+    let every = std::time::Duration::from_secs(args.progress_every);
     // A bar on stderr (drawn only on a terminal): on a degenerate set some methods take long
     // (a tree of height n makes every reinsertion walk n nodes), and the user sees which.
     let bar = indicatif::ProgressBar::new(method_count() as u64);
@@ -137,9 +210,18 @@ pub fn main(args: &QualityArgs) -> anyhow::Result<i32> {
     )?);
     // The elapsed time keeps counting while one method takes long.
     bar.enable_steady_tick(std::time::Duration::from_millis(250));
-    let report = measure_with_progress(&set, &mut |method| {
+    let report = measure_limited(&set, limits, &mut |method| {
         bar.inc(1);
         bar.set_message(format!("(done: {method})"));
+        done += 1;
+        // No bar off a terminal (a log, a pipe): a line now and then says how far it is.
+        if !terminal && last_line.elapsed() >= every {
+            last_line = Instant::now();
+            eprintln!(
+                "quality: {done} of {total} methods done ({method} last), {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
     });
     bar.finish_and_clear();
     let report = match report {
@@ -281,13 +363,63 @@ pub fn measure_with_progress(
     set: &BoxSet,
     progress: &mut dyn FnMut(&str),
 ) -> Result<QualityReport, TreeError> {
-    measure_within(set, work_budget(set.boxes.len()), progress)
+    measure_within(set, work_budget(set.boxes.len()), Limits::NONE, progress)
+}
+
+/// [`measure_with_progress`] within `limits`: the optimizations skipped past
+/// [`Limits::optimize_limit`] boxes, the methods not started by the deadline skipped.
+pub fn measure_limited(
+    set: &BoxSet,
+    limits: Limits,
+    progress: &mut dyn FnMut(&str),
+) -> Result<QualityReport, TreeError> {
+    measure_within(set, work_budget(set.boxes.len()), limits, progress)
+}
+
+/// Why the boxes are refused: their extent's half area (perimeter or surface) passes f32's
+/// range, where the tree's insertion costs and optimizations compare infinities and its
+/// costs say nothing (every optimization "raised" the cost); `None` when it is within.
+#[must_use]
+pub fn beyond_f32_areas(set: &BoxSet) -> Option<String> {
+    let first = set.boxes.first()?;
+    let (mut lo, mut hi) = (first.min.as_dvec3(), first.max.as_dvec3());
+    for b in &set.boxes {
+        lo = lo.min(b.min.as_dvec3());
+        hi = hi.max(b.max.as_dvec3());
+    }
+    let e = hi - lo;
+    let half_area = if set.dimensions == 2 {
+        e.x + e.y
+    } else {
+        e.x * e.y + e.y * e.z + e.z * e.x
+    };
+    (half_area > f64::from(f32::MAX)).then(|| {
+        format!(
+            "the boxes span {} x {}{}: the {} of the box around them is {}, past f32's \
+             largest number ({}), so the trees' costs would be infinite; scale the boxes down",
+            crate::text::short_number(e.x),
+            crate::text::short_number(e.y),
+            if set.dimensions == 2 {
+                String::new()
+            } else {
+                format!(" x {}", crate::text::short_number(e.z))
+            },
+            if set.dimensions == 2 {
+                "half perimeter"
+            } else {
+                "half surface"
+            },
+            crate::text::short_number(half_area),
+            crate::text::short_number(f64::from(f32::MAX)),
+        )
+    })
 }
 
 /// [`measure_with_progress`] under a work budget of `budget` node visits a method.
 fn measure_within(
     set: &BoxSet,
     budget: u64,
+    limits: Limits,
     progress: &mut dyn FnMut(&str),
 ) -> Result<QualityReport, TreeError> {
     let (methods, skipped) = if set.dimensions == 2 {
@@ -296,9 +428,9 @@ fn measure_within(
             .iter()
             .map(|b| Aabb::new(b.min.truncate(), b.max.truncate()))
             .collect();
-        measure_all(&boxes, budget, progress)?
+        measure_all(&boxes, budget, limits, progress)?
     } else {
-        measure_all(&set.boxes, budget, progress)?
+        measure_all(&set.boxes, budget, limits, progress)?
     };
     // Least cost; among equal costs the lower tree (boxes on a line cost 0 in every tree,
     // and a list of them is no answer); among those the first listed.
@@ -393,9 +525,13 @@ fn too_deep<V: Vector>(tree: &DynamicTree<V, u32>, budget: u64) -> Option<String
 fn optimized<V: Vector>(
     built: Built<V>,
     budget: u64,
+    limits: Limits,
     optimize: impl FnOnce(&mut DynamicTree<V, u32>),
 ) -> Built<V> {
     let (mut tree, ms) = built?;
+    if let Some(reason) = limits.late() {
+        return Err(reason);
+    }
     if let Some(reason) = too_deep(&tree, budget) {
         return Err(reason);
     }
@@ -416,6 +552,7 @@ fn optimized<V: Vector>(
 fn measure_all<V: Vector>(
     boxes: &[Aabb<V>],
     budget: u64,
+    limits: Limits,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<MethodQuality>, Vec<SkippedMethod>), TreeError> {
     let config = |insertion, balancing, rebuild| TreeConfig {
@@ -451,6 +588,9 @@ fn measure_all<V: Vector>(
     // The tree of `config` with the boxes inserted one by one, and the milliseconds it took;
     // or, once the descents have visited more nodes than the budget, why it was stopped.
     let inserted = |config: TreeConfig| -> Result<Built<V>, TreeError> {
+        if let Some(reason) = limits.late() {
+            return Ok(Err(reason));
+        }
         let mut tree = DynamicTree::try_new(config)?;
         let start = Instant::now();
         for (i, b) in boxes.iter().enumerate() {
@@ -492,11 +632,13 @@ fn measure_all<V: Vector>(
     for insertion in InsertionCost::ALL {
         for balancing in [Balancing::None, Balancing::Rotations] {
             let method = format!("{}+optimize", name(insertion, balancing));
-            let built = match stopped_reason(insertion, balancing) {
+            let built = match stopped_reason(insertion, balancing)
+                .or_else(|| limits.too_many(boxes.len()))
+            {
                 Some(reason) => Err(reason),
                 None => inserted(config(insertion, balancing, binned))?,
             };
-            let built = optimized(built, budget, |tree| {
+            let built = optimized(built, budget, limits, |tree| {
                 tree.optimize_until_converged(OPTIMIZE_PASSES);
             });
             report(method.clone(), shown(&built));
@@ -507,13 +649,16 @@ fn measure_all<V: Vector>(
     let defaults = TreeConfig::default();
     for rebuild in RebuildMethod::ALL {
         let method = format!("rebuild{}", rebuild_suffix(rebuild));
-        let built = inserted(config(defaults.insertion, defaults.balancing, rebuild))?
-            .map(|(mut tree, _)| {
-                let start = Instant::now();
-                tree.rebuild();
-                (tree, start.elapsed().as_secs_f64() * 1e3)
-            })
-            .map_err(|reason| format!("the tree it rebuilds was not made: {reason}"));
+        let built = match limits.late() {
+            Some(reason) => Err(reason),
+            None => inserted(config(defaults.insertion, defaults.balancing, rebuild))?
+                .map(|(mut tree, _)| {
+                    let start = Instant::now();
+                    tree.rebuild();
+                    (tree, start.elapsed().as_secs_f64() * 1e3)
+                })
+                .map_err(|reason| format!("the tree it rebuilds was not made: {reason}")),
+        };
         report(method.clone(), shown(&built));
         to_polish.push((method, built));
     }
@@ -524,19 +669,25 @@ fn measure_all<V: Vector>(
         .map(|(i, b)| (*b, V::default(), i as u32))
         .collect();
     for rebuild in RebuildMethod::ALL {
+        let method = format!("create-proxies{}", rebuild_suffix(rebuild));
+        if let Some(reason) = limits.late() {
+            report(method, Err(reason));
+            continue;
+        }
         let mut tree =
             DynamicTree::try_new(config(defaults.insertion, defaults.balancing, rebuild))?;
         let start = Instant::now();
         tree.create_proxies(&items)?;
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        report(
-            format!("create-proxies{}", rebuild_suffix(rebuild)),
-            Ok((&tree, ms)),
-        );
+        report(method, Ok((&tree, ms)));
     }
     // The thorough optimization of each optimized and rebuilt tree (timed with its build).
     for (method, built) in to_polish {
-        let built = optimized(built, budget, |tree| {
+        let built = built.and_then(|b| match limits.too_many(boxes.len()) {
+            Some(reason) => Err(reason),
+            None => Ok(b),
+        });
+        let built = optimized(built, budget, limits, |tree| {
             tree.optimize_thorough(THOROUGH_ROUNDS);
         });
         report(format!("{method}+thorough"), shown(&built));
@@ -547,6 +698,65 @@ fn measure_all<V: Vector>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 32: the optimizations are skipped past the box limit, and every method not
+    /// started by the deadline is skipped; each says why, and nothing else changes.
+    #[test]
+    fn the_box_limit_and_the_time_budget_skip_methods_and_say_why() {
+        let set = parse_box_list("0 0 1 1\n2 0 3 1\n4 0 5 1\n0 2 1 3\n", "f").expect("valid");
+        let limits = Limits {
+            optimize_limit: 3,
+            deadline: None,
+        };
+        let mut seen = 0;
+        let report = measure_limited(&set, limits, &mut |_| seen += 1).expect("measured");
+        assert_eq!(seen, method_count());
+        assert_eq!(report.methods.len(), 4 * 3 + 3 + 3);
+        assert_eq!(report.skipped.len(), 4 * 2 + 4 * 2 + 3);
+        let why = "4 boxes, more than --optimize-limit 3: its optimization passes would take \
+                   minutes (raise the limit to run it)";
+        for s in &report.skipped {
+            assert!(
+                s.method.contains("+optimize") || s.method.ends_with("+thorough"),
+                "{}",
+                s.method
+            );
+            assert_eq!(s.reason, why, "{}", s.method);
+        }
+        let spent = Limits {
+            optimize_limit: usize::MAX,
+            deadline: Some((Instant::now(), 7)),
+        };
+        let report = measure_limited(&set, spent, &mut |_| {}).expect("measured");
+        assert_eq!(report.methods.len(), 0);
+        assert_eq!(report.skipped.len(), method_count());
+        for s in &report.skipped {
+            assert_eq!(
+                s.reason, "not started: the time budget of 7 s (--time-budget) was spent",
+                "{}",
+                s.method
+            );
+        }
+        assert_eq!(report.best.method, "");
+    }
+
+    /// Issue 32: boxes whose extent's area passes f32 are refused (the trees' costs would be
+    /// infinite), saying so with short numbers.
+    #[test]
+    fn boxes_beyond_f32_areas_are_refused_with_short_numbers() {
+        let huge =
+            parse_box_list("-3e38 -3e38 -2e38 -2e38\n2e38 2e38 3e38 3e38\n", "f").expect("valid");
+        assert_eq!(
+            beyond_f32_areas(&huge).as_deref(),
+            Some(
+                "the boxes span 6e38 x 6e38: the half perimeter of the box around them is \
+                 1.2e39, past f32's largest number (3.4e38), so the trees' costs would be \
+                 infinite; scale the boxes down"
+            )
+        );
+        let fine = parse_box_list("0 0 1e18 1e18\n", "f").expect("valid");
+        assert_eq!(beyond_f32_areas(&fine), None);
+    }
 
     #[test]
     fn every_method_is_measured_and_the_best_is_least() {
@@ -635,7 +845,8 @@ mod tests {
         assert!(full.skipped.is_empty(), "{:?}", full.skipped);
         assert_eq!(full.methods.len(), method_count());
         let mut seen = Vec::new();
-        let report = measure_within(&set, 20_000, &mut |m| seen.push(m.to_owned())).expect("ok");
+        let report = measure_within(&set, 20_000, Limits::NONE, &mut |m| seen.push(m.to_owned()))
+            .expect("ok");
         let names = |methods: &[MethodQuality]| -> Vec<String> {
             methods.iter().map(|m| m.method.clone()).collect()
         };

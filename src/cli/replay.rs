@@ -51,7 +51,12 @@ pub fn main(args: &ReplayArgs) -> anyhow::Result<i32> {
     let sim = match history.state_at(at) {
         Ok(sim) => sim,
         Err(ReplayError::Scene(e)) => {
-            eprintln!("{e}");
+            // The simulation names no file: the recording is what was refused.
+            eprintln!(
+                "{}: the recording's scene: {}",
+                crate::text::escape_controls(&name),
+                e.without_file()
+            );
             return Ok(1);
         }
         Err(e) => {
@@ -63,7 +68,10 @@ pub fn main(args: &ReplayArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
-    let file = history.scene_file.as_str();
+    // The header's `scene_file` is what the recording says, any length: shown cut (a 10 MB
+    // name was printed whole).
+    let scene_file = crate::text::excerpt(&history.scene_file, crate::text::MAX_EXCERPT_CHARS);
+    let file = scene_file.as_str();
     if let Some(source) = sim.last_error() {
         // The step stopped, as it did when recorded: said of the recording (the scene's file
         // may be gone), with the limit the run had (replay takes no --pair-limit).

@@ -58,6 +58,10 @@ pub struct RunArgs {
     /// the run, the recording holds the steps up to it.
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Replace the `--record` file even when it holds something other than a recording (a
+    /// scene, source code); without it such a file is refused before the run.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `scene` with the margin and look-ahead of the command line, when given (the scene's rules
@@ -447,6 +451,11 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
                 return Ok(1);
             }
         };
+        let kind: BroadphaseKind = args.broadphase.into();
+        if let Err(message) = work_verdict(trace.work_at(0), kind, &file) {
+            eprintln!("{}: {message}", crate::text::escape_controls(&file));
+            return Ok(1);
+        }
         let config = tree_with_overrides(TreeConfig::default(), args.margin, args.lookahead);
         let summary = summarize_trace(
             &trace,
@@ -469,6 +478,15 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
         );
         return Ok(2);
     }
+    if let Some(record) = &args.record
+        && let Err(e) = crate::fileio::check_replaceable(
+            record,
+            crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Recording, args.force),
+        )
+    {
+        eprintln!("{e}");
+        return Ok(1);
+    }
     let summary = Scene::load(&args.scene).and_then(|scene| {
         let scene = with_overrides(scene, args.margin, args.lookahead);
         // Checked here, so a margin or look-ahead the scene cannot take is refused naming the
@@ -485,16 +503,45 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
             other => other,
         })?;
         let (kind, limit) = (args.broadphase.into(), args.pair_limit);
+        work_verdict(scene.work_at_start(), kind, &file).map_err(|message| {
+            crate::scene::SceneError::Invalid {
+                file: file.clone(),
+                message,
+            }
+        })?;
         let Some(path) = &args.record else {
             return summarize_with_limit(&scene, &file, args.steps, kind, limit);
         };
         let (summary, history) = summarize_recorded(&scene, &file, args.steps, kind, limit);
         if let Some(history) = history {
-            crate::replay::file::save(&history, path)?;
+            crate::replay::file::save_with(&history, path, args.force)?;
         }
         summary
     });
     report(summary, &file, args.json, args.pair_limit)
+}
+
+/// Brute force or sweep-and-prune over `work`: refused past
+/// [`crate::broadphase::MAX_PAIR_TESTS`] tests a step (the message), else a warning on stderr
+/// when slow or degenerate ([`crate::broadphase::Work::warning`]); the tree is never refused.
+fn work_verdict(
+    work: crate::broadphase::Work,
+    kind: BroadphaseKind,
+    file: &str,
+) -> Result<(), String> {
+    if kind == BroadphaseKind::Tree {
+        return Ok(());
+    }
+    if let Some(why) = work.refusal(kind) {
+        return Err(format!("--broadphase {kind}: {why}"));
+    }
+    if let Some(warning) = work.warning(kind) {
+        eprintln!(
+            "{}: warning: --broadphase {kind}: {warning}",
+            crate::text::escape_controls(file)
+        );
+    }
+    Ok(())
 }
 
 /// The command line's `--margin` and `--lookahead`, as given: ` --margin 0.5 --lookahead 2`.

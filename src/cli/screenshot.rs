@@ -58,6 +58,10 @@ pub struct ScreenshotArgs {
     /// Give up (exit status 3) when nothing was saved after this many seconds.
     #[arg(long, default_value_t = 60)]
     pub timeout_secs: u64,
+    /// Replace `--out` even when it holds something other than a PNG image; without it such
+    /// a file is refused before the window opens.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -112,6 +116,13 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
             crate::text::escape_controls(&args.out.display().to_string())
         );
         return Ok(2);
+    }
+    if let Err(e) = crate::fileio::check_replaceable(
+        &args.out,
+        crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Png, args.force),
+    ) {
+        eprintln!("{e}");
+        return Ok(1);
     }
     if args.steps > crate::sweep::grid::MAX_STEPS {
         eprintln!(

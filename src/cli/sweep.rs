@@ -506,13 +506,25 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
     };
     let input = if crate::trace::is_trace_path(&args.scene) {
         crate::stream::open_trace(&args.scene)
-            .map(|(trace, info)| {
+            .map_err(|e| e.to_string())
+            .and_then(|(trace, info)| {
                 if let Some(why) = info.and_then(|i| i.stopped) {
-                    eprintln!("{file}: warning: the stream stops early ({why}); its whole steps before are swept");
+                    eprintln!(
+                        "{file}: warning: the stream stops early ({why}); its whole steps \
+                         before are swept"
+                    );
                 }
                 // Left out, the steps are the default's or, when the trace has fewer after
                 // its first, all of them (as `run` takes).
                 let left = trace.step_count().saturating_sub(1) as u64;
+                if left == 0 && args.steps.is_none() {
+                    // No --steps was given: the trace itself is too short to sweep.
+                    return Err(format!(
+                        "{}: the trace holds step 0 only; a sweep steps each point from it, \
+                         so it needs at least one step after step 0",
+                        crate::text::escape_controls(&file)
+                    ));
+                }
                 let spec = SweepSpec {
                     steps: args.steps.unwrap_or(DEFAULT_STEPS.min(left.max(1))),
                     ..spec
@@ -520,9 +532,8 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
                 let (name, count) = (trace.name().to_owned(), trace.max_boxes());
                 let trace = std::sync::Arc::new(trace);
                 let plan = SweepPlan::for_trace(trace, 0, TreeConfig::default(), spec);
-                (name, count, plan)
+                Ok((name, count, plan))
             })
-            .map_err(|e| e.to_string())
     } else {
         Scene::load(&args.scene)
             .map(|scene| {

@@ -227,8 +227,14 @@ fn read_step(bytes: &[u8]) -> Option<StepRecord> {
     })
 }
 
-/// Writes `history` to `path` atomically ([`fileio::write_atomic`]).
+/// Writes `history` to `path` atomically ([`fileio::write_atomic`]); an existing file that is
+/// not a recording (a scene, source code) is refused and left unchanged.
 pub fn save(history: &History, path: &Path) -> Result<(), SceneError> {
+    save_with(history, path, false)
+}
+
+/// [`save`], replacing a file of another kind too when `force` (`run --record --force`).
+pub fn save_with(history: &History, path: &Path, force: bool) -> Result<(), SceneError> {
     let bytes = to_bytes(history).map_err(|e| match e {
         SceneError::Invalid { message, .. } => SceneError::Invalid {
             file: path.display().to_string(),
@@ -236,7 +242,11 @@ pub fn save(history: &History, path: &Path) -> Result<(), SceneError> {
         },
         other => other,
     })?;
-    Ok(fileio::write_atomic(path, &bytes, WriteOptions::default())?)
+    Ok(fileio::write_atomic(
+        path,
+        &bytes,
+        WriteOptions::of_kind(fileio::FileKind::Recording, force),
+    )?)
 }
 
 /// Reads and checks a recording file (at most [`MAX_RECORDING_BYTES`]).
@@ -354,7 +364,14 @@ pub fn from_bytes(bytes: &[u8], file: &str) -> Result<History, SceneError> {
         }
         previous = e.step;
     }
+    if let Err(why) = crate::broadphase::check_pair_limit(
+        usize::try_from(header.pair_limit).unwrap_or(usize::MAX),
+    ) {
+        return Err(bad(format!("the header's pair_limit: {why}")));
+    }
     let scene = Scene::parse(&header.scene, &format!("{file} (its scene)"), true)?;
+    check_header_against_records(&scene, header.broadphase, &steps[0]).map_err(bad)?;
+    check_pair_counts(header.pair_limit, &header.edits, &steps).map_err(bad)?;
     Ok(History {
         scene,
         scene_file: header.scene_file,
@@ -363,6 +380,90 @@ pub fn from_bytes(bytes: &[u8], file: &str) -> Result<History, SceneError> {
         steps,
         edits: header.edits,
     })
+}
+
+/// What the header orders, checked against what the records say before anything is built, so
+/// that a header changed to order far more work than was recorded (a million generated
+/// spheres over the records of thirty) is refused at once: the spheres at step 0 are step 0's
+/// `appeared`, and (the tree) its leaves are those spheres and the static boxes. The work a
+/// step of the header's broad phase takes is bounded as for any scene
+/// ([`crate::broadphase::check_work`]).
+fn check_header_against_records(
+    scene: &Scene,
+    kind: BroadphaseKind,
+    first: &StepRecord,
+) -> Result<(), String> {
+    // Counted without generating the spheres: the generated ones all start at step 0.
+    let listed_alive = scene
+        .spheres
+        .iter()
+        .filter(|s| s.appear_at == 0 && s.disappear_at.is_none_or(|gone| gone > 0))
+        .count();
+    let generated = scene.generate.map_or(0, |g| g.count as usize);
+    let spheres = listed_alive + generated;
+    if !first.stopped && spheres as u64 != u64::from(first.appeared) {
+        return Err(format!(
+            "the header's scene has {spheres} spheres at step 0, but step 0's record says {} \
+             appeared: the header does not belong to these records (nothing was rebuilt)",
+            first.appeared
+        ));
+    }
+    let bodies = spheres + scene.boxes.len();
+    if first.has_tree && !first.stopped && bodies as u64 != u64::from(first.leaves) {
+        return Err(format!(
+            "the header's scene has {bodies} bodies at step 0 (spheres and static boxes), but \
+             step 0's record says the tree holds {} leaves: the header does not belong to \
+             these records (nothing was rebuilt)",
+            first.leaves
+        ));
+    }
+    if !first.stopped && first.has_tree != (kind == BroadphaseKind::Tree) {
+        return Err(format!(
+            "the header's broad phase is {kind}, but step 0's record says {}: the header does \
+             not belong to these records (nothing was rebuilt)",
+            if first.has_tree {
+                "the tree"
+            } else {
+                "another broad phase"
+            }
+        ));
+    }
+    crate::broadphase::check_work(kind, bodies).map_err(|why| format!("the header's scene: {why}"))
+}
+
+/// The pair counts the records say against the pair limits the header and its edits set: a
+/// step that did not stop found at most the greatest of them (the search stops past its
+/// limit), so a record of more pairs does not belong to this header.
+fn check_pair_counts(
+    pair_limit: u64,
+    edits: &[RecordedEdit],
+    steps: &[StepRecord],
+) -> Result<(), String> {
+    let most = edits
+        .iter()
+        .filter_map(|e| match e.edit {
+            super::Edit::SetPairLimit(limit) => Some(limit),
+            _ => None,
+        })
+        .fold(pair_limit, u64::max);
+    match steps
+        .iter()
+        .enumerate()
+        .find(|(_, r)| !r.stopped && u64::from(r.candidate_pairs) > most)
+    {
+        Some((s, r)) => Err(format!(
+            "step {s}'s record says {} candidate pairs, more than the header's pair_limit {}{}: \
+             the header does not belong to these records (nothing was rebuilt)",
+            r.candidate_pairs,
+            pair_limit,
+            if most > pair_limit {
+                format!(" (and its edits' {most})")
+            } else {
+                String::new()
+            }
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Bytes read between two looks at the cancel flag.
@@ -406,7 +507,8 @@ impl LoadProgress {
 /// and the window.
 #[derive(Debug, Default)]
 pub struct LoadControl {
-    cancel: AtomicBool,
+    /// Shared with the pair searches of the rebuild ([`crate::broadphase::with_cancel`]).
+    cancel: Arc<AtomicBool>,
     bytes_read: AtomicU64,
     bytes_total: AtomicU64,
     steps_done: AtomicU64,
@@ -531,10 +633,19 @@ pub fn load_and_rebuild(
     control
         .steps_total
         .store(history.steps.len() as u64, Ordering::Relaxed);
-    let rebuilt = Recording::from_history_with(history, policy, |step| {
-        control.steps_done.store(step, Ordering::Relaxed);
-        !control.is_cancelled()
+    // The pair searches look at the cancel flag once a row, so a cancel stops even step 0 of
+    // a huge brute-force scene within a row.
+    let rebuilt = crate::broadphase::with_cancel(Arc::clone(&control.cancel), || {
+        Recording::from_history_with(history, policy, |step| {
+            control.steps_done.store(step, Ordering::Relaxed);
+            !control.is_cancelled()
+        })
     });
+    if control.is_cancelled() {
+        // A search stopped by the cancel makes the step differ from its record: that is the
+        // cancel, not a damaged file.
+        return Ok(LoadOutcome::Cancelled);
+    }
     match rebuilt {
         Ok((recording, sim)) => {
             let total = control.steps_total.load(Ordering::Relaxed);

@@ -169,6 +169,14 @@ pub fn parse_box_list_limited(text: &str, file: &str, max_boxes: usize) -> Resul
     }
     for (index, raw) in text.split('\n').enumerate() {
         let line = index + 1;
+        // A CR ends a CRLF line; one inside a line is a CR-only line break, which would make
+        // the file one line of many numbers.
+        if raw.strip_suffix('\r').unwrap_or(raw).contains('\r') {
+            return Err(format!(
+                "{file}:{line}: a carriage return (CR) inside the line: lines must end in LF or \
+                 CRLF, not CR alone"
+            ));
+        }
         let content = raw.split('#').next().unwrap_or("");
         // At most 8 words are kept (one past a 3D box, or past a corner's `v` and three
         // numbers), so a line of millions of words costs no memory; the rest are only

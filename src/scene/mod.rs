@@ -263,7 +263,10 @@ impl Scene {
     /// and nothing is written; so is a read-only file ([`SceneError::ReadOnly`]; see
     /// [`Scene::save_with`]).
     pub fn save(&self, path: &Path) -> Result<(), SceneError> {
-        self.save_with(path, WriteOptions::default())
+        self.save_with(
+            path,
+            WriteOptions::of_kind(crate::fileio::FileKind::Scene, false),
+        )
     }
 
     /// [`Scene::save`] with options: `replace_read_only` replaces a read-only file (which
@@ -307,6 +310,28 @@ impl Scene {
     #[must_use]
     pub fn grown_world(&self) -> Aabb<Vec3> {
         generate::grown_world(self)
+    }
+
+    /// The pair tests a step of each broad phase makes over the scene's bodies at step 0
+    /// (the tight boxes of the spheres there and the static boxes): what brute force and
+    /// sweep-and-prune are refused or warned about by ([`crate::broadphase::Work`]).
+    #[must_use]
+    pub fn work_at_start(&self) -> crate::broadphase::Work {
+        let flat = self.dimensions == 2;
+        let mut boxes: Vec<Aabb<glam::Vec3>> = self
+            .all_spheres()
+            .iter()
+            .filter(|s| s.appear_at == 0 && s.disappear_at.is_none_or(|gone| gone > 0))
+            .map(|s| {
+                let mut r = glam::Vec3::splat(s.radius);
+                if flat {
+                    r.z = 0.0;
+                }
+                Aabb::new(s.center - r, s.center + r)
+            })
+            .collect();
+        boxes.extend(self.boxes.iter().map(|b| b.aabb()));
+        crate::broadphase::estimate_work(&boxes)
     }
 
     /// How many spheres the scene holds, listed and generated.

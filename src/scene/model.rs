@@ -209,7 +209,7 @@ pub(crate) struct VersionProbe {
 
 /// Formats numbers the way messages show them: `(3, 4)`.
 pub(crate) fn fmt_numbers(xs: &[f32]) -> String {
-    let parts: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+    let parts: Vec<String> = xs.iter().map(|&x| crate::text::short_f32(x)).collect();
     format!("({})", parts.join(", "))
 }
 

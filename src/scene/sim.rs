@@ -199,6 +199,11 @@ impl Simulation {
     ) -> Result<Simulation, SceneError> {
         broadphase::check_pair_limit(pair_limit).map_err(invalid)?;
         scene.validate(SIM_FILE)?;
+        if kind != BroadphaseKind::Tree
+            && let Some(why) = scene.work_at_start().refusal(kind)
+        {
+            return Err(invalid(why));
+        }
         let mut boxes = scene.boxes.clone();
         boxes.sort_by_key(|b| b.id);
         let statics: Vec<broadphase::Body> = boxes
@@ -569,6 +574,20 @@ impl Simulation {
     /// afresh and the pairs recomputed. An error when the pairs pass the limit (the new broad
     /// phase stays; the spheres are kept).
     pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
+        if kind != BroadphaseKind::Tree {
+            // Refused, the broad phase in use is kept: a step of brute force over a million
+            // bodies would take minutes.
+            let boxes: Vec<Aabb<Vec3>> = self
+                .bodies
+                .iter()
+                .filter(|b| b.alive)
+                .map(|b| tight_box_at(b.position, b.sphere.radius, self.dimensions))
+                .chain(self.statics.iter().map(|s| s.tight))
+                .collect();
+            if let Some(why) = broadphase::estimate_work(&boxes).refusal(kind) {
+                return Err(invalid(why));
+            }
+        }
         self.broadphase = make_broadphase(
             kind,
             self.dimensions,

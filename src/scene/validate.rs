@@ -217,7 +217,7 @@ pub(crate) fn check_box_fat_reach(b: &StaticBox, settings: &TreeConfig) -> Resul
         Err(format!(
             "its fat box would overflow f32 (beyond ±3.4e38): tree.margin {} grows it past \
              f32's range; lower tree.margin",
-            settings.margin
+            crate::text::short_f32(settings.margin)
         ))
     }
 }
@@ -334,11 +334,14 @@ pub(crate) fn check_fat_reach(
     };
     Err(format!(
         "its fat box would overflow f32 (beyond ±3.4e38) at the world's edge: world min {}, \
-         max {}, radius {radius}, speed {}, tree.margin {m}, tree.velocity_lookahead {l} s; \
+         max {}, radius {}, speed {}, tree.margin {}, tree.velocity_lookahead {} s; \
          every fat box must stay finite, so lower {field}",
         shown(world.min),
         shown(world.max),
+        crate::text::short_f32(radius),
         shown(speed),
+        crate::text::short_f32(m),
+        crate::text::short_f32(l),
     ))
 }
 

@@ -349,6 +349,34 @@ pub enum SweepOutcome {
 /// and reports: measured 500 bytes at a million spheres), to fit the threads in memory.
 pub const BYTES_PER_BODY: u64 = 640;
 
+/// What one point's simulation takes a candidate pair, about (the broad phase's pair list,
+/// the report's pairs and the tree's pair set: measured about 230 MB a thread at 3,000
+/// spheres that all overlap, 4.5 million pairs).
+pub const BYTES_PER_PAIR: u64 = 48;
+
+/// The memory one point's simulation may take: [`BYTES_PER_BODY`] a body, [`BYTES_PER_PAIR`]
+/// for every pair it may hold (the most: every pair of its bodies, at most the pair limit),
+/// and 1 MiB.
+#[must_use]
+pub fn point_bytes(bodies: u64, pair_limit: u64) -> u64 {
+    let pairs = (bodies.saturating_mul(bodies.saturating_sub(1)) / 2).min(pair_limit);
+    bodies
+        .saturating_mul(BYTES_PER_BODY)
+        .saturating_add(pairs.saturating_mul(BYTES_PER_PAIR))
+        .saturating_add(1 << 20)
+}
+
+/// How many of `wanted` threads fit: each holds one point's simulation (`per_point` bytes,
+/// [`point_bytes`]) and together they take at most half of `available` (unknown: all of
+/// them); at least one.
+#[must_use]
+pub fn threads_within(wanted: usize, per_point: u64, available: Option<u64>) -> usize {
+    let fit = available.map_or(u64::MAX, |bytes| bytes / 2 / per_point.max(1));
+    wanted
+        .min(usize::try_from(fit).unwrap_or(usize::MAX))
+        .max(1)
+}
+
 /// A checked sweep, ready to run: the scene (or trace) and the points.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -532,8 +560,9 @@ impl SweepPlan {
     }
 
     /// The threads to run on: [`SweepSpec::threads`] (0: one a core), but no more than the
-    /// points' simulations fit in half the memory this process may still take (each thread
-    /// holds one: about [`BYTES_PER_BODY`] a body), and at least one.
+    /// points' simulations fit in half the memory this process may still take (the system's
+    /// or its container's, [`crate::fileio::memory_available`]; each thread holds one:
+    /// [`point_bytes`], its bodies and the pairs it may hold), and at least one.
     fn threads_that_fit(&self) -> usize {
         let wanted = match self.spec.threads {
             0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
@@ -543,11 +572,8 @@ impl SweepPlan {
             Source::Scene(scene) => scene.body_count(),
             Source::Trace { trace, .. } => trace.max_boxes(),
         };
-        let per_point = (bodies as u64).saturating_mul(BYTES_PER_BODY) + (1 << 20);
-        let fit = crate::fileio::memory_available().map_or(u64::MAX, |bytes| bytes / 2 / per_point);
-        wanted
-            .min(usize::try_from(fit).unwrap_or(usize::MAX))
-            .max(1)
+        let per_point = point_bytes(bodies as u64, self.spec.pair_limit as u64);
+        threads_within(wanted, per_point, crate::fileio::memory_available())
     }
 
     /// Runs every point on a pool of [`SweepSpec::threads`] threads (fewer when their
@@ -767,5 +793,32 @@ impl SweepHandle {
                 Err(SweepError::Panicked(message))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32: 3,000 spheres that all overlap took about 230 MB a thread, and 32 threads were
+    /// killed inside a 6 GiB limit; the estimate counts their pairs and fits 14 threads there.
+    #[test]
+    fn the_memory_estimate_counts_the_pairs_a_point_may_hold() {
+        let per_point = point_bytes(3_000, 5_000_000);
+        assert_eq!(per_point, 3_000 * 640 + 4_498_500 * 48 + (1 << 20));
+        assert_eq!(per_point, 218_896_576);
+        let six_gib = 6 * 1024 * 1024 * 1024;
+        assert_eq!(threads_within(32, per_point, Some(six_gib)), 14);
+        // The pair limit bounds the pairs: a million sparse spheres hold at most 5,000,000.
+        assert_eq!(
+            point_bytes(1_000_000, 5_000_000),
+            640_000_000 + 240_000_000 + (1 << 20)
+        );
+        // Unknown memory: every thread asked for; none fit: one.
+        assert_eq!(threads_within(32, per_point, None), 32);
+        assert_eq!(threads_within(32, per_point, Some(1)), 1);
+        // A container's limit is read as its room: 6 GiB less 1 GiB in use.
+        let room = crate::fileio::cgroup_room("6442450944", Some("1073741824"));
+        assert_eq!(threads_within(32, per_point, room), 12);
     }
 }

@@ -280,8 +280,14 @@ impl<R: BufRead> TraceReader<R> {
                         )));
                     }
                     if out.len() >= self.limits.max_boxes_per_step {
+                        // The static section is not a step: named as what it is.
+                        let place = if in_static {
+                            "the static section"
+                        } else {
+                            "one step"
+                        };
                         return Err(self.error(format!(
-                            "more than {} boxes in one step",
+                            "more than {} boxes in {place}",
                             self.limits.max_boxes_per_step
                         )));
                     }
@@ -379,12 +385,21 @@ impl<R: BufRead> TraceReader<R> {
                 Some(i) => (i, i + 1, true),
                 None => (available.len(), available.len(), false),
             };
-            if self.line.len() + take > self.limits.max_line_bytes {
+            // One byte more for the CR of a CRLF line end, which is not part of the line (a
+            // line of the limit was accepted with LF and refused with CRLF).
+            if self.line.len() + take > self.limits.max_line_bytes + 1 {
+                let cr_only = self.line.contains(&b'\r') || available[..take].contains(&b'\r');
                 return Err(self.error_at(
                     self.line_no + 1,
                     format!(
-                        "the line is longer than {} bytes",
-                        self.limits.max_line_bytes
+                        "the line is longer than {} bytes{}",
+                        self.limits.max_line_bytes,
+                        if cr_only {
+                            "; it holds carriage returns (CR) without line feeds: lines must \
+                             end in LF or CRLF, not CR alone"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
@@ -408,6 +423,19 @@ impl<R: BufRead> TraceReader<R> {
         }
         if self.line.last() == Some(&b'\r') {
             self.line.pop();
+        }
+        if self.line.len() > self.limits.max_line_bytes {
+            return Err(self.error(format!(
+                "the line is longer than {} bytes",
+                self.limits.max_line_bytes
+            )));
+        }
+        if self.line.contains(&b'\r') {
+            return Err(self.error(
+                "a carriage return (CR) inside the line: lines must end in LF or CRLF, not CR \
+                 alone"
+                    .to_owned(),
+            ));
         }
         Ok(true)
     }
@@ -501,17 +529,19 @@ impl<R: BufRead> TraceReader<R> {
                 .flat_map(|m| axes[..dims].iter().map(move |a| format!("{m}{a}")))
                 .collect();
             return Err(self.error(format!(
-                "a box line is an id and {} numbers (`id {}`), got {count} value{}",
+                "a box line is an id and {} numbers (`id {}`), got {count} value{}{}",
                 2 * dims,
                 names.join(" "),
-                if count == 1 { "" } else { "s" }
+                if count == 1 { "" } else { "s" },
+                crate::text::odd_space_note(text)
             )));
         }
         let id: u32 = words[0].parse().map_err(|_| {
             self.error(format!(
-                "`{}` is not a box id (a whole number from 0 to {})",
+                "`{}` is not a box id (a whole number from 0 to {}){}",
                 excerpt(words[0], 20),
-                u32::MAX
+                u32::MAX,
+                crate::text::odd_space_note(words[0])
             ))
         })?;
         let mut min = [0.0f32; 3];
@@ -523,9 +553,10 @@ impl<R: BufRead> TraceReader<R> {
             ] {
                 let x: f32 = word.parse().map_err(|_| {
                     self.error(format!(
-                        "box {id}: {side} {} `{}` is not a number",
+                        "box {id}: {side} {} `{}` is not a number{}",
                         axes[a],
-                        excerpt(word, 20)
+                        excerpt(word, 20),
+                        crate::text::odd_space_note(word)
                     ))
                 })?;
                 if !x.is_finite() {
@@ -885,6 +916,19 @@ impl Trace {
     #[must_use]
     pub fn step_count(&self) -> usize {
         self.ends.len()
+    }
+
+    /// The pair tests a step of each broad phase makes over step `k`'s boxes and the static
+    /// ones ([`crate::broadphase::Work`]).
+    #[must_use]
+    pub fn work_at(&self, k: usize) -> crate::broadphase::Work {
+        let boxes: Vec<crate::tree::Aabb<glam::Vec3>> = self
+            .step(k)
+            .iter()
+            .chain(self.statics())
+            .map(|b| b.aabb)
+            .collect();
+        crate::broadphase::estimate_work(&boxes)
     }
 
     /// Step `k`'s boxes sorted by id (static boxes not included); empty past the end.

@@ -165,6 +165,11 @@ impl TraceSimulation {
                 trace.step_count() - 1
             )));
         }
+        if kind != BroadphaseKind::Tree
+            && let Some(why) = trace.work_at(start).refusal(kind)
+        {
+            return Err(invalid(why));
+        }
         let broadphase = make_broadphase(&trace, kind, config, pair_limit)?;
         let mut sim = TraceSimulation {
             trace,
@@ -424,6 +429,12 @@ impl TraceSimulation {
 
     /// Switches broad phase (every fat box made afresh, pairs recomputed).
     pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<&StepReport, SceneError> {
+        // Refused past its size, the broad phase in use is kept (as a scene's).
+        if kind != BroadphaseKind::Tree
+            && let Some(why) = self.trace.work_at(self.step).refusal(kind)
+        {
+            return Err(invalid(why));
+        }
         self.broadphase = make_broadphase(&self.trace, kind, self.config, self.pair_limit)?;
         self.statics_unreported = true;
         self.refresh(Instant::now())

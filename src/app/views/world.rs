@@ -215,6 +215,9 @@ impl View for WorldView {
             ));
         }
         overlay.push_str(&skipped_note(info.shapes_skipped));
+        if let Some(note) = state.huge_world_note() {
+            overlay.push_str(&format!(" · {note}"));
+        }
         painter.text(
             viewport.left_top() + egui::vec2(6.0, 4.0),
             Align2::LEFT_TOP,
