@@ -8,7 +8,7 @@
 //! the peers.
 
 use crate::broadphase::{
-    Bodies, Body, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase, UpdateOutcome,
+    Bodies, Body, Box2dBroadphase, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase, UpdateOutcome,
     config_label,
 };
 use crate::motion::advance_and_bounce;
@@ -397,6 +397,20 @@ impl OurBroadphase<SweepAndPrune<Vec2>> {
         let mut phase = SweepAndPrune::new(workload_config(TreeConfig::default()));
         crate::broadphase::Broadphase::set_pair_limit(&mut phase, usize::MAX);
         Self::with_name(phase, "sweep-and-prune".to_owned())
+    }
+}
+
+impl OurBroadphase<Box2dBroadphase> {
+    /// Box2D v3's own tree, driven as Box2D's broad phase drives it (see
+    /// [`crate::broadphase::box2d`]).
+    #[must_use]
+    pub fn box2d() -> Self {
+        let mut phase = Box2dBroadphase::new(workload_config(TreeConfig::default()));
+        crate::broadphase::Broadphase::set_pair_limit(&mut phase, usize::MAX);
+        Self::with_name(
+            phase,
+            format!("Box2D's tree ({})", &box2d_tree::BOX2D_COMMIT[..8]),
+        )
     }
 }
 

@@ -189,5 +189,6 @@ pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
         BroadphaseKind::Tree => "dynamic AABB tree",
         BroadphaseKind::Brute => "brute force",
         BroadphaseKind::Sap => "sweep-and-prune",
+        BroadphaseKind::Box2d => "Box2D's tree",
     }
 }
