@@ -8,8 +8,8 @@
 //! the peers.
 
 use crate::broadphase::{
-    Bodies, Body, Box2dBroadphase, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase, UpdateOutcome,
-    config_label,
+    Bodies, Body, Box2dBroadphase, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase,
+    UpdateOutcome, config_label,
 };
 use crate::motion::advance_and_bounce;
 use crate::tree::{Aabb, TreeConfig};

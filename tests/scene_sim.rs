@@ -122,7 +122,12 @@ fn the_large_scenes_agree_too() {
     for path in scene_files() {
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         if scene.sphere_count() > 1000 {
-            large.push(path.file_name().expect("a file").to_string_lossy().into_owned());
+            large.push(
+                path.file_name()
+                    .expect("a file")
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
     }
     assert_eq!(

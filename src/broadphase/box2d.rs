@@ -568,8 +568,8 @@ impl Broadphase for Box2dBroadphase {
                 });
             }
         }
-        let refatten = margin != self.store.config.margin
-            || lookahead != self.store.config.velocity_lookahead;
+        let refatten =
+            margin != self.store.config.margin || lookahead != self.store.config.velocity_lookahead;
         self.store.set_config(config);
         if refatten && let Err(_taken_before) = self.rebuild_from_store() {
             // Every fat box was checked against B2_HUGE above; the tree takes them.
@@ -727,11 +727,18 @@ mod tests {
                 expected.0
             );
             assert!(
-                b2.tree().walk().expect("sound").iter().all(|(_, n)| !n.enlarged),
+                b2.tree()
+                    .walk()
+                    .expect("sound")
+                    .iter()
+                    .all(|(_, n)| !n.enlarged),
                 "step {step}: the partial rebuild leaves nothing enlarged"
             );
         }
-        assert!(total > 1000 && reinserted > 1000, "{total} pairs, {reinserted}");
+        assert!(
+            total > 1000 && reinserted > 1000,
+            "{total} pairs, {reinserted}"
+        );
     }
 
     /// A copy steps exactly as the original (same pairs, same tree); new settings, a lower
@@ -750,7 +757,10 @@ mod tests {
         let _ = visited(&mut b2);
         let mut copy = b2.clone();
         for b in &mut now {
-            b.tight = Aabb::new(b.tight.min + Vec2::splat(0.5), b.tight.max + Vec2::splat(0.5));
+            b.tight = Aabb::new(
+                b.tight.min + Vec2::splat(0.5),
+                b.tight.max + Vec2::splat(0.5),
+            );
         }
         b2.update_bodies(&now, &mut out).expect("usable");
         let mut out2 = UpdateOutcome::default();
@@ -782,7 +792,10 @@ mod tests {
             })
         );
         Broadphase::set_pair_limit(&mut b2, expected.len());
-        assert_eq!(Broadphase::find_pairs(&mut b2).map(|p| p.pairs), Ok(expected.clone()));
+        assert_eq!(
+            Broadphase::find_pairs(&mut b2).map(|p| p.pairs),
+            Ok(expected.clone())
+        );
 
         // A body whose fat box passes B2_HUGE, or that is not finite: refused, nothing changed.
         let mut bad = now.clone();
