@@ -4,8 +4,8 @@
 //! A broad phase plugs in through [`WorkloadBroadphase`]; [`run`] builds it, steps the circles
 //! and tallies the pairs it reports. Every correct broad phase gives the same
 //! [`RunReport::pair_hash`]. Ours are the crate's broad phases ([`crate::broadphase`]: the
-//! tree, brute force, sweep-and-prune), driven through [`OurBroadphase`]; the benchmark adds
-//! the peers.
+//! tree, brute force, sweep-and-prune, Box2D's own tree), driven through [`OurBroadphase`];
+//! the benchmark adds the peers.
 
 use crate::broadphase::{
     Bodies, Body, Box2dBroadphase, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase,

@@ -1,6 +1,7 @@
 //! The simulation: every example scene gives the same candidate pairs and contacts on the
-//! tree, brute force, sweep-and-prune and (2D scenes) Box2D's own tree at every step; runs are deterministic; moves inside
-//! the margin do nothing, moves out of it reinsert once and recompute the pairs.
+//! tree, brute force, sweep-and-prune and (2D scenes) Box2D's own tree at every step; runs
+//! are deterministic; moves inside the margin do nothing, moves out of it reinsert once and
+//! recompute the pairs.
 
 use aabb_debugger::broadphase::BroadphaseKind;
 use aabb_debugger::cli::run::summarize;

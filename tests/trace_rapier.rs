@@ -1,6 +1,6 @@
 //! The rapier example's trace, made here with a small ball count (the example's own code,
-//! included): the tree, brute force and sweep-and-prune give the same pairs and contacts at
-//! every step, and the balls really pile up inside the box.
+//! included): the tree, brute force, sweep-and-prune and Box2D's own tree give the same pairs
+//! and contacts at every step, and the balls really pile up inside the box.
 
 #[path = "../examples/rapier_pile/pile.rs"]
 mod pile;

@@ -1,5 +1,7 @@
-//! The broad phases: the dynamic tree, brute force and sweep-and-prune, one implementation each,
-//! which must give identical pairs and refuse the same bodies with the same [`BroadphaseError`].
+//! The broad phases: the dynamic tree, brute force, sweep-and-prune and Box2D's own tree
+//! ([`box2d`], 2D only), one implementation each, which must give identical pairs and refuse
+//! the same bodies with the same [`BroadphaseError`] (Box2D's also refuses boxes past its
+//! `B2_HUGE`).
 //!
 //! Each works in its own dimension `V` (`Vec2` or `Vec3`) through [`BroadphaseCore`], the
 //! allocation-free per-step interface the benchmark workload drives
