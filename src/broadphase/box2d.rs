@@ -214,15 +214,15 @@ impl Box2dBroadphase {
     }
 
     /// Destroys `proxy` (`b2BroadPhase_DestroyProxy`: out of the move buffer and the tree).
+    /// Its move buffer entry stays, unflagged, and the search skips it (removing it would
+    /// cost a scan of the buffer per body that goes).
     fn destroy(&mut self, proxy: u32) -> Result<(), BroadphaseError> {
         let p = proxy as usize;
         let id = self.body_of[p];
         self.tree
             .destroy_proxy(proxy)
             .map_err(|e| refused(id, &e))?;
-        if std::mem::take(&mut self.moved[p]) {
-            self.move_buffer.retain(|&q| q != proxy);
-        }
+        self.moved[p] = false;
         self.body_of[p] = u32::MAX;
         Ok(())
     }
@@ -358,6 +358,10 @@ impl Box2dBroadphase {
             }
             let q = self.move_buffer[i];
             let qi = q as usize;
+            if !self.moved[qi] {
+                // Destroyed since it was buffered (its id may be buffered again, later on).
+                continue;
+            }
             let mask = if self.static_proxy[qi] {
                 MOVING_BITS
             } else {
