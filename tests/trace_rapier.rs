@@ -25,8 +25,9 @@ fn small_pile() -> (Vec<u8>, pile::PileSummary, Trace) {
     (text, summary, trace)
 }
 
+/// Every broad phase, Box2D's own tree included (the pile is 2D).
 #[test]
-fn the_example_trace_gives_the_same_pairs_on_the_tree_brute_force_and_sap() {
+fn the_example_trace_gives_the_same_pairs_on_every_broad_phase() {
     let (text, summary, trace) = small_pile();
     // Every ball poured, the steps asked for, three walls.
     assert_eq!(summary.poured, BALLS);
