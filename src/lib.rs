@@ -3,7 +3,8 @@
 //!
 //! - [`tree`]: the dynamic AABB tree; knows nothing of spheres, scenes or the UI.
 //! - [`scene`]: the scene model, file format and simulation.
-//! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune), one each.
+//! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune, Box2D's own
+//!   tree), one each.
 //! - [`workload`]: the standard benchmark workload (deterministic circles).
 //! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
 //! - [`replay`]: recording every step, rebuilding any recorded step exactly, recording files.
