@@ -1,11 +1,11 @@
 //! The egui_kittest set-up and helpers the UI tests share (`ui_app`, `ui_advisor`, `ui_files`,
 //! `ui_recording`, `ui_snapshots` and the others):
-//! include it with `#[path = "common/ui.rs"] mod ui;`.
+//! `use crate::common::ui;`.
 
 // Each test binary uses some of these.
 #![allow(dead_code)]
 
-use aabb_debugger::app::{AppOptions, DebuggerApp};
+use aabb_app::{AppOptions, DebuggerApp};
 use aabb_debugger::scene::Scene;
 use eframe::egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
