@@ -1,6 +1,6 @@
 //! Criterion benchmark of the standard workload (README, "Performance"): our tree's configurations against
-//! the peers a user would pick instead (parry2d's `Bvh`, the `bvh` crate, `rstar`,
-//! sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
+//! the peers a user would pick instead (parry2d's `Bvh`, Box2D v3's own tree (its C code) and a
+//! Rust port of it, the `bvh` crate, `rstar`, sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
 //! and a table of ms per step and the ratio to ours at the end.
 //!
 //! Environment: `AABB_BENCH_N` (comma list, default `1000,10000,100000`), `AABB_BENCH_STEPS`
@@ -31,7 +31,7 @@ use aabb_debugger::workload::{
     self, OurBroadphase, PairTally, RunReport, Workload, WorkloadBroadphase,
 };
 use criterion::{Criterion, SamplingMode};
-use peers::{Box2dTree, BvhCrate, ParryBvh, RstarTree};
+use peers::{Box2dReal, Box2dTree, BvhCrate, ParryBvh, RstarTree};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
@@ -178,6 +178,11 @@ fn peer_entries(n: usize) -> Vec<Entry> {
             label: "parry2d Bvh".to_owned(),
             ours: false,
             make: Box::new(|| Box::new(ParryBvh::new())),
+        },
+        Entry {
+            label: "Box2D v3 tree (real, C)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(Box2dReal::new())),
         },
         Entry {
             label: "Box2D v3 tree (port)".to_owned(),

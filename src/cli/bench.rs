@@ -1,5 +1,6 @@
-//! The `bench` subcommand: the standard workload (README, "Performance") on our tree (or on brute force
-//! or sweep-and-prune), printing timings, pair counts, the pair hash and peak memory.
+//! The `bench` subcommand: the standard workload (README, "Performance") on our tree (or on brute force,
+//! sweep-and-prune or Box2D's own tree), printing timings, pair counts, the pair hash and peak
+//! memory.
 
 use crate::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
 use crate::workload::{self, OurBroadphase, RunReport, STANDARD_STEPS, WorkloadBroadphase};
@@ -51,6 +52,8 @@ pub enum BroadphaseArg {
     Brute,
     /// Sweep-and-prune along x.
     Sap,
+    /// Box2D v3's own tree (its C code): enlarge, partial rebuild, move buffer, pair set.
+    Box2d,
 }
 
 /// `--insertion`.
@@ -244,6 +247,7 @@ pub fn run_bench(args: &BenchArgs) -> anyhow::Result<RunReport> {
         BroadphaseArg::Tree => Box::new(OurBroadphase::tree(args.tree_config())),
         BroadphaseArg::Brute => Box::new(OurBroadphase::brute_force()),
         BroadphaseArg::Sap => Box::new(OurBroadphase::sweep_and_prune()),
+        BroadphaseArg::Box2d => Box::new(OurBroadphase::box2d()),
     };
     Ok(workload::run(broadphase.as_mut(), args.n, args.steps)?)
 }

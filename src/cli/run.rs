@@ -17,6 +17,8 @@ pub enum BroadphaseArg {
     Brute,
     /// Sweep-and-prune along x.
     Sap,
+    /// Box2D v3's own tree (its C code), driven as Box2D's broad phase drives it (2D only).
+    Box2d,
 }
 
 impl From<BroadphaseArg> for BroadphaseKind {
@@ -25,6 +27,7 @@ impl From<BroadphaseArg> for BroadphaseKind {
             BroadphaseArg::Tree => BroadphaseKind::Tree,
             BroadphaseArg::Brute => BroadphaseKind::Brute,
             BroadphaseArg::Sap => BroadphaseKind::Sap,
+            BroadphaseArg::Box2d => BroadphaseKind::Box2d,
         }
     }
 }

@@ -44,6 +44,10 @@ pub struct SweepArgs {
     /// while the others go on.
     #[arg(long, default_value_t = DEFAULT_PAIR_LIMIT, value_parser = super::pair_limit_arg)]
     pub pair_limit: usize,
+    /// The broad phase every point runs; the work counts (node visits) are the tree's only,
+    /// so on the others the advice goes by time and candidate pairs.
+    #[arg(long, value_enum, default_value_t = super::run::BroadphaseArg::Tree)]
+    pub broadphase: super::run::BroadphaseArg,
 }
 
 /// The steps each point takes when `--steps` is left out.
@@ -89,6 +93,7 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
     let spec = SweepSpec {
         threads: args.threads,
         pair_limit: args.pair_limit,
+        broadphase: args.broadphase.into(),
         ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
     let input = if crate::trace::is_trace_path(&args.scene) {

@@ -1,5 +1,6 @@
-//! The `bench` command and the standard workload: our tree reports the same pairs, reinserts
-//! and pair hash as brute force, a tiny hand-checked case, and the command's checks and JSON.
+//! The `bench` command and the standard workload: our tree and Box2D's own tree report the same
+//! pairs, reinserts and pair hash as brute force, a tiny hand-checked case, and the command's
+//! checks and JSON.
 
 use aabb_debugger::cli::bench::{BenchArgs, report_json, run_bench};
 use aabb_debugger::cli::{Cli, Command};
@@ -34,6 +35,41 @@ fn bench_n1000_matches_brute_force_over_600_steps() {
     assert_eq!(brute.pair_hash_hex(), "5c91ffee025ade12");
     assert_eq!(brute.total_pairs, 368_254);
     assert_eq!(brute.total_moved, 61_513);
+}
+
+/// `bench --broadphase box2d` (Box2D's own tree, driven as its broad phase drives it) gives
+/// the standard workload's pair hash: at 1,000 circles over the standard 600 steps the
+/// pinned hash, and at 10,000 over 20 steps our tree's; its enlargements are the workload's
+/// fat-box recomputations.
+#[test]
+fn bench_box2d_gives_the_standard_pair_hash_at_1k_and_10k() {
+    let args = bench_args(&["--n", "1000", "--broadphase", "box2d"]);
+    let b2 = run_bench(&args).expect("bench runs");
+    assert_eq!(b2.steps, 600);
+    assert!(
+        b2.name.starts_with("Box2D's tree (56edae79)"),
+        "{}",
+        b2.name
+    );
+    assert_eq!(b2.pair_hash_hex(), "5c91ffee025ade12");
+    assert_eq!(b2.total_pairs, 368_254);
+    assert_eq!(b2.total_moved, 61_513);
+    assert_eq!(b2.total_reinserts, b2.total_moved);
+
+    let args = bench_args(&["--n", "10000", "--steps", "20", "--broadphase", "box2d"]);
+    let b2 = run_bench(&args).expect("bench runs");
+    let tree = run_bench(&bench_args(&["--n", "10000", "--steps", "20"])).expect("bench runs");
+    assert_eq!(b2.steps, 20);
+    assert_eq!(b2.pair_hash, tree.pair_hash);
+    assert_eq!(b2.total_pairs, tree.total_pairs);
+    assert_eq!(b2.total_reinserts, tree.total_reinserts);
+    assert_eq!(b2.total_moved, tree.total_moved);
+    assert!(b2.total_pairs > 20 * 6000, "{} pairs", b2.total_pairs);
+    assert!(b2.structure_bytes.is_some_and(|b| b > 10_000 * 40));
+    let text = report_json(&args, &b2, None);
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(value["broadphase"], "box2d");
+    assert_eq!(value["insertion"], serde_json::Value::Null);
 }
 
 #[test]
@@ -97,6 +133,7 @@ fn tiny_hand_checked_case_has_the_expected_hash() {
         Box::new(OurBroadphase::brute_force()),
         Box::new(OurBroadphase::sweep_and_prune()),
         Box::new(OurBroadphase::tree(Default::default())),
+        Box::new(OurBroadphase::box2d()),
     ];
     for imp in &mut impls {
         let report = run_workload(imp.as_mut(), tiny_case(), 3).expect("runs");

@@ -46,6 +46,13 @@ fn replay_at_a_step_prints_what_run_prints_for_that_step() {
             &[25, 50][..],
         ),
         ("scenes/stress-5000.ron", "40", &[][..], &[40][..]),
+        // Box2D's tree: a keyframe is a deep copy of the C tree, which steps as the original.
+        (
+            "scenes/random-1000.ron",
+            "60",
+            &["--broadphase", "box2d"][..],
+            &[1, 37, 60][..],
+        ),
     ] {
         let file = dir.path().join("r.rec");
         let file = file.to_str().expect("UTF-8 path");

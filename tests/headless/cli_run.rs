@@ -131,6 +131,9 @@ fn run_gives_the_same_pairs_on_every_broad_phase_and_every_time() {
     assert!(tree["tree"]["leaves"] == 1000);
     assert_eq!(strip(tree.clone()), strip(run_json(&args("brute"))));
     assert_eq!(strip(tree.clone()), strip(run_json(&args("sap"))));
+    let b2 = run_json(&args("box2d"));
+    assert_eq!(b2["broadphase"], "box2d");
+    assert_eq!(strip(tree.clone()), strip(b2));
     // Twice the same, timings aside (the tree stats too).
     let mut again = run_json(&args("tree"));
     let mut first = tree;
@@ -162,6 +165,18 @@ fn run_prints_a_readable_summary_without_json() {
     assert_eq!(lines[4], "contacts at the last step: 0  ");
     assert!(lines[5].starts_with("tree: height 1 (least possible 1), 3 nodes, 2 leaves"));
     assert!(lines[6].starts_with("time: "));
+}
+
+/// Box2D's tree is 2D: `run --broadphase box2d` on the 3D scene stops with exit 1 and says so.
+#[test]
+fn run_box2d_refuses_a_3d_scene() {
+    let out = bin(&["run", "scenes/spheres-3d.ron", "--broadphase", "box2d"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is 2D only, and this is a 3D scene or trace"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The simulation: every example scene gives the same candidate pairs and contacts on the
-//! tree, brute force and sweep-and-prune at every step; runs are deterministic; moves inside
-//! the margin do nothing, moves out of it reinsert once and recompute the pairs.
+//! tree, brute force, sweep-and-prune and (2D scenes) Box2D's own tree at every step; runs
+//! are deterministic; moves inside the margin do nothing, moves out of it reinsert once and
+//! recompute the pairs.
 
 use aabb_debugger::broadphase::BroadphaseKind;
 use aabb_debugger::cli::run::summarize;
@@ -75,32 +76,75 @@ fn assert_agree(name: &str, sims: &mut [Simulation], steps: u64) {
     }
 }
 
+/// Every shipped scene on every broad phase that runs it: Box2D's tree on the 2D ones (all
+/// but one), the others on all.
 #[test]
-fn every_scene_agrees_on_tree_brute_force_and_sweep_and_prune_for_200_steps() {
+fn every_scene_agrees_on_tree_brute_force_sweep_and_prune_and_box2d_for_200_steps() {
     let files = scene_files();
     assert_eq!(files.len(), 22, "scene files");
+    let mut on_box2d = 0;
     for path in files {
         let name = path.display().to_string();
         let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         if scene.sphere_count() > 1000 {
             continue; // see the test below
         }
-        let mut sims: Vec<Simulation> = KINDS
+        let kinds = BroadphaseKind::for_dimensions(scene.dimensions);
+        on_box2d += usize::from(kinds.contains(&BroadphaseKind::Box2d));
+        let mut sims: Vec<Simulation> = kinds
             .iter()
             .map(|&k| Simulation::new(&scene, k).expect("sim"))
             .collect();
         assert_agree(&name, &mut sims, 200);
     }
+    assert_eq!(on_box2d, 17, "the 2D scenes of up to 1000 spheres");
 }
 
-/// The 5000-sphere scenes: brute force is O(n²) per step, too slow for 200 unoptimised steps,
-/// so it checks the first 10 steps and the tree and sweep-and-prune go on to 200.
+/// Box2D's tree is 2D: a 3D scene refuses it with a message that says so.
 #[test]
-fn the_5000_sphere_scenes_agree_too() {
-    for name in ["gaul-5000-bodies.ron", "stress-5000.ron"] {
+fn box2d_refuses_a_3d_scene_saying_why() {
+    let scene = load("spheres-3d.ron");
+    let Err(err) = Simulation::new(&scene, BroadphaseKind::Box2d) else {
+        panic!("a 3D scene ran on Box2D's tree");
+    };
+    assert!(
+        err.to_string()
+            .contains("the box2d broad phase (Box2D's own tree) is 2D only"),
+        "{err}"
+    );
+}
+
+/// The scenes of more than 1000 spheres (1200 to 5000): brute force is O(n²) per step, too
+/// slow for 200 unoptimised steps, so it checks the first 10 steps and the tree,
+/// sweep-and-prune and Box2D go on to 200.
+#[test]
+fn the_large_scenes_agree_too() {
+    let mut large = Vec::new();
+    for path in scene_files() {
+        let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        if scene.sphere_count() > 1000 {
+            large.push(
+                path.file_name()
+                    .expect("a file")
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+    }
+    assert_eq!(
+        large,
+        [
+            "advisor-mixed-sizes.ron",
+            "advisor-slow-dense.ron",
+            "gaul-5000-bodies.ron",
+            "stress-5000.ron"
+        ]
+    );
+    for name in &large {
+        let name = name.as_str();
         let scene = load(name);
-        assert_eq!(scene.sphere_count(), 5000);
-        let mut all: Vec<Simulation> = KINDS
+        assert_eq!(scene.dimensions, 2);
+        let mut all: Vec<Simulation> = BroadphaseKind::ALL
             .iter()
             .map(|&k| Simulation::new(&scene, k).expect("sim"))
             .collect();

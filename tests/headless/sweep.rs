@@ -377,3 +377,51 @@ fn each_advisor_scene_has_its_own_best_margin_by_work() {
         }
     }
 }
+
+/// `sweep --broadphase box2d`: every point on Box2D's own tree counts the reinserts, candidate
+/// pairs and contacts the tree's point counts (the work counts are the tree's only: zero);
+/// a 3D scene is refused before anything runs.
+#[test]
+fn a_sweep_on_box2d_counts_what_the_tree_counts() {
+    let scene = scene("choi-appear-disappear.ron");
+    let spec = SweepSpec::new(vec![0.0, 0.1, 0.3], vec![0.0, 0.5], 40);
+    let tree = sweep(&scene, spec.clone());
+    let b2 = sweep(
+        &scene,
+        SweepSpec {
+            broadphase: BroadphaseKind::Box2d,
+            ..spec.clone()
+        },
+    );
+    let without_work = |points: &[PointResult]| -> Vec<Counts> {
+        counts(points)
+            .into_iter()
+            .map(|mut c| {
+                c.6 = WorkCounts::default();
+                c
+            })
+            .collect()
+    };
+    assert_eq!(without_work(&b2.points), without_work(&tree.points));
+    assert!(b2.points.iter().all(|p| p.work == WorkCounts::default()));
+    assert!(
+        b2.points
+            .iter()
+            .map(|p| p.candidate_pairs_total)
+            .sum::<u64>()
+            > 0
+    );
+    let Err(e) = SweepPlan::new(
+        &self::scene("spheres-3d.ron"),
+        SweepSpec {
+            broadphase: BroadphaseKind::Box2d,
+            ..spec
+        },
+    ) else {
+        panic!("a 3D scene swept on Box2D's tree");
+    };
+    assert_eq!(
+        e.to_string(),
+        "broadphase: box2d runs 2D scenes and traces only; this one is 3D"
+    );
+}

@@ -1,6 +1,6 @@
 //! The rapier example's trace, made here with a small ball count (the example's own code,
-//! included): the tree, brute force and sweep-and-prune give the same pairs and contacts at
-//! every step, and the balls really pile up inside the box.
+//! included): the tree, brute force, sweep-and-prune and Box2D's own tree give the same pairs
+//! and contacts at every step, and the balls really pile up inside the box.
 
 #[path = "../../examples/rapier_pile/pile.rs"]
 mod pile;
@@ -25,8 +25,9 @@ fn small_pile() -> (Vec<u8>, pile::PileSummary, Trace) {
     (text, summary, trace)
 }
 
+/// Every broad phase, Box2D's own tree included (the pile is 2D).
 #[test]
-fn the_example_trace_gives_the_same_pairs_on_the_tree_brute_force_and_sap() {
+fn the_example_trace_gives_the_same_pairs_on_every_broad_phase() {
     let (text, summary, trace) = small_pile();
     // Every ball poured, the steps asked for, three walls.
     assert_eq!(summary.poured, BALLS);

@@ -757,3 +757,19 @@ fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
     let wgpu_limit = (256 << 20) / std::mem::size_of::<egui::epaint::Vertex>();
     assert!(total < wgpu_limit, "{total} vertices in the frame");
 }
+
+/// The Broad phase panel's "Box2D's tree": a click runs Box2D's own tree (the same pairs as
+/// ours), and the tree view says its tree is not drawn yet.
+#[test]
+fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
+    use aabb_debugger::broadphase::BroadphaseKind;
+    let mut h = harness();
+    let ours = h.state().sim().report().candidate_pairs.clone();
+    assert!(!ours.is_empty());
+    h.get_by_label("Box2D's tree").click();
+    h.run_steps(3);
+    assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Box2d);
+    assert_eq!(h.state().sim().report().candidate_pairs, ours);
+    // Found, or the query panics.
+    let _ = h.get_by_label_contains("Box2D's tree is not drawn yet");
+}

@@ -34,7 +34,7 @@ pub enum Command {
     /// Go back to the tree settings before the last change (Ctrl+Z); a slider drag is one
     /// change, a click on an Advisor point another.
     Undo,
-    /// Another broad phase (tree, brute force, sweep-and-prune).
+    /// Another broad phase (tree, brute force, sweep-and-prune, Box2D's tree).
     SetBroadphase(BroadphaseKind),
     /// Rebuild the tree from scratch.
     Rebuild,
@@ -194,5 +194,6 @@ pub fn broadphase_name(kind: BroadphaseKind) -> &'static str {
         BroadphaseKind::Tree => "dynamic AABB tree",
         BroadphaseKind::Brute => "brute force",
         BroadphaseKind::Sap => "sweep-and-prune",
+        BroadphaseKind::Box2d => "Box2D's tree",
     }
 }

@@ -4,12 +4,12 @@
 //! A broad phase plugs in through [`WorkloadBroadphase`]; [`run`] builds it, steps the circles
 //! and tallies the pairs it reports. Every correct broad phase gives the same
 //! [`RunReport::pair_hash`]. Ours are the crate's broad phases ([`crate::broadphase`]: the
-//! tree, brute force, sweep-and-prune), driven through [`OurBroadphase`]; the benchmark adds
-//! the peers.
+//! tree, brute force, sweep-and-prune, Box2D's own tree), driven through [`OurBroadphase`];
+//! the benchmark adds the peers.
 
 use crate::broadphase::{
-    Bodies, Body, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase, UpdateOutcome,
-    config_label,
+    Bodies, Body, Box2dBroadphase, BroadphaseCore, BruteForce, SweepAndPrune, TreeBroadphase,
+    UpdateOutcome, config_label,
 };
 use crate::motion::advance_and_bounce;
 use crate::tree::{Aabb, TreeConfig};
@@ -397,6 +397,20 @@ impl OurBroadphase<SweepAndPrune<Vec2>> {
         let mut phase = SweepAndPrune::new(workload_config(TreeConfig::default()));
         crate::broadphase::Broadphase::set_pair_limit(&mut phase, usize::MAX);
         Self::with_name(phase, "sweep-and-prune".to_owned())
+    }
+}
+
+impl OurBroadphase<Box2dBroadphase> {
+    /// Box2D v3's own tree, driven as Box2D's broad phase drives it (see
+    /// [`crate::broadphase::box2d`]).
+    #[must_use]
+    pub fn box2d() -> Self {
+        let mut phase = Box2dBroadphase::new(workload_config(TreeConfig::default()));
+        crate::broadphase::Broadphase::set_pair_limit(&mut phase, usize::MAX);
+        Self::with_name(
+            phase,
+            format!("Box2D's tree ({})", &box2d_tree::BOX2D_COMMIT[..8]),
+        )
     }
 }
 

@@ -129,6 +129,11 @@ mod tests;
 #[cfg(test)]
 extern crate self as dynamic_aabb_tree;
 
+/// The README's example, compiled and run as a doctest by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use aabb::Aabb;
 #[cfg(feature = "parallel")]
 pub use pairs::PARALLEL_MIN_LEAVES;

@@ -230,9 +230,10 @@ fn configs_with_pairs(margin: f32) -> Vec<TreeConfig> {
 // Each article's method on a small hand-checked case
 // ---------------------------------------------------------------------------------------------
 
-/// Seed 000 (Choi, after Chou): at a branch, the new leaf goes down the child whose volume grows
-/// least. C lies inside A's box (no growth) but beside the small B: volume picks A, while
-/// the ABCD blog post's perimeter of the combined box picks B. Margin 0.2 as in Choi's code.
+/// Choi, "Collision Detection - Dynamic AABB Tree" (after Chou): at a branch, the new leaf goes
+/// down the child whose volume grows least. C lies inside A's box (no growth) but beside
+/// the small B: volume picks A, while the perimeter of the combined box (Chilakapati's blog
+/// post) picks B. Margin 0.2 as in Choi's code.
 fn volume_descent_case<V: Vector>() {
     for (insertion, after_c, after_d) in [
         // Volume: C joins A (growth 0 < 2.8); D, inside A, goes down (A C) then joins A.
@@ -267,10 +268,11 @@ fn volume_cost_picks_the_child_of_least_volume_increase_as_in_choi() {
     f.check();
 }
 
-/// Seed 003's scene: A and B side by side, C and D side by side far to the right, inserted in
-/// that order. Greedy descent without balancing chains them as (A (B (C D))); AVL rotates
-/// that to ((A B) (C D)); surface-area rotations swap A and C when C arrives; the SAH search
-/// makes C the sibling of the root and D the sibling of C. Worked out by hand with margin 0.1.
+/// The scene of Sri Harsha Chilakapati's "AABB Trees for Collision Detection": A and B side by
+/// side, C and D side by side far to the right, inserted in that order. Greedy descent without
+/// balancing chains them as (A (B (C D))); AVL rotates that to ((A B) (C D)); surface-area
+/// rotations swap A and C when C arrives; the SAH search makes C the sibling of the root and D
+/// the sibling of C. Worked out by hand with margin 0.1.
 fn abcd_case<V: Vector>() {
     for insertion in INSERTIONS {
         for balancing in BALANCINGS {
@@ -729,8 +731,8 @@ fn rotations(events: &[TreeEvent]) -> usize {
 
 #[test]
 fn events_are_recorded() {
-    // Seed 003's boxes with perimeter descent and surface-area rotations: C's arrival rotates
-    // A and C (one rotation), D's does not.
+    // Chilakapati's A, B, C, D boxes with perimeter descent and surface-area rotations: C's
+    // arrival rotates A and C (one rotation), D's does not.
     let mut f = Fixture::<Vec2>::new(config(InsertionCost::Perimeter, Balancing::Rotations, 0.1));
     let a = f.add_box("A", &[0.0, 0.0], &[1.0, 1.0]);
     assert_eq!(f.tree.take_events(), vec![], "recording is off by default");

@@ -240,16 +240,15 @@ impl View for Controls {
         ui.separator();
         ui.heading("Broad phase");
         ui.horizontal_wrapped(|ui| {
-            for kind in [
-                BroadphaseKind::Tree,
-                BroadphaseKind::Brute,
-                BroadphaseKind::Sap,
-            ] {
-                if ui
-                    .radio(state.model.kind == kind, broadphase_name(kind))
-                    .clicked()
-                    && state.model.kind != kind
-                {
+            let dimensions = state.model.sim.dimensions();
+            for kind in BroadphaseKind::ALL {
+                // Box2D's tree is 2D: offered in 3D too, greyed, saying why.
+                let radio = egui::RadioButton::new(state.model.kind == kind, broadphase_name(kind));
+                let clicked = ui
+                    .add_enabled(kind.runs_in(dimensions), radio)
+                    .on_disabled_hover_text("Box2D's tree is 2D only: this scene is 3D.")
+                    .clicked();
+                if clicked && state.model.kind != kind {
                     out.push(Command::SetBroadphase(kind));
                 }
             }

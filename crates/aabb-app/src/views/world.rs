@@ -519,7 +519,8 @@ pub fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
 }
 
 /// Screen points a branch box is padded outwards per level of its height when nested boxes
-/// are spaced apart (the "padded parents" of seed 003's figure), and the most levels padded.
+/// are spaced apart (the padded parents of the "view" figure of Sri Harsha Chilakapati's "AABB
+/// Trees for Collision Detection"), and the most levels padded.
 pub const PARENT_PAD: f32 = 2.0;
 const PARENT_PAD_LEVELS: u32 = 4;
 /// The most a box is padded, as a share of its smaller side on screen: small boxes of a

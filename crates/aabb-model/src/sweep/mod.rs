@@ -57,6 +57,9 @@ pub struct SweepSpec {
     pub pair_limit: usize,
     /// Threads that run points at once; 0: one per core.
     pub threads: usize,
+    /// The broad phase every point runs (the tree unless asked). The work counts are the
+    /// tree's; on the others they are zero and the advice goes by time and pairs.
+    pub broadphase: BroadphaseKind,
 }
 
 impl SweepSpec {
@@ -71,6 +74,7 @@ impl SweepSpec {
             steps,
             pair_limit: DEFAULT_PAIR_LIMIT,
             threads: 0,
+            broadphase: BroadphaseKind::Tree,
         }
     }
 }
@@ -78,8 +82,9 @@ impl SweepSpec {
 /// Why a sweep could not start.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SweepError {
-    /// A bad grid or step count: `field` is `margin`, `lookahead`, `steps`, `threads` or
-    /// `points` (the command line's flag without `--`, `points` for the product of them).
+    /// A bad grid or step count: `field` is `margin`, `lookahead`, `steps`, `threads`,
+    /// `broadphase` or `points` (the command line's flag without `--`, `points` for the
+    /// product of them).
     #[error("{field}: {message}")]
     Grid {
         /// The field (flag) at fault.
@@ -407,6 +412,7 @@ impl SweepPlan {
     /// fat box stays finite); the first problem is the error, and nothing runs.
     pub fn new(scene: &Scene, spec: SweepSpec) -> Result<SweepPlan, SweepError> {
         let points = grid_points(&spec, scene.tree)?;
+        refuse_dimensions(&spec, scene.dimensions)?;
         // The scene's rules at every margin and look-ahead (the configuration's strategies
         // do not change them): the first point refused is the error.
         for &lookahead in &spec.lookaheads {
@@ -436,6 +442,7 @@ impl SweepPlan {
         spec: SweepSpec,
     ) -> Result<SweepPlan, SweepError> {
         let points = grid_points(&spec, config)?;
+        refuse_dimensions(&spec, trace.dimensions())?;
         let left = trace.step_count().saturating_sub(start + 1) as u64;
         if spec.steps > left {
             return Err(SweepError::Grid {
@@ -452,6 +459,20 @@ impl SweepPlan {
             points,
         })
     }
+}
+
+/// Refuses a broad phase that does not run in `dimensions` (Box2D's tree in 3D).
+fn refuse_dimensions(spec: &SweepSpec, dimensions: u8) -> Result<(), SweepError> {
+    if spec.broadphase.runs_in(dimensions) {
+        return Ok(());
+    }
+    Err(SweepError::Grid {
+        field: "broadphase",
+        message: format!(
+            "{} runs 2D scenes and traces only; this one is {dimensions}D",
+            spec.broadphase
+        ),
+    })
 }
 
 /// The points of `spec`'s grid on `base` (when `spec.configs` is empty), after the grid's
@@ -661,14 +682,14 @@ fn run_point(
                 tree: point.config,
                 ..Scene::clone(scene)
             };
-            let sim = Simulation::with_pair_limit(&scene, BroadphaseKind::Tree, spec.pair_limit);
+            let sim = Simulation::with_pair_limit(&scene, spec.broadphase, spec.pair_limit);
             run_steps(sim, point, spec, control)
         }
         Source::Trace { trace, start } => {
             let sim = TraceSimulation::starting_at(
                 Arc::clone(trace),
                 *start,
-                BroadphaseKind::Tree,
+                spec.broadphase,
                 point.config,
                 spec.pair_limit,
             );

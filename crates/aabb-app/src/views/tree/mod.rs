@@ -131,7 +131,12 @@ impl View for TreeView {
     /// The tree view with its toolbar and event list, filling `ui`.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
-            let why = if state.model.kind != BroadphaseKind::Tree {
+            let why = if state.model.kind == BroadphaseKind::Box2d {
+                "Box2D's tree is not drawn yet (its nodes are read by the box2d broad phase; \
+                 drawing them through the tree view comes later). Pick the tree under Broad \
+                 phase to see ours."
+                    .to_owned()
+            } else if state.model.kind != BroadphaseKind::Tree {
                 format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
                     broadphase_name(state.model.kind)
