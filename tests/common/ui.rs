@@ -46,3 +46,53 @@ pub fn set_field(h: &mut Harness<'_, DebuggerApp>, label: &str, text: &str) {
     h.get_by_label(label).type_text(text);
     h.run_steps(1);
 }
+
+/// A click as a user makes it: the pointer moves to `pos` (a frame, so the widget under it
+/// is hovered), the primary button goes down and up within the next frame, then two frames.
+pub fn click_at(h: &mut Harness<'_, DebuggerApp>, pos: eframe::egui::Pos2) {
+    use eframe::egui::{Event, PointerButton};
+    h.event(Event::PointerMoved(pos));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run_steps(2);
+}
+
+/// A drag as a user makes it, a frame after each event: the pointer moves to `from`,
+/// `button` goes down, the pointer moves to `to` in `moves` equal moves, `button` goes up;
+/// then two frames.
+pub fn drag(
+    h: &mut Harness<'_, DebuggerApp>,
+    button: eframe::egui::PointerButton,
+    from: eframe::egui::Pos2,
+    to: eframe::egui::Pos2,
+    moves: u32,
+) {
+    use eframe::egui::Event;
+    let press = |h: &mut Harness<'_, DebuggerApp>, pos, pressed| {
+        h.event(Event::PointerButton {
+            pos,
+            button,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        h.run_steps(1);
+    };
+    h.event(Event::PointerMoved(from));
+    h.run_steps(1);
+    press(h, from, true);
+    for k in 1..=moves {
+        h.event(Event::PointerMoved(
+            from + (to - from) * (k as f32 / moves as f32),
+        ));
+        h.run_steps(1);
+    }
+    press(h, to, false);
+    h.run_steps(1);
+}

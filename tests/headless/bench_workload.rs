@@ -412,22 +412,29 @@ fn the_optimization_pass_keeps_a_degrading_tree_cheaper() {
             (164.638_372_317_974_22, 18),
         ),
     ];
+    let mut measured = Vec::new();
     for (insertion, balancing, off, on) in runs {
         let name = format!("{insertion:?}/{balancing:?}");
-        assert_eq!(
+        let (got_off, got_on) = (
             cost_after_steps(insertion, balancing, 0.0, 150),
-            off,
-            "{name}, off"
-        );
-        assert_eq!(
             cost_after_steps(insertion, balancing, 0.01, 150),
-            on,
-            "{name}, on"
         );
+        assert_eq!(got_off, off, "{name}, off");
+        assert_eq!(got_on, on, "{name}, on");
+        measured.push((got_off, got_on));
     }
-    // What the figures say: the degrading tree with the pass costs about two thirds and has
-    // under half the height; the volume tree costs more.
-    assert!(runs[0].3.0 < 0.7 * runs[0].2.0 && runs[0].3.1 * 2 < runs[0].2.1);
-    assert!(runs[1].3.0 < runs[1].2.0);
-    assert!(runs[2].3.0 > runs[2].2.0);
+    // What the measured trees say: the degrading tree with the pass costs about two thirds and
+    // has under half the height; the default tree is cheaper with it; the volume tree costs
+    // more.
+    let [
+        (degrading_off, degrading_on),
+        (default_off, default_on),
+        (volume_off, volume_on),
+    ] = measured[..]
+    else {
+        panic!("three runs, got {}", measured.len());
+    };
+    assert!(degrading_on.0 < 0.7 * degrading_off.0 && degrading_on.1 * 2 < degrading_off.1);
+    assert!(default_on.0 < default_off.0);
+    assert!(volume_on.0 > volume_off.0);
 }

@@ -12,17 +12,17 @@ use proptest::prelude::*;
 /// The shipped scenes the mutations start from (small ones: each accepted mutant is run on
 /// three broad phases).
 const BASES: [&str; 9] = [
-    include_str!("../scenes/choi-results.ron"),
-    include_str!("../scenes/choi-appear-disappear.ron"),
-    include_str!("../scenes/choi-velocity-fattening.ron"),
-    include_str!("../scenes/randall-bounding-aabbs.ron"),
-    include_str!("../scenes/randall-velocity-aabb.ron"),
-    include_str!("../scenes/abcd-view-and-hierarchy.ron"),
-    include_str!("../scenes/spheres-3d.ron"),
-    include_str!("../scenes/default.ron"),
+    include_str!("../../scenes/choi-results.ron"),
+    include_str!("../../scenes/choi-appear-disappear.ron"),
+    include_str!("../../scenes/choi-velocity-fattening.ron"),
+    include_str!("../../scenes/randall-bounding-aabbs.ron"),
+    include_str!("../../scenes/randall-velocity-aabb.ron"),
+    include_str!("../../scenes/abcd-view-and-hierarchy.ron"),
+    include_str!("../../scenes/spheres-3d.ron"),
+    include_str!("../../scenes/default.ron"),
     // Static boxes: mutated boxes are refused with messages or, when accepted, pair with the
     // spheres alike on every broad phase.
-    include_str!("../scenes/static-level.ron"),
+    include_str!("../../scenes/static-level.ron"),
 ];
 
 /// What a number may be replaced by.

@@ -358,6 +358,33 @@ fn a_sphere_may_not_take_a_box_id_and_settings_keep_box_fat_boxes_finite() {
     sim.set_broadphase(BroadphaseKind::Tree).expect("switch");
     let (pairs, _, _) = reference(&sim);
     assert_eq!(sim.report().candidate_pairs, pairs);
+    // A settings change (a huge margin and look-ahead) keeps every fat box finite, the boxes'
+    // too, and the pairs those of brute force over them.
+    let wide = TreeConfig {
+        margin: 1.0e6,
+        velocity_lookahead: 10.0,
+        ..TreeConfig::default()
+    };
+    sim.set_tree_settings(wide).expect("settings");
+    assert_eq!(sim.tree_settings(), wide);
+    for b in &scene.boxes {
+        let fat = sim
+            .broadphase()
+            .fat_aabb(b.id)
+            .unwrap_or_else(|| panic!("box {} has a fat box", b.id));
+        assert!(
+            fat.min.is_finite() && fat.max.is_finite(),
+            "box {}: {fat:?}",
+            b.id
+        );
+        assert!(
+            fat.min.cmple(b.min).all() && fat.max.cmpge(b.max).all(),
+            "box {}: {fat:?}",
+            b.id
+        );
+    }
+    let (pairs, _, _) = reference(&sim);
+    assert_eq!(sim.report().candidate_pairs, pairs);
 }
 
 /// The hash and stats of the tree that one batch creation of `boxes` (id, min, max; sorted by

@@ -10,11 +10,12 @@ use aabb_debugger::scene::Scene;
 use aabb_debugger::sweep::SweepReport;
 use aabb_debugger::tree::TreeConfig;
 use eframe::egui;
-use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
+use egui::{Key, Modifiers, Pos2, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use crate::common::ui;
+use crate::common::ui::click_at;
 
 /// Frames a test waits at most for a sweep to end (with a short sleep between them).
 const MAX_FRAMES: usize = 6_000;
@@ -62,24 +63,6 @@ fn live_tree(app: &DebuggerApp) -> TreeConfig {
         Some(TreeView::D3(t)) => *t.config(),
         None => panic!("tree broad phase expected"),
     }
-}
-
-fn click_at(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    h.run_steps(1);
-    h.event(Event::PointerButton {
-        pos,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.event(Event::PointerButton {
-        pos,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(2);
 }
 
 /// Opens the Advisor with the tree panel's "Advise…" button and types the grid.

@@ -9,11 +9,12 @@ use aabb_debugger::broadphase::TreeView;
 use aabb_debugger::scene::Scene;
 use eframe::egui;
 use egui::accesskit::Role;
-use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
+use egui::{Key, PointerButton, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use crate::common::ui;
+use crate::common::ui::click_at;
 
 /// Five spheres in a 20 x 12 box, margin 1: 2 and 5 touch, 3 moves.
 const SCENE: &str = r#"(
@@ -61,45 +62,6 @@ fn center_of(h: &Harness<'_, DebuggerApp>, id: u32) -> glam::Vec3 {
         .expect("sphere exists")
         .sphere
         .center
-}
-
-fn click_at(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    h.event(Event::PointerButton {
-        pos,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.event(Event::PointerButton {
-        pos,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(2);
-}
-
-/// Presses at `from`, moves to `to` in `steps` moves, releases.
-fn drag(h: &mut Harness<'_, DebuggerApp>, from: Pos2, to: Pos2, steps: u32) {
-    h.event(Event::PointerMoved(from));
-    h.event(Event::PointerButton {
-        pos: from,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    for k in 1..=steps {
-        let t = k as f32 / steps as f32;
-        h.event(Event::PointerMoved(from + (to - from) * t));
-    }
-    h.event(Event::PointerButton {
-        pos: to,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(2);
 }
 
 #[test]
@@ -227,7 +189,7 @@ fn dragging_within_the_margin_does_not_reinsert_and_out_of_it_reinserts_once() {
     let inside = app
         .screen_pos_of_world(glam::Vec2::new(3.5, 4.0))
         .expect("drawn");
-    drag(&mut h, from, inside, 4);
+    ui::drag(&mut h, PointerButton::Primary, from, inside, 4);
     let d = h.state().drag().expect("a drag happened");
     assert_eq!(d.id, 0);
     assert!(d.moves >= 1);
@@ -250,7 +212,7 @@ fn dragging_within_the_margin_does_not_reinsert_and_out_of_it_reinserts_once() {
         .state()
         .screen_pos_of_world(glam::Vec2::new(3.5, 9.0))
         .expect("drawn");
-    drag(&mut h, from, far, 1);
+    ui::drag(&mut h, PointerButton::Primary, from, far, 1);
     let d = h.state().drag().expect("a drag happened");
     assert_eq!(d.reinserts, 1, "{}", h.state().status());
     assert!(

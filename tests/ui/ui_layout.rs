@@ -58,29 +58,6 @@ fn the_world_view_takes_the_largest_share_at_every_size() {
     }
 }
 
-fn drag(h: &mut Harness<'_, DebuggerApp>, from: Pos2, to: Pos2) {
-    h.event(Event::PointerMoved(from));
-    h.run_steps(1);
-    h.event(Event::PointerButton {
-        pos: from,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(1);
-    for k in 1..=4 {
-        h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
-        h.run_steps(1);
-    }
-    h.event(Event::PointerButton {
-        pos: to,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    h.run_steps(2);
-}
-
 #[test]
 fn the_splitter_moves_the_share_the_views_refit_and_reset_layout_restores_it() {
     let mut h = harness(Vec2::new(1280.0, 800.0));
@@ -90,10 +67,12 @@ fn the_splitter_moves_the_share_the_views_refit_and_reset_layout_restores_it() {
     let split_x = (world.right() + tree.left()) * 0.5;
     assert_eq!(h.state().prefs().tree_share, TREE_SHARE_DEFAULT);
     // Drag the splitter 150 points to the left: the tree grows by that much.
-    drag(
+    ui::drag(
         &mut h,
+        PointerButton::Primary,
         Pos2::new(split_x, world.center().y),
         Pos2::new(split_x - 150.0, world.center().y),
+        4,
     );
     let share = h.state().prefs().tree_share;
     let expected = TREE_SHARE_DEFAULT + 150.0 / area_width;

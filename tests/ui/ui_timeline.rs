@@ -63,20 +63,6 @@ fn press(h: &mut Harness<'_, DebuggerApp>, pos: Pos2, pressed: bool) {
     h.run();
 }
 
-/// Presses at `from`, moves to `to` in `moves` frames, releases.
-fn drag(h: &mut Harness<'_, DebuggerApp>, from: Pos2, to: Pos2, moves: u32) {
-    h.event(Event::PointerMoved(from));
-    h.run();
-    press(h, from, true);
-    for k in 1..=moves {
-        let t = k as f32 / moves as f32;
-        h.event(Event::PointerMoved(from + (to - from) * t));
-        h.run();
-    }
-    press(h, to, false);
-    h.run_steps(2);
-}
-
 fn click(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
     h.event(Event::PointerMoved(pos));
     h.run();
@@ -89,7 +75,7 @@ fn click(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
 fn dragging_the_playhead_shows_the_recorded_step_and_arrows_step_through_it() {
     let mut h = harness_after(200);
     let (from, to) = (pos_of(&h, 200), pos_of(&h, 50));
-    drag(&mut h, from, to, 6);
+    ui::drag(&mut h, PointerButton::Primary, from, to, 6);
     let app = h.state();
     assert_eq!(app.sim().step_index(), 50);
     assert_eq!(app.sim().structure_hash(), fresh_hash_at(50));

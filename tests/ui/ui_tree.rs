@@ -9,11 +9,12 @@ use aabb_debugger::scene::Scene;
 use aabb_debugger::tree::NodeId;
 use eframe::egui;
 use egui::accesskit::Role;
-use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
+use egui::{Key, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
 use crate::common::ui;
+use crate::common::ui::click_at;
 
 /// `count` still spheres in a row, ids 0.., labelled when `labels`.
 fn row_scene(count: u32, labels: bool) -> Scene {
@@ -64,19 +65,6 @@ fn harness_with(scene: Scene) -> Harness<'static, DebuggerApp> {
     }
     h.run_steps(3);
     h
-}
-
-fn click_at(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
-    h.event(Event::PointerMoved(pos));
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    h.run_steps(2);
 }
 
 /// The leaves' node ids under snapshot node `index`.

@@ -231,12 +231,12 @@ pub fn short_count(n: u64) -> String {
 }
 
 impl Work {
-    /// The pair tests a step of `kind` makes (the tree: 0, not estimated; it is never slow
-    /// this way).
+    /// The pair tests a step of `kind` makes (a tree, ours or Box2D's: 0, not estimated; it
+    /// is never slow this way).
     #[must_use]
     pub fn tests(&self, kind: BroadphaseKind) -> u64 {
         match kind {
-            BroadphaseKind::Tree => 0,
+            BroadphaseKind::Tree | BroadphaseKind::Box2d => 0,
             BroadphaseKind::Brute => self.brute_tests,
             BroadphaseKind::Sap => self.sweep_tests,
         }
