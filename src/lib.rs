@@ -1,41 +1,20 @@
-//! aabb-debugger: a dynamic AABB tree library (the broad phase of collision detection) and an
-//! interactive visual debugger for it.
+//! aabb-debugger: an interactive visual debugger for dynamic AABB trees (the broad phase of
+//! collision detection), and the fast tree library under it.
+//!
+//! This library is what the binary and the tests share: the model layer (the `aabb-model`
+//! crate, re-exported here module by module) and the headless command line ([`cli`]). The
+//! window is the `aabb-app` crate, which only the binary links (`aabb-debugger [SCENE]`,
+//! `screenshot`). See ARCHITECTURE.md for the layers.
 //!
 //! - [`tree`]: the dynamic AABB tree; knows nothing of spheres, scenes or the UI.
-//! - [`scene`]: the scene model, file format and simulation.
-//! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune, Box2D's own
-//!   tree), one each.
-//! - [`workload`]: the standard benchmark workload (deterministic circles).
-//! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
-//! - [`replay`]: recording every step, rebuilding any recorded step exactly, recording files.
-//! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
-//!   in parallel, with a recommendation.
-//! - [`trace`]: traces of boxes from other engines (a text format, its reader and writer) and
-//!   the simulation that replays them through the broad phases.
-//! - [`stream`]: the live link: an engine's binary stream of boxes (a file, or a TCP
-//!   connection from a recorder), read into a trace.
-//! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
-//! - `app` (feature `app`): the egui front end.
+//! - [`scene`], [`broadphase`], [`trace`], [`stream`], [`replay`], [`sweep`], [`workload`],
+//!   [`motion`], [`fileio`], [`text`]: the model layer (see [`aabb_model`]).
 //! - [`cli`]: the headless subcommands.
-//! - [`text`]: messages that quote a user's file, made safe to print.
 
-pub mod broadphase;
+pub use aabb_model::{
+    broadphase, fileio, motion, replay, scene, stream, sweep, text, trace, tree, workload,
+};
 pub mod cli;
-pub mod fileio;
-pub mod motion;
-pub mod replay;
-pub mod scene;
-pub mod stream;
-pub mod sweep;
-pub mod text;
-pub mod trace;
-/// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path
-/// `aabb_debugger::tree` (and `crate::tree`) the application and its tests use.
-pub use dynamic_aabb_tree as tree;
-pub mod workload;
-
-#[cfg(feature = "app")]
-pub mod app;
 
 /// The README's Rust examples, compiled and run as doctests by `cargo test`.
 #[cfg(doctest)]

@@ -1,6 +1,11 @@
-//! The `aabb-debugger` binary: parses the command line and dispatches (see `cli`).
+//! The `aabb-debugger` binary: parses the command line and dispatches: the headless
+//! subcommands to the library's `cli`, the window and `screenshot` to the app crate.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[cfg(feature = "app")]
+mod screenshot;
 
 /// mimalloc: the window allocates many short-lived buffers per frame (meshes, text); it is
 /// faster there than the system allocator. Only in builds with the app.
@@ -8,9 +13,55 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The whole command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "aabb-debugger",
+    version,
+    about = "A visual debugger for dynamic AABB trees"
+)]
+struct Args {
+    /// A scene file to open in the window (RON or JSON), or a recording, trace, stream file or
+    /// box list; the built-in scene when absent.
+    scene: Option<PathBuf>,
+    /// A subcommand; none opens the window.
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Every subcommand: the library's headless ones and `screenshot`.
+#[derive(Debug, Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Headless(aabb_debugger::cli::Command),
+    /// Opens the real window, renders a scene, saves a PNG and exits.
+    #[cfg(feature = "app")]
+    Screenshot(screenshot::ScreenshotArgs),
+}
+
+fn run(args: Args) -> anyhow::Result<i32> {
+    match args.command {
+        Some(Command::Headless(command)) => aabb_debugger::cli::run(command),
+        #[cfg(feature = "app")]
+        Some(Command::Screenshot(args)) => screenshot::main(&args),
+        None => open_window(args.scene),
+    }
+}
+
+#[cfg(feature = "app")]
+fn open_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
+    aabb_app::run_window(scene)
+}
+
+#[cfg(not(feature = "app"))]
+fn open_window(_scene: Option<PathBuf>) -> anyhow::Result<i32> {
+    anyhow::bail!(
+        "this build has no window (built without the `app` feature); try `run` or `bench`"
+    )
+}
+
 fn main() {
-    let cli = aabb_debugger::cli::Cli::parse();
-    match aabb_debugger::cli::run(cli) {
+    match run(Args::parse()) {
         Ok(code) => std::process::exit(code),
         Err(err) => {
             eprintln!("error: {err:#}");

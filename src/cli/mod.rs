@@ -1,6 +1,7 @@
-//! The command line: `aabb-debugger [SCENE]` opens the window; `run`, `replay`, `check`, `sweep`,
-//! `quality`, `import-boxes`, `bench`, `listen`, `convert` and `screenshot` are the headless (or self-closing) subcommands. Each lives in its
-//! own file.
+//! The headless command line: `run`, `replay`, `check`, `sweep`, `quality`, `import-boxes`,
+//! `bench`, `listen` and `convert`, each in its own file. The binary (`src/main.rs`) adds the
+//! window (`aabb-debugger [SCENE]`) and `screenshot`, which open the app crate's window; this
+//! library part never links it, so the tests of the headless commands do not either.
 
 pub mod bench;
 pub mod check;
@@ -10,14 +11,12 @@ pub mod listen;
 pub mod quality;
 pub mod replay;
 pub mod run;
-#[cfg(feature = "app")]
-pub mod screenshot;
 pub mod sweep;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 
-/// The parsed command line.
+/// The headless command line: `aabb-debugger SUBCOMMAND ...` (the binary adds the window and
+/// `screenshot`).
 #[derive(Debug, Parser)]
 #[command(
     name = "aabb-debugger",
@@ -25,14 +24,12 @@ use std::path::PathBuf;
     about = "A visual debugger for dynamic AABB trees"
 )]
 pub struct Cli {
-    /// A scene file to open in the window (RON or JSON); the built-in scene when absent.
-    pub scene: Option<PathBuf>,
-    /// A subcommand; none opens the window.
+    /// A subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
-/// The subcommands.
+/// The headless subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validates a scene file: exit 0 if valid, 1 with the message on stderr if not.
@@ -54,43 +51,25 @@ pub enum Command {
     Listen(listen::ListenArgs),
     /// Converts a stream file to a text trace, or a text trace to a stream file.
     Convert(convert::ConvertArgs),
-    /// Opens the real window, renders a scene, saves a PNG and exits.
-    #[cfg(feature = "app")]
-    Screenshot(screenshot::ScreenshotArgs),
 }
 
-/// Runs the parsed command line; returns the process exit code.
-pub fn run(cli: Cli) -> anyhow::Result<i32> {
-    match cli.command {
-        Some(Command::Check(args)) => check::main(&args),
-        Some(Command::Run(args)) => run::main(&args),
-        Some(Command::Replay(args)) => replay::main(&args),
-        Some(Command::Sweep(args)) => sweep::main(&args),
-        Some(Command::Quality(args)) => quality::main(&args),
-        Some(Command::ImportBoxes(args)) => import_boxes::main(&args),
-        Some(Command::Bench(args)) => bench::main(&args),
-        Some(Command::Listen(args)) => listen::main(&args),
-        Some(Command::Convert(args)) => convert::main(&args),
-        #[cfg(feature = "app")]
-        Some(Command::Screenshot(args)) => screenshot::main(&args),
-        None => open_window(cli.scene),
+/// Runs a headless subcommand; returns the process exit code.
+pub fn run(command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Check(args) => check::main(&args),
+        Command::Run(args) => run::main(&args),
+        Command::Replay(args) => replay::main(&args),
+        Command::Sweep(args) => sweep::main(&args),
+        Command::Quality(args) => quality::main(&args),
+        Command::ImportBoxes(args) => import_boxes::main(&args),
+        Command::Bench(args) => bench::main(&args),
+        Command::Listen(args) => listen::main(&args),
+        Command::Convert(args) => convert::main(&args),
     }
 }
 
-#[cfg(feature = "app")]
-fn open_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
-    crate::app::run_window(scene)
-}
-
-#[cfg(not(feature = "app"))]
-fn open_window(_scene: Option<PathBuf>) -> anyhow::Result<i32> {
-    anyhow::bail!(
-        "this build has no window (built without the `app` feature); try `run` or `bench`"
-    )
-}
-
 /// `--pair-limit`: a count from 0 to [`crate::broadphase::MAX_PAIR_LIMIT`].
-pub(crate) fn pair_limit_arg(text: &str) -> Result<usize, String> {
+pub fn pair_limit_arg(text: &str) -> Result<usize, String> {
     let limit: usize = text
         .trim()
         .parse()

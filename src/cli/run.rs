@@ -602,7 +602,7 @@ pub(crate) fn report(
 
 /// Writes to stdout; a closed pipe (`run ... | head`) is not an error, any other failure (a
 /// full disk) is one that says it was the standard output.
-pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
+pub fn print_out(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -1,5 +1,5 @@
 //! Running the built binary, for the command-line tests (`cli_*`, `reliability`,
-//! `trace_cli`): include it with `#[path = "common/cli.rs"] mod cli;`.
+//! `trace_cli`): `use crate::common::cli;`.
 
 // Not every test file uses every helper.
 #![allow(dead_code)]

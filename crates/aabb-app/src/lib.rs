@@ -1,0 +1,137 @@
+//! The egui front end of aabb-debugger, the only crate that imports egui/eframe: the debugger window (world
+//! view, tree view, controls, statistics, timeline, files) and the self-closing `screenshot`
+//! run.
+//!
+//! - [`DebuggerApp`]: the app, exported so tests drive it headless with egui_kittest.
+//! - [`Command`]: what the UI asks for; applied after the panels are drawn.
+//! - [`run_window`] and [`run_screenshot`]: what the command line calls.
+//!
+//! # Shape
+//!
+//! As egui's demo app gives each demo its own type and file, each view is its own type in
+//! `views/`, behind one trait, [`views::View`]:
+//!
+//! ```text
+//! fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>);
+//! ```
+//!
+//! A view reads the state (`&State`: model, preferences, shared view state, snapshot), may
+//! keep and change its own UI state (the world view its pan and mesh buffers, the tree view
+//! its camera and layout, the windows the file dialog widget), and pushes [`Command`]s for
+//! everything else. The shell ([`DebuggerApp`], `shell.rs`) owns the state and the views,
+//! lays the views out each frame, and after all of them applies the commands through the one
+//! path, `State::apply` (`apply.rs`): first the views' reports of the frame they drew (hover,
+//! world camera, drawing time), then their requests. The only other change of the state is
+//! the clock (`State::advance_time`), which the shell runs before the views draw.
+//!
+//! A new view is one new file: `views/<name>.rs` with a type implementing `View`, declared
+//! in `views/mod.rs`, a field of the shell's `Views`, and one line where the shell lays it
+//! out. What it needs changed is a new `Command` variant (`commands.rs`) and its arm in
+//! `apply.rs`.
+//!
+//! # Layers
+//!
+//! Each module imports only modules of the layers below it; nothing imports upward, so the
+//! modules import each other in no circle.
+//!
+//! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`,
+//!    `health`, `sim` (a scene's or a trace's simulation); `prefs` (uses `layout`), `snapshot`
+//!    (uses `camera`, `sim`), `native_dialog` (uses `files`).
+//! 2. `commands` (the [`Command`] type: values only).
+//! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
+//! 4. `apply` (`State::apply`: commands change the state).
+//! 5. `views` (read `state`, push `commands`; never `apply` or the shell; among themselves
+//!    only the `View` trait, the windows the file dialog view, and the statistics and the
+//!    timeline the health readout's functions, `views::health`).
+//! 6. `shell` ([`DebuggerApp`]: owns the state and the views, routes, applies).
+//! 7. `screenshot` (wraps a `DebuggerApp` for the `screenshot` command); this file
+//!    (`run_window`).
+
+use eframe::egui;
+
+// The model layer under the paths the app's modules use (`crate::scene::Scene`, ...).
+pub(crate) use aabb_model::{broadphase, fileio, replay, scene, stream, sweep, text, trace, tree};
+
+mod apply;
+pub mod camera;
+pub mod camera3d;
+pub mod commands;
+pub mod files;
+pub mod health;
+pub mod history;
+pub mod layout;
+pub mod live;
+pub mod mesh;
+pub mod native_dialog;
+pub mod palette;
+pub mod pick;
+pub mod prefs;
+mod screenshot;
+mod shell;
+pub mod sim;
+pub mod snapshot;
+pub mod state;
+pub mod views;
+
+pub use commands::Command;
+pub use pick::{Pick, SphereDrag};
+pub use screenshot::{ScreenshotPlan, run_screenshot};
+pub use shell::{AppOptions, DebuggerApp};
+pub use views::windows::SHORTCUTS;
+
+use crate::scene::Scene;
+use std::path::PathBuf;
+
+/// The window's initial size, points.
+const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
+
+/// Opens the debugger window on a scene file, or on the built-in scene, already playing.
+/// Returns the process exit code.
+pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
+    // A recording opens as the first command of the window (paused at its last step), over
+    // the built-in scene; so does a trace (paused at its step 0) and a box list (imported as
+    // a new scene of its static boxes).
+    let (scene, path, recording) = match scene {
+        Some(path)
+            if apply::is_recording_file(&path)
+                || crate::trace::is_trace_path(&path)
+                || crate::scene::boxlist::opens_as_box_list(&path) =>
+        {
+            (Scene::builtin_default(), None, Some(path))
+        }
+        Some(path) => (Scene::load(&path)?, Some(path), None),
+        None => (Scene::builtin_default(), None, None),
+    };
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("aabb-debugger")
+            .with_app_id("aabb-debugger")
+            .with_inner_size(WINDOW_SIZE)
+            .with_min_inner_size([640.0, 420.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "aabb-debugger",
+        options,
+        Box::new(move |cc| {
+            let mut app = DebuggerApp::new(
+                &cc.egui_ctx,
+                cc.storage,
+                scene,
+                path,
+                AppOptions {
+                    playing: recording.is_none(),
+                    native_dialogs: true,
+                    ..AppOptions::default()
+                },
+            )?;
+            if let Some(file) = recording {
+                app.push_command(Command::Open(file));
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("could not open the window: {e}"))?;
+    Ok(0)
+}

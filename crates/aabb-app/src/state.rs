@@ -1,0 +1,650 @@
+//! The state the views read: the model (simulation and document), the preferences, the view
+//! state the views share (plane, world camera, selection, hover, drag), the open windows and
+//! the snapshot drawn from the model. It changes only through `State::apply` (`apply.rs`) and
+//! the clock (`State::advance_time`), both called by the shell; views get `&State`.
+
+use super::camera::{Plane, WorldCamera, WorldRect};
+use super::commands::Command;
+use super::files::{ExportFormat, FilePurpose};
+use super::history::History;
+use super::pick::{Pick, SphereDrag};
+use super::prefs::{Layers, Prefs};
+use super::sim::{Origin, Sim};
+use super::snapshot::Snapshot;
+use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeView};
+use crate::replay::{Edit, Recording, ReplayError};
+use crate::scene::{Scene, SceneError, ViewSettings};
+use crate::tree::Aabb;
+use glam::{Vec2, Vec3};
+use std::path::PathBuf;
+
+/// The simulation and the document: changed only by `State::apply` and the clock.
+pub struct Model {
+    /// The scene as last opened or saved, plus settings changed since (what Reset returns to).
+    pub doc: Scene,
+    /// Its file, if any.
+    pub path: Option<PathBuf>,
+    /// Unsaved changes.
+    pub dirty: bool,
+    /// The running simulation: a scene's, or a trace's (then `doc` is a scene made to
+    /// describe it: its name, dimensions, bounds as the world, and the tree settings).
+    pub sim: Sim,
+    /// The broad phase in use.
+    pub kind: BroadphaseKind,
+    /// Bumped on every change of the simulation, so views know when to refresh.
+    pub rev: u64,
+    /// Playing or paused.
+    pub playing: bool,
+    /// Fractional steps owed to real time.
+    pub step_debt: f32,
+    /// The status line.
+    pub status: String,
+    /// Recent steps, for the charts.
+    pub history: History,
+    /// The result of the last validation, when "validate every step" is on.
+    pub validation: Option<Result<(), String>>,
+    /// A load or save error to show in a window.
+    pub error: Option<String>,
+    /// What the failure left as it was, for the error window's last line (one of the
+    /// `KEPT_*` sentences: the open document, unsaved changes, the sweep's results).
+    pub error_kept: &'static str,
+    /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
+    /// refused); shown until it runs again.
+    pub stopped: Option<String>,
+    /// The most candidate pairs a step may find (kept across scenes).
+    pub pair_limit: usize,
+    /// Tree settings to go back to, the latest last ([`Command::Undo`]); cleared when another
+    /// document is opened or the scene restarts with new spheres.
+    pub undo: Vec<SettingsUndo>,
+    /// Frames begun so far (to merge one slider drag into one undo step).
+    pub frame: u64,
+    /// Bumped when another document is opened or the scene restarts with new spheres (not
+    /// by saving, nor by a change of settings): what a result computed on the old one, such
+    /// as the Advisor's, checks before it is applied.
+    pub document_id: u64,
+    /// The engine whose live stream the document is, when it was received through the live
+    /// link (File > "Save received stream…" keeps it); `None` for anything else.
+    pub received_from: Option<String>,
+    /// Every step and edit since the document was opened or restarted (the timeline's);
+    /// `sim` is at its last step, or at a past step the timeline shows.
+    pub recording: Recording<Sim>,
+    /// What the last command discarded of the recorded future (added to the status line).
+    pub discarded: Option<String>,
+    /// The last note of a discarded future, with the kind of command that made it and the
+    /// frame of the last such command: more commands of that kind, each within a frame of the
+    /// one before (the rest of a slider's drag, which discards nothing more), keep it on the
+    /// status line, which each of them rewrites.
+    pub discard_note: Option<DiscardNote>,
+    /// What a restart (Reset, or Apply of the generator) replaced, until the next step or
+    /// edit: Undo brings it back, recording and all (a key press must not lose a long run).
+    pub before_restart: Option<Box<BeforeRestart>>,
+    /// The tree's health sampled by step beside the recording (see `app::health`).
+    pub health: super::health::Health,
+}
+
+/// The error window's last line when opening a file failed.
+pub const KEPT_ON_OPEN: &str = "The document that was open is unchanged.";
+/// The error window's last line when saving the scene failed.
+pub const KEPT_ON_SAVE: &str = "Not saved: your changes are still only in the window (save \
+                                them elsewhere with File > Save As…).";
+/// The error window's last line when saving the recording failed.
+pub const KEPT_ON_SAVE_RECORDING: &str =
+    "The recording was not saved: it is still in the window, as is the scene.";
+/// The error window's last line when exporting the Advisor's sweep failed.
+pub const KEPT_ON_EXPORT: &str = "Nothing was exported: the sweep's results are still in the \
+                                  Advisor.";
+
+/// See [`Model::before_restart`]: the document, simulation, recording and the charts'
+/// samples a restart replaced (the health readout measures again).
+pub struct BeforeRestart {
+    /// The document (Apply changed its generator; Reset kept it).
+    pub doc: Scene,
+    /// Unsaved changes then.
+    pub dirty: bool,
+    /// The document's id then (results computed on it apply again).
+    pub document_id: u64,
+    /// The settings' undo steps (Apply cleared them).
+    pub undo: Vec<SettingsUndo>,
+    /// The simulation, at the step it was shown at.
+    pub sim: Sim,
+    /// The recording of the run.
+    pub recording: Recording<Sim>,
+    /// The charts' recent samples.
+    pub history: History,
+    /// What was restarted: "Reset" or "Apply".
+    pub what: &'static str,
+}
+
+/// See [`Model::discard_note`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiscardNote {
+    /// The kind of command that discarded the future, or went on with the drag.
+    pub kind: std::mem::Discriminant<super::commands::Command>,
+    /// The frame of the last such command.
+    pub frame: u64,
+    /// What was discarded.
+    pub text: String,
+}
+
+/// One undo step of the tree settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SettingsUndo {
+    /// The settings before the change.
+    pub settings: crate::tree::TreeConfig,
+    /// The one numeric setting the change moved (`"margin"` or `"look-ahead"`), when it moved
+    /// only that one: later frames moving the same one (a slider drag) join this step.
+    pub field: Option<&'static str>,
+    /// The frame of the last change in this step.
+    pub frame: u64,
+}
+
+/// The name a recording keeps of its scene: the file, or the scene's name.
+pub(super) fn recording_name(scene: &Scene, path: Option<&std::path::Path>) -> String {
+    path.map_or_else(|| scene.name.clone(), |p| p.display().to_string())
+}
+
+/// Why a past step could not be shown (for the status line).
+pub(super) fn seek_error(step: u64, e: &ReplayError) -> String {
+    format!("Could not show step {step}: {e}.")
+}
+
+/// The most undo steps kept.
+pub const MAX_UNDO: usize = 100;
+
+/// What the views share about how the model is shown (each view keeps the rest itself).
+pub struct ViewState {
+    /// Projection plane of 3D scenes.
+    pub plane: Plane,
+    /// 3D scenes are shown in the orbiting 3D view instead of on `plane` (the "3D" choice
+    /// beside the planes; see [`State::shows_world_3d`]).
+    pub world_3d: bool,
+    /// Bumped whenever the 3D view should fit the world (Fit, a scene opened); the 3D view
+    /// fits when it has not fitted for this request yet.
+    pub fit_3d_request: u64,
+    /// The world camera (saved with the scene).
+    pub camera: WorldCamera,
+    /// Fit the world at the next frame.
+    pub fit_pending: bool,
+    /// Bumped whenever the tree should be fitted into its view; the tree view fits when it
+    /// has not fitted for this request yet.
+    pub tree_fit_request: u64,
+    /// The selection.
+    pub selection: Option<Pick>,
+    /// What the pointer rests on (from the last frame).
+    pub hover: Option<Pick>,
+    /// The sphere being dragged.
+    pub drag: Option<SphereDrag>,
+    /// Milliseconds the views spent building meshes so far this frame.
+    pub draw_ms: f32,
+    /// The same for the whole last frame (what the statistics show).
+    pub last_draw_ms: f32,
+    /// False in screenshot runs: no hover or input from a stray pointer.
+    pub interactive: bool,
+}
+
+/// An open file dialog, as asked for by a command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileRequest {
+    /// What it is for.
+    pub purpose: FilePurpose,
+    /// The file it starts beside.
+    pub start: Option<PathBuf>,
+    /// Counts requests, so a new request replaces an open dialog.
+    pub serial: u64,
+}
+
+/// Windows and dialogs.
+#[derive(Default)]
+pub struct Dialogs {
+    /// The help window (F1).
+    pub help: bool,
+    /// A command waiting for "discard unsaved changes?".
+    pub confirm: Option<Command>,
+    /// A read-only file a save was refused for, waiting for "replace it?".
+    pub replace_read_only: Option<PathBuf>,
+    /// The file dialog asked for, while it is open.
+    pub file: Option<FileRequest>,
+    /// The "about" window.
+    pub about: bool,
+    /// File dialogs asked for so far (the next request's serial).
+    pub file_requests: u64,
+    /// The Advisor window (the margin sweep).
+    pub advisor: bool,
+    /// A sweep's result waiting for the file to export it to: its text and format.
+    pub export: Option<(String, ExportFormat)>,
+    /// The desktop's file dialog may be used (the window; not tests or screenshots).
+    pub native: bool,
+    /// A recording file being opened on a worker thread (the progress window shows it).
+    pub opening: Option<crate::replay::file::LoadJob>,
+    /// The "Listen for an engine" window is open.
+    pub listen: bool,
+    /// The live link, while it listens or receives (the live window shows it).
+    pub live: Option<crate::live::LiveJob>,
+}
+
+/// Everything the views read; see the module doc.
+pub struct State {
+    /// The simulation and the document.
+    pub model: Model,
+    /// The preferences (saved between launches).
+    pub prefs: Prefs,
+    /// What the views share.
+    pub view: ViewState,
+    /// Windows and dialogs.
+    pub dialogs: Dialogs,
+    /// What the views draw, taken from the model once per change.
+    pub snapshot: Snapshot,
+    snapshot_key: Option<(u64, Plane)>,
+    /// The next close request goes through (the user agreed to lose unsaved changes).
+    pub allow_close: bool,
+    /// A command asked to close the window; the shell does it and clears this.
+    pub close_requested: bool,
+}
+
+impl State {
+    /// The state at step 0 of `scene` (from `path`, if any), with `prefs`. Fails only when the
+    /// simulation refuses the scene.
+    pub fn new(
+        scene: Scene,
+        path: Option<PathBuf>,
+        prefs: Prefs,
+        playing: bool,
+        interactive: bool,
+    ) -> Result<State, SceneError> {
+        let kind = BroadphaseKind::Tree;
+        let pair_limit = crate::broadphase::DEFAULT_PAIR_LIMIT;
+        let file = recording_name(&scene, path.as_deref());
+        let (mut recording, sim) = Recording::start_from(
+            &Origin::Scene(Box::new(scene.clone())),
+            &file,
+            kind,
+            pair_limit,
+        )?;
+        recording.set_budget_bytes(prefs.recording_budget_bytes());
+        let mut state = State {
+            model: Model {
+                doc: scene,
+                path,
+                dirty: false,
+                sim,
+                kind,
+                rev: 0,
+                playing,
+                step_debt: 0.0,
+                status: String::new(),
+                history: History::default(),
+                validation: None,
+                error: None,
+                error_kept: KEPT_ON_OPEN,
+                stopped: None,
+                pair_limit,
+                undo: Vec::new(),
+                frame: 0,
+                document_id: 0,
+                received_from: None,
+                recording,
+                discarded: None,
+                discard_note: None,
+                before_restart: None,
+                health: super::health::Health::default(),
+            },
+            prefs,
+            view: ViewState {
+                plane: Plane::XY,
+                world_3d: false,
+                fit_3d_request: 1,
+                camera: WorldCamera::default(),
+                fit_pending: true,
+                tree_fit_request: 1,
+                selection: None,
+                hover: None,
+                drag: None,
+                draw_ms: 0.0,
+                last_draw_ms: 0.0,
+                interactive,
+            },
+            dialogs: Dialogs::default(),
+            snapshot: Snapshot::default(),
+            snapshot_key: None,
+            allow_close: false,
+            close_requested: false,
+        };
+        state.apply_scene_view();
+        state.model.status = state.opened_message();
+        state.record_step();
+        state.sync_stopped();
+        Ok(state)
+    }
+
+    /// The name shown in the title: the file name, or the scene's name.
+    #[must_use]
+    pub fn document_name(&self) -> String {
+        match &self.model.path {
+            Some(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            None => format!("{} (not saved)", self.model.doc.name),
+        }
+    }
+
+    /// The fat box of a sphere, from the broad phase.
+    #[must_use]
+    pub fn fat_box(&self, id: u32) -> Option<Aabb<Vec3>> {
+        self.model.sim.broadphase().fat_aabb(id)
+    }
+
+    /// The world point new spheres get for the coordinate the view plane hides.
+    #[must_use]
+    pub fn view_center_base(&self) -> Vec3 {
+        let w = &self.model.doc.world;
+        (w.min + w.max) * 0.5
+    }
+
+    /// True when the world is shown in the 3D view: a 3D scene, with "3D" chosen.
+    #[must_use]
+    pub fn shows_world_3d(&self) -> bool {
+        self.view.world_3d && self.model.doc.dimensions == 3
+    }
+
+    /// The view settings to save with the scene.
+    pub(super) fn view_settings(&self) -> ViewSettings {
+        ViewSettings {
+            center: Some((self.view.camera.center.x, self.view.camera.center.y)),
+            zoom: Some(self.view.camera.zoom),
+            layers: Some(self.prefs.layers.names()),
+            plane: Some(self.view.plane.name().to_owned()),
+            branch_letters: self.model.doc.view.as_ref().and_then(|v| v.branch_letters),
+            fit_content: self.model.doc.view.as_ref().and_then(|v| v.fit_content),
+            caption: self.model.doc.view.as_ref().and_then(|v| v.caption.clone()),
+        }
+    }
+
+    /// What fitting the world view frames: the spheres and the tree when the scene asks for
+    /// it (`view.fit_content`), else everything with the walls.
+    #[must_use]
+    pub fn fit_bounds(&self) -> Option<WorldRect> {
+        let content = self
+            .model
+            .doc
+            .view
+            .as_ref()
+            .and_then(|v| v.fit_content)
+            .unwrap_or(false);
+        if content {
+            // A border of a tenth of the content's larger side, so no box touches the edge.
+            let framed = self.snapshot.content_bounds().map(|r| {
+                // In f64 and kept within f32: the content of a huge world is wider than f32.
+                let pad = (0.1 * r.size_f64().max_element()).min(f64::from(f32::MAX)) as f32;
+                let lim = Vec2::splat(f32::MAX);
+                WorldRect::new(
+                    (r.min - Vec2::splat(pad)).max(-lim),
+                    (r.max + Vec2::splat(pad)).min(lim),
+                )
+            });
+            framed.or_else(|| self.snapshot.bounds())
+        } else {
+            self.snapshot.bounds()
+        }
+    }
+
+    /// The scene's caption, if it has one.
+    #[must_use]
+    pub fn caption(&self) -> Option<&str> {
+        self.model
+            .doc
+            .view
+            .as_ref()
+            .and_then(|v| v.caption.as_deref())
+    }
+
+    /// Takes camera, layers and plane from the open scene's saved view.
+    pub(super) fn apply_scene_view(&mut self) {
+        self.view.plane = Plane::XY;
+        self.view.fit_pending = true;
+        self.view.tree_fit_request += 1;
+        self.view.fit_3d_request += 1;
+        let Some(view) = self.model.doc.view.clone() else {
+            return;
+        };
+        if self.model.doc.dimensions == 3
+            && let Some(plane) = view.plane.as_deref().and_then(Plane::from_name)
+        {
+            self.view.plane = plane;
+        }
+        if let Some(names) = &view.layers
+            && let Ok(layers) = Layers::from_names(names)
+        {
+            self.prefs.layers = layers;
+        }
+        if let (Some((x, y)), Some(zoom)) = (view.center, view.zoom)
+            && x.is_finite()
+            && y.is_finite()
+            && zoom.is_finite()
+            && zoom > 0.0
+        {
+            self.view.camera = WorldCamera {
+                center: Vec2::new(x, y),
+                zoom,
+            };
+            self.view.fit_pending = false;
+        }
+    }
+
+    /// The status line after opening a scene: its name and size, and its warnings (see
+    /// [`Scene::warnings`]).
+    pub(super) fn opened_message(&self) -> String {
+        format!(
+            "Opened {} ({} spheres).{}",
+            self.document_name(),
+            self.model.sim.live_count(),
+            self.document_warnings()
+        )
+    }
+
+    /// The open document's warnings (see [`Scene::warnings`]) for the status line after it
+    /// opened: " Warning: ….", one after the other; empty when there are none.
+    /// [`WorldRect::huge_note`] of what the world view shows: the snapshot's bounds, or the
+    /// document's world when the snapshot is not made yet (just opened or imported).
+    #[must_use]
+    pub fn huge_world_note(&self) -> Option<String> {
+        let world = self.model.doc.world;
+        self.snapshot
+            .bounds()
+            .and_then(|b| b.huge_note())
+            .or_else(|| WorldRect::new(world.min.truncate(), world.max.truncate()).huge_note())
+    }
+
+    pub(super) fn document_warnings(&self) -> String {
+        let kind = self.model.sim.broadphase_kind();
+        let work = (kind != crate::broadphase::BroadphaseKind::Tree)
+            .then(|| self.model.doc.work_at_start().warning(kind))
+            .flatten();
+        self.model
+            .doc
+            .warnings(self.model.pair_limit)
+            .iter()
+            .chain(work.iter())
+            .chain(self.huge_world_note().iter())
+            .map(|warning| format!(" Warning: {warning}."))
+            .collect()
+    }
+
+    /// True when the simulation shown is at a step before the recording's last (the
+    /// timeline's playhead was moved back).
+    #[must_use]
+    pub fn at_past_step(&self) -> bool {
+        self.model.sim.step_index() < self.model.recording.last_step()
+    }
+
+    /// Before a change at a past step: discards the recorded future after it, so the change
+    /// is recorded from there, and notes it for the status line.
+    pub(super) fn discard_future(&mut self) {
+        if !self.at_past_step() {
+            return;
+        }
+        let step = self.model.sim.step_index();
+        let gone = self.model.recording.truncate_after(step);
+        self.model.health.truncate_after(step);
+        self.model.discarded = Some(format!(
+            "Recorded future after step {step} discarded ({} steps, {} edits).",
+            gone.steps, gone.edits
+        ));
+    }
+
+    /// Records an edit the simulation accepted (see [`Recording::record_edit`]), first
+    /// discarding the recorded future when it was made at a past step.
+    pub(super) fn record_edit(&mut self, edit: Edit) {
+        self.model.before_restart = None;
+        self.discard_future();
+        if let Err(e) = self.model.recording.record_edit(&self.model.sim, edit) {
+            self.model.discarded = Some(format!("Not recorded: {e}."));
+        }
+    }
+
+    /// One simulation step, recorded, with its history sample and validation; from a past
+    /// step, the recorded future is discarded first.
+    /// At a trace's last step it pauses and says so instead.
+    pub(super) fn step_once(&mut self) {
+        if !self.at_past_step() && self.model.sim.is_at_end() {
+            self.end_of_trace();
+            return;
+        }
+        self.discard_future();
+        // The restarted run went on: what the restart replaced is not brought back.
+        self.model.before_restart = None;
+        let outcome = match self.model.recording.step(&mut self.model.sim) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                // The recording is full (or out of step): the step it refused is undone, so
+                // the simulation stays the recording's last step, and the clock stops.
+                self.model.playing = false;
+                self.model.status = format!("Paused: {e}.");
+                let last = self.model.recording.last_step();
+                if let Ok(sim) = self.model.recording.state_at(last) {
+                    self.model.sim = sim;
+                }
+                self.model.rev += 1;
+                return;
+            }
+        };
+        self.model.rev += 1;
+        self.record_step();
+        if self.model.sim.is_at_end() {
+            self.end_of_trace();
+        }
+        if let Err(e) = outcome {
+            // Only the broad phase stops a step (`SceneError::Step`); `sync_stopped` pauses
+            // and shows why from the simulation's own record of it.
+            debug_assert!(matches!(e, SceneError::Step { .. }), "{e}");
+            self.sync_stopped();
+        }
+    }
+
+    /// Pauses at the last step of a trace, saying so.
+    fn end_of_trace(&mut self) {
+        self.model.playing = false;
+        self.model.status = format!("End of the trace at step {}.", self.model.sim.step_index());
+    }
+
+    /// Records the current report in the history and validates when asked to.
+    pub(super) fn record_step(&mut self) {
+        let draw_ms = self.view.last_draw_ms;
+        self.model.history.push(self.model.sim.report(), draw_ms);
+        if self.prefs.validate_every_step {
+            self.model.validation = Some(self.validate_tree());
+        }
+    }
+
+    /// Checks the tree's invariants (Ok for the other broad phases).
+    pub(super) fn validate_tree(&self) -> Result<(), String> {
+        match self.model.sim.broadphase().tree_view() {
+            Some(TreeView::D2(tree)) => tree.validate().map_err(|e| e.to_string()),
+            Some(TreeView::D3(tree)) => tree.validate().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// Pauses and says why when the simulation's last step or change stopped in the broad
+    /// phase (the pair limit, or a body it refused); clears the message once it runs again.
+    /// The scene is kept either way.
+    pub(super) fn sync_stopped(&mut self) {
+        match self.model.sim.last_error() {
+            Some(e) => {
+                let mut message = format!("Step {}: {e}.", self.model.sim.step_index());
+                if matches!(e, BroadphaseError::PairLimit { .. }) {
+                    message.push_str(" The scene is kept: change one of these, then play on.");
+                }
+                if self.model.stopped.as_ref() != Some(&message) {
+                    self.model.playing = false;
+                    self.model.status = format!("Paused: {message}");
+                    self.model.stopped = Some(message);
+                }
+            }
+            None => self.model.stopped = None,
+        }
+    }
+
+    /// Starts a frame's bookkeeping: the last frame's drawing time becomes what the
+    /// statistics show.
+    pub(super) fn begin_frame(&mut self) {
+        self.model.frame += 1;
+        self.view.last_draw_ms = self.view.draw_ms;
+        self.view.draw_ms = 0.0;
+    }
+
+    /// The clock: runs the steps owed to `dt_secs` of real time while playing (`speed` steps
+    /// per 1/60 s, at most 16 a frame). Returns true while playing (the shell asks for the
+    /// next frame).
+    pub(super) fn advance_time(&mut self, dt_secs: f32) -> bool {
+        if !self.model.playing {
+            self.model.step_debt = 0.0;
+            return false;
+        }
+        self.model.step_debt += dt_secs * 60.0 * self.prefs.speed.max(0.0);
+        let steps = (self.model.step_debt.floor() as u32).min(16);
+        self.model.step_debt = (self.model.step_debt - steps as f32).min(1.0);
+        for _ in 0..steps {
+            self.step_once();
+            if !self.model.playing {
+                // A step stopped (the pair limit): the rest of this frame's steps wait.
+                break;
+            }
+        }
+        if let Some(note) = self.model.discarded.take() {
+            // Played on from a past step.
+            self.model.status = note;
+        }
+        if steps > 0 {
+            self.model.discard_note = None;
+        }
+        true
+    }
+
+    /// Takes a new snapshot when the model or the plane changed since the last one (a 2D
+    /// scene is always seen on the XY plane), and drops a selection it no longer holds.
+    pub(super) fn refresh_snapshot(&mut self) {
+        if self.model.doc.dimensions != 3 {
+            self.view.plane = Plane::XY;
+        }
+        let key = (self.model.rev, self.view.plane);
+        if self.snapshot_key == Some(key) {
+            return;
+        }
+        self.snapshot.refresh(&self.model.sim, self.view.plane);
+        self.snapshot
+            .set_walls(&self.model.doc.world, self.view.plane);
+        self.snapshot_key = Some(key);
+        // Branch selections and hovers name nodes, which a change of the tree may reuse.
+        if let Some(Pick::Node(n)) = self.view.selection
+            && self.snapshot.node_index(n).is_none()
+        {
+            self.view.selection = None;
+        }
+        if let Some(Pick::Sphere(id)) = self.view.selection
+            && self.snapshot.sphere(id).is_none()
+        {
+            self.view.selection = None;
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The live link's windows: "Listen for an engine" (the port, and whether engines on other
+//! machines may connect, with a warning), then, while it listens or receives, the live window
+//! with the status line and Stop. The job runs on its own thread and is polled each frame,
+//! never waited on; once it has ended the window asks for [`Command::FinishLive`].
+
+use eframe::egui;
+
+use super::View;
+use crate::commands::Command;
+use crate::state::State;
+use crate::stream::listen::DEFAULT_PORT;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+/// How often the window redraws while live (the numbers move).
+const REPAINT: Duration = Duration::from_millis(100);
+
+/// The live windows; they keep the port and the "other machines" choice between openings.
+pub struct LiveView {
+    port: u16,
+    open_to_network: bool,
+}
+
+impl Default for LiveView {
+    fn default() -> Self {
+        LiveView {
+            port: DEFAULT_PORT,
+            open_to_network: false,
+        }
+    }
+}
+
+impl LiveView {
+    /// The address the form asks for.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        let ip = if self.open_to_network {
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+        } else {
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        };
+        SocketAddr::new(ip, self.port)
+    }
+}
+
+impl View for LiveView {
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        let ctx = ui.ctx().clone();
+        if state.dialogs.listen {
+            let mut open = true;
+            egui::Window::new("Listen for an engine")
+                .collapsible(false)
+                .resizable(false)
+                .open(&mut open)
+                .anchor(egui::Align2::CENTER_CENTER, egui::Vec2::ZERO)
+                .show(&ctx, |ui| {
+                    ui.label(
+                        "An engine streams its boxes here through a recorder (Rust, C or \
+                         Python; see docs/live.md). Every step it sends is kept; when it \
+                         ends, or you stop, what arrived opens as a trace.",
+                    );
+                    ui.horizontal(|ui| {
+                        ui.label("Port");
+                        ui.add(egui::DragValue::new(&mut self.port).range(0..=65535))
+                            .on_hover_text("0 picks any free port (the live window says which).");
+                    });
+                    ui.checkbox(
+                        &mut self.open_to_network,
+                        "Accept engines on other machines",
+                    )
+                    .on_hover_text(
+                        "Off: this machine only (127.0.0.1). On: anyone who can reach the \
+                             port can send boxes to the debugger.",
+                    );
+                    if self.open_to_network {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            "Open to the network: any machine that reaches this port can connect.",
+                        );
+                    }
+                    ui.horizontal(|ui| {
+                        if ui.button("Listen").clicked() {
+                            out.push(Command::StartListening(self.addr()));
+                        }
+                        if ui.button("Cancel").clicked() {
+                            out.push(Command::CloseListenDialog);
+                        }
+                    });
+                });
+            if !open {
+                out.push(Command::CloseListenDialog);
+            }
+        }
+        let Some(job) = &state.dialogs.live else {
+            return;
+        };
+        ctx.request_repaint_after(REPAINT);
+        let status = job.status();
+        let finished = job.is_finished();
+        let mut stop = false;
+        egui::Window::new("Live link")
+            .collapsible(true)
+            .resizable(false)
+            .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-12.0, 36.0))
+            .show(&ctx, |ui| {
+                ui.label(status.line());
+                if status.bytes > 0 || status.steps > 0 {
+                    ui.weak(format!("{} static boxes", status.statics));
+                }
+                if let Some(other) = status.refused.last() {
+                    ui.weak(format!(
+                        "Refused {} other engine(s) (one at a time), the last from {other}.",
+                        status.refused.len()
+                    ));
+                }
+                stop = ui
+                    .button("Stop and show")
+                    .on_hover_text(
+                        "Stop listening; the steps received so far open as a trace (the \
+                         engine's recorder counts the rest as lost and goes on).",
+                    )
+                    .clicked();
+            });
+        if finished {
+            out.push(Command::FinishLive);
+        } else if stop {
+            out.push(Command::StopListening);
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The statistics panel and its charts: the figures of the last step (plus
+//! where a step's time goes) and egui_plot charts over the recent steps.
+
+use eframe::egui;
+
+use super::View;
+use crate::commands::{Command, broadphase_name};
+use crate::history::{History, Sample, chart_top, compact_number};
+use crate::palette::Palette;
+use crate::state::State;
+use egui::{Color32, RichText};
+use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
+
+/// The statistics panel (it keeps nothing of its own: the charts' state is egui_plot's).
+#[derive(Default)]
+pub struct StatsPanel;
+
+/// One figure over the recent steps, for a chart.
+fn series(history: &History, f: impl Fn(&Sample) -> f64) -> PlotPoints<'static> {
+    PlotPoints::new(history.iter().map(|s| [s.step as f64, f(s)]).collect())
+}
+
+fn row(ui: &mut egui::Ui, name: &str, value: impl Into<egui::WidgetText>) {
+    ui.label(name);
+    ui.label(value);
+    ui.end_row();
+}
+
+impl View for StatsPanel {
+    /// The statistics panel.
+    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        let report = state.model.sim.report();
+        let alive = state.model.sim.live_count();
+        ui.heading("Statistics");
+        egui::Grid::new("stats_grid")
+            .num_columns(2)
+            .striped(true)
+            .spacing([12.0, 3.0])
+            .show(ui, |ui| {
+                row(ui, "Step", report.step.to_string());
+                row(ui, "Broad phase", broadphase_name(state.model.kind));
+                let bodies = if state.model.sim.is_trace() {
+                    "Boxes"
+                } else {
+                    "Spheres"
+                };
+                row(ui, bodies, alive.to_string());
+                match report.tree {
+                    Some(t) => {
+                        row(
+                            ui,
+                            "Tree height",
+                            format!("{} (least possible {})", t.height, t.min_height),
+                        );
+                        row(ui, "Area ratio (SAH)", format!("{:.3}", t.area_ratio));
+                        row(ui, "Nodes", format!("{} ({} leaves)", t.nodes, t.leaves));
+                        row(
+                            ui,
+                            "Tree memory",
+                            format!("{:.1} KiB", t.bytes as f64 / 1024.0),
+                        );
+                    }
+                    None => row(ui, "Tree", "— (not the tree broad phase)"),
+                }
+                row(
+                    ui,
+                    "Reinserts this step",
+                    report.reinserted.len().to_string(),
+                );
+                row(
+                    ui,
+                    "Candidate pairs",
+                    report.candidate_pairs.len().to_string(),
+                );
+                row(ui, "Contacts", report.contacts.len().to_string());
+                let c = report.candidate_pairs.len();
+                let wasted = if c == 0 {
+                    "—".to_owned()
+                } else {
+                    let not = c.saturating_sub(report.contacts.len());
+                    format!("{:.1} % ({not})", 100.0 * not as f64 / c as f64)
+                };
+                row(ui, "Candidates not in contact", wasted);
+                row(
+                    ui,
+                    "Pairs recomputed",
+                    if report.pairs_recomputed {
+                        RichText::new("yes")
+                    } else {
+                        RichText::new("no (reused)")
+                    },
+                );
+            });
+        ui.add_space(6.0);
+        super::health::readout_ui(ui, state, out);
+        ui.add_space(6.0);
+        ui.label(RichText::new("Where the time goes").strong());
+        egui::Grid::new("time_grid")
+            .num_columns(2)
+            .striped(true)
+            .spacing([12.0, 3.0])
+            .show(ui, |ui| {
+                let update = report.update_secs * 1e3;
+                let pairs = report.pairs_secs * 1e3;
+                row(
+                    ui,
+                    "Update (move, refit, reinsert)",
+                    format!("{update:.3} ms"),
+                );
+                row(ui, "Pairs (find, contacts)", format!("{pairs:.3} ms"));
+                row(ui, "Step total", format!("{:.3} ms", update + pairs));
+                row(
+                    ui,
+                    "Drawing (build meshes)",
+                    format!("{:.3} ms", state.view.last_draw_ms),
+                );
+                let h = &state.model.history;
+                if !h.is_empty() {
+                    row(
+                        ui,
+                        format!("Mean of last {}", h.len()).as_str(),
+                        format!(
+                            "{:.3} + {:.3} ms",
+                            h.mean(|s| s.update_ms),
+                            h.mean(|s| s.pairs_ms)
+                        ),
+                    );
+                    let frame_ms = 1000.0 / 60.0;
+                    row(
+                        ui,
+                        "60 Hz frame share (median)",
+                        format!(
+                            "{:.1} %",
+                            h.median(|s| s.update_ms + s.pairs_ms) / frame_ms * 100.0
+                        ),
+                    );
+                }
+            });
+        ui.add_space(6.0);
+        let mut validate = state.prefs.validate_every_step;
+        if ui
+            .checkbox(&mut validate, "Validate every step")
+            .on_hover_text("Check every tree invariant after each step and change.")
+            .changed()
+        {
+            out.push(Command::SetValidateEveryStep(validate));
+        }
+        match &state.model.validation {
+            Some(Ok(())) if state.prefs.validate_every_step => {
+                ui.colored_label(Color32::from_rgb(80, 190, 80), "tree valid");
+            }
+            Some(Err(e)) if state.prefs.validate_every_step => {
+                ui.colored_label(Color32::from_rgb(230, 70, 70), format!("tree INVALID: {e}"));
+            }
+            _ => {}
+        }
+        ui.separator();
+        egui::CollapsingHeader::new("Charts (recent steps)")
+            .default_open(state.prefs.show_charts)
+            .show(ui, |ui| charts_ui(ui, &state.model.history));
+    }
+}
+
+/// One line of a chart: its name, the figure it draws, its colour.
+type ChartLine = (&'static str, fn(&Sample) -> f64, Color32);
+
+/// One chart: a title, its lines, and whether a rare spike may be cut at the top.
+struct Chart {
+    id: &'static str,
+    title: &'static str,
+    lines: Vec<ChartLine>,
+    cut_spikes: bool,
+}
+
+/// The charts over the recent steps: the step's own time (moving and updating, finding
+/// pairs), the drawing time apart (it varies with the view, not the tree, and would swamp
+/// the step), and the tree's figures. Axes carry ticks; lines are thick enough in both themes.
+fn charts_ui(ui: &mut egui::Ui, h: &History) {
+    let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
+    let charts = [
+        Chart {
+            id: "chart_time",
+            title: "Step time (ms)",
+            lines: vec![
+                ("update", |s| s.update_ms, pal.leaf),
+                ("pairs", |s| s.pairs_ms, pal.contact),
+            ],
+            cut_spikes: true,
+        },
+        Chart {
+            id: "chart_draw",
+            title: "Drawing time (ms, the frame before)",
+            lines: vec![("drawing", |s| s.draw_ms, pal.velocity)],
+            cut_spikes: true,
+        },
+        Chart {
+            id: "chart_reinserts",
+            title: "Reinserts per step",
+            lines: vec![("reinserts", |s| s.reinserts as f64, pal.highlight)],
+            cut_spikes: false,
+        },
+        Chart {
+            id: "chart_pairs",
+            title: "Candidate pairs and contacts",
+            lines: vec![
+                ("candidates", |s| s.candidates as f64, pal.leaf),
+                ("contacts", |s| s.contacts as f64, pal.contact),
+            ],
+            cut_spikes: false,
+        },
+        Chart {
+            id: "chart_height",
+            title: "Tree height",
+            lines: vec![("height", |s| f64::from(s.height), pal.branch_top)],
+            cut_spikes: false,
+        },
+        Chart {
+            id: "chart_area",
+            title: "Area ratio (SAH cost)",
+            lines: vec![("area ratio", |s| f64::from(s.area_ratio), pal.branch_deep)],
+            cut_spikes: false,
+        },
+    ];
+    let last = charts.len() - 1;
+    for (k, chart) in charts.into_iter().enumerate() {
+        chart_ui(ui, h, chart, k == last);
+    }
+}
+
+fn chart_ui(ui: &mut egui::Ui, h: &History, chart: Chart, x_label: bool) {
+    let values = || chart.lines.iter().flat_map(|&(_, f, _)| h.iter().map(f));
+    let (top, above) = if chart.cut_spikes {
+        chart_top(values())
+    } else {
+        let max = values().filter(|v| v.is_finite()).fold(0.0, f64::max);
+        (if max > 0.0 { max * 1.1 } else { 1.0 }, 0)
+    };
+    ui.horizontal(|ui| {
+        ui.label(chart.title);
+        if above > 0 {
+            ui.weak(format!("· {above} above the top"))
+                .on_hover_text("Spikes past the chart's top (a quarter above the 95th percentile) are cut, so the usual steps stay readable.");
+        }
+    });
+    let mut plot = Plot::new(chart.id)
+        .height(if x_label { 110.0 } else { 95.0 })
+        .legend(Legend::default().position(Corner::LeftTop))
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_boxed_zoom(false)
+        .show_axes([true, true])
+        .y_axis_min_width(30.0)
+        .x_axis_formatter(|mark, _| format!("{:.0}", mark.value))
+        .y_axis_formatter(|mark, _| compact_number(mark.value));
+    if x_label {
+        plot = plot.x_axis_label("step");
+    }
+    plot.show(ui, |plot| {
+        if let (Some(first), Some(last)) = (h.iter().next(), h.iter().last()) {
+            plot.set_plot_bounds_x(
+                first.step as f64..=(last.step as f64).max(first.step as f64 + 1.0),
+            );
+        }
+        plot.set_plot_bounds_y(0.0..=top);
+        for (name, f, color) in chart.lines {
+            plot.line(Line::new(name, series(h, f)).color(color).width(1.75));
+        }
+    });
+}

@@ -1,0 +1,33 @@
+//! The model layer of aabb-debugger: everything the window and the command line share, with
+//! neither a UI nor a command line (the compiler keeps egui and clap out: this crate does not
+//! depend on them). See ARCHITECTURE.md for the layers and the data flow of a step.
+//!
+//! - [`tree`]: the dynamic AABB tree (the `dynamic-aabb-tree` crate); knows nothing of
+//!   spheres, scenes or the UI.
+//! - [`scene`]: the scene model, file format and simulation.
+//! - [`broadphase`]: the broad phases (the tree, brute force, sweep-and-prune), one each.
+//! - [`workload`]: the standard benchmark workload (deterministic circles).
+//! - [`motion`]: the step rule (move, bounce off the walls) the scene and the workload share.
+//! - [`replay`]: recording every step, rebuilding any recorded step exactly, recording files.
+//! - [`sweep`]: the margin advisor: a scene run over a grid of margins and look-ahead values,
+//!   in parallel, with a recommendation, and its export (JSON, CSV, a table).
+//! - [`trace`]: traces of boxes from other engines (a text format, its reader and writer) and
+//!   the simulation that replays them through the broad phases.
+//! - [`stream`]: the live link: an engine's binary stream of boxes (a file, or a TCP
+//!   connection from a recorder), read into a trace.
+//! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
+//! - [`text`]: messages that quote a user's file, made safe to print.
+
+pub mod broadphase;
+pub mod fileio;
+pub mod motion;
+pub mod replay;
+pub mod scene;
+pub mod stream;
+pub mod sweep;
+pub mod text;
+pub mod trace;
+/// The dynamic AABB tree: the [`dynamic_aabb_tree`] crate of this workspace, under the path
+/// `aabb_model::tree` (and `crate::tree`).
+pub use dynamic_aabb_tree as tree;
+pub mod workload;

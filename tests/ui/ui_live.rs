@@ -1,0 +1,159 @@
+//! UI test of the live link (egui_kittest): the window listens, an engine's recorder connects
+//! and sends 100 steps, the live window counts them, and when the engine ends the stream the
+//! steps are on the timeline; the tree at step 50 equals a headless run of the same stream;
+//! File > "Save received stream…" keeps every step.
+
+use aabb_app::{Command, DebuggerApp};
+use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_debugger::scene::Scene;
+use aabb_debugger::stream::{self, read_stream};
+use aabb_debugger::trace::{Stepper, TraceLimits, TraceSimulation};
+use aabb_debugger::tree::TreeConfig;
+use aabb_recorder::{Hello, Options, Recorder};
+use eframe::egui::Vec2;
+use egui_kittest::Harness;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::ui;
+
+const STEPS: u32 = 100;
+
+/// Box `id` of step `s`: 40 boxes circling at their own speeds, box 7 gone from step 30.
+fn boxes(s: u32) -> Vec<(u32, [f32; 2], [f32; 2])> {
+    (0..40u32)
+        .filter(|&id| !(id == 7 && s >= 30))
+        .map(|id| {
+            let a = 0.02 * s as f32 * (1.0 + id as f32 * 0.1) + id as f32;
+            let (x, y) = (10.0 + 6.0 * a.cos(), 10.0 + 6.0 * a.sin());
+            (id, [x - 0.5, y - 0.5], [x + 0.5, y + 0.5])
+        })
+        .collect()
+}
+
+/// Sends the stream through the Rust recorder to `addr` (exactly: nothing dropped), and to
+/// memory as the same bytes for the headless run.
+fn send(addr: std::net::SocketAddr) -> Vec<u8> {
+    let hello = Hello::new("ui test engine", 2, 1.0 / 60.0);
+    let options = Options {
+        exact: true,
+        ..Options::default()
+    };
+    let mut live = Recorder::connect_with(addr, hello.clone(), options.clone()).expect("connect");
+    let memory = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut copy =
+        Recorder::to_writer_with(SharedVec(Arc::clone(&memory)), hello, options).expect("memory");
+    for rec in [&mut live, &mut copy] {
+        rec.static_box(1000, &[0.0, 0.0], &[20.0, 1.0]);
+    }
+    for s in 0..STEPS {
+        for rec in [&mut live, &mut copy] {
+            rec.begin_step();
+            for (id, min, max) in boxes(s) {
+                rec.add_box(id, &min, &max);
+            }
+            rec.end_step();
+        }
+    }
+    let stats = live.finish();
+    assert_eq!(stats.steps_sent, u64::from(STEPS), "{stats:?}");
+    copy.finish();
+    memory.lock().map(|v| v.clone()).expect("lock")
+}
+
+struct SharedVec(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedVec {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree() {
+    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(
+        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
+        false,
+    );
+    h.run_steps(2);
+    let status = h.state().live_status().expect("listening");
+    let addr = status.addr.expect("an address");
+    assert_ne!(addr.port(), 0);
+    assert_eq!(
+        status.line(),
+        format!("Listening on {addr}: start the engine with its recorder.")
+    );
+    let engine = std::thread::spawn(move || send(addr));
+    let started = Instant::now();
+    while h.state().live_status().is_some() {
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "still live: {:?}",
+            h.state().live_status()
+        );
+    }
+    let bytes = engine.join().expect("the engine thread");
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.error().is_none(), "{:?}", app.error());
+    assert!(app.sim().is_trace(), "{}", app.status());
+    assert_eq!(app.recording().last_step(), u64::from(STEPS) - 1);
+    assert!(
+        app.status().starts_with(
+            "Live session ended (the engine ended the stream): 100 steps received, showing \
+             the last. Recorded from ui test engine."
+        ),
+        "{}",
+        app.status()
+    );
+    h.state_mut().apply(Command::SeekTo(50), false);
+    h.run_steps(2);
+    assert_eq!(h.state().sim().step_index(), 50);
+    let (trace, _) =
+        read_stream(&bytes[..], "t", "memory", TraceLimits::default()).expect("the same stream");
+    // File > Save received stream… keeps every step, box for box, with the engine's name.
+    let dir = tempfile::tempdir().expect("temp dir");
+    h.state_mut()
+        .apply(Command::SaveStream(dir.path().join("kept")), false);
+    let kept = dir.path().join("kept.aabbstream");
+    assert!(
+        h.state().status().starts_with(&format!(
+            "Saved the 100 steps received from ui test engine to {}",
+            kept.display()
+        )),
+        "{}",
+        h.state().status()
+    );
+    let (saved, info) = stream::load(&kept, TraceLimits::default()).expect("the saved stream");
+    assert_eq!(info.engine, "ui test engine");
+    assert_eq!(saved.statics(), trace.statics());
+    assert_eq!(saved.step_count(), trace.step_count());
+    for k in 0..trace.step_count() {
+        assert_eq!(saved.step(k), trace.step(k), "step {k}");
+    }
+    let mut sim = TraceSimulation::new(
+        Arc::new(trace),
+        BroadphaseKind::Tree,
+        TreeConfig::default(),
+        DEFAULT_PAIR_LIMIT,
+    )
+    .expect("starts");
+    for _ in 0..50 {
+        Stepper::step(&mut sim).expect("steps");
+    }
+    assert_eq!(h.state().sim().structure_hash(), sim.structure_hash());
+}
