@@ -699,7 +699,7 @@ fn measure_all<V: Vector>(
 mod tests {
     use super::*;
 
-    /// Issue 32: the optimizations are skipped past the box limit, and every method not
+    /// The optimizations are skipped past the box limit, and every method not
     /// started by the deadline is skipped; each says why, and nothing else changes.
     #[test]
     fn the_box_limit_and_the_time_budget_skip_methods_and_say_why() {
@@ -740,7 +740,7 @@ mod tests {
         assert_eq!(report.best.method, "");
     }
 
-    /// Issue 32: boxes whose extent's area passes f32 are refused (the trees' costs would be
+    /// Boxes whose extent's area passes f32 are refused (the trees' costs would be
     /// infinite), saying so with short numbers.
     #[test]
     fn boxes_beyond_f32_areas_are_refused_with_short_numbers() {

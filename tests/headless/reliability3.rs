@@ -1,4 +1,4 @@
-//! Issue 32, "Reliability, round 3": the built binary on the inputs a hostile or careless user
+//! Reliability: the built binary on the inputs a hostile or careless user
 //! gives the newer surfaces. One test (at least) per defect class; the rules themselves are
 //! also tested where they live (`fileio`, `sweep`, `quality`, `camera`, `text`):
 //!
@@ -12,7 +12,7 @@
 //! 7. brute force and sweep-and-prune are refused past a size and warned about, and a
 //!    degenerate sweep is said;
 //! 8. boxes whose areas pass f32 are refused by `quality` with short numbers;
-//! 9. the messages of the issue.
+//! 9. messages: numbers printed short, line endings named, one exit code for refused input.
 
 use crate::common::cli;
 use aabb_debugger::broadphase::BroadphaseKind;
@@ -319,7 +319,7 @@ fn mutate(header: &mut serde_json::Value, field: &str, value: serde_json::Value)
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Issue 32, class 4: whatever a header with a valid checksum asks (a million spheres, a
+    /// Whatever a header with a valid checksum asks (a million spheres, a
     /// pair limit of 1e8, brute force, huge spheres, other step counts), `replay` ends within
     /// the bounds: refused with one line naming the file, or replayed as the records say (the
     /// original's output).
@@ -368,10 +368,10 @@ proptest! {
     }
 }
 
-/// The issue's two headers: a million generated spheres by brute force, and a pair limit of
+/// Two headers that order unbounded work: a million generated spheres by brute force, and a pair limit of
 /// 1e8 over 14,000 spheres (records of 30): refused at once, naming the file and what differs.
 #[test]
-fn the_issues_headers_are_refused_before_anything_is_built() {
+fn headers_ordering_unbounded_work_are_refused_before_anything_is_built() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (bytes, original) = small_recording(BroadphaseKind::Brute);
     let mut million = original.clone();

@@ -1,4 +1,4 @@
-//! The facts each figure's scene shows (issue "Figures"), checked headless so the figures stay
+//! The facts each figure's scene shows, checked headless so the figures stay
 //! true when the code changes: contacts against candidates, reinserts, recomputation, the
 //! shape of the tree, and velocity-stretched boxes.
 

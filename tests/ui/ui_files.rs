@@ -1,4 +1,4 @@
-//! UI tests of the in-app file dialog (issue 15), driven headless with egui_kittest: after a
+//! UI tests of the in-app file dialog, driven headless with egui_kittest: after a
 //! scene is opened, Open and Save As start in its folder; a name typed into the file name
 //! field opens or saves that file there; a typed name that is not there says so.
 
@@ -411,7 +411,7 @@ fn a_new_document_can_be_saved_as_before_another_opens() {
     assert_eq!(h.state().path(), Some(c.as_path()));
 }
 
-/// Issue 32: Save As over a file of another kind (a recording named `.ron`) is refused with
+/// Save As over a file of another kind (a recording named `.ron`) is refused with
 /// the save's error, and the file and the unsaved document are kept.
 #[test]
 fn save_as_over_a_file_of_another_kind_is_refused_and_the_file_kept() {

@@ -1,4 +1,4 @@
-//! UI tests of the tree's health (issue 17, item 5): the statistics' readout of the live cost
+//! UI tests of the tree's health: the statistics' readout of the live cost
 //! against a fresh best rebuild (measured on a worker thread), the warning past the threshold
 //! and its Rebuild button, the timeline's track, and "no tree" for the other broad phases.
 //!

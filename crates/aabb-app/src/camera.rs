@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(on_screen.size(), egui::vec2(40.0, 100.0));
     }
 
-    /// Issue 32: a world from -3e38 to 3e38 (its width is infinite in f32) is fitted: a
+    /// A world from -3e38 to 3e38 (its width is infinite in f32) is fitted: a
     /// finite zoom and centre, its corners inside the viewport; and the note says so.
     #[test]
     fn a_world_wider_than_f32_holds_is_fitted_and_noted() {

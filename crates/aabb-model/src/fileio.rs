@@ -1578,7 +1578,7 @@ mod tests {
         assert_eq!(names_in(dir.path()), vec!["scene.ron"]);
     }
 
-    // ---- links another user planted, files of another kind, leftovers (issue 32) --------
+    // ---- links another user planted, files of another kind, leftovers --------
 
     #[test]
     fn the_protected_symlinks_rule_on_owner_numbers() {

@@ -1,6 +1,7 @@
 //! The model layer of aabb-debugger: everything the window and the command line share, with
-//! neither a UI nor a command line (the compiler keeps egui and clap out: this crate does not
-//! depend on them). See ARCHITECTURE.md for the layers and the data flow of a step.
+//! neither a UI nor a command line (this crate depends on neither the window's toolkit nor
+//! clap, so the compiler keeps them out). See ARCHITECTURE.md for the layers and the data
+//! flow of a step.
 //!
 //! - [`tree`]: the dynamic AABB tree (the `dynamic-aabb-tree` crate); knows nothing of
 //!   spheres, scenes or the UI.

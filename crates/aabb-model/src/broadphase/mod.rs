@@ -839,7 +839,7 @@ mod tests {
     use rand::{RngExt, SeedableRng};
     use rand_pcg::Pcg64;
 
-    /// Issue 32: a cancel stops brute force's and sweep-and-prune's search (within a row);
+    /// A cancel stops brute force's and sweep-and-prune's search (within a row);
     /// without a cancel, or outside [`with_cancel`], the same search finds its pairs.
     #[test]
     fn a_cancelled_search_stops_and_an_uncancelled_one_does_not() {
@@ -872,7 +872,7 @@ mod tests {
         }
     }
 
-    /// Issue 32: the work estimate counts what each broad phase tests, and says when
+    /// The work estimate counts what each broad phase tests, and says when
     /// sweep-and-prune degenerates; brute force is refused past [`MAX_PAIR_TESTS`].
     #[test]
     fn the_work_estimate_counts_pair_tests_and_tells_degenerate_sweeps() {

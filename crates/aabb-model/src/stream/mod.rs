@@ -436,17 +436,10 @@ pub fn open_trace(path: &Path) -> Result<(Trace, Option<StreamInfo>), StreamErro
 }
 
 /// True when the file at `path` begins with the stream's magic bytes (a regular file only;
-/// a FIFO is never opened to find out).
+/// a FIFO is never opened to find out): [`crate::fileio::kind_of_path`] tells it.
 #[must_use]
 pub fn is_stream_file(path: &Path) -> bool {
-    let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
-        return false;
-    };
-    let mut start = Vec::with_capacity(STREAM_MAGIC.len());
-    match file.take(STREAM_MAGIC.len() as u64).read_to_end(&mut start) {
-        Ok(_) => start == STREAM_MAGIC,
-        Err(_) => false,
-    }
+    crate::fileio::kind_of_path(path) == Some(crate::fileio::FileKind::Stream)
 }
 
 /// Writes a trace as a stream (what `convert` does from text to binary): HELLO, STATIC, then

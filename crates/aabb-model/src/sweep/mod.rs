@@ -4,7 +4,7 @@
 //! same on every machine and whatever the thread count) and how long its steps took (medians
 //! with spread); then a recommendation ([`advise`]).
 //!
-//! No egui here: the window's Advisor view and the `sweep` subcommand both drive it.
+//! No UI here: the window's Advisor view and the `sweep` subcommand both drive it.
 //!
 //! A trace ([`crate::trace`]) is swept the same way ([`SweepPlan::for_trace`]): every point
 //! replays the same steps of it with its own margin and look-ahead.
@@ -822,7 +822,7 @@ impl SweepHandle {
 mod tests {
     use super::*;
 
-    /// Issue 32: 3,000 spheres that all overlap took about 230 MB a thread, and 32 threads were
+    /// 3,000 spheres that all overlap take about 230 MB a thread, and 32 threads would be
     /// killed inside a 6 GiB limit; the estimate counts their pairs and fits 14 threads there.
     #[test]
     fn the_memory_estimate_counts_the_pairs_a_point_may_hold() {
