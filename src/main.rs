@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[cfg(feature = "app")]
+mod frames;
+#[cfg(feature = "app")]
 mod screenshot;
 
 /// mimalloc: the window allocates many short-lived buffers per frame (meshes, text); it is
@@ -37,6 +39,9 @@ enum Command {
     /// Opens the real window, renders a scene, saves a PNG and exits.
     #[cfg(feature = "app")]
     Screenshot(screenshot::ScreenshotArgs),
+    /// Opens the real window on a scene, plays or pans it, and prints how fast it draws.
+    #[cfg(feature = "app")]
+    Frames(frames::FramesArgs),
 }
 
 fn run(args: Args) -> anyhow::Result<i32> {
@@ -44,6 +49,8 @@ fn run(args: Args) -> anyhow::Result<i32> {
         Some(Command::Headless(command)) => aabb_debugger::cli::run(command),
         #[cfg(feature = "app")]
         Some(Command::Screenshot(args)) => screenshot::main(&args),
+        #[cfg(feature = "app")]
+        Some(Command::Frames(args)) => frames::main(&args),
         None => open_window(args.scene),
     }
 }

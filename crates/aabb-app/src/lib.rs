@@ -57,6 +57,7 @@ pub mod camera;
 pub mod camera3d;
 pub mod commands;
 pub mod files;
+pub mod frames;
 pub mod health;
 pub mod history;
 pub mod layout;
@@ -66,6 +67,7 @@ pub mod native_dialog;
 pub mod palette;
 pub mod pick;
 pub mod prefs;
+pub mod renderer;
 mod screenshot;
 mod shell;
 pub mod sim;
@@ -74,6 +76,7 @@ pub mod state;
 pub mod views;
 
 pub use commands::Command;
+pub use eframe::Renderer;
 pub use pick::{Pick, SphereDrag};
 pub use screenshot::{ScreenshotPlan, run_screenshot};
 pub use shell::{AppOptions, DebuggerApp};
@@ -107,13 +110,13 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
             .with_title("aabb-debugger")
             .with_app_id("aabb-debugger")
             .with_inner_size(WINDOW_SIZE)
-            .with_min_inner_size([640.0, 420.0])
+            .with_min_inner_size([640.0, 400.0])
             .with_drag_and_drop(true),
         ..Default::default()
     };
-    eframe::run_native(
-        "aabb-debugger",
-        options,
+    let renderers = renderer::renderers_to_try()?;
+    renderer::run_native_with("aabb-debugger", options, &renderers, || {
+        let (scene, path, recording) = (scene.clone(), path.clone(), recording.clone());
         Box::new(move |cc| {
             let mut app = DebuggerApp::new(
                 &cc.egui_ctx,
@@ -130,8 +133,8 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
                 app.push_command(Command::Open(file));
             }
             Ok(Box::new(app))
-        }),
-    )
+        })
+    })
     .map_err(|e| anyhow::anyhow!("could not open the window: {e}"))?;
     Ok(0)
 }

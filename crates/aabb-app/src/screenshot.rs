@@ -188,6 +188,20 @@ impl ScreenshotRun {
     }
 }
 
+/// The scene a self-closing window run starts on, and whether `path` is then opened over it
+/// (`true` for a trace or a box list, which open as File > Open opens them, over the built-in
+/// scene); the built-in scene when `path` is `None`.
+pub(crate) fn scene_for_window(path: Option<&Path>) -> anyhow::Result<(Scene, bool)> {
+    let Some(path) = path else {
+        return Ok((Scene::builtin_default(), false));
+    };
+    if crate::trace::is_trace_path(path) || crate::scene::boxlist::opens_as_box_list(path) {
+        Ok((Scene::builtin_default(), true))
+    } else {
+        Ok((Scene::load(path)?, false))
+    }
+}
+
 /// Opens the real window on `scene_path`, renders it as `plan` says, writes the PNG and closes.
 /// Returns 0 on success; an error (exit 1) for a bad scene or a failed render; exits the
 /// process with status 3 when nothing was saved within `timeout`.
@@ -196,14 +210,7 @@ pub fn run_screenshot(
     plan: ScreenshotPlan,
     timeout: Duration,
 ) -> anyhow::Result<i32> {
-    // A trace or a box list opens as the window opens one, over the built-in scene.
-    let by_open = crate::trace::is_trace_path(scene_path)
-        || crate::scene::boxlist::opens_as_box_list(scene_path);
-    let scene = if by_open {
-        Scene::builtin_default()
-    } else {
-        Scene::load(scene_path)?
-    };
+    let (scene, by_open) = scene_for_window(Some(scene_path))?;
     let out = plan.out.clone();
     let size = plan.size;
     // A private storage folder: no remembered panel sizes or prefs change the picture.
@@ -239,48 +246,48 @@ pub fn run_screenshot(
     let result: ResultSlot = Arc::default();
     let slot = Arc::clone(&result);
     let path = scene_path.to_path_buf();
-    let run = eframe::run_native(
-        "aabb-debugger-screenshot",
-        options,
-        Box::new(move |cc| {
-            // Screenshots are taken at one pixel per point, so the PNG is `--size` pixels.
-            cc.egui_ctx.set_zoom_factor(1.0);
-            let mut app = DebuggerApp::new(
-                &cc.egui_ctx,
-                None,
-                scene,
-                (!by_open).then(|| path.clone()),
-                AppOptions {
-                    playing: false,
-                    ephemeral: true,
-                    still: true,
-                    native_dialogs: false,
-                },
-            )?;
-            if by_open {
-                app.apply(Command::Open(path.clone()), true);
-                if let Some(e) = app.error() {
-                    return Err(anyhow::anyhow!("{e}").into());
+    let renderers = crate::renderer::renderers_to_try()?;
+    let run =
+        crate::renderer::run_native_with("aabb-debugger-screenshot", options, &renderers, || {
+            let (scene, plan, slot, path) =
+                (scene.clone(), plan.clone(), Arc::clone(&slot), path.clone());
+            Box::new(move |cc| {
+                // Screenshots are taken at one pixel per point, so the PNG is `--size` pixels.
+                cc.egui_ctx.set_zoom_factor(1.0);
+                let mut app = DebuggerApp::new(
+                    &cc.egui_ctx,
+                    None,
+                    scene,
+                    (!by_open).then(|| path.clone()),
+                    AppOptions {
+                        playing: false,
+                        ephemeral: true,
+                        still: true,
+                        native_dialogs: false,
+                    },
+                )?;
+                if by_open {
+                    app.apply(Command::Open(path.clone()), true);
+                    if let Some(e) = app.error() {
+                        return Err(anyhow::anyhow!("{e}").into());
+                    }
                 }
-            }
-            prepare(&mut app, &plan)?;
-            Ok(Box::new(ScreenshotApp {
-                app,
-                run: ScreenshotRun {
-                    plan,
-                    frames: 0,
-                    requested: false,
-                    image: Arc::default(),
-                    result: slot,
-                    advisor_reported: false,
-                },
-            }))
-        }),
-    );
+                prepare(&mut app, &plan)?;
+                Ok(Box::new(ScreenshotApp {
+                    app,
+                    run: ScreenshotRun {
+                        plan,
+                        frames: 0,
+                        requested: false,
+                        image: Arc::default(),
+                        result: slot,
+                        advisor_reported: false,
+                    },
+                }))
+            })
+        });
     done.store(true, Ordering::SeqCst);
-    if let Err(e) = std::fs::remove_dir_all(&storage_dir)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
+    if let Err(e) = remove_scratch(&storage_dir) {
         // The run's own scratch folder; the screenshot itself is not affected.
         eprintln!(
             "screenshot: could not remove the scratch folder {}: {e}",
@@ -312,6 +319,20 @@ pub fn run_screenshot(
         }
         Some(Err(e)) => anyhow::bail!("screenshot: {e}"),
         None => anyhow::bail!("screenshot: the window closed before the screenshot was taken"),
+    }
+}
+
+/// Removes a window run's private storage (eframe keeps it as a file or a folder, by
+/// version); nothing there is not an error.
+pub(crate) fn remove_scratch(path: &Path) -> std::io::Result<()> {
+    let outcome = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
     }
 }
 
