@@ -40,6 +40,13 @@ fn awkward_scene(dimensions: u8) -> Scene {
         branch_letters: Some(true),
         fit_content: Some(true),
         caption: Some("A caption: \"quoted\", Ünïcode, r#None".to_owned()),
+        generator: Some(Box::new(aabb_debugger::scene::Generate {
+            count: 1234,
+            radius: (0.25, 0.75),
+            speed: (0.5, 2.0),
+            seed: 987_654_321,
+            density: Some(0.125),
+        })),
     });
     let z = |v: f32| if dimensions == 3 { v } else { 0.0 };
     scene.spheres.push(Sphere {

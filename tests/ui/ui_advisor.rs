@@ -299,3 +299,21 @@ fn opening_another_scene_drops_the_report() {
     );
     assert!(h.query_by_label("Apply best by work").is_none());
 }
+
+#[test]
+fn another_scene_starts_from_the_default_grid_around_its_own_margin() {
+    let mut h = harness();
+    open_with_grid(&mut h, "0.2:0.4:0.1", "0", "20");
+    assert_eq!(
+        h.get_by_label("Margins (from:to:step)").value().as_deref(),
+        Some("0.2:0.4:0.1")
+    );
+    // The built-in scene (margin 0.3): its own default grid, not the grid typed before.
+    h.state_mut().push_command(Command::OpenBuiltin);
+    h.run_steps(3);
+    assert_eq!(h.state().document().tree.margin, 0.3);
+    assert_eq!(
+        h.get_by_label("Margins (from:to:step)").value().as_deref(),
+        Some("0:0.75:0.019")
+    );
+}

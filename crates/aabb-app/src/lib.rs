@@ -34,7 +34,7 @@
 //! Each module imports only modules of the layers below it; nothing imports upward, so the
 //! modules import each other in no circle.
 //!
-//! 1. Values: `layout`, `camera`, `camera3d`, `mesh`, `palette`, `pick`, `history`, `files`,
+//! 1. Values: `layout`, `camera`, `camera3d`, `clock`, `density`, `mesh`, `palette`, `pick`, `history`, `files`,
 //!    `health`, `sim` (a scene's or a trace's simulation); `prefs` (uses `layout`), `snapshot`
 //!    (uses `camera`, `sim`), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
@@ -55,7 +55,9 @@ pub(crate) use aabb_model::{broadphase, fileio, replay, scene, stream, sweep, te
 mod apply;
 pub mod camera;
 pub mod camera3d;
+pub mod clock;
 pub mod commands;
+pub mod density;
 pub mod files;
 pub mod frames;
 pub mod health;

@@ -59,6 +59,7 @@ struct Views {
     timeline: TimelineView,
     opening: super::views::opening::OpeningView,
     live: super::views::live::LiveView,
+    strip: super::views::strip::TuningStrip,
 }
 
 impl Views {
@@ -86,6 +87,9 @@ pub struct DebuggerApp {
     ephemeral: bool,
     applied_theme: Option<ThemeChoice>,
     title: String,
+    /// The longest recent time between egui's frames, seconds, fading after a slow frame
+    /// (see `keep_clicks_in_slow_frames`).
+    slow_frame_secs: f64,
 }
 
 impl DebuggerApp {
@@ -117,6 +121,7 @@ impl DebuggerApp {
             ephemeral: options.ephemeral,
             applied_theme: None,
             title: String::new(),
+            slow_frame_secs: 0.0,
         })
     }
 
@@ -584,6 +589,10 @@ impl DebuggerApp {
         let generation = prefs.layout_generation;
         egui::Panel::top("menu_bar").show(ui, |ui| v.menu.ui(ui, state, out));
         egui::Panel::bottom("status_bar").show(ui, |ui| v.status.ui(ui, state, out));
+        if super::views::strip::TuningStrip::wanted(&panels) {
+            v.strip.set_panels(panels);
+            egui::Panel::top("tuning_strip").show(ui, |ui| v.strip.ui(ui, state, out));
+        }
         if panels.controls {
             egui::Panel::left(("controls", generation))
                 .resizable(true)
@@ -658,18 +667,33 @@ impl DebuggerApp {
     /// Draws one frame into `ui` (the whole window) and applies what it asked for.
     pub fn frame_ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
+        self.state.clock.frame_started(
+            std::time::Instant::now(),
+            self.state.model.sim.step_index(),
+            self.state.model.playing,
+            ctx.requested_repaint_last_pass(),
+        );
+        self.keep_clicks_in_slow_frames(&ctx);
         self.state.begin_frame();
         self.apply_theme(&ctx);
         self.handle_close_request(&ctx);
         // Queued commands, dropped files and shortcuts go first, so this frame shows their
         // result.
+        let was_playing = self.state.model.playing;
         let mut early = std::mem::take(&mut self.pending);
         Self::handle_dropped_files(&ctx, &mut early);
         self.shortcuts(&ctx, &mut early);
         for c in early {
             self.apply(c, false);
         }
-        let dt_secs = ctx.input(|i| i.stable_dt).clamp(0.0, 0.1);
+        // Real time since the last frame, up to a quarter second: slower frames still run
+        // the steps owed (within the clock's budget), beyond that the run falls behind.
+        let dt_secs = if was_playing {
+            ctx.input(|i| i.unstable_dt).clamp(0.0, 0.25)
+        } else {
+            // Play was pressed this frame: the time before was paused, and owes no steps.
+            1.0 / 60.0
+        };
         if self.state.advance_time(dt_secs) {
             ctx.request_repaint();
         }
@@ -690,6 +714,28 @@ impl DebuggerApp {
         self.update_title(&ctx);
     }
 
+    /// egui counts a press and release as a click when they are at most
+    /// `max_click_duration` apart as its frames' clocks tell; in a slow frame a quick click's
+    /// press and release fall into frames a whole frame apart. The allowance grows by twice the
+    /// recent frame time, so no click is lost to a slow frame (a press held longer on purpose
+    /// is still a drag or a long press).
+    fn keep_clicks_in_slow_frames(&mut self, ctx: &egui::Context) {
+        // egui's clock (the time between its frames), held for a while after a slow frame.
+        let dt = f64::from(ctx.input(|i| i.unstable_dt));
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 10.0)
+        } else {
+            0.0
+        };
+        self.slow_frame_secs = dt.max(0.9 * self.slow_frame_secs);
+        let allowance = CLICK_SECS + 2.0 * self.slow_frame_secs;
+        ctx.options_mut(|o| {
+            if (o.input_options.max_click_duration - allowance).abs() > 1e-3 {
+                o.input_options.max_click_duration = allowance;
+            }
+        });
+    }
+
     /// The tree's health (see `health.rs`): files a fresh build that has ended and starts one
     /// when a sample is due; draws again soon while one runs or one was just filed.
     fn tick_health(&mut self, ctx: &egui::Context) {
@@ -708,6 +754,9 @@ impl DebuggerApp {
         }
     }
 }
+
+/// egui's own longest click, seconds, before the allowance for slow frames.
+const CLICK_SECS: f64 = 0.8;
 
 /// How often the window looks for the result of a running fresh build (see `health.rs`).
 const HEALTH_POLL: std::time::Duration = std::time::Duration::from_millis(30);

@@ -82,6 +82,9 @@ pub struct Model {
     pub health: super::health::Health,
 }
 
+/// The most time the clock spends stepping in one frame (see `State::advance_time`).
+pub const STEP_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
+
 /// The error window's last line when opening a file failed.
 pub const KEPT_ON_OPEN: &str = "The document that was open is unchanged.";
 /// The error window's last line when saving the scene failed.
@@ -239,6 +242,9 @@ pub struct State {
     pub allow_close: bool,
     /// A command asked to close the window; the shell does it and clears this.
     pub close_requested: bool,
+    /// The window's frame and step rates (what the statistics and the status line say of
+    /// the speed).
+    pub clock: super::clock::FrameClock,
 }
 
 impl State {
@@ -308,6 +314,7 @@ impl State {
             snapshot_key: None,
             allow_close: false,
             close_requested: false,
+            clock: super::clock::FrameClock::default(),
         };
         state.apply_scene_view();
         state.model.status = state.opened_message();
@@ -348,6 +355,19 @@ impl State {
     }
 
     /// The view settings to save with the scene.
+    /// The generator the document's spheres come from: its own, else the one its file says
+    /// the listed spheres were made with.
+    #[must_use]
+    pub fn generator_made_with(&self) -> Option<crate::scene::Generate> {
+        self.model.doc.generate.or_else(|| {
+            self.model
+                .doc
+                .view
+                .as_ref()
+                .and_then(|v| v.generator.as_deref().copied())
+        })
+    }
+
     pub(super) fn view_settings(&self) -> ViewSettings {
         ViewSettings {
             center: Some((self.view.camera.center.x, self.view.camera.center.y)),
@@ -357,6 +377,7 @@ impl State {
             branch_letters: self.model.doc.view.as_ref().and_then(|v| v.branch_letters),
             fit_content: self.model.doc.view.as_ref().and_then(|v| v.fit_content),
             caption: self.model.doc.view.as_ref().and_then(|v| v.caption.clone()),
+            generator: self.generator_made_with().map(Box::new),
         }
     }
 
@@ -594,7 +615,9 @@ impl State {
     }
 
     /// The clock: runs the steps owed to `dt_secs` of real time while playing (`speed` steps
-    /// per 1/60 s, at most 16 a frame). Returns true while playing (the shell asks for the
+    /// per 1/60 s), at most 16 a frame and for at most [`STEP_BUDGET`] of stepping, so a slow
+    /// step cannot hold the window: what is owed beyond is dropped (the run falls behind real
+    /// time, and the status line says so). Returns true while playing (the shell asks for the
     /// next frame).
     pub(super) fn advance_time(&mut self, dt_secs: f32) -> bool {
         if !self.model.playing {
@@ -604,13 +627,18 @@ impl State {
         self.model.step_debt += dt_secs * 60.0 * self.prefs.speed.max(0.0);
         let steps = (self.model.step_debt.floor() as u32).min(16);
         self.model.step_debt = (self.model.step_debt - steps as f32).min(1.0);
+        let started = std::time::Instant::now();
+        let mut ran = 0;
         for _ in 0..steps {
             self.step_once();
-            if !self.model.playing {
-                // A step stopped (the pair limit): the rest of this frame's steps wait.
+            ran += 1;
+            if !self.model.playing || started.elapsed() >= STEP_BUDGET {
+                // A step stopped (the pair limit), or this frame's stepping took its share:
+                // the rest of this frame's steps are not run.
                 break;
             }
         }
+        self.clock.stepped(ran, started.elapsed());
         if let Some(note) = self.model.discarded.take() {
             // Played on from a past step.
             self.model.status = note;

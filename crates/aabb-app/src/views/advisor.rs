@@ -23,7 +23,9 @@ use crate::sweep::{
 };
 use crate::tree::TreeConfig;
 use egui::{Color32, Pos2, RichText, Stroke};
-use egui_plot::{Corner, Legend, Line, MarkerShape, Plot, PlotPoint, PlotPoints, Points, VLine};
+use egui_plot::{
+    AxisHints, Corner, Legend, Line, MarkerShape, Plot, PlotPoint, PlotPoints, Points, VLine,
+};
 use std::time::Duration;
 
 /// How often the window redraws while a sweep runs (the progress bar moves).
@@ -73,11 +75,13 @@ fn round2(x: f64) -> f64 {
 }
 
 impl Form {
-    /// The default grid around the scene's settings: 0.01 to max(4 x margin, 1), about 40
-    /// margins; look-ahead 0, 0.05, 0.2 and the current one; 300 steps; from now.
+    /// The default grid around the scene's settings: 40 margins from 0 (no fattening at all)
+    /// to max(2.5 x margin, 0.5), so that the current margin lies inside with about 16 points
+    /// below it (the best margin is most often smaller than the one set); look-ahead 0,
+    /// 0.05, 0.2 and the current one; 300 steps; from now.
     fn around(tree: &TreeConfig) -> Form {
-        let from = 0.01;
-        let to = round2((4.0 * f64::from(tree.margin)).max(1.0));
+        let from = 0.0;
+        let to = round2((2.5 * f64::from(tree.margin)).max(0.5));
         let step = round2((to - from) / 39.0);
         let mut lookaheads = vec![0.0f32, 0.05, 0.2];
         if !lookaheads.contains(&tree.velocity_lookahead) {
@@ -156,7 +160,9 @@ enum HeatBy {
 /// The Advisor window's own state.
 #[derive(Default)]
 pub struct AdvisorView {
-    form: Option<Form>,
+    /// The grid as typed, and the document it was made for: another document (a new scene,
+    /// a restart with new spheres) starts from the default grid around its own settings.
+    form: Option<(Form, u64)>,
     running: Option<Running>,
     finished: Option<Finished>,
     /// A refused grid, or how the last sweep ended when it did not finish.
@@ -171,6 +177,23 @@ pub struct AdvisorView {
 }
 
 impl AdvisorView {
+    /// The grid being typed: the one made for the open document, else (none yet, or another
+    /// document opened since) the default around its settings; a running sweep keeps its own.
+    fn form_of(&mut self, state: &State) -> &mut Form {
+        let document = state.model.document_id;
+        let stale = self
+            .form
+            .as_ref()
+            .is_none_or(|(_, made_for)| *made_for != document && self.running.is_none());
+        if stale {
+            self.form = Some((Form::around(&state.model.doc.tree), document));
+        }
+        let (form, _) = self
+            .form
+            .get_or_insert_with(|| (Form::around(&state.model.doc.tree), document));
+        form
+    }
+
     /// The last finished sweep's report.
     #[must_use]
     pub fn report(&self) -> Option<&SweepReport> {
@@ -255,7 +278,7 @@ impl AdvisorView {
 
     /// Starts a sweep of the grid on the live scene (from now) or its start.
     fn start(&mut self, state: &State) {
-        let Some(form) = &self.form else {
+        let Some((form, _)) = &self.form else {
             return;
         };
         let started = form.spec(state.model.pair_limit).and_then(|spec| {
@@ -317,9 +340,7 @@ impl AdvisorView {
     /// The grid's fields, Start, and the progress bar with Cancel.
     fn grid_ui(&mut self, ui: &mut egui::Ui, state: &State) {
         let running = self.running.is_some();
-        let form = self
-            .form
-            .get_or_insert_with(|| Form::around(&state.model.doc.tree));
+        let form = self.form_of(state);
         egui::Grid::new("advisor_grid")
             .num_columns(2)
             .show(ui, |ui| {
@@ -452,6 +473,21 @@ struct Series {
     points: Vec<(usize, [f64; 2])>,
 }
 
+/// A value axis's number: thousands compact (`12k`), small numbers to three significant
+/// digits (`0.0042`), whole numbers whole.
+#[must_use]
+fn axis_number(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e3 || x.fract() == 0.0 {
+        return crate::history::compact_number(x);
+    }
+    let decimals = (2 - a.log10().floor() as i32).clamp(0, 9) as usize;
+    let text = format!("{x:.decimals$}");
+    // No trailing zeros after the point (grid marks are round numbers).
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    text.to_owned()
+}
+
 /// What happened in a plot this frame.
 #[derive(Default)]
 struct PlotOutcome {
@@ -482,7 +518,13 @@ fn metric_plot(
             .find(|(i, _)| *i == index)
             .map(|(_, xy)| *xy)
     };
-    let mut plot = Plot::new(id).height(PLOT_HEIGHT);
+    // The value axis is numbered at every grid line at least 12 points apart (egui_plot's
+    // own spacing leaves a plot this low with one number, or none).
+    let mut plot = Plot::new(id).height(PLOT_HEIGHT).custom_y_axes(vec![
+        AxisHints::new_y()
+            .label_spacing(12.0..=16.0)
+            .formatter(|mark, _| axis_number(mark.value)),
+    ]);
     if legend {
         plot = plot.legend(
             Legend::default()
@@ -988,9 +1030,7 @@ impl View for AdvisorView {
             );
         }
         if let Some(grid) = self.start_requested.take() {
-            let form = self
-                .form
-                .get_or_insert_with(|| Form::around(&state.model.doc.tree));
+            let form = self.form_of(state);
             if let Some(margins) = grid.margins {
                 form.margins = margins;
             }
@@ -1030,7 +1070,13 @@ mod tests {
 
     #[test]
     fn the_default_grid_holds_about_forty_margins_and_the_current_lookahead() {
-        for (margin, lookahead) in [(0.2f32, 0.0f32), (1.0, 0.1), (3.0, 0.05), (0.0, 0.0)] {
+        for (margin, lookahead) in [
+            (0.2f32, 0.0f32),
+            (0.3, 0.05),
+            (1.0, 0.1),
+            (3.0, 0.05),
+            (0.0, 0.0),
+        ] {
             let tree = TreeConfig {
                 margin,
                 velocity_lookahead: lookahead,
@@ -1044,7 +1090,12 @@ mod tests {
                 form.margins,
                 spec.margins.len()
             );
-            assert_eq!(spec.margins[0], 0.01);
+            assert_eq!(spec.margins[0], 0.0);
+            let below = spec.margins.iter().filter(|&&m| m < margin).count();
+            if margin > 0.0 {
+                assert!(below >= 14, "{}: {below} below {margin}", form.margins);
+                assert!(spec.margins.last().is_some_and(|&m| m > 2.0 * margin));
+            }
             assert!(spec.lookaheads.contains(&lookahead));
             assert_eq!(spec.steps, 300);
             assert_eq!(spec.pair_limit, 1000);
@@ -1061,6 +1112,17 @@ mod tests {
             Err(SweepError::Grid { field, .. }) => assert_eq!(field, "steps"),
             other => panic!("expected a steps error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn value_axis_numbers_keep_their_digits() {
+        assert_eq!(axis_number(0.0), "0");
+        assert_eq!(axis_number(0.004), "0.004");
+        assert_eq!(axis_number(0.0125), "0.0125");
+        assert_eq!(axis_number(0.5), "0.5");
+        assert_eq!(axis_number(2.5), "2.5");
+        assert_eq!(axis_number(40.0), "40");
+        assert_eq!(axis_number(25_000.0), "25k");
     }
 
     #[test]

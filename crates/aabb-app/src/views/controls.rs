@@ -143,25 +143,7 @@ impl View for Controls {
         ui.separator();
         ui.heading("Tree");
         let mut s = state.model.doc.tree;
-        let mut changed = false;
-        changed |= ui
-            .add(
-                egui::Slider::new(&mut s.margin, 0.0..=10.0)
-                    .logarithmic(true)
-                    .smallest_positive(0.001)
-                    .text("Margin"),
-            )
-            .on_hover_text("Fat-box margin, world units, added on every side of a tight box.")
-            .changed();
-        changed |= ui
-            .add(
-                egui::Slider::new(&mut s.velocity_lookahead, 0.0..=5.0)
-                    .logarithmic(true)
-                    .smallest_positive(0.001)
-                    .text("Look-ahead (s)"),
-            )
-            .on_hover_text("Seconds of predicted motion added to fat boxes along the velocity.")
-            .changed();
+        let mut changed = tuning_sliders(ui, &mut s);
         changed |= choice_combo(
             ui,
             "Insertion",
@@ -357,17 +339,46 @@ impl View for Controls {
 }
 
 /// The generator's fields, edited in egui's memory until applied.
+/// The two sliders the margin is tuned with, the fattening margin and the velocity
+/// look-ahead, changing `settings`; true when one moved. The controls panel and the compact
+/// tuning strip (when the panel does not fit the window) both show them.
+pub fn tuning_sliders(ui: &mut egui::Ui, settings: &mut crate::tree::TreeConfig) -> bool {
+    let mut changed = ui
+        .add(
+            egui::Slider::new(&mut settings.margin, 0.0..=10.0)
+                .logarithmic(true)
+                .smallest_positive(0.001)
+                .text("Margin"),
+        )
+        .on_hover_text("Fat-box margin, world units, added on every side of a tight box.")
+        .changed();
+    changed |= ui
+        .add(
+            egui::Slider::new(&mut settings.velocity_lookahead, 0.0..=5.0)
+                .logarithmic(true)
+                .smallest_positive(0.001)
+                .text("Look-ahead (s)"),
+        )
+        .on_hover_text("Seconds of predicted motion added to fat boxes along the velocity.")
+        .changed();
+    changed
+}
+
 fn generator_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
     let id = ui.make_persistent_id("generator_edit");
     let current = state.model.doc.generate;
     let mut g: Generate = ui
         .data(|d| d.get_temp::<GenerateEdit>(id))
         .filter(|e| e.base == current)
-        .map_or_else(|| current.unwrap_or(DEFAULT_GENERATE), |e| e.edit);
+        .map_or_else(
+            || state.generator_made_with().unwrap_or(DEFAULT_GENERATE),
+            |e| e.edit,
+        );
     let mut apply = false;
     ui.add(
-        egui::Slider::new(&mut g.count, 1..=200_000)
+        egui::Slider::new(&mut g.count, 1..=crate::scene::MAX_SPHERES as u32)
             .logarithmic(true)
+            .clamping(egui::SliderClamping::Edits)
             .text("Count"),
     );
     ui.horizontal(|ui| {

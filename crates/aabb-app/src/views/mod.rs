@@ -18,6 +18,7 @@ pub mod menu;
 pub mod opening;
 pub mod stats;
 pub mod status;
+pub mod strip;
 pub mod timeline;
 pub mod tree;
 pub mod windows;

@@ -26,6 +26,25 @@ fn row(ui: &mut egui::Ui, name: &str, value: impl Into<egui::WidgetText>) {
     ui.end_row();
 }
 
+/// Steps a second while playing, against real time at the set speed.
+fn steps_a_second(ui: &egui::Ui, state: &State, rates: &crate::clock::FrameRates) -> RichText {
+    if !state.model.playing {
+        return RichText::new("— (paused)");
+    }
+    let Some(sps) = rates.steps_per_sec else {
+        return RichText::new("…");
+    };
+    let speed = state.prefs.speed;
+    let want = crate::clock::STEPS_PER_SEC * f64::from(speed);
+    let text = format!("{sps:.1} of {want:.0}");
+    match rates.real_time_share(speed) {
+        Some(share) if share < crate::clock::BEHIND => {
+            RichText::new(text).color(ui.visuals().warn_fg_color)
+        }
+        _ => RichText::new(text),
+    }
+}
+
 impl View for StatsPanel {
     /// The statistics panel.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
@@ -114,6 +133,17 @@ impl View for StatsPanel {
                     "Drawing (build meshes)",
                     format!("{:.3} ms", state.view.last_draw_ms),
                 );
+                let rates = state.clock.rates();
+                row(
+                    ui,
+                    "Frame (whole, painted)",
+                    match (rates.frame_ms, rates.fps) {
+                        (Some(ms), Some(fps)) => format!("{ms:.1} ms · {fps:.0} fps"),
+                        _ => "—".to_owned(),
+                    },
+                );
+                let sps = steps_a_second(ui, state, &rates);
+                row(ui, "Steps a second", sps);
                 let h = &state.model.history;
                 if !h.is_empty() {
                     row(

@@ -23,7 +23,18 @@ impl View for StatusBar {
             }
             ui.label(format!("step {}", state.model.sim.step_index()));
             ui.separator();
-            ui.label(&state.model.status);
+            if state.model.playing
+                && let Some(note) = state
+                    .clock
+                    .rates()
+                    .behind_note(state.prefs.speed, state.clock.step_ms().unwrap_or(0.0))
+            {
+                ui.label(egui::RichText::new(note).color(ui.visuals().warn_fg_color));
+                ui.separator();
+            }
+            // One line: a long message ends in "…" at the window's edge and shows whole on
+            // hover.
+            ui.add(egui::Label::new(&state.model.status).truncate());
         });
     }
 }

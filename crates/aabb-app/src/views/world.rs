@@ -10,6 +10,7 @@ use eframe::egui;
 use super::View;
 use crate::camera::{ScreenFromWorld, WorldCamera, WorldRect};
 use crate::commands::Command;
+use crate::density::{Density, is_small};
 use crate::mesh::{MeshPool, WORLD_MESH, crisp, paint_alone};
 use crate::palette::Palette;
 use crate::pick::Pick;
@@ -68,6 +69,10 @@ pub struct WorldView {
     context_point: Option<Vec2>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
+    /// Shapes too small to draw, counted per pixel (see `density.rs`), and the texture the
+    /// counts are shown through.
+    density: std::cell::RefCell<Density>,
+    density_texture: std::cell::RefCell<Option<egui::TextureHandle>>,
     /// The view's size and the camera of the last fit: while the camera is still that one
     /// (the user has not panned or zoomed since), a change of size (a panel or the splitter
     /// moved, the window resized) fits again.
@@ -518,6 +523,26 @@ pub fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
     }
 }
 
+/// The end of the arrow from `from` along `v`, stopped at the walls `w`: a sphere's velocity
+/// arrow ends where it would meet a wall, not beyond it (a sphere outside the walls keeps its
+/// whole arrow).
+#[must_use]
+pub fn clip_to(w: &WorldRect, from: Vec2, v: Vec2) -> Vec2 {
+    if !w.contains(from) {
+        return from + v;
+    }
+    let mut t = 1.0f32;
+    for a in 0..2 {
+        let (p, d, lo, hi) = (from[a], v[a], w.min[a], w.max[a]);
+        if d > 0.0 && p + d > hi {
+            t = t.min((hi - p) / d);
+        } else if d < 0.0 && p + d < lo {
+            t = t.min((lo - p) / d);
+        }
+    }
+    from + v * t.clamp(0.0, 1.0)
+}
+
 /// Screen points a branch box is padded outwards per level of its height when nested boxes
 /// are spaced apart (the padded parents of the "view" figure of Sri Harsha Chilakapati's "AABB
 /// Trees for Collision Detection"), and the most levels padded.
@@ -620,14 +645,17 @@ impl WorldView {
         // output, which grew (and copied again) once per layer when each layer was a mesh.
         let mut m = self.meshes.builder(WORLD_MESH);
         m.limit_ink(viewport);
+        let mut d = self.density.borrow_mut();
+        d.begin(viewport, ppp);
+        let statics_layer = d.layer(pal.static_box);
         // Static boxes (level geometry) under every layer: a faint fill and an outline.
         for b in &snap.statics {
             if !b.rect.overlaps(&visible) {
                 continue;
             }
             let r = t.rect(&b.rect);
-            if r.width() < 1.5 && r.height() < 1.5 {
-                m.dot(r.center(), 1.0, pal.static_box);
+            if is_small(r.size()) {
+                d.splat(statics_layer, r.center());
             } else {
                 m.rect_filled(r, pal.static_box.gamma_multiply(0.2));
                 m.rect_outline(crisp(r, ppp), 1.0, pal.static_box);
@@ -648,15 +676,24 @@ impl WorldView {
                     info.branches_cut = cut;
                     info.branch_depth_drawn = Some(hi);
                     let height = snap.max_depth.max(1);
+                    // Branches too small to draw are counted, at every depth of the user's
+                    // range (past the budget's depth too): the deep tree shows as density.
+                    let user_hi = state.prefs.branch_depth_max;
+                    let layer = d.layer(pal.branch(height, height));
                     for n in &snap.nodes {
                         if n.children.is_none()
                             || n.depth < lo
-                            || n.depth > hi
+                            || n.depth > user_hi
                             || !n.rect.overlaps(&visible)
                         {
                             continue;
                         }
-                        if t.len(n.rect.size().max_element()) < 1.0 {
+                        let r = t.rect(&n.rect);
+                        if is_small(r.size()) {
+                            d.splat(layer, r.center());
+                            continue;
+                        }
+                        if n.depth > hi {
                             continue;
                         }
                         let r = node_screen_rect(&t, n, pad, ppp);
@@ -664,14 +701,15 @@ impl WorldView {
                     }
                 }
                 Layer::Leaves => {
+                    let layer = d.layer(pal.leaf);
                     for s in &snap.spheres {
                         let Some(f) = s.fat else { continue };
                         if !f.overlaps(&visible) {
                             continue;
                         }
                         let r = t.rect(&f);
-                        if r.width() < 1.5 && r.height() < 1.5 {
-                            m.dot(r.center(), 1.0, pal.leaf);
+                        if is_small(r.size()) {
+                            d.splat(layer, r.center());
                         } else {
                             m.rect_outline(crisp(r, ppp), 1.0, pal.leaf);
                         }
@@ -683,13 +721,14 @@ impl WorldView {
                     } else {
                         (false, pal.tight, 1.25)
                     };
+                    let layer = d.layer(color);
                     for s in &snap.spheres {
                         if s.colliding != want || !s.tight.overlaps(&visible) {
                             continue;
                         }
                         let r = t.rect(&s.tight);
-                        if r.width() < 1.5 {
-                            m.dot(r.center(), 1.0, color);
+                        if is_small(r.size()) {
+                            d.splat(layer, r.center());
                         } else {
                             m.rect_outline(crisp(r, ppp), width, color);
                         }
@@ -705,6 +744,9 @@ impl WorldView {
                     }
                 }
                 Layer::Spheres => {
+                    let layer = d.layer(pal.sphere);
+                    let contact_layer = d.layer(pal.contact);
+                    let static_layer = d.layer(pal.static_box);
                     for s in &snap.spheres {
                         if !s.tight.overlaps(&visible) {
                             continue;
@@ -718,8 +760,13 @@ impl WorldView {
                                 _ => pal.sphere,
                             };
                             let r = t.rect(&s.tight);
-                            if r.width() < 1.5 && r.height() < 1.5 {
-                                m.dot(r.center(), 1.5, color);
+                            if is_small(r.size()) {
+                                let into = match s.shape {
+                                    Shape::StaticBox => static_layer,
+                                    _ if s.colliding => contact_layer,
+                                    _ => layer,
+                                };
+                                d.splat(into, r.center());
                             } else {
                                 m.rect_filled(r, color.gamma_multiply(0.18));
                                 m.rect_outline(crisp(r, ppp), 1.25, color);
@@ -728,8 +775,8 @@ impl WorldView {
                         }
                         let r = t.len(s.radius);
                         let c = t.pos(s.center);
-                        if r < 1.0 {
-                            m.dot(c, 1.5, pal.sphere);
+                        if r < 0.5 * crate::density::DENSITY_POINTS {
+                            d.splat(layer, c);
                         } else {
                             m.circle_outline(c, r, 1.25, pal.sphere);
                         }
@@ -740,8 +787,17 @@ impl WorldView {
                         if !s.tight.overlaps(&visible) {
                             continue;
                         }
+                        // An arrow shorter than 2 points is not drawn; the sum of the sides
+                        // bounds its length without a square root.
+                        if t.len(s.velocity.x.abs() + s.velocity.y.abs()) < 2.0 {
+                            continue;
+                        }
                         let a = t.pos(s.center);
-                        let b = t.pos(s.center + s.velocity);
+                        let end = match snap.walls {
+                            Some(w) => clip_to(&w, s.center, s.velocity),
+                            None => s.center + s.velocity,
+                        };
+                        let b = t.pos(end);
                         if (b - a).length() >= 2.0 {
                             m.arrow(a, b, 1.25, 6.0, pal.velocity);
                         }
@@ -791,6 +847,26 @@ impl WorldView {
         }
         info.vertices = m.vertex_count();
         info.shapes_skipped = m.skipped();
+        // The density image under the shapes.
+        if let Some(image) = d.image() {
+            let mut texture = self.density_texture.borrow_mut();
+            let options = egui::TextureOptions::NEAREST;
+            match texture.as_mut() {
+                Some(t) => t.set(image, options),
+                None => {
+                    *texture = Some(painter.ctx().load_texture("world-density", image, options));
+                }
+            }
+            if let Some(t) = texture.as_ref() {
+                painter.image(
+                    t.id(),
+                    viewport,
+                    Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+                    Color32::WHITE,
+                );
+            }
+        }
+        drop(d);
         if let Some(shape) = self.meshes.finish(m) {
             paint_alone(painter, shape);
         }
@@ -804,5 +880,38 @@ impl WorldView {
             );
         }
         info
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn velocity_arrows_stop_at_the_walls() {
+        let w = WorldRect::new(Vec2::new(0.0, 0.0), Vec2::new(10.0, 10.0));
+        // Through the right wall: stopped on it, the direction kept.
+        assert_eq!(
+            clip_to(&w, Vec2::new(8.0, 5.0), Vec2::new(4.0, 2.0)),
+            Vec2::new(10.0, 6.0)
+        );
+        // Through the floor, and a corner: the nearer wall stops it.
+        assert_eq!(
+            clip_to(&w, Vec2::new(5.0, 1.0), Vec2::new(0.0, -4.0)),
+            Vec2::new(5.0, 0.0)
+        );
+        assert_eq!(
+            clip_to(&w, Vec2::new(9.0, 9.0), Vec2::new(2.0, 4.0)),
+            Vec2::new(9.5, 10.0)
+        );
+        // Inside: whole; outside the walls: whole.
+        assert_eq!(
+            clip_to(&w, Vec2::new(5.0, 5.0), Vec2::new(1.0, -1.0)),
+            Vec2::new(6.0, 4.0)
+        );
+        assert_eq!(
+            clip_to(&w, Vec2::new(-5.0, 5.0), Vec2::new(1.0, 0.0)),
+            Vec2::new(-4.0, 5.0)
+        );
     }
 }

@@ -165,6 +165,11 @@ pub struct ViewSettings {
     /// A caption the world view shows at its foot (a figure's claim, say), with what this
     /// run measures beside it: the broad phase's time a step and its share of a 60 Hz frame.
     pub caption: Option<String>,
+    /// The generator the listed spheres were made with, when they were generated (a scene
+    /// saved from a generated one lists its spheres at the step it was saved): the app's
+    /// generator panel starts from it. Never run on opening. (Boxed: the view travels
+    /// with every simulation, and most have none.)
+    pub generator: Option<Box<Generate>>,
 }
 
 /// Why a scene could not be read, checked or written. The message names the file, then the

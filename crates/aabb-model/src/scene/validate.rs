@@ -515,32 +515,46 @@ pub(crate) fn warnings(scene: &Scene, pair_limit: usize) -> Vec<String> {
         }
     }
     out.extend(view_warnings(scene));
-    // f32 spacing at the largest coordinate against the least motion a step.
-    let far = (0..d)
-        .map(|a| scene.world.min[a].abs().max(scene.world.max[a].abs()))
-        .fold(0.0f32, f32::max);
-    let spacing = f64::from(far.next_up() - far);
+    // A sphere whose whole motion in a step (its speed, not one axis's share: a sphere moving
+    // almost along an axis barely moves along the others, and rightly so) is smaller than the
+    // spacing of f32 numbers where it is: its box moves in jumps.
     let dt = f64::from(scene.dt);
-    let slowest = scene
-        .spheres
-        .iter()
-        .flat_map(|s| s.velocity.to_array()[..d].to_vec())
-        .map(|v| f64::from(v.abs()) * dt)
-        .chain(
-            scene
-                .generate
-                .filter(|g| g.count > 0)
-                // The mean |component| of a random direction at the mean speed.
-                .map(|g| 0.25 * (f64::from(g.speed.0) + f64::from(g.speed.1)) * dt),
-        )
-        .filter(|&step| step > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    if slowest.is_finite() && spacing > slowest {
+    let spacing_at = |far: f32| f64::from(far.next_up() - far);
+    let far_of = |c: &[f32]| c.iter().map(|v| v.abs()).fold(0.0f32, f32::max);
+    let mut worst: Option<(f64, String, f32, f64)> = None;
+    for sp in &scene.spheres {
+        let v = &sp.velocity.to_array()[..d];
+        let moves = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt() * dt;
+        let far = far_of(&sp.center.to_array()[..d]);
+        let spacing = spacing_at(far);
+        if moves > 0.0 && spacing > moves {
+            let ratio = spacing / moves;
+            if worst.as_ref().is_none_or(|w| ratio > w.0) {
+                worst = Some((ratio, format!("sphere {}", sp.id), far, moves));
+            }
+        }
+    }
+    if let Some(g) = scene.generate.filter(|g| g.count > 0) {
+        let world_far = (0..d)
+            .map(|a| scene.world.min[a].abs().max(scene.world.max[a].abs()))
+            .fold(0.0f32, f32::max);
+        let moves = 0.5 * (f64::from(g.speed.0) + f64::from(g.speed.1)) * dt;
+        let spacing = spacing_at(world_far);
+        if moves > 0.0 && spacing > moves && worst.as_ref().is_none_or(|w| spacing / moves > w.0) {
+            worst = Some((
+                spacing / moves,
+                "the generated spheres (at their mean speed)".to_owned(),
+                world_far,
+                moves,
+            ));
+        }
+    }
+    if let Some((_, who, far, moves)) = worst {
+        let spacing = spacing_at(far);
         out.push(format!(
-            "coordinates reach {far:e}, where f32 numbers are {spacing} apart, but a sphere \
-             moves only {slowest:.3e} a step: positions are simulated in f64, so it moves, but \
-             the tree sees its box jump by {spacing}. Move the world nearer the origin for \
-             smooth boxes"
+            "{who} moves {moves:.3e} a step at coordinates of {far:e}, where f32 numbers are \
+             {spacing:.3e} apart: positions are simulated in f64, so it moves, but the tree \
+             sees its box jump. Move the world nearer the origin for smooth boxes"
         ));
     }
     out

@@ -83,8 +83,8 @@ pub struct TreeView {
     /// The diagram's camera.
     camera: TreeCamera,
     /// The fit request of the state last fitted for, the layout fitted, and the diagram's
-    /// size then.
-    fitted: Option<(u64, TreeLayoutKind, egui::Vec2)>,
+    /// size and extent (width, levels) then.
+    fitted: Option<(u64, TreeLayoutKind, egui::Vec2, (f32, u32))>,
     /// The camera was moved (pan, zoom, focus) since the last fit; until then a change of the
     /// diagram's size fits again.
     moved: bool,
@@ -110,8 +110,11 @@ pub struct TreeView {
     toggles: Vec<Toggle>,
     /// Per depth level, the screen x of the last thing drawn (level of detail).
     last_at_level: Vec<(f32, f32)>,
-    /// Per drawn item: an event of the last step names it (scratch of the drawing).
+    /// Per drawn item: an event of the last step names it.
     marked: Vec<bool>,
+    /// The layout `marked` was worked out for (a step of a big scene has a million events:
+    /// they are mapped once, not every frame).
+    marked_for: Option<LayoutKey>,
     /// The mesh buffers, kept from frame to frame.
     meshes: MeshPool,
     /// Show what changed since the previous step.
@@ -537,10 +540,15 @@ impl TreeView {
         self.mark_changes(snap);
         let kind = self.layout.kind;
         let size = viewport.size();
+        // The diagram's extent: a tree that grows (a trace or a live engine adding bodies)
+        // or shrinks is fitted again, as a resized view is, while the user has not moved the
+        // camera since the last fit.
+        let extent = (self.layout.width, self.layout.levels);
         let stale = match self.fitted {
-            Some((request, fitted_kind, fitted_size)) => {
+            Some((request, fitted_kind, fitted_size, fitted_extent)) => {
                 (request, fitted_kind) != (state.view.tree_fit_request, kind)
-                    || (!self.moved && (fitted_size - size).length() > 0.5)
+                    || (!self.moved
+                        && ((fitted_size - size).length() > 0.5 || fitted_extent != extent))
             }
             None => true,
         };
@@ -553,7 +561,7 @@ impl TreeView {
                 }
             };
             self.camera.fit_span(viewport, min, max);
-            self.fitted = Some((state.view.tree_fit_request, kind, size));
+            self.fitted = Some((state.view.tree_fit_request, kind, size, extent));
             self.moved = false;
         }
         let radius = node_radius(&self.camera);
@@ -943,14 +951,18 @@ impl TreeView {
     /// a big scene inserts every leaf); in the icicle only cells wide enough to show a mark.
     fn draw_marks(&mut self, m: &mut MeshBuilder, viewport: Rect, state: &State, pal: &Palette) {
         let snap = &state.snapshot;
-        let marked = &mut self.marked;
-        marked.clear();
-        marked.resize(self.layout.items.len(), false);
-        for event in &state.model.sim.report().events {
-            if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(i)) {
-                marked[k] = true;
+        if self.marked_for != self.layout_key || self.marked.len() != self.layout.items.len() {
+            let marked = &mut self.marked;
+            marked.clear();
+            marked.resize(self.layout.items.len(), false);
+            for event in &state.model.sim.report().events {
+                if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(i)) {
+                    marked[k] = true;
+                }
             }
+            self.marked_for = self.layout_key;
         }
+        let marked = &self.marked;
         let layout = &self.layout;
         let cam = self.camera;
         let radius = node_radius(&cam);

@@ -1,0 +1,111 @@
+//! Small things a user notices: the generator panel remembers what a saved scene was made
+//! with, and the tree view keeps the whole tree in sight as a trace's tree grows.
+
+use aabb_app::Command;
+use aabb_debugger::scene::Scene;
+use eframe::egui;
+use egui::Vec2;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+
+use crate::common::ui;
+
+/// A trace whose tree grows: step `s` has `2 (s + 1)` boxes in a row.
+fn growing_trace() -> String {
+    let mut t = String::from("aabb-trace 1 dims=2 dt=0.05\n");
+    for s in 0..32u32 {
+        t.push_str(&format!("step {s}\n"));
+        for id in 0..2 * (s + 1) {
+            let x = 3.0 * id as f32;
+            t.push_str(&format!("{id} {x} 0 {} 1\n", x + 1.0));
+        }
+    }
+    t
+}
+
+#[test]
+fn the_tree_view_fits_again_as_a_traces_tree_grows() {
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("growing.trace");
+    std::fs::write(&path, growing_trace()).expect("write the trace");
+    h.state_mut().apply(Command::Open(path), false);
+    h.run_steps(3);
+    assert!(h.state().sim().is_trace(), "{}", h.state().status());
+    for _ in 0..31 {
+        h.state_mut().apply(Command::Step, false);
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+    assert_eq!(h.state().sim().live_count(), 64);
+    let view = h.state().tree_view_rect().expect("the tree view is drawn");
+    let ids: Vec<_> = h.state().snapshot().nodes.iter().map(|n| n.id).collect();
+    let mut drawn = 0;
+    for id in ids {
+        if let Some(p) = h.state().tree_node_screen_pos(id) {
+            drawn += 1;
+            assert!(
+                view.contains(p),
+                "node {id:?} at {p:?} is outside the tree view {view:?}"
+            );
+        }
+    }
+    assert!(drawn >= 8, "only {drawn} nodes drawn");
+}
+
+#[test]
+fn a_saved_generated_scene_reopens_with_its_generator_in_the_panel() {
+    let text = r#"(
+    format_version: 1,
+    name: "generated",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: (200.0, 200.0)),
+    dt: 0.016666668,
+    tree: (margin: 0.1),
+    spheres: [],
+    generate: Some((count: 345, radius: (0.5, 1.0), speed: (0.0, 1.0), seed: 4242)),
+    view: None,
+)"#;
+    let scene = Scene::parse(text, "generated.ron", false).expect("valid");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1440.0, 900.0)),
+        scene,
+    );
+    h.run_steps(2);
+    // Saved after some steps: the spheres are listed, the generator kept beside them.
+    for _ in 0..5 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("saved.ron");
+    h.state_mut().apply(Command::SaveAs(path.clone()), false);
+    h.run_steps(2);
+    assert!(h.state().error().is_none(), "{:?}", h.state().error());
+    let saved = Scene::load(&path).expect("the saved scene loads");
+    assert_eq!(saved.generate, None);
+    assert_eq!(saved.spheres.len(), 345);
+    assert_eq!(
+        saved
+            .view
+            .as_ref()
+            .and_then(|v| v.generator.as_deref())
+            .map(|g| (g.count, g.seed)),
+        Some((345, 4242))
+    );
+    // Reopened: the panel shows count 345 and seed 4242, not the defaults.
+    h.state_mut().apply(Command::Open(path), true);
+    h.run_steps(3);
+    let number_of = |label: &str| {
+        h.get_all_by_label(label)
+            .next()
+            .unwrap_or_else(|| panic!("a {label} field"))
+            .accesskit_node()
+            .numeric_value()
+    };
+    assert_eq!(number_of("Count"), Some(345.0));
+    assert_eq!(number_of("seed"), Some(4242.0));
+}
