@@ -19,19 +19,26 @@ pub fn app_harness(
     builder: HarnessBuilder<DebuggerApp>,
     scene: Scene,
 ) -> Harness<'static, DebuggerApp> {
+    app_harness_with(
+        builder,
+        scene,
+        AppOptions {
+            playing: false,
+            ephemeral: true,
+            ..AppOptions::default()
+        },
+    )
+}
+
+/// As [`app_harness`], with the app's `options`.
+pub fn app_harness_with(
+    builder: HarnessBuilder<DebuggerApp>,
+    scene: Scene,
+    options: AppOptions,
+) -> Harness<'static, DebuggerApp> {
     builder.build_eframe(move |cc| {
-        let mut app = DebuggerApp::new(
-            &cc.egui_ctx,
-            None,
-            scene,
-            None,
-            AppOptions {
-                playing: false,
-                ephemeral: true,
-                ..AppOptions::default()
-            },
-        )
-        .expect("the app starts");
+        let mut app =
+            DebuggerApp::new(&cc.egui_ctx, None, scene, None, options).expect("the app starts");
         app.set_health_on_ui_thread(true);
         app
     })

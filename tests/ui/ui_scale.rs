@@ -3,7 +3,7 @@
 //! loop (the margin and look-ahead sliders beside the numbers they move) fits a laptop's
 //! window and stays reachable in a small one.
 
-use aabb_app::DebuggerApp;
+use aabb_app::{AppOptions, DebuggerApp};
 use aabb_debugger::scene::Scene;
 use eframe::egui;
 use egui::{Event, Key, Modifiers, PointerButton, Rect, Vec2};
@@ -213,5 +213,74 @@ fn at_640_by_400_the_sliders_stay_reachable() {
     assert!(
         h.state().document().tree.margin > before,
         "the margin moved from {before}"
+    );
+}
+
+/// The app with slow steps on the stepping thread, as the window runs, playing `scene`.
+fn background_harness(scene: Scene) -> Harness<'static, DebuggerApp> {
+    let mut h = ui::app_harness_with(
+        Harness::builder()
+            .with_size(Vec2::new(1280.0, 800.0))
+            .with_step_dt(1.0 / 60.0),
+        scene,
+        AppOptions {
+            playing: true,
+            ephemeral: true,
+            background_steps: true,
+            ..AppOptions::default()
+        },
+    );
+    h.run_steps(1);
+    h
+}
+
+/// Runs frames (a few milliseconds apart) until `done` holds; false when it did not within
+/// a minute.
+fn frames_until(h: &mut Harness<'_, DebuggerApp>, done: impl Fn(&DebuggerApp) -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        if done(h.state()) {
+            return true;
+        }
+        h.step();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    false
+}
+
+#[test]
+fn slow_steps_run_on_the_stepping_thread_and_equal_the_frames_own_steps() {
+    // 30,000 spheres: a step takes longer than the stepping thread's threshold (in any
+    // build), so the window steps them there.
+    let mut h = background_harness(generated(30_000));
+    assert!(
+        frames_until(&mut h, |app| app.stepping_in_background()),
+        "a step runs on the stepping thread"
+    );
+    // While it runs, the window draws on and takes the Pause click at once; the step in
+    // flight ends, is shown, and no other starts.
+    h.get_all_by_label("Pause").next().expect("Pause").click();
+    h.step();
+    assert!(!h.state().is_playing(), "the click paused the run");
+    assert!(frames_until(&mut h, |app| !app.stepping_in_background()));
+    h.run_steps(3);
+    let at = h.state().sim().step_index();
+    assert!(at >= 1, "steps were taken");
+    h.run_steps(3);
+    assert_eq!(h.state().sim().step_index(), at, "paused stays paused");
+    // The same steps made in the frame give the same simulation and recording.
+    let mut same = harness(generated(30_000), Vec2::new(1280.0, 800.0), 1.0 / 60.0);
+    for _ in 0..at {
+        same.state_mut().apply(aabb_app::Command::Step, false);
+    }
+    same.run_steps(1);
+    assert_eq!(same.state().sim().step_index(), at);
+    assert_eq!(
+        same.state().sim().structure_hash(),
+        h.state().sim().structure_hash()
+    );
+    assert_eq!(
+        same.state().recording().last_step(),
+        h.state().recording().last_step()
     );
 }

@@ -309,6 +309,7 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
                     ephemeral: true,
                     still: false,
                     native_dialogs: false,
+                    background_steps: true,
                 },
             )?;
             if by_open && let Some(path) = &path {

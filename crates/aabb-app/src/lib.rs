@@ -128,6 +128,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
                 AppOptions {
                     playing: recording.is_none(),
                     native_dialogs: true,
+                    background_steps: true,
                     ..AppOptions::default()
                 },
             )?;

@@ -264,6 +264,7 @@ pub fn run_screenshot(
                         ephemeral: true,
                         still: true,
                         native_dialogs: false,
+                        background_steps: false,
                     },
                 )?;
                 if by_open {

@@ -42,6 +42,10 @@ pub struct AppOptions {
     /// Use the desktop's file dialog where there is one (the window; tests and screenshots
     /// use the in-app dialog).
     pub native_dialogs: bool,
+    /// Run slow steps on the stepping thread, so the window never waits on them (the
+    /// window; tests and screenshots step in the frame, so their frames are alike run after
+    /// run).
+    pub background_steps: bool,
 }
 
 /// The views, each its own type (see `views/`).
@@ -111,6 +115,7 @@ impl DebuggerApp {
         };
         let mut state = State::new(scene, path, prefs, options.playing, !options.still)?;
         state.dialogs.native = options.native_dialogs;
+        state.background_steps = options.background_steps;
         // A picture is the same every run: no worker racing it.
         state.model.health.set_on_ui_thread(options.still);
         Ok(DebuggerApp {
@@ -177,6 +182,12 @@ impl DebuggerApp {
     #[must_use]
     pub fn stopped(&self) -> Option<&str> {
         self.state.model.stopped.as_deref()
+    }
+
+    /// True while a step runs on the stepping thread.
+    #[must_use]
+    pub fn stepping_in_background(&self) -> bool {
+        self.state.stepping_in_background()
     }
 
     /// The most candidate pairs a step may find.

@@ -12,7 +12,7 @@ use super::prefs::{Layers, Prefs};
 use super::sim::{Origin, Sim};
 use super::snapshot::Snapshot;
 use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeView};
-use crate::replay::{Edit, Recording, ReplayError};
+use crate::replay::{Edit, Recording, Replay, ReplayError};
 use crate::scene::{Scene, SceneError, ViewSettings};
 use crate::tree::Aabb;
 use glam::{Vec2, Vec3};
@@ -245,7 +245,25 @@ pub struct State {
     /// The window's frame and step rates (what the statistics and the status line say of
     /// the speed).
     pub clock: super::clock::FrameClock,
+    /// Slow steps run on the stepping thread (the window); off, every step runs in the frame
+    /// (tests and screenshots, whose frames must be alike run after run).
+    pub background_steps: bool,
+    /// The step running on the stepping thread, if one is.
+    stepping: Option<StepJob>,
 }
+
+/// A step running on the stepping thread: a copy of the simulation steps there while the
+/// window goes on drawing the one shown and taking input (see `State::advance_time`).
+struct StepJob {
+    handle: std::thread::JoinHandle<(Sim, Result<(), SceneError>, std::time::Duration)>,
+    /// The model's document and revision when it started: a change since (an edit, a new
+    /// setting, another document, the timeline moved) makes its result stale, and it is
+    /// dropped; the next step starts from the changed model.
+    key: (u64, u64),
+}
+
+/// A step slower than this (on average) runs on the stepping thread, milliseconds.
+pub const BACKGROUND_STEP_MS: f64 = 12.0;
 
 impl State {
     /// The state at step 0 of `scene` (from `path`, if any), with `prefs`. Fails only when the
@@ -315,6 +333,8 @@ impl State {
             allow_close: false,
             close_requested: false,
             clock: super::clock::FrameClock::default(),
+            background_steps: false,
+            stepping: None,
         };
         state.apply_scene_view();
         state.model.status = state.opened_message();
@@ -527,13 +547,9 @@ impl State {
     /// step, the recorded future is discarded first.
     /// At a trace's last step it pauses and says so instead.
     pub(super) fn step_once(&mut self) {
-        if !self.at_past_step() && self.model.sim.is_at_end() {
-            self.end_of_trace();
+        if !self.ready_to_step() {
             return;
         }
-        self.discard_future();
-        // The restarted run went on: what the restart replaced is not brought back.
-        self.model.before_restart = None;
         let outcome = match self.model.recording.step(&mut self.model.sim) {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -549,6 +565,25 @@ impl State {
                 return;
             }
         };
+        self.after_step(outcome);
+    }
+
+    /// What comes before a step: at a trace's end, pause and say so (false: no step);
+    /// from a past step, discard the recorded future.
+    fn ready_to_step(&mut self) -> bool {
+        if !self.at_past_step() && self.model.sim.is_at_end() {
+            self.end_of_trace();
+            return false;
+        }
+        self.discard_future();
+        // The restarted run went on: what the restart replaced is not brought back.
+        self.model.before_restart = None;
+        true
+    }
+
+    /// What follows a recorded step: the views refresh, the history takes its sample, a
+    /// trace's end or a stopped step pauses.
+    fn after_step(&mut self, outcome: Result<(), SceneError>) {
         self.model.rev += 1;
         self.record_step();
         if self.model.sim.is_at_end() {
@@ -560,6 +595,80 @@ impl State {
             debug_assert!(matches!(e, SceneError::Step { .. }), "{e}");
             self.sync_stopped();
         }
+    }
+
+    /// Starts one step on the stepping thread: a copy of the simulation steps there (a copy
+    /// costs a small share of a step this slow) while the window draws the one shown. Steps
+    /// here when no thread can be started.
+    fn start_step_job(&mut self) {
+        if !self.ready_to_step() {
+            return;
+        }
+        let mut sim = self.model.sim.clone();
+        let key = (self.model.document_id, self.model.rev);
+        let spawned = std::thread::Builder::new()
+            .name("stepping".to_owned())
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                let outcome = Replay::step(&mut sim);
+                (sim, outcome, started.elapsed())
+            });
+        match spawned {
+            Ok(handle) => self.stepping = Some(StepJob { handle, key }),
+            Err(_) => self.step_once(),
+        }
+    }
+
+    /// Takes in the stepping thread's step when it has ended: shown and recorded as a step
+    /// made here would be, unless the model changed meanwhile (then it is dropped). Returns
+    /// true while a step is still running.
+    fn collect_step_job(&mut self) -> bool {
+        let Some(job) = self.stepping.take() else {
+            return false;
+        };
+        if !job.handle.is_finished() {
+            self.stepping = Some(job);
+            return true;
+        }
+        let key = job.key;
+        match job.handle.join() {
+            Ok((sim, outcome, took)) => {
+                self.clock.stepped(1, took);
+                if key != (self.model.document_id, self.model.rev) {
+                    return false;
+                }
+                if sim.step_index() == self.model.sim.step_index() {
+                    // A refused step (the pair limit): nothing to record; the simulation's
+                    // record of why is shown.
+                    self.model.sim = sim;
+                    self.model.rev += 1;
+                    self.sync_stopped();
+                    return false;
+                }
+                if let Err(e) = self.model.recording.record_step(&sim) {
+                    // The recording is full: the step is not taken; the clock stops.
+                    self.model.playing = false;
+                    self.model.status = format!("Paused: {e}.");
+                    return false;
+                }
+                self.model.sim = sim;
+                self.after_step(outcome);
+            }
+            Err(_) => {
+                self.model.playing = false;
+                self.model.status = format!(
+                    "Paused: a step failed on the stepping thread; the scene is kept at step {}.",
+                    self.model.sim.step_index()
+                );
+            }
+        }
+        false
+    }
+
+    /// True while a step runs on the stepping thread.
+    #[must_use]
+    pub fn stepping_in_background(&self) -> bool {
+        self.stepping.is_some()
     }
 
     /// Pauses at the last step of a trace, saying so.
@@ -620,13 +729,31 @@ impl State {
     /// time, and the status line says so). Returns true while playing (the shell asks for the
     /// next frame).
     pub(super) fn advance_time(&mut self, dt_secs: f32) -> bool {
+        let running = self.collect_step_job();
         if !self.model.playing {
             self.model.step_debt = 0.0;
-            return false;
+            return running;
+        }
+        if running {
+            // One step at a time: the window draws on while it runs.
+            return true;
         }
         self.model.step_debt += dt_secs * 60.0 * self.prefs.speed.max(0.0);
         let steps = (self.model.step_debt.floor() as u32).min(16);
         self.model.step_debt = (self.model.step_debt - steps as f32).min(1.0);
+        if steps > 0
+            && self.background_steps
+            && self
+                .clock
+                .step_ms()
+                .is_some_and(|ms| ms > BACKGROUND_STEP_MS)
+        {
+            // A slow step runs on the stepping thread; the rest owed is dropped (the run
+            // falls behind real time, and the status line says so).
+            self.model.step_debt = 0.0;
+            self.start_step_job();
+            return true;
+        }
         let started = std::time::Instant::now();
         let mut ran = 0;
         for _ in 0..steps {
