@@ -126,6 +126,16 @@ pub struct Snapshot {
     /// Proxy slot to the index of its leaf in `nodes` (the generation is checked against the
     /// leaf's proxy).
     pub(super) proxy_slot: Vec<u32>,
+    /// The spheres', static boxes' and root's boxes joined, worked out once per refresh (the
+    /// views ask every frame; a million spheres take milliseconds to join).
+    pub(crate) content: Option<WorldRect>,
+    /// Branches at each depth (the world view's level of detail asks every frame).
+    pub branches_per_depth: Vec<usize>,
+    /// The largest sphere radius and the largest |vx| + |vy| on the view plane: a layer whose
+    /// largest shape is too small to draw (labels, velocity arrows) is passed over whole.
+    pub max_radius: f32,
+    /// See [`Snapshot::max_radius`].
+    pub max_speed_l1: f32,
 }
 
 fn project_box<V: Vector>(b: &Aabb<V>, (a, c): (usize, usize)) -> WorldRect {
@@ -324,6 +334,23 @@ impl Snapshot {
                 self.pairs.push((i, j));
             }
         }
+        self.content = self.union_with(None);
+        self.branches_per_depth.clear();
+        self.branches_per_depth
+            .resize(self.max_depth as usize + 1, 0);
+        for n in &self.nodes {
+            if n.children.is_some()
+                && let Some(c) = self.branches_per_depth.get_mut(n.depth as usize)
+            {
+                *c += 1;
+            }
+        }
+        self.max_radius = self.spheres.iter().map(|s| s.radius).fold(0.0, f32::max);
+        self.max_speed_l1 = self
+            .spheres
+            .iter()
+            .map(|s| s.velocity.x.abs() + s.velocity.y.abs())
+            .fold(0.0, f32::max);
     }
 
     /// Sets the walls (from the scene) on the view plane.
@@ -334,13 +361,16 @@ impl Snapshot {
     /// The rectangle holding the walls and every sphere and box (for "fit").
     #[must_use]
     pub fn bounds(&self) -> Option<WorldRect> {
-        self.union_with(self.walls)
+        match (self.content, self.walls) {
+            (Some(c), Some(w)) => Some(c.union(&w)),
+            (c, w) => c.or(w),
+        }
     }
 
     /// What the view shows without the walls: the spheres' boxes and the tree's root box.
     #[must_use]
     pub fn content_bounds(&self) -> Option<WorldRect> {
-        self.union_with(None)
+        self.content
     }
 
     /// `start` joined with every sphere's box, every static box and the root's box.

@@ -92,12 +92,7 @@ pub fn branch_depth_limit_within(state: &State, budget: usize) -> (u32, u32, boo
     let snapshot = &state.snapshot;
     let lo = state.prefs.branch_depth_min;
     let hi = state.prefs.branch_depth_max.min(snapshot.max_depth);
-    let mut per_depth = vec![0usize; snapshot.max_depth as usize + 1];
-    for n in &snapshot.nodes {
-        if n.children.is_some() {
-            per_depth[n.depth as usize] += 1;
-        }
-    }
+    let per_depth = &snapshot.branches_per_depth;
     let mut total = 0;
     let mut limit = hi;
     for d in lo..=hi {
@@ -399,8 +394,11 @@ impl WorldView {
                 .interact_pointer_pos()
                 .map(|p| t.world_from_screen(p));
         }
+        // Nothing is hovered while the view is dragged (a pan of a million spheres would
+        // search them all every frame for nothing).
         if let Some(pos) = response.hover_pos()
             && !response.context_menu_opened()
+            && !response.dragged()
         {
             return Some(pick_world(state, t.world_from_screen(pos), tolerance));
         }
@@ -783,6 +781,10 @@ impl WorldView {
                     }
                 }
                 Layer::Velocity => {
+                    if t.len(snap.max_speed_l1) < 2.0 {
+                        // Every arrow is shorter than two points.
+                        continue;
+                    }
                     for s in &snap.spheres {
                         if !s.tight.overlaps(&visible) {
                             continue;
@@ -804,6 +806,10 @@ impl WorldView {
                     }
                 }
                 Layer::Labels => {
+                    if t.len(snap.max_radius) < 6.0 {
+                        // Every sphere is too small for its label.
+                        continue;
+                    }
                     for s in &snap.spheres {
                         if labels.len() >= LABEL_BUDGET {
                             break;
