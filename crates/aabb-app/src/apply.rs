@@ -1237,18 +1237,11 @@ pub(super) fn trace_document(trace: &crate::trace::Trace, tree: TreeConfig) -> S
     doc
 }
 
-/// True when `path` starts with a recording file's magic (whatever its extension); false
-/// when it cannot be read (opening it as a scene then says why).
+/// True when `path` is a recording (whatever its extension; see
+/// [`crate::fileio::open_as`]); false when it cannot be read (opening it as a scene then says
+/// why).
 pub(super) fn is_recording_file(path: &Path) -> bool {
-    use std::io::Read;
-    let mut start = [0u8; 8];
-    // Not `File::open`: on a FIFO it waits for a writer, and the window with it. A file that
-    // is not regular is no recording; the scene reader then says what it is.
-    crate::fileio::open_regular(path, u64::MAX)
-        .ok()
-        .is_some_and(|mut f| {
-            f.read_exact(&mut start).is_ok() && start == crate::replay::file::MAGIC
-        })
+    crate::fileio::open_as(path) == crate::fileio::OpenAs::Recording
 }
 
 fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {

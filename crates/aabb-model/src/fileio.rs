@@ -226,6 +226,52 @@ pub fn kind_of_path(path: &Path) -> Option<FileKind> {
     Some(content_kind(&head))
 }
 
+/// How a file given to open (on the command line, to File > Open, to `screenshot`) is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenAs {
+    /// A scene file (also what anything unknown is read as: the scene reader then says what
+    /// is wrong with it).
+    Scene,
+    /// A recording.
+    Recording,
+    /// A text trace or a stream file.
+    Trace,
+    /// A box list.
+    BoxList,
+}
+
+/// How `path` is opened: by its magic for a recording, a text trace or a stream file (the
+/// first bytes tell them surely, whatever the name); else by its name for a trace
+/// (`.trace`, `.aabbstream`) or a box list (`.txt`, `.boxes`), so that a malformed one is
+/// refused by its own reader with its line; else by what it starts with ([`content_kind`]);
+/// a scene when nothing tells (or it cannot be read: the scene reader then says why). The one
+/// place the project tells how to open a file.
+#[must_use]
+pub fn open_as(path: &Path) -> OpenAs {
+    let kind = kind_of_path(path);
+    match kind {
+        Some(FileKind::Recording) => return OpenAs::Recording,
+        Some(FileKind::Trace | FileKind::Stream) => return OpenAs::Trace,
+        _ => {}
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("trace") => return OpenAs::Trace,
+        Some(e) if e == crate::trace::STREAM_EXTENSION => return OpenAs::Trace,
+        Some(e) if crate::scene::boxlist::BOX_LIST_EXTENSIONS.contains(&e) => {
+            return OpenAs::BoxList;
+        }
+        _ => {}
+    }
+    match kind {
+        Some(FileKind::BoxList) => OpenAs::BoxList,
+        _ => OpenAs::Scene,
+    }
+}
+
 /// The kind of the regular file at `real` ([`content_kind`] of its first bytes).
 fn kind_of_file(real: &Path) -> io::Result<FileKind> {
     let mut head = Vec::new();
@@ -1675,6 +1721,38 @@ mod tests {
                 String::from_utf8_lossy(bytes)
             );
         }
+    }
+
+    #[test]
+    fn how_a_file_opens_by_name_then_by_content() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).expect("write");
+            p
+        };
+        let cases: [(&str, &[u8], OpenAs); 11] = [
+            // By magic, whatever the name.
+            ("t.txt", b"aabb-trace 1 dims=2\n", OpenAs::Trace),
+            ("r.trace", b"AABBREC\x01rest", OpenAs::Recording),
+            // By name, whatever else they hold (their own reader says what is wrong).
+            ("a.trace", b"(name: \"x\")", OpenAs::Trace),
+            ("a.AABBSTREAM", b"", OpenAs::Trace),
+            ("a.boxes", b"", OpenAs::BoxList),
+            ("a.txt", b"nothing", OpenAs::BoxList),
+            // By content.
+            ("b.ron", b"\xEF\xBB\xBFaabb-trace 1 dims=2\n", OpenAs::Trace),
+            ("b.bin", &aabb_recorder::wire::MAGIC, OpenAs::Trace),
+            ("c.ron", b"AABBREC\x01rest", OpenAs::Recording),
+            ("d.ron", b"0 0 1 1\n", OpenAs::BoxList),
+            ("e.ron", b"(name: \"x\")", OpenAs::Scene),
+        ];
+        for (name, bytes, want) in cases {
+            assert_eq!(open_as(&write(name, bytes)), want, "{name}");
+        }
+        // What cannot be read opens as a scene, whose reader says why.
+        assert_eq!(open_as(&dir.path().join("missing.ron")), OpenAs::Scene);
+        assert_eq!(open_as(dir.path()), OpenAs::Scene);
     }
 
     #[test]

@@ -55,16 +55,12 @@ pub fn read_box_list(path: &Path, max_boxes: usize) -> Result<BoxSet, String> {
 pub const BOX_LIST_EXTENSIONS: &[&str] = &["txt", "boxes"];
 
 /// True when the window (and `screenshot`) opens `path` as a box list: its start looks like
-/// one ([`is_box_list_file`]), or its name ends in one of [`BOX_LIST_EXTENSIONS`] (so an
-/// empty or malformed list is refused by the box list's reader, with its line, not by the
-/// scene reader).
+/// one, or its name ends in one of [`BOX_LIST_EXTENSIONS`] (so an empty or malformed list is
+/// refused by the box list's reader, with its line, not by the scene reader); see
+/// [`crate::fileio::open_as`].
 #[must_use]
 pub fn opens_as_box_list(path: &Path) -> bool {
-    let named = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| BOX_LIST_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
-    named || is_box_list_file(path)
+    crate::fileio::open_as(path) == crate::fileio::OpenAs::BoxList
 }
 
 /// How much of a file [`is_box_list_file`] looks at.

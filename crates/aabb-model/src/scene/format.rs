@@ -70,19 +70,25 @@ pub const NOT_A_SCENE_BUT_BOXES: &str = "not a scene: this is a box list (level 
      scene of it, `quality` measures its trees, and the window's Open imports it";
 
 /// What a file given as a scene (or a box list) is instead, when it is one of the project's
-/// other files (told by how it starts): a recording or a trace, with where it goes.
+/// other files (told by how it starts): a recording, a trace or a stream file, with where it
+/// goes.
 #[must_use]
 pub fn other_kind(bytes: &[u8]) -> Option<&'static str> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if bytes.starts_with(&crate::replay::file::MAGIC) {
+    let kind = crate::fileio::content_kind(bytes);
+    if kind == crate::fileio::FileKind::Recording {
         Some(
             "a recording (`run --record`, or Save recording in the window); rebuild its steps \
              with `aabb-debugger replay FILE`, or open it in the window",
         )
-    } else if bytes.starts_with(b"aabb-trace") {
+    } else if kind == crate::fileio::FileKind::Trace {
         Some(
             "a trace of boxes (`aabb-trace`); `run`, `sweep`, `screenshot` and the window \
              take it",
+        )
+    } else if kind == crate::fileio::FileKind::Stream {
+        Some(
+            "a stream file of the live link (an engine's recorder wrote it); `run`, `sweep`, \
+             `convert`, `screenshot` and the window take it",
         )
     } else {
         None

@@ -1118,32 +1118,9 @@ fn check_sorted_boxes(boxes: &[TraceBox]) -> Result<(), String> {
 /// The file name extension of stream files (the live link's binary traces).
 pub const STREAM_EXTENSION: &str = "aabbstream";
 
-/// True when `path` is a trace: its name ends in `.trace` or `.aabbstream`, or the file
-/// begins with `aabb-trace` or with a stream's magic bytes (a regular file only; anything unreadable is not a trace, and the scene
-/// reader then says what is wrong with it).
+/// True when `path` opens as a trace: its name ends in `.trace` or `.aabbstream`, or the file
+/// begins with `aabb-trace` or with a stream's magic bytes (see [`crate::fileio::open_as`]).
 #[must_use]
 pub fn is_trace_path(path: &Path) -> bool {
-    if path.extension().is_some_and(|e| {
-        e.eq_ignore_ascii_case("trace") || e.eq_ignore_ascii_case(STREAM_EXTENSION)
-    }) {
-        return true;
-    }
-    let Ok(file) = crate::fileio::open_regular(path, u64::MAX) else {
-        return false;
-    };
-    let mut start = Vec::with_capacity(BOM.len() + TRACE_MAGIC.len());
-    use std::io::Read;
-    match file
-        .take((BOM.len() + TRACE_MAGIC.len()) as u64)
-        .read_to_end(&mut start)
-    {
-        Ok(_) => {
-            start.starts_with(&aabb_recorder::wire::MAGIC)
-                || start
-                    .strip_prefix(BOM)
-                    .unwrap_or(&start)
-                    .starts_with(TRACE_MAGIC.as_bytes())
-        }
-        Err(_) => false,
-    }
+    crate::fileio::open_as(path) == crate::fileio::OpenAs::Trace
 }
