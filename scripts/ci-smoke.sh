@@ -85,3 +85,20 @@ if [ -z "$COLOURS" ] || [ "$COLOURS" -lt 16 ]; then
   exit 1
 fi
 echo "ci-smoke: ok ($OUT, ${W}x${H}, $COLOURS colours)"
+
+# The real window playing the built-in scene for two seconds: `frames` reports how fast it
+# drew (any positive rate passes; the figure is printed, not judged: CI machines differ).
+FRAMES="$(timeout 120 "$BIN" frames --mode play --seconds 2 --warmup 1 --json)"
+echo "ci-smoke: frames: $FRAMES"
+case "$FRAMES" in
+  *'"frames":0,'*|*'"fps":0.0,'*|'')
+    echo "ci-smoke: the window drew no frames" >&2
+    exit 1
+    ;;
+  *'"fps":'*) ;;
+  *)
+    echo "ci-smoke: frames printed no report" >&2
+    exit 1
+    ;;
+esac
+echo "ci-smoke: frames ok"
