@@ -2,6 +2,7 @@
 //! sweep-and-prune or Box2D's own tree), printing timings, pair counts, the pair hash and peak
 //! memory.
 
+use super::run::BroadphaseArg;
 use crate::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};
 use crate::workload::{self, OurBroadphase, RunReport, STANDARD_STEPS, WorkloadBroadphase};
 use clap::ValueEnum;
@@ -41,19 +42,6 @@ pub struct BenchArgs {
     /// update (0 to 1; 0 turns it off).
     #[arg(long, default_value_t = crate::tree::DEFAULT_OPTIMIZE_SHARE)]
     pub optimize_share: f32,
-}
-
-/// `--broadphase`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BroadphaseArg {
-    /// Our dynamic AABB tree.
-    Tree,
-    /// Every pair tested.
-    Brute,
-    /// Sweep-and-prune along x.
-    Sap,
-    /// Box2D v3's own tree (its C code): enlarge, partial rebuild, move buffer, pair set.
-    Box2d,
 }
 
 /// `--insertion`.

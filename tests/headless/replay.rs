@@ -52,7 +52,7 @@ struct Seen {
     hash: u64,
     pairs: Vec<(u32, u32)>,
     contacts: Vec<(u32, u32)>,
-    bodies: Vec<aabb_debugger::scene::Body>,
+    bodies: Vec<aabb_debugger::scene::SphereBody>,
     kind: BroadphaseKind,
     stopped: bool,
 }

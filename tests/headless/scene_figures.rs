@@ -2,7 +2,7 @@
 //! true when the code changes: contacts against candidates, reinserts, recomputation, the
 //! shape of the tree, and velocity-stretched boxes.
 
-use aabb_debugger::broadphase::{BroadphaseKind, TreeView};
+use aabb_debugger::broadphase::{BroadphaseKind, TreeRef};
 use aabb_debugger::scene::{Scene, Simulation};
 use aabb_debugger::tree::{DynamicTree, NodeId, Vector};
 use std::path::Path;
@@ -36,11 +36,11 @@ fn shape_of<V: Vector>(tree: &DynamicTree<V, u32>, sim: &Simulation, node: NodeI
 
 fn shape(sim: &Simulation) -> String {
     match sim.broadphase().tree_view().expect("tree") {
-        TreeView::D2(t) => {
+        TreeRef::D2(t) => {
             t.validate().expect("valid");
             t.root().map_or(String::new(), |r| shape_of(t, sim, r))
         }
-        TreeView::D3(t) => {
+        TreeRef::D3(t) => {
             t.validate().expect("valid");
             t.root().map_or(String::new(), |r| shape_of(t, sim, r))
         }

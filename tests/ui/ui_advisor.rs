@@ -5,7 +5,7 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::TreeView;
+use aabb_debugger::broadphase::TreeRef;
 use aabb_debugger::scene::Scene;
 use aabb_debugger::sweep::SweepReport;
 use aabb_debugger::tree::TreeConfig;
@@ -59,8 +59,8 @@ fn harness() -> Harness<'static, DebuggerApp> {
 /// The live tree's settings (the broad phase's own, not the document's).
 fn live_tree(app: &DebuggerApp) -> TreeConfig {
     match app.sim().broadphase().tree_view() {
-        Some(TreeView::D2(t)) => *t.config(),
-        Some(TreeView::D3(t)) => *t.config(),
+        Some(TreeRef::D2(t)) => *t.config(),
+        Some(TreeRef::D3(t)) => *t.config(),
         None => panic!("tree broad phase expected"),
     }
 }

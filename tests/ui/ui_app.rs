@@ -5,7 +5,7 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp, Pick};
-use aabb_debugger::broadphase::TreeView;
+use aabb_debugger::broadphase::TreeRef;
 use aabb_debugger::scene::Scene;
 use eframe::egui;
 use egui::accesskit::Role;
@@ -126,8 +126,8 @@ fn space_plays_and_pauses_and_n_and_right_step_once() {
 
 fn tree_margin(app: &DebuggerApp) -> f32 {
     match app.sim().broadphase().tree_view() {
-        Some(TreeView::D2(t)) => t.config().margin,
-        Some(TreeView::D3(t)) => t.config().margin,
+        Some(TreeRef::D2(t)) => t.config().margin,
+        Some(TreeRef::D3(t)) => t.config().margin,
         None => panic!("tree broad phase expected"),
     }
 }
@@ -644,8 +644,8 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
 /// The tree's settings in the running broad phase.
 fn tree_config(app: &DebuggerApp) -> aabb_debugger::tree::TreeConfig {
     match app.sim().broadphase().tree_view() {
-        Some(TreeView::D2(t)) => *t.config(),
-        Some(TreeView::D3(t)) => *t.config(),
+        Some(TreeRef::D2(t)) => *t.config(),
+        Some(TreeRef::D3(t)) => *t.config(),
         None => panic!("tree broad phase expected"),
     }
 }

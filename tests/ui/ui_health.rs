@@ -12,7 +12,7 @@ use aabb_app::views::timeline::TRACKS;
 use aabb_app::{Command, DebuggerApp};
 use aabb_debugger::broadphase::health::RebuildKind;
 use aabb_debugger::broadphase::health::{LeafBoxes, Shape, least_height};
-use aabb_debugger::broadphase::{BroadphaseKind, TreeView};
+use aabb_debugger::broadphase::{BroadphaseKind, TreeRef};
 use aabb_debugger::scene::Scene;
 use aabb_debugger::scene::boxlist::parse_box_list;
 use aabb_debugger::scene::boxlist::scene_of;
@@ -125,7 +125,7 @@ fn the_readout_shows_the_ratio_measured_on_the_worker_after_n_steps() {
     assert_eq!(sample.least_height(), least_height(48));
     assert_eq!(sample.least_height(), 6);
     assert_eq!(sample.ratio(), live.cost / fresh.shape.cost);
-    let Some(TreeView::D2(tree)) = h.state().sim().broadphase().tree_view() else {
+    let Some(TreeRef::D2(tree)) = h.state().sim().broadphase().tree_view() else {
         panic!("a 2D tree");
     };
     assert_eq!(sample.live.cost, tree.sah_cost());

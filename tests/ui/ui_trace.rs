@@ -245,7 +245,7 @@ fn save_and_save_as_are_off_in_the_file_menu_of_a_trace() {
 
 #[test]
 fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
-    use aabb_app::snapshot::Shape;
+    use aabb_app::snapshot::ItemShape;
     let (mut h, _dir) = opened("boxes.trace");
     let ids = |h: &Harness<'_, DebuggerApp>| {
         h.state()
@@ -259,11 +259,11 @@ fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
     assert_eq!(
         ids(&h),
         vec![
-            (0, Shape::Box, false),
-            (1, Shape::Box, false),
-            (2, Shape::Box, false),
-            (3, Shape::Box, false),
-            (100, Shape::StaticBox, false),
+            (0, ItemShape::Box, false),
+            (1, ItemShape::Box, false),
+            (2, ItemShape::Box, false),
+            (3, ItemShape::Box, false),
+            (100, ItemShape::StaticBox, false),
         ]
     );
     // Named by what they are (the event list, the tree view's tooltips).

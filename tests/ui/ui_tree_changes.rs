@@ -8,7 +8,7 @@ use aabb_app::prefs::ViewMode;
 use aabb_app::sim::Sim;
 use aabb_app::views::tree::TreeDiff;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::TreeView;
+use aabb_debugger::broadphase::TreeRef;
 use aabb_debugger::scene::Scene;
 use aabb_debugger::tree::NodeId;
 use eframe::egui;
@@ -93,7 +93,7 @@ fn shown(h: &Harness<'_, DebuggerApp>, at: u64) -> TreeDiff {
 type Node = (NodeId, Option<usize>, Option<u32>, [f32; 4]);
 
 fn walk(sim: &Sim) -> Vec<Node> {
-    let Some(TreeView::D2(tree)) = sim.broadphase().tree_view() else {
+    let Some(TreeRef::D2(tree)) = sim.broadphase().tree_view() else {
         panic!("a 2D tree");
     };
     let mut nodes: Vec<Node> = Vec::new();

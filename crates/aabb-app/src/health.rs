@@ -14,7 +14,7 @@
 //! The samples are kept by step beside the recording (`Model::health`): a change of the past
 //! ([`Health::truncate_after`]) drops those after it, a restart ([`Health::clear`]) all.
 
-use crate::broadphase::TreeView;
+use crate::broadphase::TreeRef;
 use crate::broadphase::health::{FreshBuild, LeafBoxes, Shape, cost_ratio, least_height};
 use crate::tree::TreeError;
 use std::collections::BTreeMap;
@@ -50,7 +50,7 @@ impl HealthSample {
 /// What the health monitor sees of the model in a frame.
 pub struct Watch<'a> {
     /// The broad phase's tree, `None` for brute force and sweep-and-prune.
-    pub tree: Option<TreeView<'a>>,
+    pub tree: Option<TreeRef<'a>>,
     /// The step shown.
     pub step: u64,
     /// The document's id (`Model::document_id`).
@@ -322,7 +322,7 @@ mod tests {
 
     fn watch<'a>(tree: &'a DynamicTree<Vec3, u32>, step: u64, rev: u64) -> Watch<'a> {
         Watch {
-            tree: Some(TreeView::D3(tree)),
+            tree: Some(TreeRef::D3(tree)),
             step,
             document_id: 1,
             rev,
@@ -349,7 +349,7 @@ mod tests {
         assert_eq!(health.taken(), 0);
         settle(&mut health, &w);
         let sample = *health.at_or_before(4).expect("filed at step 4");
-        let view = TreeView::D3(&tree);
+        let view = TreeRef::D3(&tree);
         let fresh = LeafBoxes::of(&view).best_rebuild().expect("builds");
         assert_eq!(sample.step, 4);
         assert_eq!(sample.fresh, fresh);
@@ -433,7 +433,7 @@ mod tests {
         let w = watch(&tree, 7, 1);
         assert!(health.tick(&w), "filed: draw again");
         assert!(!health.is_busy());
-        let view = TreeView::D3(&tree);
+        let view = TreeRef::D3(&tree);
         let fresh = LeafBoxes::of(&view).best_rebuild().expect("builds");
         assert_eq!(health.at_or_before(7).map(|s| s.fresh), Some(fresh));
         assert!(!health.tick(&w), "nothing new");

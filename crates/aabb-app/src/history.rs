@@ -31,11 +31,11 @@ pub struct Sample {
 
 /// A ring of the recent samples.
 #[derive(Clone, Debug, Default)]
-pub struct History {
+pub struct RecentSteps {
     samples: VecDeque<Sample>,
 }
 
-impl History {
+impl RecentSteps {
     /// Records a report.
     pub fn push(&mut self, report: &StepReport, draw_ms: f32) {
         if self.samples.len() == HISTORY_LEN {
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn the_median_ignores_a_rare_slow_step() {
-        let mut h = History::default();
+        let mut h = RecentSteps::default();
         assert_eq!(h.median(|s| s.update_ms), 0.0);
         for (k, ms) in [40.0, 1.0, 2.0, 1.5].into_iter().enumerate() {
             let report = crate::scene::StepReport {

@@ -130,7 +130,7 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
     }
     if let Some(id) = plan.select {
         let sim = &state.model.sim;
-        let alive = |b: &crate::scene::Body| b.sphere.id == id && b.alive;
+        let alive = |b: &crate::scene::SphereBody| b.sphere.id == id && b.alive;
         if !(sim.spheres().iter().any(alive) || sim.boxes().iter().any(|b| b.id == id)) {
             return Err(SceneError::Invalid {
                 file: state.document_name(),

@@ -87,7 +87,7 @@ impl Sim {
     /// The scene's bodies (spheres, alive or not); none for a trace (its boxes:
     /// [`TraceSimulation::bodies`]).
     #[must_use]
-    pub fn spheres(&self) -> &[crate::scene::Body] {
+    pub fn spheres(&self) -> &[crate::scene::SphereBody] {
         self.as_scene().map_or(&[], Simulation::bodies)
     }
 

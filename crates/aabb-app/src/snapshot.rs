@@ -8,7 +8,7 @@
 
 use super::camera::{Plane, WorldRect};
 use super::sim::Sim;
-use crate::broadphase::TreeView;
+use crate::broadphase::TreeRef;
 use crate::scene::ids_fit_a_table;
 use crate::tree::{Aabb, DynamicTree, NodeId, ProxyId, Vector};
 use glam::{Vec2, Vec3};
@@ -18,7 +18,7 @@ const NONE: u32 = u32::MAX;
 
 /// What a [`SphereItem`] stands for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Shape {
+pub enum ItemShape {
     /// A scene's sphere.
     #[default]
     Sphere,
@@ -28,11 +28,11 @@ pub enum Shape {
     StaticBox,
 }
 
-impl Shape {
+impl ItemShape {
     /// True for a trace's boxes.
     #[must_use]
     pub fn is_box(self) -> bool {
-        self != Shape::Sphere
+        self != ItemShape::Sphere
     }
 }
 
@@ -40,7 +40,7 @@ impl Shape {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SphereItem {
     /// A sphere, or a trace's box.
-    pub shape: Shape,
+    pub shape: ItemShape,
     /// The sphere's id.
     pub id: u32,
     /// Its label, when the scene gives one.
@@ -247,8 +247,8 @@ impl Snapshot {
         let tree = bp.tree_view();
         let has_tree = tree.is_some();
         match tree {
-            Some(TreeView::D2(tree)) => extract_tree(tree, axes, self),
-            Some(TreeView::D3(tree)) => extract_tree(tree, axes, self),
+            Some(TreeRef::D2(tree)) => extract_tree(tree, axes, self),
+            Some(TreeRef::D3(tree)) => extract_tree(tree, axes, self),
             None => {}
         }
         let live = sim.spheres().iter().filter(|b| b.alive);
@@ -267,7 +267,7 @@ impl Snapshot {
             let r = s.radius;
             let tight = Aabb::new(s.center - Vec3::splat(r), s.center + Vec3::splat(r));
             (
-                Shape::Sphere,
+                ItemShape::Sphere,
                 s.id,
                 s.label.clone(),
                 s.center,
@@ -279,7 +279,11 @@ impl Snapshot {
         let statics = sim.as_trace().map_or(&[][..], |t| t.trace().statics());
         let boxes = sim.boxes().iter().map(|b| {
             let fixed = statics.binary_search_by_key(&b.id, |s| s.id).is_ok();
-            let shape = if fixed { Shape::StaticBox } else { Shape::Box };
+            let shape = if fixed {
+                ItemShape::StaticBox
+            } else {
+                ItemShape::Box
+            };
             let center = (b.tight.min + b.tight.max) * 0.5;
             (shape, b.id, None, center, 0.0, b.velocity, b.tight)
         });
@@ -410,9 +414,9 @@ impl Snapshot {
     #[must_use]
     pub fn body_name(&self, id: u32) -> String {
         match self.sphere(id).map(|s| s.shape) {
-            Some(Shape::Sphere) => format!("sphere {id}"),
-            Some(Shape::Box) => format!("box {id}"),
-            Some(Shape::StaticBox) => format!("static box {id}"),
+            Some(ItemShape::Sphere) => format!("sphere {id}"),
+            Some(ItemShape::Box) => format!("box {id}"),
+            Some(ItemShape::StaticBox) => format!("static box {id}"),
             None if self.statics.iter().any(|b| b.id == id) => format!("static box {id}"),
             None => format!("body {id}"),
         }

@@ -6,12 +6,12 @@
 use super::camera::{Plane, WorldCamera, WorldRect};
 use super::commands::Command;
 use super::files::{ExportFormat, FilePurpose};
-use super::history::History;
+use super::history::RecentSteps;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::{Layers, Prefs};
 use super::sim::{Origin, Sim};
 use super::snapshot::Snapshot;
-use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeView};
+use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeRef};
 use crate::replay::{Edit, Recording, Replay, ReplayError};
 use crate::scene::{Scene, SceneError, ViewSettings};
 use crate::tree::Aabb;
@@ -40,7 +40,7 @@ pub struct Model {
     /// The status line.
     pub status: String,
     /// Recent steps, for the charts.
-    pub history: History,
+    pub history: RecentSteps,
     /// The result of the last validation, when "validate every step" is on.
     pub validation: Option<Result<(), String>>,
     /// A load or save error to show in a window.
@@ -113,7 +113,7 @@ pub struct BeforeRestart {
     /// The recording of the run.
     pub recording: Recording<Sim>,
     /// The charts' recent samples.
-    pub history: History,
+    pub history: RecentSteps,
     /// What was restarted: "Reset" or "Apply".
     pub what: &'static str,
 }
@@ -296,7 +296,7 @@ impl State {
                 playing,
                 step_debt: 0.0,
                 status: String::new(),
-                history: History::default(),
+                history: RecentSteps::default(),
                 validation: None,
                 error: None,
                 error_kept: KEPT_ON_OPEN,
@@ -689,8 +689,8 @@ impl State {
     /// Checks the tree's invariants (Ok for the other broad phases).
     pub(super) fn validate_tree(&self) -> Result<(), String> {
         match self.model.sim.broadphase().tree_view() {
-            Some(TreeView::D2(tree)) => tree.validate().map_err(|e| e.to_string()),
-            Some(TreeView::D3(tree)) => tree.validate().map_err(|e| e.to_string()),
+            Some(TreeRef::D2(tree)) => tree.validate().map_err(|e| e.to_string()),
+            Some(TreeRef::D3(tree)) => tree.validate().map_err(|e| e.to_string()),
             None => Ok(()),
         }
     }

@@ -5,7 +5,7 @@ use eframe::egui;
 
 use super::View;
 use crate::commands::{Command, broadphase_name};
-use crate::history::{History, Sample, chart_top, compact_number};
+use crate::history::{RecentSteps, Sample, chart_top, compact_number};
 use crate::palette::Palette;
 use crate::state::State;
 use egui::{Color32, RichText};
@@ -16,7 +16,7 @@ use egui_plot::{Corner, Legend, Line, Plot, PlotPoints};
 pub struct StatsPanel;
 
 /// One figure over the recent steps, for a chart.
-fn series(history: &History, f: impl Fn(&Sample) -> f64) -> PlotPoints<'static> {
+fn series(history: &RecentSteps, f: impl Fn(&Sample) -> f64) -> PlotPoints<'static> {
     PlotPoints::new(history.iter().map(|s| [s.step as f64, f(s)]).collect())
 }
 
@@ -205,7 +205,7 @@ struct Chart {
 /// The charts over the recent steps: the step's own time (moving and updating, finding
 /// pairs), the drawing time apart (it varies with the view, not the tree, and would swamp
 /// the step), and the tree's figures. Axes carry ticks; lines are thick enough in both themes.
-fn charts_ui(ui: &mut egui::Ui, h: &History) {
+fn charts_ui(ui: &mut egui::Ui, h: &RecentSteps) {
     let pal = Palette::for_dark_mode(ui.visuals().dark_mode);
     let charts = [
         Chart {
@@ -257,7 +257,7 @@ fn charts_ui(ui: &mut egui::Ui, h: &History) {
     }
 }
 
-fn chart_ui(ui: &mut egui::Ui, h: &History, chart: Chart, x_label: bool) {
+fn chart_ui(ui: &mut egui::Ui, h: &RecentSteps, chart: Chart, x_label: bool) {
     let values = || chart.lines.iter().flat_map(|&(_, f, _)| h.iter().map(f));
     let (top, above) = if chart.cut_spikes {
         chart_top(values())

@@ -15,7 +15,7 @@ use crate::mesh::{MeshPool, WORLD_MESH, crisp, paint_alone};
 use crate::palette::Palette;
 use crate::pick::Pick;
 use crate::prefs::Layer;
-use crate::snapshot::{NodeItem, Shape};
+use crate::snapshot::{ItemShape, NodeItem};
 use crate::state::State;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
@@ -454,10 +454,10 @@ pub fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
                 return;
             };
             ui.strong(match (&s.label, s.shape) {
-                (_, Shape::Box) => format!("Box {id}"),
-                (_, Shape::StaticBox) => format!("Static box {id}"),
-                (Some(l), Shape::Sphere) => format!("Sphere {id} “{l}”"),
-                (None, Shape::Sphere) => format!("Sphere {id}"),
+                (_, ItemShape::Box) => format!("Box {id}"),
+                (_, ItemShape::StaticBox) => format!("Static box {id}"),
+                (Some(l), ItemShape::Sphere) => format!("Sphere {id} “{l}”"),
+                (None, ItemShape::Sphere) => format!("Sphere {id}"),
             });
             egui::Grid::new("sphere_tip").num_columns(2).show(ui, |ui| {
                 ui.label("centre");
@@ -570,7 +570,7 @@ const CAPTION_CHARS: usize = 400;
 /// The broad phase's median time a step over the recent steps and its share of a 60 Hz
 /// frame, in words (`None` before the first step).
 #[must_use]
-pub fn broadphase_share_text(history: &crate::history::History) -> Option<String> {
+pub fn broadphase_share_text(history: &crate::history::RecentSteps) -> Option<String> {
     if history.is_empty() {
         return None;
     }
@@ -753,14 +753,14 @@ impl WorldView {
                             // A trace's box: filled lightly and outlined, in the colliding
                             // colour when it touches another, static boxes in their own.
                             let color = match s.shape {
-                                Shape::StaticBox => pal.static_box,
+                                ItemShape::StaticBox => pal.static_box,
                                 _ if s.colliding => pal.contact,
                                 _ => pal.sphere,
                             };
                             let r = t.rect(&s.tight);
                             if is_small(r.size()) {
                                 let into = match s.shape {
-                                    Shape::StaticBox => static_layer,
+                                    ItemShape::StaticBox => static_layer,
                                     _ if s.colliding => contact_layer,
                                     _ => layer,
                                 };

@@ -20,7 +20,7 @@ use crate::mesh::{MeshBuilder, MeshPool, WORLD_3D_MESH, paint_alone};
 use crate::palette::{Palette, lerp_color};
 use crate::pick::Pick;
 use crate::prefs::Layer;
-use crate::snapshot::{Shape, Snapshot};
+use crate::snapshot::{ItemShape, Snapshot};
 use crate::state::State;
 use crate::tree::Aabb;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense, vec2};
@@ -505,7 +505,7 @@ impl World3dView {
                     // colours (as in the plane view).
                     for s in snap.spheres.iter().filter(|s| s.shape.is_box()) {
                         let color = match s.shape {
-                            Shape::StaticBox => pal.static_box,
+                            ItemShape::StaticBox => pal.static_box,
                             _ if s.colliding => pal.contact,
                             _ => pal.sphere,
                         };
@@ -646,7 +646,7 @@ mod tests {
     fn sphere(id: u32, center: Vec3, radius: f32) -> SphereItem {
         let r = WorldRect::new(Vec2::ZERO, Vec2::ZERO);
         SphereItem {
-            shape: Shape::Sphere,
+            shape: ItemShape::Sphere,
             id,
             label: None,
             center_world: center,

@@ -12,7 +12,7 @@
 //!   ([`RebuildKind::ALL`]) and keeps the cheapest.
 //! - [`Shape::of`] is the live tree's cost and height; [`cost_ratio`] the two costs compared.
 
-use super::TreeView;
+use super::TreeRef;
 use crate::tree::{Aabb, DynamicTree, RebuildMethod, TreeConfig, TreeError, Vector};
 use glam::{Vec2, Vec3};
 
@@ -126,10 +126,10 @@ impl Shape {
 
     /// The shape of a broad phase's tree.
     #[must_use]
-    pub fn of(tree: &TreeView<'_>) -> Shape {
+    pub fn of(tree: &TreeRef<'_>) -> Shape {
         match tree {
-            TreeView::D2(t) => Shape::of_tree(*t),
-            TreeView::D3(t) => Shape::of_tree(*t),
+            TreeRef::D2(t) => Shape::of_tree(*t),
+            TreeRef::D3(t) => Shape::of_tree(*t),
         }
     }
 }
@@ -179,10 +179,10 @@ impl LeafBoxes {
     /// The leaves' boxes of a broad phase's tree, in the order a rebuild gathers them
     /// ([`DynamicTree::leaf_boxes`]).
     #[must_use]
-    pub fn of(tree: &TreeView<'_>) -> LeafBoxes {
+    pub fn of(tree: &TreeRef<'_>) -> LeafBoxes {
         match tree {
-            TreeView::D2(t) => LeafBoxes::D2(t.leaf_boxes()),
-            TreeView::D3(t) => LeafBoxes::D3(t.leaf_boxes()),
+            TreeRef::D2(t) => LeafBoxes::D2(t.leaf_boxes()),
+            TreeRef::D3(t) => LeafBoxes::D3(t.leaf_boxes()),
         }
     }
 
@@ -275,7 +275,7 @@ mod tests {
     fn the_fresh_build_of_a_rebuilt_tree_is_that_tree() {
         let mut tree = row_tree(37);
         let before = Shape::of_tree(&tree);
-        let boxes = LeafBoxes::of(&TreeView::D2(&tree));
+        let boxes = LeafBoxes::of(&TreeRef::D2(&tree));
         assert_eq!(boxes.len(), 37);
         let fresh = boxes.best_rebuild().expect("builds");
         assert_eq!(fresh.method, RebuildKind::BinnedSah);
@@ -288,7 +288,7 @@ mod tests {
         assert_eq!(after, fresh.shape);
         assert_eq!(cost_ratio(after.cost, fresh.shape.cost), 1.0);
         // And again: the fresh build of the rebuilt tree is the same.
-        let again = LeafBoxes::of(&TreeView::D2(&tree))
+        let again = LeafBoxes::of(&TreeRef::D2(&tree))
             .best_rebuild()
             .expect("builds");
         assert_eq!(again.shape, after);
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn the_leaves_are_copied_as_they_are() {
         let tree = row_tree(5);
-        let LeafBoxes::D2(boxes) = LeafBoxes::of(&TreeView::D2(&tree)) else {
+        let LeafBoxes::D2(boxes) = LeafBoxes::of(&TreeRef::D2(&tree)) else {
             panic!("a 2D tree gives 2D boxes");
         };
         let mut xs: Vec<f32> = boxes.iter().map(|b| b.min.x).collect();
@@ -349,7 +349,7 @@ mod tests {
     fn tiny_and_empty_trees_cost_nothing_and_compare_as_one() {
         for n in 0..=2 {
             let tree = row_tree(n);
-            let fresh = LeafBoxes::of(&TreeView::D2(&tree))
+            let fresh = LeafBoxes::of(&TreeRef::D2(&tree))
                 .best_rebuild()
                 .expect("builds");
             assert_eq!(fresh.shape.cost, 0.0);

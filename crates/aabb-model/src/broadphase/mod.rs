@@ -529,7 +529,7 @@ pub trait Broadphase: Send {
         Vec::new()
     }
     /// The tree for drawing, when this is the tree broad phase.
-    fn tree_view(&self) -> Option<TreeView<'_>> {
+    fn tree_view(&self) -> Option<TreeRef<'_>> {
         None
     }
     /// Full rebuild (the tree only; the others have nothing to rebuild).
@@ -657,7 +657,7 @@ pub(crate) fn body_to_vec3<V: SceneVector>(body: &Body<V>) -> Body<Vec3> {
 }
 
 /// The tree behind a tree broad phase, in the dimension of the scene, for drawing.
-pub enum TreeView<'a> {
+pub enum TreeRef<'a> {
     /// A 2D scene's tree; user data is the sphere id.
     D2(&'a crate::tree::DynamicTree<glam::Vec2, u32>),
     /// A 3D scene's tree; user data is the sphere id.
@@ -759,7 +759,7 @@ impl std::fmt::Display for BroadphaseKind {
 pub use crate::tree::fat_box;
 
 /// A 2D or 3D vector a broad phase can work in: converts from and to the scene's `Vec3`
-/// (2D drops z and gives z = 0 back) and wraps its tree in a [`TreeView`].
+/// (2D drops z and gives z = 0 back) and wraps its tree in a [`TreeRef`].
 pub trait SceneVector: Vector {
     /// `bodies` in this dimension: borrowed as they are in 3D, converted in 2D.
     fn bodies_from_vec3(bodies: &[Body<Vec3>]) -> std::borrow::Cow<'_, [Body<Self>]>;
@@ -768,7 +768,7 @@ pub trait SceneVector: Vector {
     /// As a `Vec3`, z = 0 in 2D.
     fn to_vec3(self) -> Vec3;
     /// The tree, for drawing.
-    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeView<'_>;
+    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeRef<'_>;
 }
 
 impl SceneVector for Vec2 {
@@ -790,8 +790,8 @@ impl SceneVector for Vec2 {
     fn to_vec3(self) -> Vec3 {
         self.extend(0.0)
     }
-    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeView<'_> {
-        TreeView::D2(tree)
+    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeRef<'_> {
+        TreeRef::D2(tree)
     }
 }
 
@@ -805,8 +805,8 @@ impl SceneVector for Vec3 {
     fn to_vec3(self) -> Vec3 {
         self
     }
-    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeView<'_> {
-        TreeView::D3(tree)
+    fn tree_view(tree: &DynamicTree<Self, u32>) -> TreeRef<'_> {
+        TreeRef::D3(tree)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{
     Bodies, Body, Broadphase, BroadphaseCore, BroadphaseError, BroadphaseKind, DEFAULT_PAIR_LIMIT,
-    PairOutcome, SceneVector, TreeView, UpdateOutcome, box_to_vec3, check_bodies,
+    PairOutcome, SceneVector, TreeRef, UpdateOutcome, box_to_vec3, check_bodies,
     check_bodies_against, sorted_bodies,
 };
 use crate::tree::{
@@ -399,7 +399,7 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         self.tree.take_events()
     }
 
-    fn tree_view(&self) -> Option<TreeView<'_>> {
+    fn tree_view(&self) -> Option<TreeRef<'_>> {
         Some(V::tree_view(&self.tree))
     }
 

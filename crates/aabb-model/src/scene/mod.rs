@@ -395,9 +395,9 @@ pub struct StepReport {
 
 /// A live sphere in the simulation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Body {
+pub struct SphereBody {
     /// The sphere as in the scene, with its current centre (the nearest f32 to
-    /// [`Body::position`]) and velocity.
+    /// [`SphereBody::position`]) and velocity.
     pub sphere: Sphere,
     /// True while it exists (between `appear_at` and `disappear_at`).
     pub alive: bool,

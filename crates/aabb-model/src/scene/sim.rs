@@ -8,7 +8,9 @@
 //! Spheres pass through static boxes: they bounce off the walls only.
 
 use super::validate::{check_box_fat_reach, check_fat_reach, check_sphere, check_tree};
-use super::{Body, FORMAT_VERSION, Scene, SceneError, Sphere, StaticBox, StepReport, ViewSettings};
+use super::{
+    FORMAT_VERSION, Scene, SceneError, Sphere, SphereBody, StaticBox, StepReport, ViewSettings,
+};
 use crate::broadphase::{self, Broadphase, BroadphaseKind};
 use crate::tree::{Aabb, TreeConfig};
 use glam::{DVec3, Vec3};
@@ -26,7 +28,7 @@ pub struct Simulation {
     settings: TreeConfig,
     view: Option<ViewSettings>,
     /// Every sphere, alive or not, sorted by id.
-    bodies: Vec<Body>,
+    bodies: Vec<SphereBody>,
     /// The static boxes, sorted by id.
     boxes: Vec<StaticBox>,
     /// The static boxes as the broad phase takes them, sorted by id.
@@ -81,14 +83,14 @@ fn alive_at(s: &Sphere, step: u64) -> bool {
 
 /// True when two spheres overlap or touch, from their f64 positions: squares of f32 radii and
 /// of distances within f32 range stay far below f64's limit, so nothing overflows.
-fn spheres_touch(a: &Body, b: &Body) -> bool {
+fn spheres_touch(a: &SphereBody, b: &SphereBody) -> bool {
     let reach = f64::from(a.sphere.radius) + f64::from(b.sphere.radius);
     a.position.distance_squared(b.position) <= reach * reach
 }
 
 /// True when a sphere overlaps or touches a static box: the distance from its f64 centre to
 /// the nearest point of the box is at most its radius (in 2D both have z = 0).
-fn sphere_touches_box(a: &Body, b: &StaticBox) -> bool {
+fn sphere_touches_box(a: &SphereBody, b: &StaticBox) -> bool {
     let nearest = a.position.clamp(b.min.as_dvec3(), b.max.as_dvec3());
     let r = f64::from(a.sphere.radius);
     a.position.distance_squared(nearest) <= r * r
@@ -152,10 +154,10 @@ fn sorted_difference(all: &[u32], minus: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-impl Body {
+impl SphereBody {
     /// A body for `sphere` at step `step`.
     fn new(sphere: Sphere, step: u64) -> Self {
-        Body {
+        SphereBody {
             alive: alive_at(&sphere, step),
             position: sphere.center.as_dvec3(),
             sphere,
@@ -211,10 +213,10 @@ impl Simulation {
             .map(|b| broadphase::Body::fixed(b.id, b.aabb()))
             .collect();
         let broadphase = make_broadphase(kind, scene.dimensions, scene.tree, pair_limit, &statics)?;
-        let bodies: Vec<Body> = scene
+        let bodies: Vec<SphereBody> = scene
             .all_spheres()
             .into_iter()
-            .map(|sphere| Body::new(sphere, 0))
+            .map(|sphere| SphereBody::new(sphere, 0))
             .collect();
         let appeared = bodies
             .iter()
@@ -386,7 +388,7 @@ impl Simulation {
                 by_id[b.sphere.id as usize] = i as u32;
             }
         }
-        let body = |id: u32| -> Option<&Body> {
+        let body = |id: u32| -> Option<&SphereBody> {
             if dense {
                 let i = *by_id.get(id as usize)?;
                 self.bodies.get(i as usize)
@@ -430,7 +432,7 @@ impl Simulation {
         let r = &self.report;
         let ids = r.reinserted.len() + r.appeared.len() + r.disappeared.len();
         size_of::<Self>()
-            + self.bodies.len() * size_of::<Body>()
+            + self.bodies.len() * size_of::<SphereBody>()
             + self.boxes.len() * size_of::<StaticBox>()
             + self.statics.len() * size_of::<broadphase::Body>()
             + labels
@@ -449,7 +451,7 @@ impl Simulation {
 
     /// The body with this id, alive or not.
     #[must_use]
-    pub fn body(&self, id: u32) -> Option<&Body> {
+    pub fn body(&self, id: u32) -> Option<&SphereBody> {
         self.index_of(id).map(|i| &self.bodies[i])
     }
 
@@ -528,7 +530,7 @@ impl Simulation {
     /// Every sphere, alive or not, sorted by id (the static boxes are
     /// [`Simulation::static_boxes`]).
     #[must_use]
-    pub fn bodies(&self) -> &[Body] {
+    pub fn bodies(&self) -> &[SphereBody] {
         &self.bodies
     }
 
@@ -683,7 +685,7 @@ impl Simulation {
             )));
         }
         self.check_one(&sphere)?;
-        let body = Body::new(sphere, self.step);
+        let body = SphereBody::new(sphere, self.step);
         let appeared = if body.alive {
             vec![body.sphere.id]
         } else {
@@ -732,7 +734,7 @@ impl Simulation {
 /// a wall, clamp to it and flip that velocity component. Positions are kept in f64, so a
 /// sphere far from the origin (where f32 numbers are further apart than it moves in a step)
 /// still moves; the f32 centre is the nearest to the f64 one.
-fn move_and_bounce(body: &mut Body, dt: f32, dims: usize, world: &Aabb<Vec3>) {
+fn move_and_bounce(body: &mut SphereBody, dt: f32, dims: usize, world: &Aabb<Vec3>) {
     let s = &mut body.sphere;
     let r = f64::from(s.radius);
     for a in 0..dims {

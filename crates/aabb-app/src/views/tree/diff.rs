@@ -29,7 +29,7 @@
 //! different sets of spheres share a fingerprint with a probability of about 2^-128; the
 //! unit tests check the definition against exact sets.
 
-use crate::broadphase::{Broadphase, TreeView};
+use crate::broadphase::{Broadphase, TreeRef};
 use crate::state::State;
 use crate::tree::{Aabb, DynamicTree, NodeId, Vector};
 use glam::Vec3;
@@ -114,8 +114,8 @@ impl TreeShape {
     pub fn of(broadphase: &dyn Broadphase) -> TreeShape {
         let mut shape = TreeShape::default();
         match broadphase.tree_view() {
-            Some(TreeView::D2(tree)) => shape.walk(tree),
-            Some(TreeView::D3(tree)) => shape.walk(tree),
+            Some(TreeRef::D2(tree)) => shape.walk(tree),
+            Some(TreeRef::D3(tree)) => shape.walk(tree),
             None => {}
         }
         shape.finish();
