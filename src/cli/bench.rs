@@ -11,6 +11,19 @@ use std::fmt::Write as _;
 /// The most circles brute force accepts (it tests every pair each step).
 pub const MAX_BRUTE_CIRCLES: usize = 100_000;
 
+/// A parser of one strategy's names (`NAMES`), listing them in `--help` and in its error.
+macro_rules! names_parser {
+    ($ty:ty) => {
+        clap::builder::TypedValueParser::try_map(
+            clap::builder::PossibleValuesParser::new(<$ty>::NAMES),
+            |name: String| {
+                <$ty>::from_name(&name)
+                    .ok_or_else(|| format!("`{name}` is not one of {:?}", <$ty>::NAMES))
+            },
+        )
+    };
+}
+
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -27,149 +40,21 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = BroadphaseArg::Tree)]
     pub broadphase: BroadphaseArg,
     /// The tree's insertion cost.
-    #[arg(long, value_enum, default_value_t = InsertionArg::from(InsertionCost::default()))]
-    pub insertion: InsertionArg,
+    #[arg(long, default_value = InsertionCost::default().name(), value_parser = names_parser!(InsertionCost))]
+    pub insertion: InsertionCost,
     /// The tree's balancing.
-    #[arg(long, value_enum, default_value_t = BalancingArg::from(Balancing::default()))]
-    pub balancing: BalancingArg,
+    #[arg(long, default_value = Balancing::default().name(), value_parser = names_parser!(Balancing))]
+    pub balancing: Balancing,
     /// The tree's pair method.
-    #[arg(long, value_enum, default_value_t = PairsArg::from(PairMethod::default()))]
-    pub pairs: PairsArg,
+    #[arg(long, default_value = PairMethod::default().name(), value_parser = names_parser!(PairMethod))]
+    pub pairs: PairMethod,
     /// What the tree does with a proxy that left its fat box.
-    #[arg(long, value_enum, default_value_t = UpdateArg::from(UpdateMode::default()))]
-    pub update: UpdateArg,
+    #[arg(long, default_value = UpdateMode::default().name(), value_parser = names_parser!(UpdateMode))]
+    pub update: UpdateMode,
     /// The share of the leaves the tree's incremental optimization reinserts at each pair
     /// update (0 to 1; 0 turns it off).
     #[arg(long, default_value_t = crate::tree::DEFAULT_OPTIMIZE_SHARE)]
     pub optimize_share: f32,
-}
-
-/// `--insertion`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InsertionArg {
-    /// Least volume increase.
-    Volume,
-    /// Least perimeter, greedy descent.
-    Perimeter,
-    /// Branch-and-bound SAH (Box2D v3).
-    SurfaceArea,
-    /// Exact best-first SAH search (Bittner et al.).
-    ExactSurfaceArea,
-}
-
-/// `--balancing`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BalancingArg {
-    /// No rotations.
-    None,
-    /// AVL height rotations.
-    Avl,
-    /// Surface-area rotations (Box2D v3).
-    Rotations,
-}
-
-/// `--pairs`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PairsArg {
-    /// The tree against itself.
-    SelfTraversal,
-    /// Query each moved proxy, persistent pair set (Box2D).
-    MovedQueries,
-    /// The tree against itself where something moved, persistent pair set.
-    MovedTraversal,
-}
-
-/// `--update`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum UpdateArg {
-    /// Remove the leaf and insert it again from the root.
-    Reinsert,
-    /// Remove the leaf and insert it again from the lowest ancestor holding its new box.
-    LocalReinsert,
-    /// Enlarge in place, rebuild the enlarged part.
-    EnlargeAndRebuild,
-}
-
-impl From<InsertionCost> for InsertionArg {
-    fn from(v: InsertionCost) -> Self {
-        match v {
-            InsertionCost::Volume => Self::Volume,
-            InsertionCost::Perimeter => Self::Perimeter,
-            InsertionCost::SurfaceArea => Self::SurfaceArea,
-            InsertionCost::ExactSurfaceArea => Self::ExactSurfaceArea,
-        }
-    }
-}
-
-impl From<InsertionArg> for InsertionCost {
-    fn from(v: InsertionArg) -> Self {
-        match v {
-            InsertionArg::Volume => Self::Volume,
-            InsertionArg::Perimeter => Self::Perimeter,
-            InsertionArg::SurfaceArea => Self::SurfaceArea,
-            InsertionArg::ExactSurfaceArea => Self::ExactSurfaceArea,
-        }
-    }
-}
-
-impl From<Balancing> for BalancingArg {
-    fn from(v: Balancing) -> Self {
-        match v {
-            Balancing::None => Self::None,
-            Balancing::Avl => Self::Avl,
-            Balancing::Rotations => Self::Rotations,
-        }
-    }
-}
-
-impl From<BalancingArg> for Balancing {
-    fn from(v: BalancingArg) -> Self {
-        match v {
-            BalancingArg::None => Self::None,
-            BalancingArg::Avl => Self::Avl,
-            BalancingArg::Rotations => Self::Rotations,
-        }
-    }
-}
-
-impl From<PairMethod> for PairsArg {
-    fn from(v: PairMethod) -> Self {
-        match v {
-            PairMethod::SelfTraversal => Self::SelfTraversal,
-            PairMethod::MovedQueries => Self::MovedQueries,
-            PairMethod::MovedTraversal => Self::MovedTraversal,
-        }
-    }
-}
-
-impl From<PairsArg> for PairMethod {
-    fn from(v: PairsArg) -> Self {
-        match v {
-            PairsArg::SelfTraversal => Self::SelfTraversal,
-            PairsArg::MovedQueries => Self::MovedQueries,
-            PairsArg::MovedTraversal => Self::MovedTraversal,
-        }
-    }
-}
-
-impl From<UpdateMode> for UpdateArg {
-    fn from(v: UpdateMode) -> Self {
-        match v {
-            UpdateMode::Reinsert => Self::Reinsert,
-            UpdateMode::LocalReinsert => Self::LocalReinsert,
-            UpdateMode::EnlargeAndRebuild => Self::EnlargeAndRebuild,
-        }
-    }
-}
-
-impl From<UpdateArg> for UpdateMode {
-    fn from(v: UpdateArg) -> Self {
-        match v {
-            UpdateArg::Reinsert => Self::Reinsert,
-            UpdateArg::LocalReinsert => Self::LocalReinsert,
-            UpdateArg::EnlargeAndRebuild => Self::EnlargeAndRebuild,
-        }
-    }
 }
 
 /// The name clap shows for a value (`surface-area`, ...).
@@ -186,10 +71,10 @@ impl BenchArgs {
         TreeConfig {
             margin: workload::MARGIN,
             velocity_lookahead: 0.0,
-            insertion: self.insertion.into(),
-            balancing: self.balancing.into(),
-            pairs: self.pairs.into(),
-            update: self.update.into(),
+            insertion: self.insertion,
+            balancing: self.balancing,
+            pairs: self.pairs,
+            update: self.update,
             optimize_share: self.optimize_share,
             ..TreeConfig::default()
         }
@@ -268,10 +153,10 @@ pub fn report_json(args: &BenchArgs, report: &RunReport, peak_rss_kb: Option<u64
         "structure_bytes": report.structure_bytes,
         "bytes_per_proxy": report.structure_bytes.map(|b| b as f64 / report.n as f64),
         "broadphase": value_name(&args.broadphase),
-        "insertion": opt(value_name(&args.insertion)),
-        "balancing": opt(value_name(&args.balancing)),
-        "pairs": opt(value_name(&args.pairs)),
-        "update": opt(value_name(&args.update)),
+        "insertion": opt(args.insertion.name().to_owned()),
+        "balancing": opt(args.balancing.name().to_owned()),
+        "pairs": opt(args.pairs.name().to_owned()),
+        "update": opt(args.update.name().to_owned()),
     });
     value.to_string()
 }

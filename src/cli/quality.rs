@@ -459,25 +459,6 @@ fn measure_within(
     })
 }
 
-/// The name of an insertion cost, as `bench --insertion` spells it.
-fn insertion_name(cost: InsertionCost) -> &'static str {
-    match cost {
-        InsertionCost::Volume => "volume",
-        InsertionCost::Perimeter => "perimeter",
-        InsertionCost::SurfaceArea => "surface-area",
-        InsertionCost::ExactSurfaceArea => "exact-surface-area",
-    }
-}
-
-/// The name of a balancing, as `bench --balancing` spells it.
-fn balancing_name(balancing: Balancing) -> &'static str {
-    match balancing {
-        Balancing::None => "none",
-        Balancing::Avl => "avl",
-        Balancing::Rotations => "rotations",
-    }
-}
-
 /// Passes of [`DynamicTree::optimize_until_converged`] at most in the `+optimize` methods.
 pub const OPTIMIZE_PASSES: usize = 100;
 
@@ -485,12 +466,13 @@ pub const OPTIMIZE_PASSES: usize = 100;
 pub const THOROUGH_ROUNDS: usize = 100;
 
 /// The name of a rebuild method in method names: `rebuild` and `create-proxies` alone for
-/// binned SAH, with `-agglomerative` for PLOC and `-greedy` for the exact greedy build.
-fn rebuild_suffix(method: RebuildMethod) -> &'static str {
-    match method {
-        RebuildMethod::BinnedSah => "",
-        RebuildMethod::Agglomerative => "-agglomerative",
-        RebuildMethod::Greedy => "-greedy",
+/// binned SAH (the default), with `-agglomerative` for PLOC and `-greedy` for the exact greedy
+/// build.
+fn rebuild_suffix(method: RebuildMethod) -> String {
+    if method.is_default() {
+        String::new()
+    } else {
+        format!("-{}", method.name())
     }
 }
 
@@ -578,12 +560,8 @@ fn measure_all<V: Vector>(
             Err(reason) => skipped.push(SkippedMethod { method, reason }),
         }
     };
-    let name = |insertion, balancing| {
-        format!(
-            "{}/{}",
-            insertion_name(insertion),
-            balancing_name(balancing)
-        )
+    let name = |insertion: InsertionCost, balancing: Balancing| {
+        format!("{}/{}", insertion.name(), balancing.name())
     };
     // The tree of `config` with the boxes inserted one by one, and the milliseconds it took;
     // or, once the descents have visited more nodes than the budget, why it was stopped.

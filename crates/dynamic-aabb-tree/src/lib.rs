@@ -252,9 +252,6 @@ pub enum RebuildMethod {
 }
 
 impl RebuildMethod {
-    /// Every rebuild method.
-    pub const ALL: [Self; 3] = [Self::BinnedSah, Self::Agglomerative, Self::Greedy];
-
     /// True for the default method.
     #[must_use]
     pub fn is_default(&self) -> bool {
@@ -345,34 +342,85 @@ impl Default for TreeConfig {
     }
 }
 
-impl InsertionCost {
-    /// Every insertion cost.
-    pub const ALL: [Self; 4] = [
-        Self::Volume,
-        Self::Perimeter,
-        Self::SurfaceArea,
-        Self::ExactSurfaceArea,
-    ];
+/// The one table of a strategy's names: for each variant its name on the command line and in
+/// files (`surface-area`), its label in a window (`Surface area (Box2D v3)`) and its short form
+/// in tables (`SA`); `ALL` and `NAMES` list them in order.
+macro_rules! strategy_names {
+    ($ty:ident, $what:literal, [$($variant:ident => ($name:literal, $label:literal, $short:literal)),+ $(,)?]) => {
+        impl $ty {
+            #[doc = concat!("Every ", $what, ", in order.")]
+            pub const ALL: [Self; [$(Self::$variant),+].len()] = [$(Self::$variant),+];
+            #[doc = concat!("The names of every ", $what, " (as [`", stringify!($ty), "::name`]), in order.")]
+            pub const NAMES: [&'static str; [$($name),+].len()] = [$($name),+];
+
+            /// The name on the command line and in files (`kebab-case`).
+            #[must_use]
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+
+            /// The label a window shows, with whose method it is.
+            #[must_use]
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $label,)+
+                }
+            }
+
+            /// The short form in tables and configuration labels.
+            #[must_use]
+            pub fn short(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $short,)+
+                }
+            }
+
+            /// The value a name gives ([`Self::name`]; any case); `None` for another word.
+            #[must_use]
+            pub fn from_name(name: &str) -> Option<Self> {
+                let name = name.trim();
+                Self::ALL
+                    .into_iter()
+                    .find(|v| v.name().eq_ignore_ascii_case(name))
+            }
+        }
+    };
 }
 
-impl Balancing {
-    /// Every balancing strategy.
-    pub const ALL: [Self; 3] = [Self::None, Self::Avl, Self::Rotations];
-}
+strategy_names!(InsertionCost, "insertion cost", [
+    Volume => ("volume", "Volume (Choi)", "vol"),
+    Perimeter => ("perimeter", "Perimeter (greedy)", "perim"),
+    SurfaceArea => ("surface-area", "Surface area (Box2D v3)", "SA"),
+    ExactSurfaceArea => ("exact-surface-area", "Exact surface area (Bittner)", "SA*"),
+]);
 
-impl PairMethod {
-    /// Every pair method.
-    pub const ALL: [Self; 3] = [
-        Self::SelfTraversal,
-        Self::MovedQueries,
-        Self::MovedTraversal,
-    ];
-}
+strategy_names!(Balancing, "balancing strategy", [
+    None => ("none", "None", "none"),
+    Avl => ("avl", "AVL rotations", "avl"),
+    Rotations => ("rotations", "SAH rotations (Box2D v3)", "rot"),
+]);
+
+strategy_names!(PairMethod, "pair method", [
+    SelfTraversal => ("self-traversal", "Self traversal", "self"),
+    MovedQueries => ("moved-queries", "Moved queries + pair set (Box2D)", "queries"),
+    MovedTraversal => ("moved-traversal", "Moved traversal + pair set", "moved"),
+]);
+
+strategy_names!(UpdateMode, "update mode", [
+    Reinsert => ("reinsert", "Reinsert from the root (Box2D)", "reinsert"),
+    LocalReinsert => ("local-reinsert", "Reinsert nearby (Bullet)", "local"),
+    EnlargeAndRebuild => ("enlarge-and-rebuild", "Enlarge + partial rebuild (Box2D v3)", "enlarge"),
+]);
+
+strategy_names!(RebuildMethod, "rebuild method", [
+    BinnedSah => ("binned-sah", "Binned SAH (top-down)", "binned"),
+    Agglomerative => ("agglomerative", "Agglomerative (PLOC, bottom-up)", "ploc"),
+    Greedy => ("greedy", "Greedy (exact, bottom-up)", "greedy"),
+]);
 
 impl UpdateMode {
-    /// Every update mode.
-    pub const ALL: [Self; 3] = [Self::Reinsert, Self::LocalReinsert, Self::EnlargeAndRebuild];
-
     /// True for the default mode.
     #[must_use]
     pub fn is_default(&self) -> bool {
@@ -957,5 +1005,67 @@ fn check_setting(name: &'static str, value: f32) -> Result<(), TreeError> {
         Ok(())
     } else {
         Err(TreeError::InvalidSetting { name, value })
+    }
+}
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+
+    #[test]
+    fn every_strategy_name_is_unique_and_reads_back() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(
+            all: &[T],
+            names: &[&str],
+            name: fn(T) -> &'static str,
+            from: fn(&str) -> Option<T>,
+        ) {
+            assert_eq!(all.len(), names.len());
+            for (&v, &n) in all.iter().zip(names) {
+                assert_eq!(name(v), n);
+                assert_eq!(from(n), Some(v));
+                assert_eq!(from(&n.to_ascii_uppercase()), Some(v));
+            }
+            let mut sorted = names.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), names.len(), "{names:?}");
+            assert_eq!(from("none of these"), None);
+        }
+        check(
+            &InsertionCost::ALL,
+            &InsertionCost::NAMES,
+            InsertionCost::name,
+            InsertionCost::from_name,
+        );
+        check(
+            &Balancing::ALL,
+            &Balancing::NAMES,
+            Balancing::name,
+            Balancing::from_name,
+        );
+        check(
+            &PairMethod::ALL,
+            &PairMethod::NAMES,
+            PairMethod::name,
+            PairMethod::from_name,
+        );
+        check(
+            &UpdateMode::ALL,
+            &UpdateMode::NAMES,
+            UpdateMode::name,
+            UpdateMode::from_name,
+        );
+        check(
+            &RebuildMethod::ALL,
+            &RebuildMethod::NAMES,
+            RebuildMethod::name,
+            RebuildMethod::from_name,
+        );
+        assert_eq!(
+            InsertionCost::SurfaceArea.label(),
+            "Surface area (Box2D v3)"
+        );
+        assert_eq!(InsertionCost::ExactSurfaceArea.short(), "SA*");
     }
 }

@@ -19,47 +19,6 @@ use crate::tree::{Balancing, InsertionCost, PairMethod, RebuildMethod, UpdateMod
 #[derive(Default)]
 pub struct Controls;
 
-fn insertion_name(c: InsertionCost) -> &'static str {
-    match c {
-        InsertionCost::Volume => "Volume (Choi)",
-        InsertionCost::Perimeter => "Perimeter (greedy)",
-        InsertionCost::SurfaceArea => "Surface area (Box2D v3)",
-        InsertionCost::ExactSurfaceArea => "Exact surface area (Bittner)",
-    }
-}
-
-fn balancing_name(b: Balancing) -> &'static str {
-    match b {
-        Balancing::None => "None",
-        Balancing::Avl => "AVL rotations",
-        Balancing::Rotations => "SAH rotations (Box2D v3)",
-    }
-}
-
-fn pairs_name(p: PairMethod) -> &'static str {
-    match p {
-        PairMethod::SelfTraversal => "Self traversal",
-        PairMethod::MovedQueries => "Moved queries + pair set (Box2D)",
-        PairMethod::MovedTraversal => "Moved traversal + pair set",
-    }
-}
-
-fn update_name(u: UpdateMode) -> &'static str {
-    match u {
-        UpdateMode::Reinsert => "Reinsert from the root (Box2D)",
-        UpdateMode::LocalReinsert => "Reinsert nearby (Bullet)",
-        UpdateMode::EnlargeAndRebuild => "Enlarge + partial rebuild (Box2D v3)",
-    }
-}
-
-fn rebuild_name(r: RebuildMethod) -> &'static str {
-    match r {
-        RebuildMethod::BinnedSah => "Binned SAH (top-down)",
-        RebuildMethod::Agglomerative => "Agglomerative (PLOC, bottom-up)",
-        RebuildMethod::Greedy => "Greedy (exact, bottom-up)",
-    }
-}
-
 /// A combo box choosing `value` among `all`, each shown by `name`; its response says
 /// `changed()` when a new value was picked.
 fn choice_combo<T: Copy + PartialEq>(
@@ -149,7 +108,7 @@ impl View for Controls {
             "Insertion",
             &mut s.insertion,
             &InsertionCost::ALL,
-            insertion_name,
+            InsertionCost::label,
         )
         .changed();
         changed |= choice_combo(
@@ -157,13 +116,26 @@ impl View for Controls {
             "Balancing",
             &mut s.balancing,
             &Balancing::ALL,
-            balancing_name,
+            Balancing::label,
         )
         .changed();
-        changed |= choice_combo(ui, "Pairs", &mut s.pairs, &PairMethod::ALL, pairs_name).changed();
-        changed |= choice_combo(ui, "Update", &mut s.update, &UpdateMode::ALL, update_name)
-            .on_hover_text("What a move out of the fat box does.")
-            .changed();
+        changed |= choice_combo(
+            ui,
+            "Pairs",
+            &mut s.pairs,
+            &PairMethod::ALL,
+            PairMethod::label,
+        )
+        .changed();
+        changed |= choice_combo(
+            ui,
+            "Update",
+            &mut s.update,
+            &UpdateMode::ALL,
+            UpdateMode::label,
+        )
+        .on_hover_text("What a move out of the fat box does.")
+        .changed();
         if changed {
             out.push(Command::SetTreeSettings(s));
         }
@@ -191,7 +163,7 @@ impl View for Controls {
             ui.menu_button("Options…", |ui| {
                 ui.label("Rebuild method");
                 for method in RebuildMethod::ALL {
-                    ui.radio_value(&mut more.rebuild, method, rebuild_name(method));
+                    ui.radio_value(&mut more.rebuild, method, method.label());
                 }
                 ui.add(
                     egui::DragValue::new(&mut more.optimize_share)

@@ -7,8 +7,7 @@ use super::{
     check_bodies_against, sorted_bodies,
 };
 use crate::tree::{
-    Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, TreeConfig, TreeError,
-    TreeEvent, TreeStats, UpdateMode, WorkCounts,
+    Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats, WorkCounts,
 };
 use glam::Vec3;
 
@@ -427,26 +426,9 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
 /// A short label of a configuration, e.g. `SA+rot, self, reinsert`.
 #[must_use]
 pub fn config_label(config: &TreeConfig) -> String {
-    let insertion = match config.insertion {
-        InsertionCost::Volume => "vol",
-        InsertionCost::Perimeter => "perim",
-        InsertionCost::SurfaceArea => "SA",
-        InsertionCost::ExactSurfaceArea => "SA*",
-    };
-    let balancing = match config.balancing {
-        Balancing::None => "none",
-        Balancing::Avl => "avl",
-        Balancing::Rotations => "rot",
-    };
-    let pairs = match config.pairs {
-        PairMethod::SelfTraversal => "self",
-        PairMethod::MovedQueries => "queries",
-        PairMethod::MovedTraversal => "moved",
-    };
-    let update = match config.update {
-        UpdateMode::Reinsert => "reinsert",
-        UpdateMode::LocalReinsert => "local",
-        UpdateMode::EnlargeAndRebuild => "enlarge",
-    };
+    let insertion = config.insertion.short();
+    let balancing = config.balancing.short();
+    let pairs = config.pairs.short();
+    let update = config.update.short();
     format!("{insertion}+{balancing}, {pairs}, {update}")
 }
