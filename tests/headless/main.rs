@@ -13,6 +13,7 @@ mod cli_quality;
 mod cli_replay;
 mod cli_run;
 mod cli_sweep;
+mod engine_parts;
 mod live_link;
 mod reliability;
 mod reliability3;

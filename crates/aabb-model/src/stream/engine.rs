@@ -21,6 +21,9 @@ use glam::{Vec2, Vec3};
 /// are counted).
 pub const MAX_LISTED: usize = 1000;
 
+/// The most tree-health samples a summary keeps (those of the first steps with a tree).
+pub const MAX_HEALTH_SAMPLES: usize = 100_000;
+
 /// The engine's parts of one received step, as kept beside the trace.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EngineStep {
@@ -670,7 +673,7 @@ pub struct EngineSummary {
     pub trees_refused: u64,
     /// The first [`MAX_LISTED`] refused trees.
     pub refused_trees: Vec<RefusedTree>,
-    /// The health of every valid tree, in step order.
+    /// The health of every valid tree, in step order (the first [`MAX_HEALTH_SAMPLES`]).
     pub health: Vec<TreeSample>,
     /// The margin the engine last declared (timing `margin`).
     pub margin: Option<f32>,
@@ -791,11 +794,13 @@ impl EngineRecord {
         match check.tree {
             Some(Ok(health)) => {
                 s.trees_valid += 1;
-                s.health.push(TreeSample {
-                    engine_step,
-                    index,
-                    health,
-                });
+                if s.health.len() < MAX_HEALTH_SAMPLES {
+                    s.health.push(TreeSample {
+                        engine_step,
+                        index,
+                        health,
+                    });
+                }
             }
             Some(Err(fault)) => {
                 s.trees_refused += 1;
