@@ -1,10 +1,9 @@
-//! rapier's own broad phase in a stream: the rapier example's pile (its code, included) sends
-//! rapier2d's BVH, its leaves' boxes and its pairs at every step through the Rust recorder;
-//! read back, every step's tree validates, no pair is missed, no reported pair has its fat
-//! boxes apart, and the pair classes add up to the pairs rapier reported.
+//! rapier's own broad phase in a stream: the rapier example's pile (its code, included by
+//! `trace_rapier`) sends rapier2d's BVH, its leaves' boxes and its pairs at every step through
+//! the Rust recorder; read back, every step's tree validates, no pair is missed, no reported
+//! pair has its fat boxes apart, and the pair classes add up to the pairs rapier reported.
 
-#[path = "../../examples/rapier_pile/pile.rs"]
-mod pile;
+use crate::trace_rapier::pile;
 
 use aabb_debugger::stream;
 use aabb_debugger::trace::{TraceBox, TraceLimits};
