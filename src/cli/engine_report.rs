@@ -111,6 +111,18 @@ pub fn lines(s: &EngineSummary) -> Vec<String> {
             ));
         }
     }
+    if !s.timings.is_empty() {
+        out.push("timings and counts (over the steps that sent each):".to_owned());
+        for (key, t) in &s.timings {
+            out.push(format!(
+                "  {key}: mean {:.3}, min {:.3}, max {:.3} ({} steps)",
+                t.mean(),
+                t.min,
+                t.max,
+                t.steps
+            ));
+        }
+    }
     if s.trees_valid + s.trees_refused > 0 {
         out.push(format!(
             "trees: {} valid, {} refused",
@@ -181,6 +193,12 @@ pub fn json(s: &EngineSummary) -> serde_json::Value {
             "fat_apart": c.share(c.fat_apart),
         },
         "declared_margin": s.margin,
+        "timings": s.timings.iter().map(|(key, t)| (key.clone(), serde_json::json!({
+            "mean": t.mean(),
+            "min": t.min,
+            "max": t.max,
+            "steps": t.steps,
+        }))).collect::<serde_json::Map<String, serde_json::Value>>(),
         "apart_total": s.apart_total,
         "apart": step_pairs(&s.apart),
         "trees_valid": s.trees_valid,

@@ -16,6 +16,7 @@
 use crate::tree::{Aabb, DynamicTree, TreeConfig};
 use aabb_recorder::wire::{EngineParts, EngineTree, NodeKind, TIMING_MARGIN, Timing, WireBox};
 use glam::{Vec2, Vec3};
+use std::collections::BTreeMap;
 
 /// The most missed pairs, pairs with fat boxes apart and refused trees a summary lists (all
 /// are counted).
@@ -646,6 +647,27 @@ pub struct TreeSample {
     pub health: TreeHealth,
 }
 
+/// One timing or count over the steps that sent it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimingStat {
+    /// Steps that sent it.
+    pub steps: u64,
+    /// The sum of its values.
+    pub sum: f64,
+    /// The least value.
+    pub min: f64,
+    /// The greatest value.
+    pub max: f64,
+}
+
+impl TimingStat {
+    /// The mean value.
+    #[must_use]
+    pub fn mean(&self) -> f64 {
+        self.sum / self.steps.max(1) as f64
+    }
+}
+
 /// What a run's engine parts gave, over every step received.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EngineSummary {
@@ -677,6 +699,9 @@ pub struct EngineSummary {
     pub health: Vec<TreeSample>,
     /// The margin the engine last declared (timing `margin`).
     pub margin: Option<f32>,
+    /// Each timing or count key over the steps that sent it, by key (the first
+    /// [`aabb_recorder::wire::MAX_TIMINGS`] keys seen).
+    pub timings: BTreeMap<String, TimingStat>,
 }
 
 impl EngineSummary {
@@ -767,6 +792,24 @@ impl EngineRecord {
         s.steps_with_parts += 1;
         if let Some(m) = parts.timing(TIMING_MARGIN) {
             s.margin = Some(m as f32);
+        }
+        for t in parts.timings.iter().flatten() {
+            if let Some(stat) = s.timings.get_mut(&t.key) {
+                stat.steps += 1;
+                stat.sum += t.value;
+                stat.min = stat.min.min(t.value);
+                stat.max = stat.max.max(t.value);
+            } else if s.timings.len() < aabb_recorder::wire::MAX_TIMINGS {
+                s.timings.insert(
+                    t.key.clone(),
+                    TimingStat {
+                        steps: 1,
+                        sum: t.value,
+                        min: t.value,
+                        max: t.value,
+                    },
+                );
+            }
         }
         match check.pairs {
             Some(Ok(pairs)) => {
