@@ -153,9 +153,6 @@ pub struct EngineBroadPhase {
     /// distance. The rest of a leaf's growth (the change-detection skin, which rapier sizes
     /// per collider, and the soft-CCD motion) is beyond it.
     pub margin: f32,
-    /// The time rapier's counters measured for the step's broad phase and narrow phase,
-    /// nanoseconds.
-    pub times_ns: [f64; 2],
 }
 
 /// The node id of the root parry keeps implicit.
@@ -296,7 +293,6 @@ pub fn engine_tree(world: &PhysicsWorld, ids: &BTreeMap<u32, u32>) -> EngineBroa
             nodes,
         },
         margin: world.integration_parameters.prediction_distance() / 2.0,
-        times_ns: [0.0; 2],
     }
 }
 
@@ -425,11 +421,6 @@ pub fn simulate_pile<S: PileSink>(spec: PileSpec, sink: &mut S) -> Result<PileSu
         if wants {
             let mut broad_phase = std::mem::take(&mut tree_before);
             broad_phase.pairs = engine_pairs(&world, &ids);
-            let cd = &world.physics_pipeline.counters.cd;
-            broad_phase.times_ns = [
-                cd.broad_phase_time.time().as_nanos() as f64,
-                cd.narrow_phase_time.time().as_nanos() as f64,
-            ];
             broad_phase.tree.partial = broad_phase.fat_boxes.len() < boxes.len() + walls;
             sink.step(&boxes, Some(&broad_phase))?;
             tree_before = engine_tree(&world, &ids);

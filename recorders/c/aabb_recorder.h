@@ -236,6 +236,10 @@ struct aabb_rec {
     aabb_rec_buf_ tree, timings;
     uint32_t tree_root, n_tree, n_timings;
     char timing_keys[64][33];
+    /* Each part's section bytes in this step (next) and in the last step sent (last): a part
+       the same as last time goes as an empty section ("the same as the previous step"). */
+    aabb_rec_buf_ sec_next[4], sec_last[4];
+    int sec_next_ok[4], sec_last_ok[4];
 
     uint64_t steps, steps_sent, steps_dropped, bytes_sent, boxes_rejected, parts_rejected;
     char error[200];
@@ -524,6 +528,13 @@ static void aabb_rec_free_(aabb_rec *rec) {
     free(rec->ids);
     free(rec->tree.p);
     free(rec->timings.p);
+    {
+        int k;
+        for (k = 0; k < 4; k++) {
+            free(rec->sec_next[k].p);
+            free(rec->sec_last[k].p);
+        }
+    }
     free(rec);
 }
 
@@ -947,10 +958,36 @@ static int aabb_rec_present_(const aabb_rec *rec, size_t n, uint32_t id) {
            (rec->n_statics && aabb_rec_is_static_(rec, id));
 }
 
-/* Appends a section's tag and length. */
-static void aabb_rec_section_(aabb_rec_buf_ *f, unsigned char tag, size_t len) {
+/* Appends the section of tag k + 1 held in rec->sec_next[k] to the frame f: empty when it is
+   the same as in the last step sent (and that step was the one before this). */
+static void aabb_rec_section_(aabb_rec *rec, aabb_rec_buf_ *f, int k) {
+    aabb_rec_buf_ *b = &rec->sec_next[k];
+    unsigned char tag = (unsigned char)(k + 1);
+    int same;
+    if (b->failed) {
+        f->failed = 1;
+        return;
+    }
+    rec->sec_next_ok[k] = 1;
+    same = !rec->keyframe_next && rec->sec_last_ok[k] && rec->sec_last[k].len == b->len &&
+           memcmp(rec->sec_last[k].p, b->p, b->len) == 0;
     aabb_rec_put_(f, &tag, 1);
-    aabb_rec_put_u32_(f, (uint32_t)len);
+    aabb_rec_put_u32_(f, same ? 0u : (uint32_t)b->len);
+    if (!same) aabb_rec_put_(f, b->p, b->len);
+}
+
+/* After a step: its sections become the reference of the next (sent), or none (dropped). */
+static void aabb_rec_sections_done_(aabb_rec *rec, int sent) {
+    int k;
+    for (k = 0; k < 4; k++) {
+        aabb_rec_buf_ t = rec->sec_last[k];
+        rec->sec_last[k] = rec->sec_next[k];
+        rec->sec_next[k] = t;
+        rec->sec_next[k].len = 0;
+        rec->sec_next[k].failed = 0;
+        rec->sec_last_ok[k] = sent && rec->sec_next_ok[k];
+        rec->sec_next_ok[k] = 0;
+    }
 }
 
 /* Appends the open step's parts to the frame f (rec->cur holds the step's boxes): fat
@@ -958,7 +995,7 @@ static void aabb_rec_section_(aabb_rec_buf_ *f, unsigned char tag, size_t len) {
    out and counted), sorted by id. */
 static void aabb_rec_put_parts_(aabb_rec *rec, aabb_rec_buf_ *f) {
     size_t i, n = 0, kept;
-    size_t box = (size_t)(4 + 8 * rec->dims);
+    aabb_rec_buf_ *b;
     if (rec->has_fat || rec->has_pairs) {
         if (!aabb_rec_grow_((void **)&rec->ids, &rec->cap_ids, rec->n_cur + 1,
                             sizeof(uint32_t))) {
@@ -980,40 +1017,44 @@ static void aabb_rec_put_parts_(aabb_rec *rec, aabb_rec_buf_ *f) {
             }
             rec->fat[kept++] = rec->fat[i];
         }
-        aabb_rec_section_(f, 1, 4 + kept * box);
-        aabb_rec_put_u32_(f, (uint32_t)kept);
-        for (i = 0; i < kept; i++) aabb_rec_put_box_(f, rec->dims, &rec->fat[i]);
+        b = &rec->sec_next[0];
+        aabb_rec_put_u32_(b, (uint32_t)kept);
+        for (i = 0; i < kept; i++) aabb_rec_put_box_(b, rec->dims, &rec->fat[i]);
+        aabb_rec_section_(rec, f, 0);
     }
     if (rec->has_pairs) {
         qsort(rec->pairs, rec->n_pairs, 2 * sizeof(uint32_t), aabb_rec_pair_cmp_);
         for (i = 0, kept = 0; i < rec->n_pairs; i++) {
-            uint32_t a = rec->pairs[2 * i], b = rec->pairs[2 * i + 1];
-            if ((kept > 0 && rec->pairs[2 * kept - 2] == a && rec->pairs[2 * kept - 1] == b) ||
-                !aabb_rec_present_(rec, n, a) || !aabb_rec_present_(rec, n, b)) {
+            uint32_t a = rec->pairs[2 * i], c = rec->pairs[2 * i + 1];
+            if ((kept > 0 && rec->pairs[2 * kept - 2] == a && rec->pairs[2 * kept - 1] == c) ||
+                !aabb_rec_present_(rec, n, a) || !aabb_rec_present_(rec, n, c)) {
                 aabb_rec_reject_part_(rec, "pair twice or not of boxes of the step, id", a);
                 continue;
             }
             rec->pairs[2 * kept] = a;
-            rec->pairs[2 * kept + 1] = b;
+            rec->pairs[2 * kept + 1] = c;
             kept++;
         }
-        aabb_rec_section_(f, 2, 4 + kept * 8);
-        aabb_rec_put_u32_(f, (uint32_t)kept);
-        for (i = 0; i < 2 * kept; i++) aabb_rec_put_u32_(f, rec->pairs[i]);
+        b = &rec->sec_next[1];
+        aabb_rec_put_u32_(b, (uint32_t)kept);
+        for (i = 0; i < 2 * kept; i++) aabb_rec_put_u32_(b, rec->pairs[i]);
+        aabb_rec_section_(rec, f, 1);
     }
     if (rec->has_tree && !rec->tree.failed) {
         unsigned char flags = (unsigned char)(rec->tree_partial ? 1 : 0);
-        aabb_rec_section_(f, 3, 9 + rec->tree.len);
-        aabb_rec_put_(f, &flags, 1);
-        aabb_rec_put_u32_(f, rec->tree_root);
-        aabb_rec_put_u32_(f, rec->n_tree);
-        aabb_rec_put_(f, rec->tree.p, rec->tree.len);
+        b = &rec->sec_next[2];
+        aabb_rec_put_(b, &flags, 1);
+        aabb_rec_put_u32_(b, rec->tree_root);
+        aabb_rec_put_u32_(b, rec->n_tree);
+        aabb_rec_put_(b, rec->tree.p, rec->tree.len);
+        aabb_rec_section_(rec, f, 2);
     }
     if (rec->n_timings > 0 && !rec->timings.failed) {
         unsigned char count = (unsigned char)rec->n_timings;
-        aabb_rec_section_(f, 4, 1 + rec->timings.len);
-        aabb_rec_put_(f, &count, 1);
-        aabb_rec_put_(f, rec->timings.p, rec->timings.len);
+        b = &rec->sec_next[3];
+        aabb_rec_put_(b, &count, 1);
+        aabb_rec_put_(b, rec->timings.p, rec->timings.len);
+        aabb_rec_section_(rec, f, 3);
     }
 }
 
@@ -1137,6 +1178,7 @@ int aabb_rec_end_step(aabb_rec *rec) {
         aabb_rec_u32le_(f->p, (uint32_t)(f->len - 4));
         sent = aabb_rec_emit_(rec, f->p, f->len, 0);
     }
+    aabb_rec_sections_done_(rec, sent);
     if (sent) {
         rec->steps_sent++;
         rec->keyframe_next = 0;

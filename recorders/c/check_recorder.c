@@ -103,9 +103,21 @@ static void node2(aabb_rec *rec, uint32_t id, uint32_t parent, uint32_t c1, uint
     aabb_rec_tree_node(rec, &n);
 }
 
+/* The tree and the timings of the parts case (steps 0 and 1). */
+static void tree_and_timings(aabb_rec *rec) {
+    aabb_rec_tree_root(rec, 100);
+    aabb_rec_tree_partial(rec);
+    node2(rec, 100, AABB_REC_NONE, 11, 12, 0, 1, -0.25f, -0.25f, 2.75f, 1.25f);
+    node2(rec, 11, 100, 1, AABB_REC_NONE, 1, 0, -0.25f, -0.25f, 1.25f, 1.25f);
+    node2(rec, 12, 100, 2, AABB_REC_NONE, 1, 0, 1.25f, -0.25f, 2.75f, 1.25f);
+    aabb_rec_timing(rec, "broad_phase_ns", 1500.0);
+    aabb_rec_timing(rec, "pairs_tested", 6.0);
+    aabb_rec_timing(rec, "margin", 0.25);
+}
+
 /* The case crates/aabb-recorder/tests/common/mod.rs (parts_case) decodes: boxes 1, 2, 3 and
-   the static 50; step 0 with every part (and bad ones), step 1 with no pairs, step 2 with
-   nothing. */
+   the static 50; step 0 with every part (and bad ones), step 1 with no pairs and the same
+   tree and timings (sent as empty sections), step 2 with nothing. */
 static int parts(const char *path) {
     aabb_rec_hello hello = {"check parts", "m", 2, 0.5f};
     aabb_rec *rec = aabb_rec_open_file(path, &hello);
@@ -137,19 +149,13 @@ static int parts(const char *path) {
             aabb_rec_pair(rec, 2, 50);
             aabb_rec_pair(rec, 1, 9);                       /* not a box of the step */
             aabb_rec_pair(rec, 4, 4);                       /* one id */
-            aabb_rec_tree_root(rec, 100);
-            aabb_rec_tree_partial(rec);
-            node2(rec, 100, AABB_REC_NONE, 11, 12, 0, 1, -0.25f, -0.25f, 2.75f, 1.25f);
-            node2(rec, 11, 100, 1, AABB_REC_NONE, 1, 0, -0.25f, -0.25f, 1.25f, 1.25f);
-            node2(rec, 12, 100, 2, AABB_REC_NONE, 1, 0, 1.25f, -0.25f, 2.75f, 1.25f);
-            aabb_rec_timing(rec, "broad_phase_ns", 1500.0);
-            aabb_rec_timing(rec, "pairs_tested", 6.0);
-            aabb_rec_timing(rec, "margin", 0.25);
+            tree_and_timings(rec);
             aabb_rec_timing(rec, "Bad", 1.0);               /* not a key */
             aabb_rec_timing(rec, "narrow_phase_ns", 0.0 / 0.0); /* NaN */
             aabb_rec_timing(rec, "margin", 0.5);            /* twice */
         } else if (t == 1) {
             aabb_rec_begin_pairs(rec);
+            tree_and_timings(rec);
         }
         aabb_rec_end_step(rec);
     }

@@ -153,6 +153,7 @@ class Recorder:
         self._pairs = None
         self._tree = None
         self._timings = None
+        self._last_sections = {}
 
         engine_b, units_b = _cut(engine), _cut(units)
         body = (struct.pack("<BHBBf", _HELLO, VERSION, dimensions, 0, dt)
@@ -425,7 +426,7 @@ class Recorder:
             self._timings[key] = value
 
     def _sections(self, cur) -> list:
-        """The open step's parts as STEP sections; fat boxes and pairs of ids that are not
+        """The open step's parts as (tag, bytes); fat boxes and pairs of ids that are not
         boxes of the step are left out (counted), the rest sorted by id."""
         def present(i):
             return i in cur or i in self._statics
@@ -439,7 +440,7 @@ class Recorder:
                 else:
                     self._reject_part(f"fat box {i}: not a box of step {self._step}")
             body = struct.pack("<I", len(kept)) + b"".join(kept)
-            out.append(struct.pack("<BI", _FAT_BOXES, len(body)) + body)
+            out.append((_FAT_BOXES, body))
         if self._pairs is not None:
             kept = []
             for a, b in sorted(self._pairs):
@@ -448,17 +449,17 @@ class Recorder:
                 else:
                     self._reject_part(f"pair ({a}, {b}): not boxes of step {self._step}")
             body = struct.pack("<I", len(kept)) + b"".join(kept)
-            out.append(struct.pack("<BI", _PAIRS, len(body)) + body)
+            out.append((_PAIRS, body))
         if self._tree is not None:
             t = self._tree
             body = (struct.pack("<BII", 1 if t["partial"] else 0, t["root"], len(t["nodes"]))
                     + b"".join(t["nodes"]))
-            out.append(struct.pack("<BI", _TREE, len(body)) + body)
+            out.append((_TREE, body))
         if self._timings:
             entries = [struct.pack("<B", len(k)) + k.encode("ascii") + struct.pack("<d", v)
                        for k, v in self._timings.items()]
             body = struct.pack("<B", len(entries)) + b"".join(entries)
-            out.append(struct.pack("<BI", _TIMINGS, len(body)) + body)
+            out.append((_TIMINGS, body))
         return out
 
     def end_step(self) -> bool:
@@ -485,7 +486,12 @@ class Recorder:
             parts.append(struct.pack("<I", len(moved)))
             parts.extend(moved)
             parts.append(struct.pack(f"<I{len(gone)}I", len(gone), *gone))
-        parts.extend(self._sections(cur))
+        # Each part whole, or empty when it is the same as in the last step sent.
+        sections = dict(self._sections(cur))
+        for tag, section in sections.items():
+            same = not self._keyframe_next and self._last_sections.get(tag) == section
+            parts.append(struct.pack("<BI", tag, 0) if same
+                         else struct.pack("<BI", tag, len(section)) + section)
         body = b"".join(parts)
         self._prev = cur
         self._cur = {}
@@ -497,9 +503,11 @@ class Recorder:
         if sent:
             self._steps_queued += 1
             self._keyframe_next = False
+            self._last_sections = sections
         else:
             self._steps_dropped += 1
             self._keyframe_next = True
+            self._last_sections = {}
         return sent
 
     # -- the queue and the writer -------------------------------------------------------------

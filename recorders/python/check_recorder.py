@@ -118,10 +118,24 @@ def exact(path):
     print(f"stats: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped}")
 
 
+def tree_and_timings(rec):
+    """The tree and the timings of the parts case (steps 0 and 1)."""
+    rec.tree_root(100)
+    rec.tree_partial()
+    rec.tree_node(100, None, (-0.25, -0.25), (2.75, 1.25), children=(11, 12),
+                  height=1, enlarged=True)
+    rec.tree_node(11, 100, (-0.25, -0.25), (1.25, 1.25), proxy=1)
+    rec.tree_node(12, 100, (1.25, -0.25), (2.75, 1.25), proxy=2)
+    rec.timing("broad_phase_ns", 1500)
+    rec.timing("pairs_tested", 6)
+    rec.timing("margin", 0.25)
+
+
 def parts(path):
     """The case crates/aabb-recorder/tests/common/mod.rs (parts_case) decodes: boxes 1, 2, 3
-    and the static 50; step 0 with every part (and bad ones), step 1 with no pairs, step 2
-    with nothing (the same case as check_recorder.c's)."""
+    and the static 50; step 0 with every part (and bad ones), step 1 with no pairs and the
+    same tree and timings (sent as empty sections), step 2 with nothing (the same case as
+    check_recorder.c's)."""
     rec = Recorder.open_file(path, engine="check parts", dimensions=2, dt=0.5)
     rec.static_box(50, (-10, -1), (10, 0))
     for t in range(3):
@@ -144,20 +158,13 @@ def parts(path):
             rec.pair(2, 50)
             rec.pair(1, 9)  # not a box of the step
             rec.pair(4, 4)  # one id
-            rec.tree_root(100)
-            rec.tree_partial()
-            rec.tree_node(100, None, (-0.25, -0.25), (2.75, 1.25), children=(11, 12),
-                          height=1, enlarged=True)
-            rec.tree_node(11, 100, (-0.25, -0.25), (1.25, 1.25), proxy=1)
-            rec.tree_node(12, 100, (1.25, -0.25), (2.75, 1.25), proxy=2)
-            rec.timing("broad_phase_ns", 1500)
-            rec.timing("pairs_tested", 6)
-            rec.timing("margin", 0.25)
+            tree_and_timings(rec)
             rec.timing("Bad", 1.0)  # not a key
             rec.timing("narrow_phase_ns", float("nan"))  # NaN
             rec.timing("margin", 0.5)  # twice
         elif t == 1:
             rec.begin_pairs()
+            tree_and_timings(rec)
         rec.end_step()
     st = rec.close()
     print(f"parts: steps {st.steps} sent {st.steps_sent} rejected {st.boxes_rejected} "

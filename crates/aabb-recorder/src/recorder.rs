@@ -215,6 +215,9 @@ pub struct Recorder {
     scratch_boxes: Vec<WireBox>,
     /// The engine's broad phase of the open step, as added.
     parts: EngineParts,
+    /// The bytes of each part (tags 1 to 4) in the last STEP queued: a part the same in the
+    /// next step goes as an empty section (the format's "same as the previous step").
+    last_sections: [Option<Vec<u8>>; 4],
 
     steps: u64,
     steps_queued: u64,
@@ -376,6 +379,7 @@ impl Recorder {
             scratch_pos: IdMap::default(),
             scratch_boxes: Vec::new(),
             parts: EngineParts::default(),
+            last_sections: Default::default(),
             steps: 0,
             steps_queued: 0,
             steps_dropped: 0,
@@ -855,26 +859,38 @@ impl Recorder {
                 out.extend_from_slice(bytes);
             }
         }
+        // Each part whole, or empty when it is the same as in the last STEP queued.
+        let mut sections: [Option<Vec<u8>>; 4] = Default::default();
         if !self.parts.is_empty() {
             for s in self.checked_parts().to_sections(self.dims) {
+                let k = usize::from(s.tag - 1);
+                let same = !self.keyframe_next && self.last_sections[k].as_ref() == Some(&s.bytes);
                 out.push(s.tag);
-                out.extend_from_slice(&(s.bytes.len() as u32).to_le_bytes());
-                out.extend_from_slice(&s.bytes);
+                if same {
+                    out.extend_from_slice(&0u32.to_le_bytes());
+                } else {
+                    out.extend_from_slice(&(s.bytes.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&s.bytes);
+                }
+                sections[k] = Some(s.bytes);
             }
         }
         if let Err(e) = end_frame(&mut out, at) {
             self.last_rejection = Some(format!("step {}: {e}", self.step));
             self.steps_dropped += 1;
             self.keyframe_next = true;
+            self.last_sections = Default::default();
             return StepStatus::Dropped;
         }
         if self.queue(out, true, false) {
             self.steps_queued += 1;
             self.keyframe_next = false;
+            self.last_sections = sections;
             StepStatus::Queued
         } else {
             self.steps_dropped += 1;
             self.keyframe_next = true;
+            self.last_sections = Default::default();
             StepStatus::Dropped
         }
     }

@@ -50,6 +50,8 @@ pub struct StreamState {
     steps_received: u64,
     steps_dropped: u64,
     bye: Option<Bye>,
+    /// The engine's parts of the last STEP (a section of length 0 repeats its part).
+    last_parts: EngineParts,
     // Scratch space reused from step to step.
     moved_at: Vec<(usize, WireBox)>,
     gone_at: Vec<usize>,
@@ -70,6 +72,7 @@ impl StreamState {
             steps_received: 0,
             steps_dropped: 0,
             bye: None,
+            last_parts: EngineParts::default(),
             moved_at: Vec::new(),
             gone_at: Vec::new(),
         }
@@ -239,6 +242,7 @@ impl StreamState {
         };
         self.last_step = Some(s.step);
         self.steps_received += 1;
+        self.last_parts = engine.clone();
         self.steps_dropped += dropped_before;
         Ok(StepUpdate {
             step: s.step,
@@ -255,7 +259,8 @@ impl StreamState {
     /// Decodes the step's reserved sections and checks that every fat box's and pair's id is
     /// a box of the step once applied (`s.appeared` is sorted), a fat box at most once.
     fn engine_parts(&self, s: &StepFrame) -> Result<EngineParts, WireErrorKind> {
-        let parts = EngineParts::from_sections(&s.sections, self.dims(), &self.limits)?;
+        let parts =
+            EngineParts::from_sections(&s.sections, self.dims(), &self.limits, &self.last_parts)?;
         if parts.fat_boxes.is_none() && parts.pairs.is_none() {
             return Ok(parts);
         }

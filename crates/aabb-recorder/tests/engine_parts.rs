@@ -273,6 +273,18 @@ fn refusals_name_the_section_the_entry_and_the_ids() {
     for (tag, bytes, message) in cases {
         assert_eq!(refusal(tag, bytes), format!("{at}{message}"));
     }
+    // An empty section repeats the previous step's part: the first step has none.
+    let (_, error) = decode(&stream_with(vec![Section {
+        tag: SECTION_PAIRS,
+        bytes: Vec::new(),
+    }]));
+    assert_eq!(
+        error.as_deref(),
+        Some(
+            "byte 30, step 7: the candidate pairs section: empty (the same as the previous \
+             step's), but the previous step had none"
+        )
+    );
     // A reserved section twice in one step.
     let pairs = Section {
         tag: SECTION_PAIRS,
@@ -408,5 +420,76 @@ fn the_recorder_leaves_out_bad_parts_and_counts_them() {
                 value: 3.0
             }]),
         }
+    );
+}
+
+#[test]
+fn a_part_the_same_as_the_step_befores_goes_as_an_empty_section() {
+    let out = SharedVec::default();
+    let mut rec = Recorder::to_writer(out.clone(), Hello::new("test", 2, 0.01)).expect("valid");
+    let parts = all_parts();
+    for _ in 0..3 {
+        rec.begin_step();
+        rec.add_box_2d(1, [0.0, 0.0], [1.0, 1.0]);
+        rec.add_box_2d(2, [2.0, 0.0], [3.0, 1.0]);
+        add_parts(&mut rec, &parts);
+        rec.end_step();
+    }
+    // Step 3 changes the timings only; step 4 sends no tree, so step 5's goes whole (its
+    // other parts, the same as step 4's, go empty).
+    let mut changed = parts.clone();
+    changed.timings = Some(vec![Timing {
+        key: "reinserts".to_owned(),
+        value: 2.0,
+    }]);
+    let mut no_tree = changed.clone();
+    no_tree.tree = None;
+    for p in [&changed, &no_tree, &changed] {
+        rec.begin_step();
+        rec.add_box_2d(1, [0.0, 0.0], [1.0, 1.0]);
+        rec.add_box_2d(2, [2.0, 0.0], [3.0, 1.0]);
+        add_parts(&mut rec, p);
+        rec.end_step();
+    }
+    rec.finish();
+    let bytes = out.0.lock().expect("not poisoned").clone();
+    let (steps, error) = decode(&bytes);
+    assert_eq!(error, None);
+    let decoded: Vec<EngineParts> = steps.into_iter().map(|u| u.engine).collect();
+    assert_eq!(
+        decoded,
+        vec![
+            parts.clone(),
+            parts.clone(),
+            parts,
+            changed.clone(),
+            no_tree,
+            changed
+        ]
+    );
+    // The tags sent empty at each step.
+    let mut d = Decoder::new(&bytes[..], Limits::default());
+    let mut empty = Vec::new();
+    while let Some(frame) = d.next_frame().expect("valid") {
+        if let aabb_recorder::Frame::Step(s) = frame {
+            let tags: Vec<u8> = s
+                .sections
+                .iter()
+                .filter(|x| x.bytes.is_empty())
+                .map(|x| x.tag)
+                .collect();
+            empty.push(tags);
+        }
+    }
+    assert_eq!(
+        empty,
+        vec![
+            vec![],
+            vec![1, 2, 3, 4],
+            vec![1, 2, 3, 4],
+            vec![1, 2, 3],
+            vec![1, 2, 4],
+            vec![1, 2, 4],
+        ]
     );
 }

@@ -29,9 +29,14 @@ fn the_engine_parts_round_trip_exactly() {
             common::PARTS_REJECTED
         )
     );
-    let (_, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    let bytes = std::fs::read(&file).expect("the file");
+    let (_, steps) = decode(&bytes[..]);
     let parts: Vec<_> = steps.into_iter().map(|u| u.engine).collect();
     assert_eq!(parts, common::parts_case());
+    assert_eq!(
+        common::repeated_sections(&bytes),
+        common::parts_case_repeats()
+    );
 }
 
 fn py_dir() -> PathBuf {

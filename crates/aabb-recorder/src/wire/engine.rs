@@ -166,43 +166,54 @@ impl EngineParts {
     }
 
     /// Decodes the reserved sections of a STEP in `dims` dimensions; other tags are skipped.
-    /// A reserved tag twice, or a section that breaks its layout, is an error naming the
-    /// section and the entry.
+    /// A section of length 0 repeats the part of `previous` (the previous STEP frame's parts,
+    /// as decoded): an error when that frame had none. A reserved tag twice, or a section
+    /// that breaks its layout, is an error naming the section and the entry.
     pub fn from_sections(
         sections: &[Section],
         dims: u8,
         limits: &Limits,
+        previous: &EngineParts,
     ) -> Result<EngineParts, WireErrorKind> {
+        fn take<T: Clone>(
+            slot: &mut Option<T>,
+            s: &Section,
+            previous: &Option<T>,
+            decode: impl FnOnce(&[u8]) -> Result<T, WireErrorKind>,
+        ) -> Result<(), WireErrorKind> {
+            let error = |detail: &str| WireErrorKind::Section {
+                tag: s.tag,
+                detail: detail.to_owned(),
+            };
+            if slot.is_some() {
+                return Err(error("twice in one step"));
+            }
+            *slot = Some(if s.bytes.is_empty() {
+                previous.clone().ok_or_else(|| {
+                    error(
+                        "empty (the same as the previous step's), but the previous step \
+                         had none",
+                    )
+                })?
+            } else {
+                decode(&s.bytes)?
+            });
+            Ok(())
+        }
         let mut parts = EngineParts::default();
         for s in sections {
-            let twice = || WireErrorKind::Section {
-                tag: s.tag,
-                detail: "twice in one step".to_owned(),
-            };
             match s.tag {
-                SECTION_FAT_BOXES => {
-                    if parts.fat_boxes.is_some() {
-                        return Err(twice());
-                    }
-                    parts.fat_boxes = Some(decode_fat_boxes(&s.bytes, dims, limits)?);
-                }
-                SECTION_PAIRS => {
-                    if parts.pairs.is_some() {
-                        return Err(twice());
-                    }
-                    parts.pairs = Some(decode_pairs(&s.bytes, limits)?);
-                }
-                SECTION_TREE_NODES => {
-                    if parts.tree.is_some() {
-                        return Err(twice());
-                    }
-                    parts.tree = Some(decode_tree(&s.bytes, dims, limits)?);
-                }
+                SECTION_FAT_BOXES => take(&mut parts.fat_boxes, s, &previous.fat_boxes, |b| {
+                    decode_fat_boxes(b, dims, limits)
+                })?,
+                SECTION_PAIRS => take(&mut parts.pairs, s, &previous.pairs, |b| {
+                    decode_pairs(b, limits)
+                })?,
+                SECTION_TREE_NODES => take(&mut parts.tree, s, &previous.tree, |b| {
+                    decode_tree(b, dims, limits)
+                })?,
                 SECTION_TIMINGS => {
-                    if parts.timings.is_some() {
-                        return Err(twice());
-                    }
-                    parts.timings = Some(decode_timings(&s.bytes)?);
+                    take(&mut parts.timings, s, &previous.timings, decode_timings)?;
                 }
                 _ => {}
             }

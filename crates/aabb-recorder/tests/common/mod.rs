@@ -1,8 +1,8 @@
 //! The engine-parts case the C and Python check programs write (`parts FILE`): what each
 //! step must decode to, exactly.
 
-use aabb_recorder::WireBox;
 use aabb_recorder::wire::{EngineParts, EngineTree, NodeKind, Timing, TreeNode};
+use aabb_recorder::{Decoder, Frame, Limits, WireBox};
 
 fn wb(id: u32, min: [f32; 2], max: [f32; 2]) -> WireBox {
     WireBox {
@@ -26,8 +26,8 @@ fn node(id: u32, parent: Option<u32>, kind: NodeKind, min: [f32; 2], max: [f32; 
 }
 
 /// The parts of the case's three steps: every part at step 0 (the bad ones left out, the
-/// fat boxes sorted by id, the pairs canonical and sorted), no pairs at step 1, nothing at
-/// step 2.
+/// fat boxes sorted by id, the pairs canonical and sorted), no pairs and step 0's tree and
+/// timings at step 1, nothing at step 2.
 pub fn parts_case() -> Vec<EngineParts> {
     let step0 = EngineParts {
         fat_boxes: Some(vec![
@@ -81,9 +81,30 @@ pub fn parts_case() -> Vec<EngineParts> {
     };
     let step1 = EngineParts {
         pairs: Some(Vec::new()),
+        tree: step0.tree.clone(),
+        timings: step0.timings.clone(),
         ..EngineParts::default()
     };
     vec![step0, step1, EngineParts::default()]
+}
+
+/// For each STEP frame of `bytes`, its step and the tags of its empty sections (the parts the
+/// same as the step before's).
+pub fn repeated_sections(bytes: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let mut d = Decoder::new(bytes, Limits::default());
+    let mut out = Vec::new();
+    while let Some(frame) = d.next_frame().expect("a valid stream") {
+        if let Frame::Step(s) = frame {
+            let empty = s.sections.iter().filter(|x| x.bytes.is_empty());
+            out.push((s.step, empty.map(|x| x.tag).collect()));
+        }
+    }
+    out
+}
+
+/// What [`repeated_sections`] gives for the case: the tree and timings of step 1.
+pub fn parts_case_repeats() -> Vec<(u64, Vec<u8>)> {
+    vec![(0, Vec::new()), (1, vec![3, 4]), (2, Vec::new())]
 }
 
 /// Rejected parts in the case: a fat box twice, of an unknown id and NaN; a pair twice, of
