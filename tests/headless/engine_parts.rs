@@ -228,6 +228,18 @@ fn a_pair_dropped_at_step_7_is_the_one_missed_pair() {
     );
     let reported: u64 = expected.iter().map(|e| e.pairs.len() as u64).sum();
     assert_eq!(s.counts.total(), reported);
+    // Per step: the pairs sent, and the one missed at step 7.
+    let per_step: Vec<(u64, u64, u64)> = s
+        .step_counts
+        .iter()
+        .map(|c| (c.engine_step, c.counts.total(), c.missed))
+        .collect();
+    let sent: Vec<(u64, u64, u64)> = expected
+        .iter()
+        .enumerate()
+        .map(|(t, e)| (t as u64, e.pairs.len() as u64, u64::from(t == 7)))
+        .collect();
+    assert_eq!(per_step, sent);
 
     let out = bin(&["check", utf8(&path)]);
     assert_eq!(out.status.code(), Some(1));

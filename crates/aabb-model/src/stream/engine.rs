@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 /// are counted).
 pub const MAX_LISTED: usize = 1000;
 
-/// The most tree-health samples a summary keeps (those of the first steps with a tree).
+/// The most tree-health samples and per-step pair counts a summary keeps (those of the
+/// first steps).
 pub const MAX_HEALTH_SAMPLES: usize = 100_000;
 
 /// The engine's parts of one received step, as kept beside the trace.
@@ -668,6 +669,19 @@ impl TimingStat {
     }
 }
 
+/// One step's pair check in numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepPairCounts {
+    /// The engine's step number.
+    pub engine_step: u64,
+    /// The step's index in the trace.
+    pub index: u64,
+    /// Its reported pairs by class.
+    pub counts: PairCounts,
+    /// Its missed pairs.
+    pub missed: u64,
+}
+
 /// What a run's engine parts gave, over every step received.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EngineSummary {
@@ -681,6 +695,8 @@ pub struct EngineSummary {
     pub unchecked_reason: Option<String>,
     /// The reported pairs by class, over the checked steps.
     pub counts: PairCounts,
+    /// Each checked step's counts, in step order (the first [`MAX_HEALTH_SAMPLES`]).
+    pub step_counts: Vec<StepPairCounts>,
     /// Missed pairs in all.
     pub missed_total: u64,
     /// The first [`MAX_LISTED`] missed pairs, in step order.
@@ -815,6 +831,14 @@ impl EngineRecord {
             Some(Ok(pairs)) => {
                 s.pair_steps += 1;
                 s.counts.add(&pairs.counts);
+                if s.step_counts.len() < MAX_HEALTH_SAMPLES {
+                    s.step_counts.push(StepPairCounts {
+                        engine_step,
+                        index,
+                        counts: pairs.counts,
+                        missed: pairs.missed.len() as u64,
+                    });
+                }
                 s.missed_total += pairs.missed.len() as u64;
                 s.apart_total += pairs.apart.len() as u64;
                 for (list, found) in [(&mut s.missed, pairs.missed), (&mut s.apart, pairs.apart)] {
