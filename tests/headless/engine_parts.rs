@@ -1,8 +1,8 @@
 //! The engine's own broad phase in a stream, end to end: a stream written by the Rust
 //! recorder with fat boxes, candidate pairs, the tree and timings at every step is read by
-//! the model and checked by `check`: a pair dropped on purpose at step 7 is the one missed
-//! pair reported; a correct stream reports none; a broken tree is refused naming the node
-//! and the step's boxes are kept.
+//! the model and checked by `check` and `listen`: a pair dropped on purpose at step 7 is the
+//! one missed pair reported; a correct stream reports none; a broken tree is refused naming
+//! the node and the step's boxes are kept.
 
 use crate::common::cli::{bin, text, utf8};
 use aabb_debugger::stream::engine::StepPair;
@@ -287,5 +287,39 @@ fn a_broken_tree_is_refused_naming_the_node_and_the_step_is_kept() {
             STEPS - 1
         )),
         "{stdout}"
+    );
+}
+
+#[test]
+fn listen_reports_the_missed_pair_in_its_json_end() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("dropped.aabbstream");
+    let expected = write_stream(&path, Some(7), None);
+    let dropped = expected[7].dropped.expect("a pair was dropped");
+    let l = crate::live_link::listen(&[]);
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
+    conn.write_all(&std::fs::read(&path).expect("the stream"))
+        .expect("send");
+    drop(conn);
+    let (code, lines, err) = l.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let last: serde_json::Value =
+        serde_json::from_str(lines.last().expect("a last line")).expect("json");
+    let e = &last["engine_parts"];
+    assert_eq!(e["missed_total"], 1, "{e}");
+    assert_eq!(
+        e["missed"],
+        serde_json::json!([{ "step": 7, "a": dropped[0], "b": dropped[1] }])
+    );
+    assert_eq!(e["trees_valid"], STEPS);
+    assert_eq!(e["trees_refused"], 0);
+    let reported: u64 = expected.iter().map(|x| x.pairs.len() as u64).sum();
+    assert_eq!(e["reported"], reported);
+    let classes = &e["classes"];
+    assert_eq!(
+        classes["contact"].as_u64().expect("a count")
+            + classes["margin"].as_u64().expect("a count"),
+        reported
     );
 }
