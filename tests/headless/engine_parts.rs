@@ -207,6 +207,18 @@ fn a_correct_stream_reports_no_missed_pair_and_every_tree_valid() {
         stdout.contains(&format!("trees: {STEPS} valid, 0 refused\n")),
         "{stdout}"
     );
+    // `convert` to a text trace says what it leaves out.
+    let trace_path = dir.path().join("good.trace");
+    let out = bin(&["convert", utf8(&path), utf8(&trace_path)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{}: note: the engine's own broad phase ({STEPS} steps of fat boxes, pairs, tree or \
+             timings) is not converted: a trace holds boxes only (`check` reports it)\n",
+            path.display()
+        )
+    );
 }
 
 #[test]

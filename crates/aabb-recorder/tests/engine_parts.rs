@@ -493,3 +493,52 @@ fn a_part_the_same_as_the_step_befores_goes_as_an_empty_section() {
         ]
     );
 }
+
+#[test]
+fn mutated_sections_are_refused_with_their_name_never_a_panic() {
+    let parts = all_parts();
+    let sections = parts.to_sections(2);
+    let limits = Limits::default();
+    let previous = EngineParts::default();
+    // A small deterministic generator (xorshift).
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..4000 {
+        let mut s = sections[round % sections.len()].clone();
+        match next() % 3 {
+            0 => {
+                let k = (next() as usize) % s.bytes.len();
+                s.bytes[k] = next() as u8;
+            }
+            1 => {
+                let cut = (next() as usize) % s.bytes.len();
+                s.bytes.truncate(cut.max(1));
+            }
+            _ => {
+                let extra = (next() % 9) as usize;
+                s.bytes.extend((0..extra).map(|_| next() as u8));
+            }
+        }
+        match EngineParts::from_sections(&[s.clone()], 2, &limits, &previous) {
+            Ok(_) => accepted += 1,
+            Err(e) => {
+                let name = wire::section_name(s.tag);
+                assert!(
+                    e.to_string().starts_with(&format!("the {name} section: ")),
+                    "{e}"
+                );
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(accepted + refused, 4000);
+    // The generator is fixed, so are the counts: some mutations still decode (a changed
+    // coordinate that stays valid), the rest are refused, each naming its section.
+    assert_eq!((accepted, refused), (1088, 2912));
+}
