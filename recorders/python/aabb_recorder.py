@@ -368,8 +368,12 @@ class Recorder:
 
     def tree_root(self, root: Optional[int]):
         """Sets the root of this step's tree (None: an empty tree)."""
-        if self._part_ok("the tree's root"):
-            self._tree_part()["root"] = NONE_ID if root is None else root
+        if not self._part_ok("the tree's root"):
+            return
+        if root is not None and not (isinstance(root, int) and 0 <= root < NONE_ID):
+            self._reject_part(f"tree root {root!r}: not a node id")
+            return
+        self._tree_part()["root"] = NONE_ID if root is None else root
 
     def tree_partial(self):
         """Says that this step's tree holds only some of the step's boxes."""
@@ -388,9 +392,9 @@ class Recorder:
         if (children is None) == (proxy is None):
             self._reject_part(f"tree node {id}: give children or proxy, not both")
             return
-        first, second = (proxy, NONE_ID) if children is None else children
         flags = (2 if children is None else 0) | (1 if enlarged else 0)
         try:
+            first, second = (proxy, NONE_ID) if children is None else children
             if id == NONE_ID:
                 raise ValueError(f"the id {NONE_ID} is none")
             head = struct.pack("<IIIIIB", id, NONE_ID if parent is None else parent, first,
