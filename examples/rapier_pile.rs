@@ -45,6 +45,10 @@ struct Args {
     /// Paces the steps at rapier's 60 a second, as a game would run.
     #[arg(long)]
     realtime: bool,
+    /// Streams the balls' boxes only, not rapier's own broad phase (its BVH, fat boxes and
+    /// pairs, sent by default).
+    #[arg(long)]
+    boxes_only: bool,
 }
 
 /// The recorder as the pile's sink.
@@ -54,10 +58,36 @@ struct RecorderSink {
     stream_out: PathBuf,
     realtime: Option<std::time::Instant>,
     steps: u64,
+    broad_phase: bool,
+}
+
+/// Adds rapier's own broad phase to the open step: its leaves' boxes (the fat boxes), its
+/// pairs, its BVH and the margin its broad-phase boxes have.
+fn send_broad_phase(r: &mut Recorder, bp: &pile::EngineBroadPhase) {
+    for (id, min, max) in &bp.fat_boxes {
+        r.fat_box(*id, min, max);
+    }
+    r.begin_pairs();
+    for &[a, b] in &bp.pairs {
+        r.pair(a, b);
+    }
+    r.tree_root(bp.tree.root);
+    if bp.tree.partial {
+        r.tree_partial();
+    }
+    for n in &bp.tree.nodes {
+        r.tree_node(n);
+    }
+    r.timing(aabb_recorder::wire::TIMING_MARGIN, f64::from(bp.margin));
+    // rapier's counters time its broad and narrow phases only when it is built with its
+    // `profiler` feature (they read 0 otherwise): no times are sent.
 }
 
 impl pile::PileSink for RecorderSink {
     type Error = anyhow::Error;
+    fn wants_broad_phase(&self) -> bool {
+        self.broad_phase
+    }
     fn begin(&mut self, walls: &[TraceBox], dt: f32) -> anyhow::Result<()> {
         let hello = Hello::new("rapier2d 0.36 (rapier_pile example)", 2, dt).with_units("m");
         let recorder = match Recorder::connect(&self.address, hello.clone()) {
@@ -91,7 +121,11 @@ impl pile::PileSink for RecorderSink {
         }
         Ok(())
     }
-    fn step(&mut self, boxes: &[TraceBox]) -> anyhow::Result<()> {
+    fn step(
+        &mut self,
+        boxes: &[TraceBox],
+        broad_phase: Option<&pile::EngineBroadPhase>,
+    ) -> anyhow::Result<()> {
         if let Some(r) = self.recorder.as_mut() {
             r.begin_step();
             for b in boxes {
@@ -100,6 +134,9 @@ impl pile::PileSink for RecorderSink {
                     &b.aabb.min.to_array()[..2],
                     &b.aabb.max.to_array()[..2],
                 );
+            }
+            if let Some(bp) = broad_phase {
+                send_broad_phase(r, bp);
             }
             r.end_step();
         }
@@ -135,6 +172,7 @@ fn main() -> anyhow::Result<()> {
             stream_out: args.stream_out.clone(),
             realtime: args.realtime.then(std::time::Instant::now),
             steps: 0,
+            broad_phase: !args.boxes_only,
         };
         let summary = pile::simulate_pile(spec, &mut sink)?;
         let stats = sink.recorder.take().map(|mut r| r.finish());

@@ -20,6 +20,13 @@
  *     }
  *     aabb_rec_close(rec, NULL);
  *
+ * The engine's own broad phase may go with each step (optional, between begin_step and
+ * end_step; see docs/formats.md, "The engine's broad phase"): aabb_rec_fat_box (one per box,
+ * by the box's id), aabb_rec_pair (candidate pairs, any order: sent once each, sorted,
+ * lower id first), aabb_rec_tree_root / aabb_rec_tree_node (the tree), aabb_rec_timing
+ * (timings and counts by key). Fat boxes and pairs of ids that are not boxes of the step,
+ * repeats, NaN and bad keys are left out and counted in parts_rejected.
+ *
  * Add every box every step: the recorder sends what appeared, moved or went (boxes added in
  * the same order as the step before are diffed index by index; another order falls back to
  * a sorted copy and binary search). Nothing here aborts, raises a signal or blocks the host:
@@ -76,6 +83,7 @@ struct aabb_rec_stats {
     uint64_t steps_dropped;  /* steps not sent: buffer full, or the socket or file failed */
     uint64_t bytes_sent;     /* bytes handed to the socket or file */
     uint64_t boxes_rejected; /* boxes left out: NaN, min > max, twice in a step, ... */
+    uint64_t parts_rejected; /* fat boxes, pairs, tree nodes, timings left out */
     int connected;           /* the socket or file still takes bytes */
     char error[200];         /* why it stopped taking bytes, or "" */
     char last_rejection[120];/* why the last box was left out, or "" */
@@ -101,6 +109,37 @@ void aabb_rec_add_box(aabb_rec *rec, uint32_t id, const float *min, const float 
 /* Ends the open step and sends it: 1 sent (or waiting in the buffer), 0 dropped, -1 no
    open step. */
 int aabb_rec_end_step(aabb_rec *rec);
+/* "None" in a tree node: the root's parent, a leaf's second link, an empty tree's root. */
+#define AABB_REC_NONE 0xFFFFFFFFu
+
+/* One node of the engine's tree. */
+typedef struct aabb_rec_node {
+    uint32_t id;       /* the engine's node id (not AABB_REC_NONE) */
+    uint32_t parent;   /* the parent's node id; AABB_REC_NONE for the root */
+    uint32_t child1;   /* a branch's first child; a leaf's box id */
+    uint32_t child2;   /* a branch's second child; AABB_REC_NONE for a leaf */
+    uint32_t height;   /* 0 for a leaf, 1 + the higher child's for a branch */
+    int leaf;          /* nonzero: a leaf */
+    int enlarged;      /* nonzero: the engine marked the box enlarged */
+    float min[3], max[3]; /* the node's box (`dimensions` floats used) */
+} aabb_rec_node;
+
+/* The engine's fat box of the box `id` of this step; min and max have `dimensions` floats. */
+void aabb_rec_fat_box(aabb_rec *rec, uint32_t id, const float *min, const float *max);
+/* Says that this step sends its candidate pairs, even if none is added. */
+void aabb_rec_begin_pairs(aabb_rec *rec);
+/* One candidate pair of this step, in either order. */
+void aabb_rec_pair(aabb_rec *rec, uint32_t a, uint32_t b);
+/* The root of this step's tree (AABB_REC_NONE: an empty tree); says the step sends a tree. */
+void aabb_rec_tree_root(aabb_rec *rec, uint32_t root);
+/* Says that this step's tree holds only some of the step's boxes. */
+void aabb_rec_tree_partial(aabb_rec *rec);
+/* One node of this step's tree. */
+void aabb_rec_tree_node(aabb_rec *rec, const aabb_rec_node *node);
+/* A timing or count of this step: key 1 to 32 bytes of a-z, 0-9 and _ ("broad_phase_ns",
+   "narrow_phase_ns", "pairs_tested", "reinserts", "margin", or your own), value finite; a
+   key at most once a step, at most 64 a step. */
+void aabb_rec_timing(aabb_rec *rec, const char *key, double value);
 /* Fills *out with what the recorder did so far. */
 void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out);
 /* Ends the open step, sends the end of the stream, writes what waits (at most timeout_ms),
@@ -186,7 +225,23 @@ struct aabb_rec {
     aabb_rec_buf_ appeared, moved, gone, frame;
     uint32_t n_appeared, n_moved, n_gone;
 
-    uint64_t steps, steps_sent, steps_dropped, bytes_sent, boxes_rejected;
+    /* The engine's broad phase of the open step. */
+    int has_fat, has_pairs, has_tree, tree_partial;
+    aabb_rec_box_ *fat;
+    size_t n_fat, cap_fat;
+    uint32_t *pairs; /* a, b, a, b, ... */
+    size_t n_pairs, cap_pairs;
+    uint32_t *ids; /* the step's ids, sorted, to check the parts' */
+    size_t cap_ids;
+    aabb_rec_buf_ tree, timings;
+    uint32_t tree_root, n_tree, n_timings;
+    char timing_keys[64][33];
+    /* Each part's section bytes in this step (next) and in the last step sent (last): a part
+       the same as last time goes as an empty section ("the same as the previous step"). */
+    aabb_rec_buf_ sec_next[4], sec_last[4];
+    int sec_next_ok[4], sec_last_ok[4];
+
+    uint64_t steps, steps_sent, steps_dropped, bytes_sent, boxes_rejected, parts_rejected;
     char error[200];
     char last_rejection[120];
 };
@@ -468,6 +523,18 @@ static void aabb_rec_free_(aabb_rec *rec) {
     free(rec->moved.p);
     free(rec->gone.p);
     free(rec->frame.p);
+    free(rec->fat);
+    free(rec->pairs);
+    free(rec->ids);
+    free(rec->tree.p);
+    free(rec->timings.p);
+    {
+        int k;
+        for (k = 0; k < 4; k++) {
+            free(rec->sec_next[k].p);
+            free(rec->sec_last[k].p);
+        }
+    }
     free(rec);
 }
 
@@ -689,6 +756,12 @@ void aabb_rec_begin_step(aabb_rec *rec) {
     rec->appeared.len = rec->moved.len = rec->gone.len = 0;
     rec->appeared.failed = rec->moved.failed = rec->gone.failed = 0;
     rec->n_appeared = rec->n_moved = rec->n_gone = 0;
+    rec->has_fat = rec->has_pairs = rec->has_tree = rec->tree_partial = 0;
+    rec->n_fat = rec->n_pairs = 0;
+    rec->tree.len = rec->timings.len = 0;
+    rec->tree.failed = rec->timings.failed = 0;
+    rec->tree_root = AABB_REC_NONE;
+    rec->n_tree = rec->n_timings = 0;
 }
 
 void aabb_rec_add_box(aabb_rec *rec, uint32_t id, const float *min, const float *max) {
@@ -728,6 +801,261 @@ void aabb_rec_add_box(aabb_rec *rec, uint32_t id, const float *min, const float 
         }
     }
     rec->n_cur++;
+}
+
+/* -- the engine's broad phase ------------------------------------------------------------ */
+
+static void aabb_rec_reject_part_(aabb_rec *rec, const char *what, uint32_t id) {
+    rec->parts_rejected++;
+    snprintf(rec->last_rejection, sizeof rec->last_rejection, "%s %lu", what,
+             (unsigned long)id);
+}
+
+/* 1 when a part may be added now; counts it rejected when outside a step. */
+static int aabb_rec_part_ok_(aabb_rec *rec, const char *what) {
+    if (!rec->in_step) {
+        aabb_rec_reject_part_(rec, what, 0);
+        return 0;
+    }
+    return !rec->dead;
+}
+
+void aabb_rec_fat_box(aabb_rec *rec, uint32_t id, const float *min, const float *max) {
+    aabb_rec_box_ b;
+    if (!rec || !aabb_rec_part_ok_(rec, "fat box outside a step, id")) return;
+    if (!aabb_rec_make_(rec, &b, id, min, max) || aabb_rec_check_(&b, rec->dims)) {
+        aabb_rec_reject_part_(rec, "fat box not finite or min > max, id", id);
+        return;
+    }
+    if (!aabb_rec_grow_((void **)&rec->fat, &rec->cap_fat, rec->n_fat + 1, sizeof b)) {
+        aabb_rec_reject_part_(rec, "fat box: out of memory, id", id);
+        return;
+    }
+    rec->fat[rec->n_fat++] = b;
+    rec->has_fat = 1;
+}
+
+void aabb_rec_begin_pairs(aabb_rec *rec) {
+    if (!rec || !aabb_rec_part_ok_(rec, "pairs outside a step")) return;
+    rec->has_pairs = 1;
+}
+
+void aabb_rec_pair(aabb_rec *rec, uint32_t a, uint32_t b) {
+    if (!rec || !aabb_rec_part_ok_(rec, "pair outside a step, id")) return;
+    if (a == b) {
+        aabb_rec_reject_part_(rec, "pair of one id", a);
+        return;
+    }
+    if (!aabb_rec_grow_((void **)&rec->pairs, &rec->cap_pairs, 2 * rec->n_pairs + 2,
+                        sizeof(uint32_t))) {
+        aabb_rec_reject_part_(rec, "pair: out of memory, id", a);
+        return;
+    }
+    rec->pairs[2 * rec->n_pairs] = a < b ? a : b;
+    rec->pairs[2 * rec->n_pairs + 1] = a < b ? b : a;
+    rec->n_pairs++;
+    rec->has_pairs = 1;
+}
+
+void aabb_rec_tree_root(aabb_rec *rec, uint32_t root) {
+    if (!rec || !aabb_rec_part_ok_(rec, "tree root outside a step")) return;
+    rec->tree_root = root;
+    rec->has_tree = 1;
+}
+
+void aabb_rec_tree_partial(aabb_rec *rec) {
+    if (!rec || !aabb_rec_part_ok_(rec, "tree flags outside a step")) return;
+    rec->tree_partial = 1;
+    rec->has_tree = 1;
+}
+
+void aabb_rec_tree_node(aabb_rec *rec, const aabb_rec_node *node) {
+    aabb_rec_box_ b;
+    unsigned char flags;
+    int k;
+    if (!rec || !node || !aabb_rec_part_ok_(rec, "tree node outside a step, id")) return;
+    if (!aabb_rec_make_(rec, &b, node->id, node->min, node->max) ||
+        aabb_rec_check_(&b, rec->dims) || node->id == AABB_REC_NONE) {
+        aabb_rec_reject_part_(rec, "tree node with a bad box or id", node->id);
+        return;
+    }
+    aabb_rec_put_u32_(&rec->tree, node->id);
+    aabb_rec_put_u32_(&rec->tree, node->parent);
+    aabb_rec_put_u32_(&rec->tree, node->child1);
+    aabb_rec_put_u32_(&rec->tree, node->leaf ? AABB_REC_NONE : node->child2);
+    aabb_rec_put_u32_(&rec->tree, node->height);
+    flags = (unsigned char)((node->leaf ? 2 : 0) | (node->enlarged ? 1 : 0));
+    aabb_rec_put_(&rec->tree, &flags, 1);
+    for (k = 0; k < rec->dims; k++) aabb_rec_put_u32_(&rec->tree, aabb_rec_fbits_(b.min[k]));
+    for (k = 0; k < rec->dims; k++) aabb_rec_put_u32_(&rec->tree, aabb_rec_fbits_(b.max[k]));
+    rec->n_tree++;
+    rec->has_tree = 1;
+}
+
+void aabb_rec_timing(aabb_rec *rec, const char *key, double value) {
+    size_t n, i;
+    unsigned char d[8], len;
+    uint64_t bits;
+    if (!rec || !aabb_rec_part_ok_(rec, "timing outside a step")) return;
+    n = key ? strlen(key) : 0;
+    if (n == 0 || n > 32) {
+        aabb_rec_reject_part_(rec, "timing key not 1 to 32 bytes, length", (uint32_t)n);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        char c = key[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+            aabb_rec_reject_part_(rec, "timing key not of a-z, 0-9 and _, length",
+                                  (uint32_t)n);
+            return;
+        }
+    }
+    if (!(value - value == 0.0)) {
+        aabb_rec_reject_part_(rec, "timing not finite, key length", (uint32_t)n);
+        return;
+    }
+    for (i = 0; i < rec->n_timings; i++) {
+        if (strcmp(rec->timing_keys[i], key) == 0) {
+            aabb_rec_reject_part_(rec, "timing key twice, length", (uint32_t)n);
+            return;
+        }
+    }
+    if (rec->n_timings >= 64) {
+        aabb_rec_reject_part_(rec, "over 64 timings, length", (uint32_t)n);
+        return;
+    }
+    memcpy(rec->timing_keys[rec->n_timings], key, n + 1);
+    rec->n_timings++;
+    len = (unsigned char)n;
+    aabb_rec_put_(&rec->timings, &len, 1);
+    aabb_rec_put_(&rec->timings, key, n);
+    memcpy(&bits, &value, 8);
+    aabb_rec_u32le_(d, (uint32_t)bits);
+    aabb_rec_u32le_(d + 4, (uint32_t)(bits >> 32));
+    aabb_rec_put_(&rec->timings, d, 8);
+}
+
+static int aabb_rec_u32_cmp_(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+static int aabb_rec_pair_cmp_(const void *pa, const void *pb) {
+    const uint32_t *a = (const uint32_t *)pa, *b = (const uint32_t *)pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : (a[1] > b[1] ? 1 : 0);
+}
+
+static int aabb_rec_fat_cmp_(const void *pa, const void *pb) {
+    const aabb_rec_box_ *a = (const aabb_rec_box_ *)pa, *b = (const aabb_rec_box_ *)pb;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return memcmp(a, b, sizeof *a);
+}
+
+/* Whether id is a box of the step: rec->ids (n sorted) or a static box. */
+static int aabb_rec_present_(const aabb_rec *rec, size_t n, uint32_t id) {
+    return bsearch(&id, rec->ids, n, sizeof(uint32_t), aabb_rec_u32_cmp_) != NULL ||
+           (rec->n_statics && aabb_rec_is_static_(rec, id));
+}
+
+/* Appends the section of tag k + 1 held in rec->sec_next[k] to the frame f: empty when it is
+   the same as in the last step sent (and that step was the one before this). */
+static void aabb_rec_section_(aabb_rec *rec, aabb_rec_buf_ *f, int k) {
+    aabb_rec_buf_ *b = &rec->sec_next[k];
+    unsigned char tag = (unsigned char)(k + 1);
+    int same;
+    if (b->failed) {
+        f->failed = 1;
+        return;
+    }
+    rec->sec_next_ok[k] = 1;
+    same = !rec->keyframe_next && rec->sec_last_ok[k] && rec->sec_last[k].len == b->len &&
+           memcmp(rec->sec_last[k].p, b->p, b->len) == 0;
+    aabb_rec_put_(f, &tag, 1);
+    aabb_rec_put_u32_(f, same ? 0u : (uint32_t)b->len);
+    if (!same) aabb_rec_put_(f, b->p, b->len);
+}
+
+/* After a step: its sections become the reference of the next (sent), or none (dropped). */
+static void aabb_rec_sections_done_(aabb_rec *rec, int sent) {
+    int k;
+    for (k = 0; k < 4; k++) {
+        aabb_rec_buf_ t = rec->sec_last[k];
+        rec->sec_last[k] = rec->sec_next[k];
+        rec->sec_next[k] = t;
+        rec->sec_next[k].len = 0;
+        rec->sec_next[k].failed = 0;
+        rec->sec_last_ok[k] = sent && rec->sec_next_ok[k];
+        rec->sec_next_ok[k] = 0;
+    }
+}
+
+/* Appends the open step's parts to the frame f (rec->cur holds the step's boxes): fat
+   boxes and pairs checked against the step's ids (those that are not, and repeats, are left
+   out and counted), sorted by id. */
+static void aabb_rec_put_parts_(aabb_rec *rec, aabb_rec_buf_ *f) {
+    size_t i, n = 0, kept;
+    aabb_rec_buf_ *b;
+    if (rec->has_fat || rec->has_pairs) {
+        if (!aabb_rec_grow_((void **)&rec->ids, &rec->cap_ids, rec->n_cur + 1,
+                            sizeof(uint32_t))) {
+            rec->parts_rejected += rec->n_fat + rec->n_pairs;
+            rec->has_fat = rec->has_pairs = 0;
+        } else {
+            for (i = 0; i < rec->n_cur; i++) rec->ids[i] = rec->cur[i].id;
+            n = rec->n_cur;
+            qsort(rec->ids, n, sizeof(uint32_t), aabb_rec_u32_cmp_);
+        }
+    }
+    if (rec->has_fat) {
+        qsort(rec->fat, rec->n_fat, sizeof(aabb_rec_box_), aabb_rec_fat_cmp_);
+        for (i = 0, kept = 0; i < rec->n_fat; i++) {
+            uint32_t id = rec->fat[i].id;
+            if ((kept > 0 && rec->fat[kept - 1].id == id) || !aabb_rec_present_(rec, n, id)) {
+                aabb_rec_reject_part_(rec, "fat box twice or not a box of the step, id", id);
+                continue;
+            }
+            rec->fat[kept++] = rec->fat[i];
+        }
+        b = &rec->sec_next[0];
+        aabb_rec_put_u32_(b, (uint32_t)kept);
+        for (i = 0; i < kept; i++) aabb_rec_put_box_(b, rec->dims, &rec->fat[i]);
+        aabb_rec_section_(rec, f, 0);
+    }
+    if (rec->has_pairs) {
+        qsort(rec->pairs, rec->n_pairs, 2 * sizeof(uint32_t), aabb_rec_pair_cmp_);
+        for (i = 0, kept = 0; i < rec->n_pairs; i++) {
+            uint32_t a = rec->pairs[2 * i], c = rec->pairs[2 * i + 1];
+            if ((kept > 0 && rec->pairs[2 * kept - 2] == a && rec->pairs[2 * kept - 1] == c) ||
+                !aabb_rec_present_(rec, n, a) || !aabb_rec_present_(rec, n, c)) {
+                aabb_rec_reject_part_(rec, "pair twice or not of boxes of the step, id", a);
+                continue;
+            }
+            rec->pairs[2 * kept] = a;
+            rec->pairs[2 * kept + 1] = c;
+            kept++;
+        }
+        b = &rec->sec_next[1];
+        aabb_rec_put_u32_(b, (uint32_t)kept);
+        for (i = 0; i < 2 * kept; i++) aabb_rec_put_u32_(b, rec->pairs[i]);
+        aabb_rec_section_(rec, f, 1);
+    }
+    if (rec->has_tree && !rec->tree.failed) {
+        unsigned char flags = (unsigned char)(rec->tree_partial ? 1 : 0);
+        b = &rec->sec_next[2];
+        aabb_rec_put_(b, &flags, 1);
+        aabb_rec_put_u32_(b, rec->tree_root);
+        aabb_rec_put_u32_(b, rec->n_tree);
+        aabb_rec_put_(b, rec->tree.p, rec->tree.len);
+        aabb_rec_section_(rec, f, 2);
+    }
+    if (rec->n_timings > 0 && !rec->timings.failed) {
+        unsigned char count = (unsigned char)rec->n_timings;
+        b = &rec->sec_next[3];
+        aabb_rec_put_(b, &count, 1);
+        aabb_rec_put_(b, rec->timings.p, rec->timings.len);
+        aabb_rec_section_(rec, f, 3);
+    }
 }
 
 /* The diff of a step in another order than the last (or with new ids): a sorted copy of
@@ -840,6 +1168,7 @@ int aabb_rec_end_step(aabb_rec *rec) {
         aabb_rec_put_u32_(f, rec->n_gone);
         aabb_rec_put_(f, rec->gone.p, rec->gone.len);
     }
+    aabb_rec_put_parts_(rec, f);
     if (f->failed || rec->appeared.failed || rec->moved.failed || rec->gone.failed ||
         f->len - 4 > AABB_REC_MAX_FRAME_) {
         sent = 0;
@@ -849,6 +1178,7 @@ int aabb_rec_end_step(aabb_rec *rec) {
         aabb_rec_u32le_(f->p, (uint32_t)(f->len - 4));
         sent = aabb_rec_emit_(rec, f->p, f->len, 0);
     }
+    aabb_rec_sections_done_(rec, sent);
     if (sent) {
         rec->steps_sent++;
         rec->keyframe_next = 0;
@@ -879,6 +1209,7 @@ void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out) {
     out->steps_dropped = rec->steps_dropped;
     out->bytes_sent = rec->bytes_sent;
     out->boxes_rejected = rec->boxes_rejected;
+    out->parts_rejected = rec->parts_rejected;
     out->connected = !rec->dead;
     memcpy(out->error, rec->error, sizeof out->error);
     memcpy(out->last_rejection, rec->last_rejection, sizeof out->last_rejection);

@@ -8,6 +8,9 @@
  *                                   step dropped
  *     check_recorder exact PORT     the same with options.exact, 200 steps (8 MB, more than
  *                                   the kernel buffers): nothing dropped
+ *     check_recorder parts FILE     the engine's broad phase (fat boxes, pairs, tree,
+ *                                   timings) over 3 steps, with bad parts left out; prints
+ *                                   the counts
  *     check_recorder bench N STEPS  N boxes all moving, same order, to /dev/null; prints the
  *                                   nanoseconds a box on the engine's side
  */
@@ -70,6 +73,96 @@ static int rejects(const char *path) {
     if (aabb_rec_end_step(rec) != -1) printf("end_step without a step did not return -1\n");
     aabb_rec_close(rec, &st);
     print_stats("rejects", &st);
+    return 0;
+}
+
+static void fat2(aabb_rec *rec, uint32_t id, float x0, float y0, float x1, float y1) {
+    float min[2], max[2];
+    min[0] = x0;
+    min[1] = y0;
+    max[0] = x1;
+    max[1] = y1;
+    aabb_rec_fat_box(rec, id, min, max);
+}
+
+static void node2(aabb_rec *rec, uint32_t id, uint32_t parent, uint32_t c1, uint32_t c2,
+                  int leaf, uint32_t height, float x0, float y0, float x1, float y1) {
+    aabb_rec_node n;
+    memset(&n, 0, sizeof n);
+    n.id = id;
+    n.parent = parent;
+    n.child1 = c1;
+    n.child2 = c2;
+    n.leaf = leaf;
+    n.enlarged = !leaf;
+    n.height = height;
+    n.min[0] = x0;
+    n.min[1] = y0;
+    n.max[0] = x1;
+    n.max[1] = y1;
+    aabb_rec_tree_node(rec, &n);
+}
+
+/* The tree and the timings of the parts case (steps 0 and 1). */
+static void tree_and_timings(aabb_rec *rec) {
+    aabb_rec_tree_root(rec, 100);
+    aabb_rec_tree_partial(rec);
+    node2(rec, 100, AABB_REC_NONE, 11, 12, 0, 1, -0.25f, -0.25f, 2.75f, 1.25f);
+    node2(rec, 11, 100, 1, AABB_REC_NONE, 1, 0, -0.25f, -0.25f, 1.25f, 1.25f);
+    node2(rec, 12, 100, 2, AABB_REC_NONE, 1, 0, 1.25f, -0.25f, 2.75f, 1.25f);
+    aabb_rec_timing(rec, "broad_phase_ns", 1500.0);
+    aabb_rec_timing(rec, "pairs_tested", 6.0);
+    aabb_rec_timing(rec, "margin", 0.25);
+}
+
+/* The case crates/aabb-recorder/tests/common/mod.rs (parts_case) decodes: boxes 1, 2, 3 and
+   the static 50; step 0 with every part (and bad ones), step 1 with no pairs and the same
+   tree and timings (sent as empty sections), step 2 with nothing. */
+static int parts(const char *path) {
+    aabb_rec_hello hello = {"check parts", "m", 2, 0.5f};
+    aabb_rec *rec = aabb_rec_open_file(path, &hello);
+    struct aabb_rec_stats st;
+    float g0[2] = {-10.0f, -1.0f}, g1[2] = {10.0f, 0.0f};
+    int t;
+    if (!rec) {
+        fprintf(stderr, "cannot write %s\n", path);
+        return 1;
+    }
+    aabb_rec_static_box(rec, 50, g0, g1);
+    for (t = 0; t < 3; t++) {
+        aabb_rec_begin_step(rec);
+        box2(rec, 1, 0.0f, 0.0f, 1.0f, 1.0f);
+        box2(rec, 2, 1.5f, 0.0f, 2.5f, 1.0f);
+        box2(rec, 3, 5.0f, 0.0f, 6.0f, 1.0f);
+        if (t == 0) {
+            fat2(rec, 3, 4.75f, -0.25f, 6.25f, 1.25f);
+            fat2(rec, 1, -0.25f, -0.25f, 1.25f, 1.25f);
+            fat2(rec, 2, 1.25f, -0.25f, 2.75f, 1.25f);
+            fat2(rec, 2, 1.25f, -0.25f, 2.75f, 1.25f);      /* twice */
+            fat2(rec, 50, -10.0f, -1.0f, 10.0f, 0.0f);
+            fat2(rec, 9, 0.0f, 0.0f, 1.0f, 1.0f);           /* not a box of the step */
+            fat2(rec, 1, 0.0f / 0.0f, 0.0f, 1.0f, 1.0f);    /* NaN */
+            aabb_rec_pair(rec, 3, 50);
+            aabb_rec_pair(rec, 2, 1);
+            aabb_rec_pair(rec, 1, 2);                       /* twice */
+            aabb_rec_pair(rec, 50, 1);
+            aabb_rec_pair(rec, 2, 50);
+            aabb_rec_pair(rec, 1, 9);                       /* not a box of the step */
+            aabb_rec_pair(rec, 4, 4);                       /* one id */
+            tree_and_timings(rec);
+            aabb_rec_timing(rec, "Bad", 1.0);               /* not a key */
+            aabb_rec_timing(rec, "narrow_phase_ns", 0.0 / 0.0); /* NaN */
+            aabb_rec_timing(rec, "margin", 0.5);            /* twice */
+        } else if (t == 1) {
+            aabb_rec_begin_pairs(rec);
+            tree_and_timings(rec);
+        }
+        aabb_rec_end_step(rec);
+    }
+    aabb_rec_close(rec, &st);
+    printf("parts: steps %lu sent %lu rejected %lu parts rejected %lu\n",
+           (unsigned long)st.steps, (unsigned long)st.steps_sent,
+           (unsigned long)st.boxes_rejected, (unsigned long)st.parts_rejected);
     return 0;
 }
 
@@ -138,10 +231,11 @@ static int bench(int n, int steps) {
 
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "rejects") == 0) return rejects(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "parts") == 0) return parts(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "drops") == 0) return drops(atoi(argv[2]), 0);
     if (argc >= 3 && strcmp(argv[1], "exact") == 0) return drops(atoi(argv[2]), 1);
     if (argc >= 4 && strcmp(argv[1], "bench") == 0) return bench(atoi(argv[2]), atoi(argv[3]));
-    fprintf(stderr, "usage: %s rejects FILE | drops PORT | exact PORT | bench N STEPS\n",
+    fprintf(stderr, "usage: %s rejects FILE | parts FILE | drops PORT | exact PORT | bench N STEPS\n",
             argv[0]);
     return 2;
 }

@@ -22,6 +22,13 @@ debugger that closes, or takes nothing for `timeout` seconds, ends the connectio
 says why and later steps are counted dropped. NaN or infinite boxes, min > max, ids added
 twice in a step and moving boxes with a static box's id are left out and counted.
 
+The engine's own broad phase may go with each step (optional, between begin_step and
+end_step; docs/formats.md, "The engine's broad phase"): fat_box (one per box, by the box's
+id), pair (candidate pairs, either order: sent once each, sorted, lower id first; begin_pairs
+when there are none), tree_root / tree_node (the tree), timing (timings and counts by key).
+Fat boxes and pairs of ids that are not boxes of the step, repeats, NaN and bad keys are
+left out and counted in parts_rejected.
+
 The format is docs/formats.md ("Stream") of the aabb-debugger. License: MIT OR Apache-2.0.
 """
 
@@ -45,6 +52,10 @@ VERSION = 1
 MAX_FRAME_BYTES = 64 << 20
 _HELLO, _STATIC, _STEP, _BYE = 1, 2, 3, 4
 _KEYFRAME = 1
+_FAT_BOXES, _PAIRS, _TREE, _TIMINGS = 1, 2, 3, 4
+NONE_ID = 0xFFFFFFFF
+"""The id that stands for "none" in the tree: the root's parent, an empty tree's root."""
+MAX_TIMINGS = 64
 
 
 def debugger_port() -> int:
@@ -72,8 +83,10 @@ class Stats:
     """Bytes written to the socket or file."""
     boxes_rejected: int = 0
     """Boxes left out (NaN, min > max, twice in a step, a static id, ...)."""
+    parts_rejected: int = 0
+    """Fat boxes, pairs, tree nodes and timings left out."""
     last_rejection: Optional[str] = None
-    """Why the last box was left out."""
+    """Why the last box or part was left out."""
     error: Optional[str] = None
     """Why the socket or file stopped taking bytes, if it did."""
     connected: bool = True
@@ -134,7 +147,13 @@ class Recorder:
         self._steps_queued = 0
         self._steps_dropped = 0
         self._rejected = 0
+        self._parts_rejected = 0
         self._last_rejection = None
+        self._fat = {}
+        self._pairs = None
+        self._tree = None
+        self._timings = None
+        self._last_sections = {}
 
         engine_b, units_b = _cut(engine), _cut(units)
         body = (struct.pack("<BHBBf", _HELLO, VERSION, dimensions, 0, dt)
@@ -253,6 +272,10 @@ class Recorder:
         self._step = self._next_step
         self._next_step += 1
         self._cur = {}
+        self._fat = {}
+        self._pairs = None
+        self._tree = None
+        self._timings = None
 
     def add_box(self, id: int, min, max):
         """Adds a box to the open step: min and max have `dimensions` numbers each."""
@@ -271,6 +294,177 @@ class Recorder:
             self._reject(f"box {id} has a static box's id")
             return
         self._cur[id] = packed
+
+    # -- the engine's broad phase -----------------------------------------------------------
+
+    def _reject_part(self, why: str):
+        self._parts_rejected += 1
+        self._last_rejection = why
+
+    def _part_ok(self, what: str) -> bool:
+        if not self._in_step:
+            self._reject_part(f"{what} added outside a step")
+            return False
+        return not self._dead
+
+    def _corners(self, what: str, min, max) -> Optional[bytes]:
+        """The corners' bytes (min then max, float32), or None (counted) when bad."""
+        d = self.dimensions
+        try:
+            if len(min) != d or len(max) != d:
+                self._reject_part(f"{what}: not {d} coordinates")
+                return None
+            packed = struct.pack(f"<{2 * d}f", *[float(v) for v in min],
+                                 *[float(v) for v in max])
+        except (TypeError, ValueError, OverflowError, struct.error) as e:
+            self._reject_part(f"{what}: {e}")
+            return None
+        f = struct.unpack(f"<{2 * d}f", packed)
+        if not all(math.isfinite(v) for v in f) or any(f[k] > f[d + k] for k in range(d)):
+            self._reject_part(f"{what} is not finite or has min > max")
+            return None
+        return packed
+
+    def fat_box(self, id: int, min, max):
+        """Adds the engine's fat box of the box `id` (a box of this step, moving or static)."""
+        if not self._part_ok("a fat box"):
+            return
+        packed = self._corners(f"fat box {id}", min, max)
+        if packed is None:
+            return
+        if id in self._fat:
+            self._reject_part(f"fat box {id} added twice in step {self._step}")
+            return
+        try:
+            self._fat[id] = struct.pack("<I", id) + packed
+        except struct.error as e:
+            self._reject_part(f"fat box {id!r}: {e}")
+
+    def begin_pairs(self):
+        """Says that this step sends its candidate pairs, even if pair() is not called."""
+        if self._part_ok("the pairs") and self._pairs is None:
+            self._pairs = set()
+
+    def pair(self, a: int, b: int):
+        """Adds one of the engine's candidate pairs, in either order."""
+        if not self._part_ok("a pair"):
+            return
+        if not (isinstance(a, int) and isinstance(b, int) and 0 <= a < NONE_ID + 1
+                and 0 <= b < NONE_ID + 1) or a == b:
+            self._reject_part(f"pair ({a!r}, {b!r}): not two different u32 ids")
+            return
+        if self._pairs is None:
+            self._pairs = set()
+        key = (a, b) if a < b else (b, a)
+        if key in self._pairs:
+            self._reject_part(f"pair {key} added twice in step {self._step}")
+            return
+        self._pairs.add(key)
+
+    def _tree_part(self) -> dict:
+        if self._tree is None:
+            self._tree = {"root": NONE_ID, "partial": False, "nodes": []}
+        return self._tree
+
+    def tree_root(self, root: Optional[int]):
+        """Sets the root of this step's tree (None: an empty tree)."""
+        if not self._part_ok("the tree's root"):
+            return
+        if root is not None and not (isinstance(root, int) and 0 <= root < NONE_ID):
+            self._reject_part(f"tree root {root!r}: not a node id")
+            return
+        self._tree_part()["root"] = NONE_ID if root is None else root
+
+    def tree_partial(self):
+        """Says that this step's tree holds only some of the step's boxes."""
+        if self._part_ok("the tree's flags"):
+            self._tree_part()["partial"] = True
+
+    def tree_node(self, id: int, parent: Optional[int], min, max, *, children=None,
+                  proxy: Optional[int] = None, height: int = 0, enlarged: bool = False):
+        """Adds a node of this step's tree: a branch (children=(a, b), its node ids) or a
+        leaf (proxy=the id of the box it holds); parent None for the root."""
+        if not self._part_ok("a tree node"):
+            return
+        packed = self._corners(f"tree node {id}", min, max)
+        if packed is None:
+            return
+        if (children is None) == (proxy is None):
+            self._reject_part(f"tree node {id}: give children or proxy, not both")
+            return
+        flags = (2 if children is None else 0) | (1 if enlarged else 0)
+        try:
+            first, second = (proxy, NONE_ID) if children is None else children
+            if id == NONE_ID:
+                raise ValueError(f"the id {NONE_ID} is none")
+            head = struct.pack("<IIIIIB", id, NONE_ID if parent is None else parent, first,
+                               second, height, flags)
+        except (TypeError, ValueError, struct.error) as e:
+            self._reject_part(f"tree node {id!r}: {e}")
+            return
+        self._tree_part()["nodes"].append(head + packed)
+
+    def timing(self, key: str, value: float):
+        """Adds a timing or count of this step: key 1 to 32 bytes of a-z, 0-9 and _
+        ("broad_phase_ns", "narrow_phase_ns", "pairs_tested", "reinserts", "margin", or your
+        own), value finite; a key at most once a step, at most 64 a step."""
+        if not self._part_ok("a timing"):
+            return
+        if self._timings is None:
+            self._timings = {}
+        ok_key = (isinstance(key, str) and 1 <= len(key) <= 32
+                  and all(c in "abcdefghijklmnopqrstuvwxyz0123456789_" for c in key))
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            value = math.nan
+        if not ok_key:
+            self._reject_part(f"timing key {key!r} is not 1 to 32 bytes of a-z, 0-9, _")
+        elif not math.isfinite(value):
+            self._reject_part(f"timing {key} is {value}")
+        elif key in self._timings:
+            self._reject_part(f"timing {key} added twice in step {self._step}")
+        elif len(self._timings) >= MAX_TIMINGS:
+            self._reject_part(f"timing {key}: over {MAX_TIMINGS} timings")
+        else:
+            self._timings[key] = value
+
+    def _sections(self, cur) -> list:
+        """The open step's parts as (tag, bytes); fat boxes and pairs of ids that are not
+        boxes of the step are left out (counted), the rest sorted by id."""
+        def present(i):
+            return i in cur or i in self._statics
+
+        out = []
+        if self._fat:
+            kept = []
+            for i in sorted(self._fat):
+                if present(i):
+                    kept.append(self._fat[i])
+                else:
+                    self._reject_part(f"fat box {i}: not a box of step {self._step}")
+            body = struct.pack("<I", len(kept)) + b"".join(kept)
+            out.append((_FAT_BOXES, body))
+        if self._pairs is not None:
+            kept = []
+            for a, b in sorted(self._pairs):
+                if present(a) and present(b):
+                    kept.append(struct.pack("<II", a, b))
+                else:
+                    self._reject_part(f"pair ({a}, {b}): not boxes of step {self._step}")
+            body = struct.pack("<I", len(kept)) + b"".join(kept)
+            out.append((_PAIRS, body))
+        if self._tree is not None:
+            t = self._tree
+            body = (struct.pack("<BII", 1 if t["partial"] else 0, t["root"], len(t["nodes"]))
+                    + b"".join(t["nodes"]))
+            out.append((_TREE, body))
+        if self._timings:
+            entries = [struct.pack("<B", len(k)) + k.encode("ascii") + struct.pack("<d", v)
+                       for k, v in self._timings.items()]
+            body = struct.pack("<B", len(entries)) + b"".join(entries)
+            out.append((_TIMINGS, body))
+        return out
 
     def end_step(self) -> bool:
         """Ends the open step and sends it; False when it was dropped (the queue was full or
@@ -296,6 +490,12 @@ class Recorder:
             parts.append(struct.pack("<I", len(moved)))
             parts.extend(moved)
             parts.append(struct.pack(f"<I{len(gone)}I", len(gone), *gone))
+        # Each part whole, or empty when it is the same as in the last step sent.
+        sections = dict(self._sections(cur))
+        for tag, section in sections.items():
+            same = not self._keyframe_next and self._last_sections.get(tag) == section
+            parts.append(struct.pack("<BI", tag, 0) if same
+                         else struct.pack("<BI", tag, len(section)) + section)
         body = b"".join(parts)
         self._prev = cur
         self._cur = {}
@@ -307,9 +507,11 @@ class Recorder:
         if sent:
             self._steps_queued += 1
             self._keyframe_next = False
+            self._last_sections = sections
         else:
             self._steps_dropped += 1
             self._keyframe_next = True
+            self._last_sections = {}
         return sent
 
     # -- the queue and the writer -------------------------------------------------------------
@@ -391,6 +593,7 @@ class Recorder:
                 steps_dropped=self._steps_dropped + self._steps_lost,
                 bytes_sent=self._bytes_sent,
                 boxes_rejected=self._rejected,
+                parts_rejected=self._parts_rejected,
                 last_rejection=self._last_rejection,
                 error=self._error,
                 connected=not self._done,

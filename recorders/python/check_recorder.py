@@ -8,6 +8,9 @@ crates/aabb-recorder/tests/python_recorder.rs checks against the decoded stream.
     python3 check_recorder.py drops FILE    a writer that blocks: a full queue drops whole
                                             steps; prints what end_step returned
     python3 check_recorder.py exact FILE    the same with exact=True: nothing is dropped
+    python3 check_recorder.py parts FILE    the engine's broad phase (fat boxes, pairs, tree,
+                                            timings) over 3 steps, with bad parts left out;
+                                            prints the counts
 """
 
 import os
@@ -115,6 +118,59 @@ def exact(path):
     print(f"stats: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped}")
 
 
+def tree_and_timings(rec):
+    """The tree and the timings of the parts case (steps 0 and 1)."""
+    rec.tree_root(100)
+    rec.tree_partial()
+    rec.tree_node(100, None, (-0.25, -0.25), (2.75, 1.25), children=(11, 12),
+                  height=1, enlarged=True)
+    rec.tree_node(11, 100, (-0.25, -0.25), (1.25, 1.25), proxy=1)
+    rec.tree_node(12, 100, (1.25, -0.25), (2.75, 1.25), proxy=2)
+    rec.timing("broad_phase_ns", 1500)
+    rec.timing("pairs_tested", 6)
+    rec.timing("margin", 0.25)
+
+
+def parts(path):
+    """The case crates/aabb-recorder/tests/common/mod.rs (parts_case) decodes: boxes 1, 2, 3
+    and the static 50; step 0 with every part (and bad ones), step 1 with no pairs and the
+    same tree and timings (sent as empty sections), step 2 with nothing (the same case as
+    check_recorder.c's)."""
+    rec = Recorder.open_file(path, engine="check parts", dimensions=2, dt=0.5)
+    rec.static_box(50, (-10, -1), (10, 0))
+    for t in range(3):
+        rec.begin_step()
+        rec.add_box(1, (0, 0), (1, 1))
+        rec.add_box(2, (1.5, 0), (2.5, 1))
+        rec.add_box(3, (5, 0), (6, 1))
+        if t == 0:
+            rec.fat_box(3, (4.75, -0.25), (6.25, 1.25))
+            rec.fat_box(1, (-0.25, -0.25), (1.25, 1.25))
+            rec.fat_box(2, (1.25, -0.25), (2.75, 1.25))
+            rec.fat_box(2, (1.25, -0.25), (2.75, 1.25))  # twice
+            rec.fat_box(50, (-10, -1), (10, 0))
+            rec.fat_box(9, (0, 0), (1, 1))  # not a box of the step
+            rec.fat_box(1, (float("nan"), 0), (1, 1))  # NaN
+            rec.pair(3, 50)
+            rec.pair(2, 1)
+            rec.pair(1, 2)  # twice
+            rec.pair(50, 1)
+            rec.pair(2, 50)
+            rec.pair(1, 9)  # not a box of the step
+            rec.pair(4, 4)  # one id
+            tree_and_timings(rec)
+            rec.timing("Bad", 1.0)  # not a key
+            rec.timing("narrow_phase_ns", float("nan"))  # NaN
+            rec.timing("margin", 0.5)  # twice
+        elif t == 1:
+            rec.begin_pairs()
+            tree_and_timings(rec)
+        rec.end_step()
+    st = rec.close()
+    print(f"parts: steps {st.steps} sent {st.steps_sent} rejected {st.boxes_rejected} "
+          f"parts rejected {st.parts_rejected}")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -129,6 +185,8 @@ def main():
         drops(arg)
     elif mode == "exact":
         exact(arg)
+    elif mode == "parts":
+        parts(arg)
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -1,4 +1,6 @@
-//! The `check` subcommand: validates a scene file; exit 0 when valid, 1 with the message on
+//! The `check` subcommand: validates a scene file, or a stream file (told by its magic): its
+//! frames and, when its engine sent them, its own broad phase's parts (missed pairs, pair
+//! classes, trees: see [`super::engine_report`]); exit 0 when valid, 1 with the message on
 //! stderr when not.
 
 use crate::broadphase::BroadphaseKind;
@@ -9,7 +11,7 @@ use std::path::PathBuf;
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// The scene file (RON, or JSON when it ends in `.json`).
+    /// The scene file (RON, or JSON when it ends in `.json`), or a stream file.
     pub scene: PathBuf,
     /// The candidate-pair limit the warnings measure against (as `run --pair-limit`).
     #[arg(long, default_value_t = crate::broadphase::DEFAULT_PAIR_LIMIT, value_parser = super::pair_limit_arg)]
@@ -20,6 +22,9 @@ pub struct CheckArgs {
 /// line as `FILE: warning: ...`, and do not change the exit code.
 pub fn main(args: &CheckArgs) -> anyhow::Result<i32> {
     let file = escape_controls(&args.scene.display().to_string());
+    if crate::stream::is_stream_file(&args.scene) {
+        return check_stream(&args.scene, &file);
+    }
     match Scene::load(&args.scene) {
         Ok(scene) => {
             for warning in scene.warnings(args.pair_limit) {
@@ -56,4 +61,46 @@ pub fn main(args: &CheckArgs) -> anyhow::Result<i32> {
             Ok(1)
         }
     }
+}
+
+/// `check` of a stream file: its steps read whole (exit 1 when the stream is refused), then
+/// the engine's parts: exit 1 when they hold a missed pair, a reported pair whose fat boxes
+/// are apart, or a refused tree, each printed on stdout with the summary.
+fn check_stream(path: &std::path::Path, file: &str) -> anyhow::Result<i32> {
+    let (trace, info) = match crate::stream::load(path, crate::trace::TraceLimits::default()) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(1);
+        }
+    };
+    if let Some(why) = &info.stopped {
+        eprintln!("{file}: warning: the stream stops early ({why})");
+    }
+    let summary = &info.engine_parts.summary;
+    let mut text = format!(
+        "{file}: ok: stream from \"{}\", {}D, {} steps{}\n",
+        excerpt(&info.engine, MAX_EXCERPT_CHARS),
+        trace.dimensions(),
+        trace.step_count(),
+        if summary.is_empty() {
+            ", no engine broad phase (fat boxes, pairs, tree)"
+        } else {
+            ""
+        }
+    );
+    for line in super::engine_report::lines(summary) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    super::run::print_out(&text)?;
+    if super::engine_report::has_errors(summary) {
+        eprintln!(
+            "{file}: the engine's broad phase has errors: {} missed pairs, {} reported pairs \
+             with fat boxes apart, {} trees refused",
+            summary.missed_total, summary.apart_total, summary.trees_refused
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }

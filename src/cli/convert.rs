@@ -42,7 +42,17 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
     }
     let (trace, warning) = if stream::is_stream_file(&args.input) {
         match stream::load(&args.input, TraceLimits::default()) {
-            Ok((trace, info)) => (trace, info.stopped.map(|why| (why, info.engine))),
+            Ok((trace, info)) => {
+                let with_parts = info.engine_parts.summary.steps_with_parts;
+                if with_parts > 0 {
+                    eprintln!(
+                        "{input}: note: the engine's own broad phase ({with_parts} steps of fat \
+                         boxes, pairs, tree or timings) is not converted: a trace holds boxes \
+                         only (`check` reports it)"
+                    );
+                }
+                (trace, info.stopped.map(|why| (why, info.engine)))
+            }
             Err(e) => {
                 eprintln!("{e}");
                 return Ok(1);

@@ -1,6 +1,8 @@
 //! The `listen` subcommand: waits for one engine on a TCP port (loopback unless `--bind`
 //! opens it up), receives its stream to its end, prints a line (or a JSON object) per step,
-//! and writes every accepted frame to `--out` as it arrives.
+//! and writes every accepted frame to `--out` as it arrives. When the engine sent its own broad
+//! phase (fat boxes, pairs, tree), the end says what its checks found (see
+//! [`super::engine_report`]).
 
 use crate::fileio::FileKind;
 use crate::stream::listen::{self as live, End};
@@ -146,6 +148,7 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
                 "seconds": received.secs,
                 "steps_per_sec": steps as f64 / secs,
                 "mb_per_sec": mb / secs,
+                "engine_parts": super::engine_report::json(&info.engine_parts.summary),
             })
             .to_string(),
         )?;
@@ -163,6 +166,9 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
                 escape_controls(&p.display().to_string())
             ))
         ))?;
+        for text in super::engine_report::lines(&info.engine_parts.summary) {
+            line(&text)?;
+        }
     }
     if received.end.is_error() {
         eprintln!("{}", received.end.describe());

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod check;
 pub mod convert;
+pub mod engine_report;
 pub mod import_boxes;
 pub mod listen;
 pub mod quality;
@@ -32,7 +33,8 @@ pub struct Cli {
 /// The headless subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validates a scene file: exit 0 if valid, 1 with the message on stderr if not.
+    /// Validates a scene file, or a stream file and its engine's broad phase: exit 0 if
+    /// valid, 1 with the message on stderr if not.
     Check(check::CheckArgs),
     /// Steps a scene headless and prints a summary.
     Run(run::RunArgs),

@@ -178,13 +178,13 @@ fn run_and_convert_take_a_stream_file_as_they_take_its_text_trace() {
 }
 
 /// `listen --port 0 --json` started: the child, its stdout lines and the port it took.
-struct Listening {
+pub(crate) struct Listening {
     child: Child,
     lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-    port: u16,
+    pub(crate) port: u16,
 }
 
-fn listen(extra: &[&str]) -> Listening {
+pub(crate) fn listen(extra: &[&str]) -> Listening {
     let mut child = Command::new(env!("CARGO_BIN_EXE_aabb-debugger"))
         .args(["listen", "--port", "0", "--json"])
         .args(extra)
@@ -208,7 +208,7 @@ fn listen(extra: &[&str]) -> Listening {
 
 impl Listening {
     /// Waits for the child (at most 60 s); its exit code, the rest of stdout and stderr.
-    fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
+    pub(crate) fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
         let rest: Vec<String> = self.lines.by_ref().map_while(Result::ok).collect();
         let mut err = String::new();
         if let Some(mut e) = self.child.stderr.take() {

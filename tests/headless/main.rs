@@ -13,6 +13,8 @@ mod cli_quality;
 mod cli_replay;
 mod cli_run;
 mod cli_sweep;
+mod engine_parts;
+mod engine_rapier;
 mod live_link;
 mod reliability;
 mod reliability3;

@@ -3,7 +3,7 @@
 //! and contacts at every step, and the balls really pile up inside the box.
 
 #[path = "../../examples/rapier_pile/pile.rs"]
-mod pile;
+pub(crate) mod pile;
 
 use aabb_debugger::broadphase::BroadphaseKind;
 use aabb_debugger::cli::run::summarize_trace;

@@ -13,8 +13,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::wire::{
-    Bye, FLAG_KEYFRAME, Hello, KIND_STEP, WireBox, begin_frame, encode_bye, encode_hello,
-    encode_magic, encode_static, end_frame, put_box,
+    Bye, EngineParts, EngineTree, FLAG_KEYFRAME, Hello, KIND_STEP, NONE_ID, Timing, TreeNode,
+    WireBox, begin_frame, encode_bye, encode_hello, encode_magic, encode_static, end_frame,
+    put_box, valid_timing_key,
 };
 
 /// The debugger's default port (on 127.0.0.1).
@@ -72,7 +73,10 @@ pub struct Stats {
     /// Boxes left out: NaN or infinite, min > max, added twice in a step, a moving box with
     /// a static box's id, added outside a step, of the wrong dimension.
     pub boxes_rejected: u64,
-    /// Why the last box or step was left out.
+    /// Parts of the engine's broad phase left out: a fat box, pair, tree node or timing
+    /// that is not finite, names an id that is not a box of the step, or comes twice.
+    pub parts_rejected: u64,
+    /// Why the last box, part or step was left out.
     pub last_rejection: Option<String>,
     /// Why the socket or file stopped taking bytes, if it did.
     pub error: Option<String>,
@@ -209,11 +213,17 @@ pub struct Recorder {
     gone_n: u32,
     scratch_pos: IdMap,
     scratch_boxes: Vec<WireBox>,
+    /// The engine's broad phase of the open step, as added.
+    parts: EngineParts,
+    /// The bytes of each part (tags 1 to 4) in the last STEP queued: a part the same in the
+    /// next step goes as an empty section (the format's "same as the previous step").
+    last_sections: [Option<Vec<u8>>; 4],
 
     steps: u64,
     steps_queued: u64,
     steps_dropped: u64,
     boxes_rejected: u64,
+    parts_rejected: u64,
     last_rejection: Option<String>,
 }
 
@@ -368,10 +378,13 @@ impl Recorder {
             gone_n: 0,
             scratch_pos: IdMap::default(),
             scratch_boxes: Vec::new(),
+            parts: EngineParts::default(),
+            last_sections: Default::default(),
             steps: 0,
             steps_queued: 0,
             steps_dropped: 0,
             boxes_rejected: 0,
+            parts_rejected: 0,
             last_rejection: None,
         };
         let mut out = Vec::new();
@@ -441,6 +454,7 @@ impl Recorder {
         self.moved_n = 0;
         self.gone.clear();
         self.gone_n = 0;
+        self.parts = EngineParts::default();
     }
 
     /// Adds a box to the open step: `min` and `max` have as many coordinates as the
@@ -553,6 +567,195 @@ impl Recorder {
         self.cur.push(b);
     }
 
+    fn reject_part(&mut self, why: String) {
+        self.parts_rejected += 1;
+        self.last_rejection = Some(why);
+    }
+
+    /// Whether a part may be added now (in a step); counts it rejected if not.
+    fn part_allowed(&mut self, what: &str) -> bool {
+        if !self.in_step {
+            self.reject_part(format!("{what} added outside a step"));
+            return false;
+        }
+        !self.dead
+    }
+
+    /// Adds the engine's fat box of the box `id` (a box of this step, moving or static) to
+    /// the open step: `min` and `max` have as many coordinates as the handshake's
+    /// dimensions. One per box; a box without one is left out of the debugger's pair check.
+    pub fn fat_box(&mut self, id: u32, min: &[f32], max: &[f32]) {
+        if !self.part_allowed("a fat box") {
+            return;
+        }
+        let d = usize::from(self.dims);
+        if min.len() != d || max.len() != d {
+            self.reject_part(format!("fat box {id}: not {d} coordinates"));
+            return;
+        }
+        let mut b = WireBox {
+            id,
+            min: [0.0; 3],
+            max: [0.0; 3],
+        };
+        b.min[..d].copy_from_slice(min);
+        b.max[..d].copy_from_slice(max);
+        if !valid(&b, self.dims) {
+            self.reject_part(format!("fat box {id} is not finite or has min > max"));
+            return;
+        }
+        self.parts.fat_boxes.get_or_insert_with(Vec::new).push(b);
+    }
+
+    /// Says that this step sends its candidate pairs, even if [`Recorder::pair`] is not
+    /// called (the engine has none): without it (or a pair) the step says nothing of pairs.
+    pub fn begin_pairs(&mut self) {
+        if self.part_allowed("the pairs") {
+            self.parts.pairs.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// Adds one of the engine's candidate pairs to the open step, in either order; the
+    /// recorder sends each pair once, as `(lower id, higher id)`, sorted.
+    pub fn pair(&mut self, a: u32, b: u32) {
+        if !self.part_allowed("a pair") {
+            return;
+        }
+        if a == b {
+            self.reject_part(format!("pair ({a}, {b}) of one id"));
+            return;
+        }
+        self.parts
+            .pairs
+            .get_or_insert_with(Vec::new)
+            .push([a.min(b), a.max(b)]);
+    }
+
+    /// Sets the root of the engine's tree in the open step (`None`: an empty tree) and says
+    /// that the step sends its tree.
+    pub fn tree_root(&mut self, root: Option<u32>) {
+        if self.part_allowed("the tree's root") {
+            self.parts.tree.get_or_insert_with(EngineTree::default).root = root;
+        }
+    }
+
+    /// Says that the engine's tree holds only some of the step's boxes (so the debugger
+    /// does not ask every box to be in a leaf).
+    pub fn tree_partial(&mut self) {
+        if self.part_allowed("the tree's flags") {
+            self.parts
+                .tree
+                .get_or_insert_with(EngineTree::default)
+                .partial = true;
+        }
+    }
+
+    /// Adds a node of the engine's tree to the open step (z of min and max is ignored in
+    /// 2D). A node with a non-finite box, min > max or the id [`NONE_ID`] is left out.
+    pub fn tree_node(&mut self, node: &TreeNode) {
+        if !self.part_allowed("a tree node") {
+            return;
+        }
+        let b = WireBox {
+            id: node.id,
+            min: node.min,
+            max: node.max,
+        };
+        if node.id == NONE_ID || !valid(&b, self.dims) {
+            self.reject_part(format!(
+                "tree node {}: the id {NONE_ID}, or a box not finite or with min > max",
+                node.id
+            ));
+            return;
+        }
+        let mut node = *node;
+        if self.dims == 2 {
+            node.min[2] = 0.0;
+            node.max[2] = 0.0;
+        }
+        self.parts
+            .tree
+            .get_or_insert_with(EngineTree::default)
+            .nodes
+            .push(node);
+    }
+
+    /// Adds a timing or count of the engine to the open step: `key` is 1 to 32 bytes of
+    /// `a-z`, `0-9` and `_` (see [`crate::wire::TIMING_BROAD_PHASE_NS`] and the other
+    /// keys), `value` finite; a key at most once a step, at most 64 a step.
+    pub fn timing(&mut self, key: &str, value: f64) {
+        if !self.part_allowed("a timing") {
+            return;
+        }
+        let timings = self.parts.timings.get_or_insert_with(Vec::new);
+        let why = if !valid_timing_key(key) {
+            Some(format!(
+                "timing key {key:?} is not 1 to 32 bytes of a-z, 0-9, _"
+            ))
+        } else if !value.is_finite() {
+            Some(format!("timing {key} is {value}"))
+        } else if timings.iter().any(|t| t.key == key) {
+            Some(format!("timing {key} added twice in step {}", self.step))
+        } else if timings.len() >= crate::wire::MAX_TIMINGS {
+            Some(format!(
+                "timing {key}: over 64 timings in step {}",
+                self.step
+            ))
+        } else {
+            timings.push(Timing {
+                key: key.to_owned(),
+                value,
+            });
+            None
+        };
+        if let Some(why) = why {
+            self.reject_part(why);
+        }
+    }
+
+    /// The open step's parts, checked against its boxes (`prev_pos` holds the step's ids
+    /// by then): fat boxes and pairs of ids not in the step, and repeats, are left out.
+    fn checked_parts(&mut self) -> EngineParts {
+        let mut parts = std::mem::take(&mut self.parts);
+        let mut rejected = Vec::new();
+        {
+            let present =
+                |id: u32| self.prev_pos.contains_key(&id) || self.static_ids.contains(&id);
+            if let Some(fat) = &mut parts.fat_boxes {
+                let mut seen = IdSet::default();
+                fat.retain(|b| {
+                    let ok = present(b.id) && seen.insert(b.id);
+                    if !ok {
+                        rejected.push(format!(
+                            "fat box {}: not a box of step {}, or twice",
+                            b.id, self.step
+                        ));
+                    }
+                    ok
+                });
+            }
+            if let Some(pairs) = &mut parts.pairs {
+                pairs.sort_unstable();
+                let before = pairs.len();
+                pairs.dedup();
+                for _ in pairs.len()..before {
+                    rejected.push(format!("a pair twice in step {}", self.step));
+                }
+                pairs.retain(|&[a, b]| {
+                    let ok = present(a) && present(b);
+                    if !ok {
+                        rejected.push(format!("pair ({a}, {b}): not boxes of step {}", self.step));
+                    }
+                    ok
+                });
+            }
+        }
+        for why in rejected {
+            self.reject_part(why);
+        }
+        parts
+    }
+
     /// Ends the open step and sends it, or drops it when the buffer is full (the next step
     /// sent is then a keyframe). Never fails; blocks only with [`Options::exact`].
     pub fn end_step(&mut self) -> StepStatus {
@@ -656,19 +859,38 @@ impl Recorder {
                 out.extend_from_slice(bytes);
             }
         }
+        // Each part whole, or empty when it is the same as in the last STEP queued.
+        let mut sections: [Option<Vec<u8>>; 4] = Default::default();
+        if !self.parts.is_empty() {
+            for s in self.checked_parts().to_sections(self.dims) {
+                let k = usize::from(s.tag - 1);
+                let same = !self.keyframe_next && self.last_sections[k].as_ref() == Some(&s.bytes);
+                out.push(s.tag);
+                if same {
+                    out.extend_from_slice(&0u32.to_le_bytes());
+                } else {
+                    out.extend_from_slice(&(s.bytes.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&s.bytes);
+                }
+                sections[k] = Some(s.bytes);
+            }
+        }
         if let Err(e) = end_frame(&mut out, at) {
             self.last_rejection = Some(format!("step {}: {e}", self.step));
             self.steps_dropped += 1;
             self.keyframe_next = true;
+            self.last_sections = Default::default();
             return StepStatus::Dropped;
         }
         if self.queue(out, true, false) {
             self.steps_queued += 1;
             self.keyframe_next = false;
+            self.last_sections = sections;
             StepStatus::Queued
         } else {
             self.steps_dropped += 1;
             self.keyframe_next = true;
+            self.last_sections = Default::default();
             StepStatus::Dropped
         }
     }
@@ -717,6 +939,7 @@ impl Recorder {
             steps_dropped: self.steps_dropped + q.steps_lost,
             bytes_sent: q.bytes_sent,
             boxes_rejected: self.boxes_rejected,
+            parts_rejected: self.parts_rejected,
             last_rejection: self.last_rejection.clone(),
             error: q.error.clone(),
             connected: !q.done,

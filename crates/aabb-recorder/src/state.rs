@@ -5,7 +5,8 @@
 use std::io::Read;
 
 use crate::wire::{
-    Bye, Decoder, Frame, Hello, KIND_HELLO, Limits, StepFrame, WireBox, WireError, WireErrorKind,
+    Bye, Decoder, EngineParts, Frame, Hello, KIND_HELLO, Limits, SECTION_FAT_BOXES, SECTION_PAIRS,
+    StepFrame, WireBox, WireError, WireErrorKind,
 };
 
 /// What one STEP frame made of the set of moving boxes.
@@ -26,6 +27,9 @@ pub struct StepUpdate {
     pub gone: u32,
     /// The whole set of moving boxes after the step, sorted by id.
     pub boxes: Vec<WireBox>,
+    /// The engine's broad phase as the step's reserved sections gave it (each part `None`
+    /// when not sent); every fat box's and pair's id is a box of the step (moving or static).
+    pub engine: EngineParts,
 }
 
 /// A stream's state between frames: the handshake, the static boxes, the current set of
@@ -46,6 +50,8 @@ pub struct StreamState {
     steps_received: u64,
     steps_dropped: u64,
     bye: Option<Bye>,
+    /// The engine's parts of the last STEP (a section of length 0 repeats its part).
+    last_parts: EngineParts,
     // Scratch space reused from step to step.
     moved_at: Vec<(usize, WireBox)>,
     gone_at: Vec<usize>,
@@ -66,6 +72,7 @@ impl StreamState {
             steps_received: 0,
             steps_dropped: 0,
             bye: None,
+            last_parts: EngineParts::default(),
             moved_at: Vec::new(),
             gone_at: Vec::new(),
         }
@@ -216,6 +223,7 @@ impl StreamState {
         if let Some(b) = s.appeared.iter().find(|b| self.is_static(b.id)) {
             return Err(WireErrorKind::StaticId(b.id));
         }
+        let engine = self.engine_parts(&s)?;
         let (appeared, moved, gone) = if s.keyframe {
             if !s.moved.is_empty() || !s.gone.is_empty() {
                 return Err(WireErrorKind::KeyframeWithChanges);
@@ -234,6 +242,7 @@ impl StreamState {
         };
         self.last_step = Some(s.step);
         self.steps_received += 1;
+        self.last_parts = engine.clone();
         self.steps_dropped += dropped_before;
         Ok(StepUpdate {
             step: s.step,
@@ -243,7 +252,58 @@ impl StreamState {
             moved,
             gone,
             boxes: self.boxes.clone(),
+            engine,
         })
+    }
+
+    /// Decodes the step's reserved sections and checks that every fat box's and pair's id is
+    /// a box of the step once applied (`s.appeared` is sorted), a fat box at most once.
+    fn engine_parts(&self, s: &StepFrame) -> Result<EngineParts, WireErrorKind> {
+        let parts =
+            EngineParts::from_sections(&s.sections, self.dims(), &self.limits, &self.last_parts)?;
+        if parts.fat_boxes.is_none() && parts.pairs.is_none() {
+            return Ok(parts);
+        }
+        let mut gone = s.gone.clone();
+        gone.sort_unstable();
+        let present = |id: u32| {
+            self.is_static(id)
+                || s.appeared.binary_search_by_key(&id, |b| b.id).is_ok()
+                || (!s.keyframe
+                    && self.boxes.binary_search_by_key(&id, |b| b.id).is_ok()
+                    && gone.binary_search(&id).is_err())
+        };
+        let unknown = |tag: u8, what: String, id: u32| WireErrorKind::Section {
+            tag,
+            detail: format!("{what}: id {id} is not a box of the step"),
+        };
+        if let Some(fat) = &parts.fat_boxes {
+            if let Some(b) = fat.iter().find(|b| !present(b.id)) {
+                return Err(unknown(
+                    SECTION_FAT_BOXES,
+                    format!("the fat box of id {}", b.id),
+                    b.id,
+                ));
+            }
+            let mut ids: Vec<u32> = fat.iter().map(|b| b.id).collect();
+            ids.sort_unstable();
+            if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+                return Err(WireErrorKind::Section {
+                    tag: SECTION_FAT_BOXES,
+                    detail: format!("id {} twice", w[0]),
+                });
+            }
+        }
+        if let Some(pairs) = &parts.pairs {
+            for &[a, b] in pairs {
+                for id in [a, b] {
+                    if !present(id) {
+                        return Err(unknown(SECTION_PAIRS, format!("pair ({a}, {b})"), id));
+                    }
+                }
+            }
+        }
+        Ok(parts)
     }
 
     /// Checks a delta against the set before it, then applies it; `s.appeared` is sorted.

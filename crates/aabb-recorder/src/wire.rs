@@ -5,6 +5,16 @@
 use std::fmt;
 use std::io::{self, Read};
 
+mod engine;
+
+pub use engine::{
+    EngineParts, EngineTree, MAX_TIMING_KEY_BYTES, MAX_TIMINGS, NODE_FLAG_ENLARGED, NODE_FLAG_LEAF,
+    NONE_ID, NodeKind, TIMING_BROAD_PHASE_NS, TIMING_MARGIN, TIMING_NARROW_PHASE_NS,
+    TIMING_PAIRS_TESTED, TIMING_REINSERTS, TREE_FLAG_PARTIAL, Timing, TreeNode, decode_fat_boxes,
+    decode_pairs, decode_timings, decode_tree, encode_fat_boxes, encode_pairs, encode_timings,
+    encode_tree, node_bytes, section_name, valid_timing_key,
+};
+
 /// The 8 bytes every stream starts with.
 pub const MAGIC: [u8; 8] = *b"AABBSTRM";
 /// The format version this crate writes and reads.
@@ -28,13 +38,13 @@ pub const KIND_OPTIONAL_FIRST: u8 = 0x80;
 /// STEP flag bit: the step lists the whole set of moving boxes in `appeared`.
 pub const FLAG_KEYFRAME: u8 = 0x01;
 
-/// Section tag reserved for the engine's fat boxes.
+/// Section tag of the engine's fat boxes (see [`EngineParts`]).
 pub const SECTION_FAT_BOXES: u8 = 1;
-/// Section tag reserved for the engine's candidate pairs.
+/// Section tag of the engine's candidate pairs.
 pub const SECTION_PAIRS: u8 = 2;
-/// Section tag reserved for the engine's tree nodes.
+/// Section tag of the engine's tree nodes.
 pub const SECTION_TREE_NODES: u8 = 3;
-/// Section tag reserved for the engine's per-step timings and counts.
+/// Section tag of the engine's per-step timings and counts.
 pub const SECTION_TIMINGS: u8 = 4;
 
 /// The name of a frame kind, as error messages say it.
@@ -582,6 +592,14 @@ pub enum WireErrorKind {
     AfterBye(u8),
     /// A frame before HELLO.
     BeforeHello(u8),
+    /// A reserved STEP section (the engine's broad phase) that breaks its layout or names
+    /// an id that is not a box of the step.
+    Section {
+        /// The section's tag.
+        tag: u8,
+        /// What is wrong, and where in the section.
+        detail: String,
+    },
 }
 
 impl fmt::Display for WireErrorKind {
@@ -694,6 +712,9 @@ impl fmt::Display for WireErrorKind {
             K::StaticAfterStep => write!(f, "STATIC after a STEP"),
             K::AfterBye(k) => write!(f, "a {} frame after BYE", kind_name(*k)),
             K::BeforeHello(k) => write!(f, "a {} frame before HELLO", kind_name(*k)),
+            K::Section { tag, detail } => {
+                write!(f, "the {} section: {detail}", section_name(*tag))
+            }
         }
     }
 }
@@ -741,15 +762,22 @@ pub struct Limits {
     pub max_step_boxes: u32,
     /// The most static boxes.
     pub max_static_boxes: u32,
+    /// The most candidate pairs in a step's pairs section.
+    pub max_pairs: u32,
+    /// The most nodes in a step's tree section.
+    pub max_tree_nodes: u32,
 }
 
 impl Default for Limits {
-    /// 64 MiB frames, 4,000,000 boxes a step, 4,000,000 static boxes.
+    /// 64 MiB frames, 4,000,000 boxes a step, 4,000,000 static boxes, 8,000,000 candidate
+    /// pairs and 16,000,000 tree nodes a step.
     fn default() -> Self {
         Self {
             max_frame_bytes: MAX_FRAME_BYTES,
             max_step_boxes: 4_000_000,
             max_static_boxes: 4_000_000,
+            max_pairs: 8_000_000,
+            max_tree_nodes: 16_000_000,
         }
     }
 }

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use aabb_recorder::{Decoder, Limits, StepUpdate, StreamState, WireBox};
 
+mod common;
+
 fn c_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recorders/c")
 }
@@ -247,6 +249,31 @@ fn wb(id: u32, min: [f32; 2], max: [f32; 2]) -> WireBox {
         min: [min[0], min[1], 0.0],
         max: [max[0], max[1], 0.0],
     }
+}
+
+#[test]
+fn the_engine_parts_round_trip_exactly() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let file = dir.path().join("parts.aabbstream");
+    let out = run(Command::new(&exe).arg("parts").arg(&file));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "parts: steps 3 sent 3 rejected 0 parts rejected {}\n",
+            common::PARTS_REJECTED
+        )
+    );
+    let bytes = std::fs::read(&file).expect("the file");
+    let (_, steps) = decode(&bytes[..]);
+    let parts: Vec<_> = steps.into_iter().map(|u| u.engine).collect();
+    assert_eq!(parts, common::parts_case());
+    assert_eq!(
+        common::repeated_sections(&bytes),
+        common::parts_case_repeats()
+    );
 }
 
 #[test]

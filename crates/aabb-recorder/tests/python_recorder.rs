@@ -12,6 +12,33 @@ use std::process::{Command, Output, Stdio};
 
 use aabb_recorder::{Decoder, Limits, StepUpdate, StreamState, WireBox};
 
+mod common;
+
+#[test]
+fn the_engine_parts_round_trip_exactly() {
+    if !have_python() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("parts.aabbstream");
+    let out = run(check_script().arg("parts").arg(&file));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "parts: steps 3 sent 3 rejected 0 parts rejected {}\n",
+            common::PARTS_REJECTED
+        )
+    );
+    let bytes = std::fs::read(&file).expect("the file");
+    let (_, steps) = decode(&bytes[..]);
+    let parts: Vec<_> = steps.into_iter().map(|u| u.engine).collect();
+    assert_eq!(parts, common::parts_case());
+    assert_eq!(
+        common::repeated_sections(&bytes),
+        common::parts_case_repeats()
+    );
+}
+
 fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recorders/python")
 }

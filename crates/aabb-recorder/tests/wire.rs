@@ -133,7 +133,7 @@ fn every_frame_round_trips() {
                 gone: vec![1],
                 sections: vec![
                     Section {
-                        tag: 1,
+                        tag: 100,
                         bytes: vec![1, 2, 3],
                     },
                     Section {
@@ -171,6 +171,7 @@ fn every_frame_round_trips() {
                     moved: 0,
                     gone: 0,
                     boxes: vec![bx(1, 0.5), bx(2, 1.5)],
+                    engine: Default::default(),
                 },
                 StepUpdate {
                     step: 5,
@@ -180,6 +181,7 @@ fn every_frame_round_trips() {
                     moved: 1,
                     gone: 1,
                     boxes: vec![bx(2, 1.75), bx(3, 9.0)],
+                    engine: Default::default(),
                 },
             ]
         );

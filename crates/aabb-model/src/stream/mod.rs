@@ -8,6 +8,7 @@
 //! recorder crate's [`aabb_recorder::wire`], one definition shared by the engine's side and
 //! the debugger's.
 
+pub mod engine;
 pub mod listen;
 
 use crate::fileio::ReadError;
@@ -66,6 +67,9 @@ pub struct StreamInfo {
     pub bye: Option<(u64, u64)>,
     /// Why the stream stopped before a clean end, when it did (the steps before were kept).
     pub stopped: Option<String>,
+    /// The engine's own broad phase, from the steps that carried it (fat boxes, pairs, tree,
+    /// timings): each step's parts and the run's checks.
+    pub engine_parts: engine::EngineRecord,
 }
 
 impl StreamInfo {
@@ -167,19 +171,24 @@ impl StreamIntake {
             builder: None,
             keep_steps: true,
             steps: 0,
-            info: StreamInfo::default(),
+            info: StreamInfo {
+                engine_parts: engine::EngineRecord::new(limits.max_total_boxes),
+                ..StreamInfo::default()
+            },
             name: name.to_owned(),
         }
     }
 
     /// An intake that checks and counts the steps but keeps none of them (memory: the
-    /// current set of boxes only).
+    /// current set of boxes only; of the engine's parts, only the run's summary).
     #[must_use]
     pub fn counting_only(source_name: &str) -> Self {
-        StreamIntake {
+        let mut intake = StreamIntake {
             keep_steps: false,
             ..Self::new("", source_name, TraceLimits::default())
-        }
+        };
+        intake.info.engine_parts = engine::EngineRecord::new(0);
+        intake
     }
 
     /// Applies one decoded frame. On an error nothing of that frame was taken.
@@ -217,7 +226,7 @@ impl StreamIntake {
                 Ok(Intake::Statics(self.state.statics().len()))
             }
             2 => {
-                let Some(update) = update else {
+                let Some(mut update) = update else {
                     return Ok(Intake::Skipped);
                 };
                 let dims = self.state.hello().map_or(2, |h| h.dimensions);
@@ -245,6 +254,14 @@ impl StreamIntake {
                     self.info.gaps.push(gap);
                 }
                 self.info.engine_steps.push(update.step);
+                self.info.engine_parts.take(
+                    index,
+                    update.step,
+                    std::mem::take(&mut update.engine),
+                    &update.boxes,
+                    self.state.statics(),
+                    dims,
+                );
                 Ok(Intake::Step {
                     index,
                     engine_step: update.step,

@@ -1,0 +1,1170 @@
+//! The engine's own broad phase, as a stream's steps carry it (fat boxes, candidate pairs,
+//! tree, timings: see `docs/formats.md`, "The engine's broad phase"), checked against the
+//! step's boxes:
+//!
+//! - **its tree** is validated before use ([`validate_tree`]): links, reachability, boxes,
+//!   heights, one leaf a box. A broken tree is refused with a message naming the node (the
+//!   step's boxes are kept); a valid one is measured ([`tree_health`]): its SAH cost against a
+//!   fresh build of the same leaves by this project's tree, its height against the least.
+//! - **its pairs** are checked against brute force over its own fat boxes ([`check_pairs`]):
+//!   a pair whose fat boxes overlap and that it did not report is *missed*; each reported
+//!   pair is classified ([`PairClass`]).
+//!
+//! [`EngineRecord`] gathers, step by step, what a stream's engine parts gave: the parts of
+//! each step (for a view to draw, within a memory budget) and the run's [`EngineSummary`].
+
+use crate::tree::{Aabb, DynamicTree, TreeConfig};
+use aabb_recorder::wire::{EngineParts, EngineTree, NodeKind, TIMING_MARGIN, Timing, WireBox};
+use glam::{Vec2, Vec3};
+use std::collections::BTreeMap;
+
+/// The most missed pairs, pairs with fat boxes apart and refused trees a summary lists (all
+/// are counted).
+pub const MAX_LISTED: usize = 1000;
+
+/// The most tree-health samples and per-step pair counts a summary keeps (those of the
+/// first steps).
+pub const MAX_HEALTH_SAMPLES: usize = 100_000;
+
+/// The engine's parts of one received step, as kept beside the trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineStep {
+    /// The step's index in the trace.
+    pub index: u64,
+    /// The engine's number for it.
+    pub engine_step: u64,
+    /// The fat box of each box, sorted by id.
+    pub fat_boxes: Option<Vec<WireBox>>,
+    /// The candidate pairs, `[a, b]` with `a < b`, sorted.
+    pub pairs: Option<Vec<[u32; 2]>>,
+    /// The tree, when sent and valid (a refused tree is not kept: see
+    /// [`EngineSummary::refused_trees`]).
+    pub tree: Option<EngineTree>,
+    /// The timings and counts, in the order sent.
+    pub timings: Option<Vec<Timing>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tree
+
+/// What is wrong with an engine's tree: the node (when one is to blame) and the problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeFault {
+    /// The node's id, when the fault is a node's.
+    pub node: Option<u32>,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl std::fmt::Display for TreeFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.node {
+            Some(n) => write!(f, "node {n}: {}", self.problem),
+            None => write!(f, "{}", self.problem),
+        }
+    }
+}
+
+/// The shape of a valid tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeShape {
+    /// Leaves.
+    pub leaves: usize,
+    /// Nodes.
+    pub nodes: usize,
+    /// The root's height (0 for an empty tree or a single leaf).
+    pub height: u32,
+}
+
+fn axes(dims: u8) -> usize {
+    if dims == 2 { 2 } else { 3 }
+}
+
+/// Whether the box `outer` contains `inner` on the first `dims` axes (boundaries included).
+fn contains(outer: (&[f32; 3], &[f32; 3]), inner: (&[f32; 3], &[f32; 3]), dims: u8) -> bool {
+    (0..axes(dims)).all(|k| outer.0[k] <= inner.0[k] && inner.1[k] <= outer.1[k])
+}
+
+/// Whether two boxes overlap on the first `dims` axes (touching counts, as in the tree).
+fn overlaps(a: (&[f32; 3], &[f32; 3]), b: (&[f32; 3], &[f32; 3]), dims: u8) -> bool {
+    (0..axes(dims)).all(|k| a.0[k] <= b.1[k] && b.0[k] <= a.1[k])
+}
+
+/// Checks an engine's tree against the step's boxes `proxies` (moving and static, sorted by
+/// id):
+///
+/// - the root is a node, and has no parent; an empty tree has no node;
+/// - each branch's two children are nodes (two different ones) whose parent is the branch;
+/// - every node is reached once from the root (no cycle, no node with two parents, none
+///   left out);
+/// - each branch's box contains its children's, each leaf's box its box's (tight) box;
+/// - heights: a leaf's is 0, a branch's 1 + its higher child's;
+/// - each leaf holds a box of the step, each box in at most one leaf, and, unless the tree
+///   is marked partial, every box of the step in one.
+///
+/// The first fault found is returned, naming the node.
+pub fn validate_tree(
+    tree: &EngineTree,
+    proxies: &[WireBox],
+    dims: u8,
+) -> Result<TreeShape, TreeFault> {
+    let fault = |node: Option<u32>, problem: String| Err(TreeFault { node, problem });
+    let nodes = &tree.nodes;
+    // Node id -> entry, sorted.
+    let mut index: Vec<(u32, usize)> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    index.sort_unstable();
+    if let Some(w) = index.windows(2).find(|w| w[0].0 == w[1].0) {
+        return fault(Some(w[0].0), "twice in the tree".to_owned());
+    }
+    let find = |id: u32| {
+        index
+            .binary_search_by_key(&id, |&(n, _)| n)
+            .ok()
+            .map(|k| index[k].1)
+    };
+    let Some(root_id) = tree.root else {
+        if !nodes.is_empty() {
+            return fault(
+                None,
+                format!(
+                    "no root, but {} nodes (an empty tree has none)",
+                    nodes.len()
+                ),
+            );
+        }
+        if !tree.partial && !proxies.is_empty() {
+            return fault(
+                None,
+                format!(
+                    "an empty tree, but the step has {} boxes (and the tree is not marked \
+                     partial)",
+                    proxies.len()
+                ),
+            );
+        }
+        return Ok(TreeShape {
+            leaves: 0,
+            nodes: 0,
+            height: 0,
+        });
+    };
+    let Some(root) = find(root_id) else {
+        return fault(
+            None,
+            format!("the root {root_id} is not a node of the tree"),
+        );
+    };
+    if let Some(p) = nodes[root].parent {
+        return fault(Some(root_id), format!("the root has a parent ({p})"));
+    }
+    // Walk from the root: each node reached once, its parent the node that reached it.
+    let mut seen = vec![false; nodes.len()];
+    // For each box of `proxies`, the leaf holding it.
+    let mut leaf_of: Vec<Option<u32>> = vec![None; proxies.len()];
+    seen[root] = true;
+    let mut stack = vec![root];
+    let mut leaves = 0;
+    while let Some(i) = stack.pop() {
+        let n = &nodes[i];
+        match n.kind {
+            NodeKind::Branch([a, b]) => {
+                if a == b {
+                    return fault(Some(n.id), format!("both children are node {a}"));
+                }
+                let mut highest = 0;
+                for c in [a, b] {
+                    let Some(ci) = find(c) else {
+                        return fault(
+                            Some(n.id),
+                            format!("its child {c} is not a node of the tree"),
+                        );
+                    };
+                    if seen[ci] {
+                        return fault(
+                            Some(c),
+                            format!(
+                                "reached twice from the root (again as a child of node {}: a \
+                                 cycle, or two parents)",
+                                n.id
+                            ),
+                        );
+                    }
+                    let child = &nodes[ci];
+                    if child.parent != Some(n.id) {
+                        return fault(
+                            Some(c),
+                            format!(
+                                "its parent is {}, but node {} has it as a child",
+                                child
+                                    .parent
+                                    .map_or_else(|| "none".to_owned(), |p| p.to_string()),
+                                n.id
+                            ),
+                        );
+                    }
+                    if !contains((&n.min, &n.max), (&child.min, &child.max), dims) {
+                        return fault(
+                            Some(n.id),
+                            format!("its box does not contain its child {c}'s"),
+                        );
+                    }
+                    seen[ci] = true;
+                    stack.push(ci);
+                    highest = highest.max(child.height);
+                }
+                let expected = highest.saturating_add(1);
+                if n.height != expected {
+                    return fault(
+                        Some(n.id),
+                        format!(
+                            "height {}, but 1 + its higher child's is {expected}",
+                            n.height
+                        ),
+                    );
+                }
+            }
+            NodeKind::Leaf(p) => {
+                leaves += 1;
+                if n.height != 0 {
+                    return fault(
+                        Some(n.id),
+                        format!("a leaf of height {} (a leaf's is 0)", n.height),
+                    );
+                }
+                let Ok(k) = proxies.binary_search_by_key(&p, |b| b.id) else {
+                    return fault(
+                        Some(n.id),
+                        format!("a leaf of id {p}, which is not a box of the step"),
+                    );
+                };
+                if let Some(other) = leaf_of[k] {
+                    return fault(
+                        Some(n.id),
+                        format!("a leaf of id {p}, which leaf {other} holds too"),
+                    );
+                }
+                leaf_of[k] = Some(n.id);
+                let b = &proxies[k];
+                if !contains((&n.min, &n.max), (&b.min, &b.max), dims) {
+                    return fault(
+                        Some(n.id),
+                        format!("its box does not contain the box of id {p}"),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(i) = seen.iter().position(|&s| !s) {
+        return fault(
+            Some(nodes[i].id),
+            format!("not reachable from the root {root_id}"),
+        );
+    }
+    if !tree.partial
+        && let Some(k) = leaf_of.iter().position(Option::is_none)
+    {
+        return fault(
+            None,
+            format!(
+                "id {}, a box of the step, is in no leaf (and the tree is not marked partial)",
+                proxies[k].id
+            ),
+        );
+    }
+    Ok(TreeShape {
+        leaves,
+        nodes: nodes.len(),
+        height: nodes[root].height,
+    })
+}
+
+/// A valid tree's health: its SAH cost against a fresh build over the same leaves, its
+/// height against the least possible.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeHealth {
+    /// Leaves.
+    pub leaves: usize,
+    /// The root's height.
+    pub height: u32,
+    /// The least height a tree of as many leaves can have: `ceil(log2(leaves))`.
+    pub min_height: u32,
+    /// The tree's SAH cost, as [`DynamicTree::sah_cost`] measures this project's: the SAH
+    /// measure (half the perimeter in 2D, half the surface area in 3D) of every branch but
+    /// the root, summed, over the root's; 0 for a root of measure 0.
+    pub cost: f64,
+    /// The same cost of a tree built afresh over the same leaf boxes by this project's bulk
+    /// build ([`DynamicTree::create_proxies`], margin 0); `None` when it could not be built.
+    pub fresh_cost: Option<f64>,
+}
+
+/// The SAH measure of a box in `dims` dimensions, as the tree computes it.
+fn half_area(min: &[f32; 3], max: &[f32; 3], dims: u8) -> f64 {
+    if dims == 2 {
+        Aabb::new(Vec2::new(min[0], min[1]), Vec2::new(max[0], max[1])).half_area_f64()
+    } else {
+        Aabb::new(Vec3::from_array(*min), Vec3::from_array(*max)).half_area_f64()
+    }
+}
+
+/// The least height of a tree of `leaves` leaves.
+#[must_use]
+pub fn min_height(leaves: usize) -> u32 {
+    if leaves <= 1 {
+        0
+    } else {
+        usize::BITS - (leaves - 1).leading_zeros()
+    }
+}
+
+/// The health of a tree that [`validate_tree`] accepted.
+#[must_use]
+pub fn tree_health(tree: &EngineTree, shape: &TreeShape, dims: u8) -> TreeHealth {
+    let root = tree
+        .root
+        .and_then(|r| tree.nodes.iter().find(|n| n.id == r));
+    let cost = root.map_or(0.0, |root| {
+        let root_area = half_area(&root.min, &root.max, dims);
+        if root_area <= 0.0 {
+            return 0.0;
+        }
+        let total = tree
+            .nodes
+            .iter()
+            .filter(|n| n.id != root.id && matches!(n.kind, NodeKind::Branch(_)))
+            .fold(0.0, |sum, n| sum + half_area(&n.min, &n.max, dims));
+        total / root_area
+    });
+    let leaves = tree
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Leaf(_)));
+    let fresh_cost = if dims == 2 {
+        let items: Vec<(Aabb<Vec2>, Vec2, u32)> = leaves
+            .map(|n| {
+                let b = Aabb::new(Vec2::new(n.min[0], n.min[1]), Vec2::new(n.max[0], n.max[1]));
+                (b, Vec2::ZERO, n.id)
+            })
+            .collect();
+        fresh_build_cost(&items)
+    } else {
+        let items: Vec<(Aabb<Vec3>, Vec3, u32)> = leaves
+            .map(|n| {
+                let b = Aabb::new(Vec3::from_array(n.min), Vec3::from_array(n.max));
+                (b, Vec3::ZERO, n.id)
+            })
+            .collect();
+        fresh_build_cost(&items)
+    };
+    TreeHealth {
+        leaves: shape.leaves,
+        height: shape.height,
+        min_height: min_height(shape.leaves),
+        cost,
+        fresh_cost,
+    }
+}
+
+/// The SAH cost of this project's tree built at once over `items` with no margin.
+fn fresh_build_cost<V: crate::tree::Vector>(items: &[(Aabb<V>, V, u32)]) -> Option<f64> {
+    let config = TreeConfig {
+        margin: 0.0,
+        velocity_lookahead: 0.0,
+        ..TreeConfig::default()
+    };
+    let mut tree = DynamicTree::<V, u32>::try_new(config).ok()?;
+    tree.create_proxies(items).ok()?;
+    Some(tree.sah_cost())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pairs
+
+/// Why the engine reported a pair, judged from the two boxes' tight and fat boxes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PairClass {
+    /// The tight boxes overlap: a real contact candidate.
+    Contact,
+    /// The tight boxes are apart but overlap once each is grown by the declared margin
+    /// (and cut to its fat box): a false positive the margin causes.
+    Margin,
+    /// Only the fat boxes' growth beyond the declared margin (the velocity look-ahead)
+    /// makes them overlap.
+    LookAhead,
+    /// The tight boxes are apart and the fat boxes overlap, and the engine declared no
+    /// margin (so margin and look-ahead cannot be told apart).
+    FatOnly,
+    /// The fat boxes do not overlap at all: the engine reported a pair its own fat boxes
+    /// do not justify (an error of the engine's, or a pair kept too long).
+    FatApart,
+}
+
+impl PairClass {
+    /// Its name in summaries.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            PairClass::Contact => "tight boxes overlap",
+            PairClass::Margin => "margin",
+            PairClass::LookAhead => "look-ahead",
+            PairClass::FatOnly => "fat only (margin or look-ahead)",
+            PairClass::FatApart => "reported but fat boxes apart",
+        }
+    }
+}
+
+/// How many reported pairs fell in each [`PairClass`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PairCounts {
+    /// [`PairClass::Contact`].
+    pub contact: u64,
+    /// [`PairClass::Margin`].
+    pub margin: u64,
+    /// [`PairClass::LookAhead`].
+    pub look_ahead: u64,
+    /// [`PairClass::FatOnly`].
+    pub fat_only: u64,
+    /// [`PairClass::FatApart`].
+    pub fat_apart: u64,
+}
+
+impl PairCounts {
+    /// Counts one pair of `class`.
+    pub fn count(&mut self, class: PairClass) {
+        *match class {
+            PairClass::Contact => &mut self.contact,
+            PairClass::Margin => &mut self.margin,
+            PairClass::LookAhead => &mut self.look_ahead,
+            PairClass::FatOnly => &mut self.fat_only,
+            PairClass::FatApart => &mut self.fat_apart,
+        } += 1;
+    }
+
+    /// Adds another's counts.
+    pub fn add(&mut self, other: &PairCounts) {
+        self.contact += other.contact;
+        self.margin += other.margin;
+        self.look_ahead += other.look_ahead;
+        self.fat_only += other.fat_only;
+        self.fat_apart += other.fat_apart;
+    }
+
+    /// Every pair counted.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.contact + self.margin + self.look_ahead + self.fat_only + self.fat_apart
+    }
+
+    /// The pairs whose tight boxes do not overlap.
+    #[must_use]
+    pub fn false_positives(&self) -> u64 {
+        self.total() - self.contact
+    }
+
+    /// The share of the reported pairs in `count` (0 when none was reported).
+    #[must_use]
+    pub fn share(&self, count: u64) -> f64 {
+        match self.total() {
+            0 => 0.0,
+            total => count as f64 / total as f64,
+        }
+    }
+}
+
+/// Classifies a reported pair from the tight (`ta`, `tb`) and fat (`fa`, `fb`) boxes of its
+/// two boxes and the engine's declared margin:
+///
+/// 1. the tight boxes overlap: [`PairClass::Contact`];
+/// 2. else the fat boxes do not overlap: [`PairClass::FatApart`];
+/// 3. else with no margin declared: [`PairClass::FatOnly`];
+/// 4. else each tight box grown by the margin on every side and cut to its fat box (the
+///    part of the fat box the margin explains): when these overlap, [`PairClass::Margin`],
+///    otherwise [`PairClass::LookAhead`] (only the growth beyond the margin makes the pair).
+#[must_use]
+pub fn classify_pair(
+    ta: &WireBox,
+    tb: &WireBox,
+    fa: &WireBox,
+    fb: &WireBox,
+    margin: Option<f32>,
+    dims: u8,
+) -> PairClass {
+    if overlaps((&ta.min, &ta.max), (&tb.min, &tb.max), dims) {
+        return PairClass::Contact;
+    }
+    if !overlaps((&fa.min, &fa.max), (&fb.min, &fb.max), dims) {
+        return PairClass::FatApart;
+    }
+    let Some(m) = margin else {
+        return PairClass::FatOnly;
+    };
+    let grown = |t: &WireBox, f: &WireBox| {
+        let mut min = [0.0f32; 3];
+        let mut max = [0.0f32; 3];
+        for k in 0..axes(dims) {
+            min[k] = (t.min[k] - m).max(f.min[k]);
+            max[k] = (t.max[k] + m).min(f.max[k]);
+        }
+        (min, max)
+    };
+    let (a, b) = (grown(ta, fa), grown(tb, fb));
+    let nonempty = |(min, max): &([f32; 3], [f32; 3])| (0..axes(dims)).all(|k| min[k] <= max[k]);
+    if nonempty(&a) && nonempty(&b) && overlaps((&a.0, &a.1), (&b.0, &b.1), dims) {
+        PairClass::Margin
+    } else {
+        PairClass::LookAhead
+    }
+}
+
+/// One step's pairs against brute force over the engine's fat boxes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairCheck {
+    /// The reported pairs by class.
+    pub counts: PairCounts,
+    /// Pairs whose fat boxes overlap that the engine did not report (two static boxes are
+    /// never a pair), sorted.
+    pub missed: Vec<[u32; 2]>,
+    /// Reported pairs whose fat boxes are apart, sorted.
+    pub apart: Vec<[u32; 2]>,
+}
+
+/// Checks the engine's `pairs` (sorted, `a < b`) against every pair of its `fat` boxes that
+/// overlap (sort and sweep on x, exact), and classifies each reported pair. `proxies` are the
+/// step's boxes (moving and static, sorted by id), `statics` the static ones' ids (sorted).
+/// An error when some box has no fat box (the check needs them all).
+pub fn check_pairs(
+    proxies: &[WireBox],
+    statics: &[u32],
+    fat: &[WireBox],
+    pairs: &[[u32; 2]],
+    margin: Option<f32>,
+    dims: u8,
+) -> Result<PairCheck, String> {
+    if fat.len() != proxies.len() {
+        return Err(format!(
+            "fat boxes for {} of the step's {} boxes (the pair check needs them all)",
+            fat.len(),
+            proxies.len()
+        ));
+    }
+    let mut fat_sorted = fat.to_vec();
+    fat_sorted.sort_unstable_by_key(|b| b.id);
+    let is_static = |id: u32| statics.binary_search(&id).is_ok();
+    let mut check = PairCheck::default();
+    // Every overlapping pair of fat boxes, by a sweep along x.
+    let mut order: Vec<usize> = (0..fat_sorted.len()).collect();
+    order.sort_unstable_by(|&i, &j| {
+        fat_sorted[i].min[0]
+            .total_cmp(&fat_sorted[j].min[0])
+            .then(fat_sorted[i].id.cmp(&fat_sorted[j].id))
+    });
+    for (k, &i) in order.iter().enumerate() {
+        let a = &fat_sorted[i];
+        for &j in &order[k + 1..] {
+            let b = &fat_sorted[j];
+            if b.min[0] > a.max[0] {
+                break;
+            }
+            if !overlaps((&a.min, &a.max), (&b.min, &b.max), dims) {
+                continue;
+            }
+            if is_static(a.id) && is_static(b.id) {
+                continue;
+            }
+            let pair = [a.id.min(b.id), a.id.max(b.id)];
+            if pairs.binary_search(&pair).is_err() {
+                check.missed.push(pair);
+            }
+        }
+    }
+    check.missed.sort_unstable();
+    let get = |list: &[WireBox], id: u32| {
+        list.binary_search_by_key(&id, |b| b.id)
+            .ok()
+            .map(|k| list[k])
+    };
+    for &[a, b] in pairs {
+        let (Some(ta), Some(tb), Some(fa), Some(fb)) = (
+            get(proxies, a),
+            get(proxies, b),
+            get(&fat_sorted, a),
+            get(&fat_sorted, b),
+        ) else {
+            return Err(format!(
+                "pair ({a}, {b}) names an id that is not a box of the step"
+            ));
+        };
+        let class = classify_pair(&ta, &tb, &fa, &fb, margin, dims);
+        check.counts.count(class);
+        if class == PairClass::FatApart {
+            check.apart.push([a, b]);
+        }
+    }
+    Ok(check)
+}
+
+// ---------------------------------------------------------------------------------------------
+// A run
+
+/// A pair at a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StepPair {
+    /// The engine's step number.
+    pub engine_step: u64,
+    /// The step's index in the trace.
+    pub index: u64,
+    /// The two ids, lower first.
+    pub pair: [u32; 2],
+}
+
+/// A tree refused at a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusedTree {
+    /// The engine's step number.
+    pub engine_step: u64,
+    /// The step's index in the trace.
+    pub index: u64,
+    /// What is wrong, naming the node.
+    pub fault: TreeFault,
+}
+
+impl std::fmt::Display for RefusedTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "step {}: the engine's tree is refused: {}",
+            self.engine_step, self.fault
+        )
+    }
+}
+
+/// The health of the tree of one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeSample {
+    /// The engine's step number.
+    pub engine_step: u64,
+    /// The step's index in the trace.
+    pub index: u64,
+    /// The tree's health.
+    pub health: TreeHealth,
+}
+
+/// One timing or count over the steps that sent it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimingStat {
+    /// Steps that sent it.
+    pub steps: u64,
+    /// The sum of its values.
+    pub sum: f64,
+    /// The least value.
+    pub min: f64,
+    /// The greatest value.
+    pub max: f64,
+}
+
+impl TimingStat {
+    /// The mean value.
+    #[must_use]
+    pub fn mean(&self) -> f64 {
+        self.sum / self.steps.max(1) as f64
+    }
+}
+
+/// One step's pair check in numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepPairCounts {
+    /// The engine's step number.
+    pub engine_step: u64,
+    /// The step's index in the trace.
+    pub index: u64,
+    /// Its reported pairs by class.
+    pub counts: PairCounts,
+    /// Its missed pairs.
+    pub missed: u64,
+}
+
+/// What a run's engine parts gave, over every step received.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineSummary {
+    /// Steps that carried at least one part.
+    pub steps_with_parts: u64,
+    /// Steps whose pairs were checked (they carried fat boxes for every box, and pairs).
+    pub pair_steps: u64,
+    /// Steps that carried pairs but could not be checked, and the first reason.
+    pub pair_steps_unchecked: u64,
+    /// Why the first unchecked step could not be.
+    pub unchecked_reason: Option<String>,
+    /// The reported pairs by class, over the checked steps.
+    pub counts: PairCounts,
+    /// Each checked step's counts, in step order (the first [`MAX_HEALTH_SAMPLES`]).
+    pub step_counts: Vec<StepPairCounts>,
+    /// Missed pairs in all.
+    pub missed_total: u64,
+    /// The first [`MAX_LISTED`] missed pairs, in step order.
+    pub missed: Vec<StepPair>,
+    /// Reported pairs with fat boxes apart in all.
+    pub apart_total: u64,
+    /// The first [`MAX_LISTED`] of them, in step order.
+    pub apart: Vec<StepPair>,
+    /// Trees validated.
+    pub trees_valid: u64,
+    /// Trees refused in all.
+    pub trees_refused: u64,
+    /// The first [`MAX_LISTED`] refused trees.
+    pub refused_trees: Vec<RefusedTree>,
+    /// The health of every valid tree, in step order (the first [`MAX_HEALTH_SAMPLES`]).
+    pub health: Vec<TreeSample>,
+    /// The margin the engine last declared (timing `margin`).
+    pub margin: Option<f32>,
+    /// Each timing or count key over the steps that sent it, by key (the first
+    /// [`aabb_recorder::wire::MAX_TIMINGS`] keys seen).
+    pub timings: BTreeMap<String, TimingStat>,
+}
+
+impl EngineSummary {
+    /// True when no step carried an engine part.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.steps_with_parts == 0
+    }
+}
+
+/// What one step's parts gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepCheck {
+    /// The pair check, when the step carried pairs: an error when it could not be run.
+    pub pairs: Option<Result<PairCheck, String>>,
+    /// The tree's health, or why it was refused, when the step carried a tree.
+    pub tree: Option<Result<TreeHealth, TreeFault>>,
+}
+
+/// Checks one step's parts against its boxes: `moving` and `statics` sorted by id.
+#[must_use]
+pub fn check_step(
+    parts: &EngineParts,
+    moving: &[WireBox],
+    statics: &[WireBox],
+    dims: u8,
+) -> StepCheck {
+    let mut proxies: Vec<WireBox> = Vec::with_capacity(moving.len() + statics.len());
+    proxies.extend_from_slice(moving);
+    proxies.extend_from_slice(statics);
+    proxies.sort_unstable_by_key(|b| b.id);
+    let margin = parts.timing(TIMING_MARGIN).map(|m| m as f32);
+    let pairs = parts.pairs.as_ref().map(|pairs| {
+        let Some(fat) = &parts.fat_boxes else {
+            return Err("the step carries pairs but no fat boxes".to_owned());
+        };
+        let static_ids: Vec<u32> = statics.iter().map(|b| b.id).collect();
+        check_pairs(&proxies, &static_ids, fat, pairs, margin, dims)
+    });
+    let tree = parts.tree.as_ref().map(|tree| {
+        validate_tree(tree, &proxies, dims).map(|shape| tree_health(tree, &shape, dims))
+    });
+    StepCheck { pairs, tree }
+}
+
+/// A stream's engine parts, step by step: the run's summary, and the parts of each step
+/// (kept while their elements fit in the budget).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineRecord {
+    /// The run's summary.
+    pub summary: EngineSummary,
+    /// The parts of the steps that carried some, in step order (while they fit the budget).
+    pub steps: Vec<EngineStep>,
+    /// Fat boxes, pairs and tree nodes kept in `steps`.
+    pub kept_elements: u64,
+    /// The most elements kept (0: none kept, only the summary).
+    pub budget: u64,
+    /// The first step whose parts were not kept for the budget, when one was not.
+    pub not_kept_from: Option<u64>,
+}
+
+impl EngineRecord {
+    /// A record that keeps at most `budget` fat boxes, pairs and tree nodes (0: only the
+    /// summary).
+    #[must_use]
+    pub fn new(budget: u64) -> Self {
+        EngineRecord {
+            budget,
+            ..EngineRecord::default()
+        }
+    }
+
+    /// Takes one step's parts (`moving` and `statics` sorted by id).
+    pub fn take(
+        &mut self,
+        index: u64,
+        engine_step: u64,
+        mut parts: EngineParts,
+        moving: &[WireBox],
+        statics: &[WireBox],
+        dims: u8,
+    ) {
+        if parts.is_empty() {
+            return;
+        }
+        let check = check_step(&parts, moving, statics, dims);
+        let s = &mut self.summary;
+        s.steps_with_parts += 1;
+        if let Some(m) = parts.timing(TIMING_MARGIN) {
+            s.margin = Some(m as f32);
+        }
+        for t in parts.timings.iter().flatten() {
+            if let Some(stat) = s.timings.get_mut(&t.key) {
+                stat.steps += 1;
+                stat.sum += t.value;
+                stat.min = stat.min.min(t.value);
+                stat.max = stat.max.max(t.value);
+            } else if s.timings.len() < aabb_recorder::wire::MAX_TIMINGS {
+                s.timings.insert(
+                    t.key.clone(),
+                    TimingStat {
+                        steps: 1,
+                        sum: t.value,
+                        min: t.value,
+                        max: t.value,
+                    },
+                );
+            }
+        }
+        match check.pairs {
+            Some(Ok(pairs)) => {
+                s.pair_steps += 1;
+                s.counts.add(&pairs.counts);
+                if s.step_counts.len() < MAX_HEALTH_SAMPLES {
+                    s.step_counts.push(StepPairCounts {
+                        engine_step,
+                        index,
+                        counts: pairs.counts,
+                        missed: pairs.missed.len() as u64,
+                    });
+                }
+                s.missed_total += pairs.missed.len() as u64;
+                s.apart_total += pairs.apart.len() as u64;
+                for (list, found) in [(&mut s.missed, pairs.missed), (&mut s.apart, pairs.apart)] {
+                    let room = MAX_LISTED.saturating_sub(list.len());
+                    list.extend(found.into_iter().take(room).map(|pair| StepPair {
+                        engine_step,
+                        index,
+                        pair,
+                    }));
+                }
+            }
+            Some(Err(why)) => {
+                s.pair_steps_unchecked += 1;
+                if s.unchecked_reason.is_none() {
+                    s.unchecked_reason = Some(format!("step {engine_step}: {why}"));
+                }
+            }
+            None => {}
+        }
+        match check.tree {
+            Some(Ok(health)) => {
+                s.trees_valid += 1;
+                if s.health.len() < MAX_HEALTH_SAMPLES {
+                    s.health.push(TreeSample {
+                        engine_step,
+                        index,
+                        health,
+                    });
+                }
+            }
+            Some(Err(fault)) => {
+                s.trees_refused += 1;
+                if s.refused_trees.len() < MAX_LISTED {
+                    s.refused_trees.push(RefusedTree {
+                        engine_step,
+                        index,
+                        fault,
+                    });
+                }
+                parts.tree = None;
+            }
+            None => {}
+        }
+        let elements = parts.fat_boxes.as_ref().map_or(0, Vec::len)
+            + parts.pairs.as_ref().map_or(0, Vec::len)
+            + parts.tree.as_ref().map_or(0, |t| t.nodes.len());
+        let elements = elements as u64;
+        if self.not_kept_from.is_none() && self.kept_elements + elements <= self.budget {
+            self.kept_elements += elements;
+            if let Some(fat) = &mut parts.fat_boxes {
+                fat.sort_unstable_by_key(|b| b.id);
+            }
+            self.steps.push(EngineStep {
+                index,
+                engine_step,
+                fat_boxes: parts.fat_boxes,
+                pairs: parts.pairs,
+                tree: parts.tree,
+                timings: parts.timings,
+            });
+        } else if self.not_kept_from.is_none() && self.budget > 0 {
+            self.not_kept_from = Some(engine_step);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aabb_recorder::wire::TreeNode;
+
+    fn bx(id: u32, x0: f32, x1: f32) -> WireBox {
+        WireBox {
+            id,
+            min: [x0, 0.0, 0.0],
+            max: [x1, 1.0, 0.0],
+        }
+    }
+
+    fn node(id: u32, parent: Option<u32>, kind: NodeKind, x0: f32, x1: f32, h: u32) -> TreeNode {
+        TreeNode {
+            id,
+            parent,
+            kind,
+            min: [x0, 0.0, 0.0],
+            max: [x1, 1.0, 0.0],
+            height: h,
+            enlarged: false,
+        }
+    }
+
+    /// Boxes 1 (x 0..1), 2 (x 2..3), 3 (x 4..5).
+    fn proxies() -> Vec<WireBox> {
+        vec![bx(1, 0.0, 1.0), bx(2, 2.0, 3.0), bx(3, 4.0, 5.0)]
+    }
+
+    /// Root 100 over branch 101 (leaves 1, 2) and leaf 3.
+    fn good_tree() -> EngineTree {
+        EngineTree {
+            root: Some(100),
+            partial: false,
+            nodes: vec![
+                node(100, None, NodeKind::Branch([101, 13]), 0.0, 5.0, 2),
+                node(101, Some(100), NodeKind::Branch([11, 12]), 0.0, 3.0, 1),
+                node(11, Some(101), NodeKind::Leaf(1), 0.0, 1.0, 0),
+                node(12, Some(101), NodeKind::Leaf(2), 2.0, 3.0, 0),
+                node(13, Some(100), NodeKind::Leaf(3), 4.0, 5.0, 0),
+            ],
+        }
+    }
+
+    fn fault_of(tree: &EngineTree) -> String {
+        match validate_tree(tree, &proxies(), 2) {
+            Ok(shape) => format!("valid: {shape:?}"),
+            Err(f) => f.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_good_tree_validates_and_is_measured() {
+        let tree = good_tree();
+        let shape = validate_tree(&tree, &proxies(), 2).expect("valid");
+        assert_eq!(
+            shape,
+            TreeShape {
+                leaves: 3,
+                nodes: 5,
+                height: 2
+            }
+        );
+        let health = tree_health(&tree, &shape, 2);
+        // Root 5 x 1 (half perimeter 6); branch 101 is 3 x 1 (4): 4 / 6.
+        assert_eq!(health.cost, 4.0 / 6.0);
+        assert_eq!(health.min_height, 2);
+        assert_eq!(health.height, 2);
+        // The fresh build pairs 1 and 2 (the cheapest split) as the engine did.
+        assert_eq!(health.fresh_cost, Some(4.0 / 6.0));
+    }
+
+    #[test]
+    fn each_kind_of_broken_tree_is_refused_naming_the_node() {
+        type Edit = fn(&mut EngineTree);
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                |t| t.nodes[2].parent = Some(100),
+                "node 11: its parent is 100, but node 101 has it as a child",
+            ),
+            (
+                |t| t.nodes[0].parent = Some(101),
+                "node 100: the root has a parent (101)",
+            ),
+            (
+                // A cycle: 101's second child is the root.
+                |t| t.nodes[1].kind = NodeKind::Branch([11, 100]),
+                "node 100: reached twice from the root (again as a child of node 101: a \
+                 cycle, or two parents)",
+            ),
+            (
+                // Leaf 12 unreachable: 101 lists 11 twice.
+                |t| t.nodes[1].kind = NodeKind::Branch([11, 11]),
+                "node 101: both children are node 11",
+            ),
+            (
+                // Leaf 12 under the root too: its parent says 101.
+                |t| t.nodes[0].kind = NodeKind::Branch([101, 12]),
+                "node 12: its parent is 101, but node 100 has it as a child",
+            ),
+            (
+                |t| t.nodes[0].kind = NodeKind::Branch([101, 77]),
+                "node 100: its child 77 is not a node of the tree",
+            ),
+            (
+                |t| t.nodes[1].max[0] = 5.5,
+                "node 100: its box does not contain its child 101's",
+            ),
+            (
+                |t| t.nodes[1].max[0] = 2.5,
+                "node 101: its box does not contain its child 12's",
+            ),
+            (
+                |t| t.nodes[4].max[0] = 4.5,
+                "node 13: its box does not contain the box of id 3",
+            ),
+            (
+                |t| t.nodes[0].height = 3,
+                "node 100: height 3, but 1 + its higher child's is 2",
+            ),
+            (
+                |t| t.nodes[4].height = 1,
+                "node 13: a leaf of height 1 (a leaf's is 0)",
+            ),
+            (
+                |t| {
+                    t.nodes[4].kind = NodeKind::Leaf(1);
+                    t.nodes[4].min[0] = 0.0;
+                },
+                "node 11: a leaf of id 1, which leaf 13 holds too",
+            ),
+            (
+                |t| t.nodes[4].kind = NodeKind::Leaf(9),
+                "node 13: a leaf of id 9, which is not a box of the step",
+            ),
+            (
+                |t| {
+                    t.nodes
+                        .push(node(200, None, NodeKind::Leaf(3), 4.0, 5.0, 0))
+                },
+                "node 200: not reachable from the root 100",
+            ),
+            (|t| t.nodes[3].id = 11, "node 11: twice in the tree"),
+            (|t| t.root = Some(5), "the root 5 is not a node of the tree"),
+            (
+                |t| t.root = None,
+                "no root, but 5 nodes (an empty tree has none)",
+            ),
+            (
+                // Box 3 in no leaf, and the tree not marked partial.
+                |t| {
+                    t.nodes = vec![
+                        node(100, None, NodeKind::Branch([11, 12]), 0.0, 3.0, 1),
+                        node(11, Some(100), NodeKind::Leaf(1), 0.0, 1.0, 0),
+                        node(12, Some(100), NodeKind::Leaf(2), 2.0, 3.0, 0),
+                    ];
+                },
+                "id 3, a box of the step, is in no leaf (and the tree is not marked partial)",
+            ),
+        ];
+        for (edit, message) in cases {
+            let mut tree = good_tree();
+            edit(&mut tree);
+            assert_eq!(fault_of(&tree), message);
+        }
+    }
+
+    #[test]
+    fn a_partial_tree_may_leave_boxes_out() {
+        let mut tree = good_tree();
+        tree.nodes = vec![
+            node(100, None, NodeKind::Branch([11, 12]), 0.0, 3.0, 1),
+            node(11, Some(100), NodeKind::Leaf(1), 0.0, 1.0, 0),
+            node(12, Some(100), NodeKind::Leaf(2), 2.0, 3.0, 0),
+        ];
+        tree.partial = true;
+        assert_eq!(
+            fault_of(&tree),
+            "valid: TreeShape { leaves: 2, nodes: 3, height: 1 }"
+        );
+        let empty = EngineTree {
+            root: None,
+            partial: false,
+            nodes: Vec::new(),
+        };
+        assert_eq!(
+            fault_of(&empty),
+            "an empty tree, but the step has 3 boxes (and the tree is not marked partial)"
+        );
+    }
+
+    #[test]
+    fn pairs_are_classified_by_hand() {
+        // Tight boxes on a line, y 0..1. Margin 0.5: box 1's fat box 0..1 grown to -0.5..1.5;
+        // box 4 moves right fast: its fat box reaches from 9.5 to 13.
+        let tight = vec![
+            bx(1, 0.0, 1.0),
+            bx(2, 0.8, 2.0), // overlaps 1: contact
+            bx(3, 2.9, 4.0), // 2..3 apart by 0.9 < 2 * 0.5: margin
+            bx(4, 10.0, 11.0),
+            bx(5, 12.5, 13.0), // 4's look-ahead reaches it, margins do not (11.5 < 12)
+            bx(6, 20.0, 21.0), // reported with 1: fat boxes apart
+        ];
+        let fat: Vec<WireBox> = tight
+            .iter()
+            .map(|b| {
+                let mut f = *b;
+                f.min = [b.min[0] - 0.5, -0.5, 0.0];
+                f.max = [b.max[0] + 0.5, 1.5, 0.0];
+                if b.id == 4 {
+                    f.max[0] = 13.0;
+                }
+                f
+            })
+            .collect();
+        let pairs = vec![[1, 2], [1, 6], [2, 3], [4, 5]];
+        let check = check_pairs(&tight, &[], &fat, &pairs, Some(0.5), 2).expect("checked");
+        assert_eq!(
+            check.counts,
+            PairCounts {
+                contact: 1,
+                margin: 1,
+                look_ahead: 1,
+                fat_only: 0,
+                fat_apart: 1,
+            }
+        );
+        assert_eq!(check.apart, vec![[1, 6]]);
+        // 1's fat box (-0.5..1.5) meets 3's (2.4..4.5)? No; 1 and 3 are not missed. None is.
+        assert_eq!(check.missed, Vec::<[u32; 2]>::new());
+        // Without a declared margin, margin and look-ahead are one class.
+        let check = check_pairs(&tight, &[], &fat, &pairs, None, 2).expect("checked");
+        assert_eq!(
+            check.counts,
+            PairCounts {
+                contact: 1,
+                margin: 0,
+                look_ahead: 0,
+                fat_only: 2,
+                fat_apart: 1,
+            }
+        );
+        assert_eq!(check.counts.false_positives(), 3);
+        // Drop (2, 3): it is missed, and only it.
+        let check =
+            check_pairs(&tight, &[], &fat, &[[1, 2], [4, 5]], Some(0.5), 2).expect("checked");
+        assert_eq!(check.missed, vec![[2, 3]]);
+    }
+
+    #[test]
+    fn two_static_boxes_are_never_missed_and_every_box_needs_a_fat_box() {
+        let tight = vec![bx(1, 0.0, 1.0), bx(2, 0.5, 2.0)];
+        let check = check_pairs(&tight, &[1, 2], &tight, &[], None, 2).expect("checked");
+        assert_eq!(check.missed, Vec::<[u32; 2]>::new());
+        let check = check_pairs(&tight, &[1], &tight, &[], None, 2).expect("checked");
+        assert_eq!(check.missed, vec![[1, 2]]);
+        assert_eq!(
+            check_pairs(&tight, &[], &tight[..1], &[], None, 2),
+            Err("fat boxes for 1 of the step's 2 boxes (the pair check needs them all)".to_owned())
+        );
+    }
+}
