@@ -109,3 +109,47 @@ fn a_saved_generated_scene_reopens_with_its_generator_in_the_panel() {
     assert_eq!(number_of("Count"), Some(345.0));
     assert_eq!(number_of("seed"), Some(4242.0));
 }
+
+#[test]
+fn a_stream_with_the_engines_broad_phase_shows_its_tree_and_its_missed_pair() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    let expected = crate::common::engine::write_stream(&path, Some(7), None);
+    let dropped = expected[7].dropped.expect("a pair dropped at step 7");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1440.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(Command::Open(path), false);
+    h.run_steps(3);
+    assert!(h.state().sim().is_trace(), "{}", h.state().status());
+    assert!(
+        h.query_by_label("Engine's broad phase (received)")
+            .is_some()
+    );
+    // Step 0: its tree (valid) and no missed pair.
+    let tree_here = |h: &Harness<'_, aabb_app::DebuggerApp>| {
+        h.get_all_by_label_contains("x a fresh build")
+            .next()
+            .and_then(|n| n.value())
+    };
+    assert!(tree_here(&h).is_some_and(|t| t.starts_with("cost ")));
+    assert!(h.query_by_label("Missed here").is_some());
+    let missed_here = |h: &Harness<'_, aabb_app::DebuggerApp>| h.state().engine_missed_here();
+    assert_eq!(missed_here(&h), Vec::<[u32; 2]>::new());
+    for _ in 0..7 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(2);
+    assert_eq!(h.state().sim().step_index(), 7);
+    assert_eq!(missed_here(&h), vec![dropped]);
+    assert!(h.state().engine_step().is_some_and(|s| s.tree.is_some()));
+    // Another document forgets the engine.
+    h.state_mut().apply(Command::OpenBuiltin, true);
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Engine's broad phase (received)")
+            .is_none()
+    );
+}

@@ -902,10 +902,12 @@ impl State {
     /// saved.
     fn open_trace(&mut self, path: &Path) {
         let mut notes = String::new();
+        let mut engine = None;
         let trace = match crate::stream::open_trace(path) {
             Ok((trace, info)) => {
                 if let Some(info) = info {
                     notes = stream_notes(&info);
+                    engine = engine_record(info.engine_parts);
                 }
                 std::sync::Arc::new(trace)
             }
@@ -918,7 +920,9 @@ impl State {
                 return;
             }
         };
-        self.show_trace(trace, Some(path), &notes);
+        if self.show_trace(trace, Some(path), &notes) {
+            self.model.engine = engine;
+        }
     }
 
     /// Starts the live link on `addr` (see [`crate::live`]); a session live already is
@@ -969,6 +973,7 @@ impl State {
                 if !self.show_trace(std::sync::Arc::new(trace), None, &notes) {
                     return;
                 }
+                self.model.engine = engine_record(result.info.engine_parts.clone());
                 self.model.received_from = Some(if result.info.engine.is_empty() {
                     "an engine".to_owned()
                 } else {
@@ -1100,6 +1105,7 @@ impl State {
         self.model.before_restart = None;
         self.model.document_id += 1;
         self.model.received_from = None;
+        self.model.engine = None;
         self.model.path = path;
         self.model.dirty = false;
         self.model.error = None;
@@ -1300,6 +1306,13 @@ fn single_numeric_change(old: &TreeConfig, new: &TreeConfig) -> Option<&'static 
 
 /// What a stream file says of itself, for the status line: its engine, the steps the engine
 /// dropped and an early stop (empty for none).
+/// The engine's broad phase of a stream, kept for the views when the stream carried any.
+fn engine_record(
+    record: crate::stream::engine::EngineRecord,
+) -> Option<std::sync::Arc<crate::stream::engine::EngineRecord>> {
+    (!record.steps.is_empty()).then(|| std::sync::Arc::new(record))
+}
+
 fn stream_notes(info: &crate::stream::StreamInfo) -> String {
     let mut notes = String::new();
     if !info.engine.is_empty() {

@@ -25,6 +25,10 @@ pub struct Palette {
     pub pair: Color32,
     /// Selection and hover, in both views.
     pub highlight: Color32,
+    /// The engine's own tree (a received stream's branch boxes).
+    pub engine_tree: Color32,
+    /// A pair the engine's broad phase missed.
+    pub missed: Color32,
     /// Query boxes and rays.
     pub query: Color32,
     /// The walls of the world.
@@ -58,6 +62,8 @@ impl Palette {
         velocity: Color32::from_rgb(245, 215, 40),
         pair: Color32::from_rgb(200, 200, 200),
         highlight: Color32::from_rgb(255, 150, 20),
+        engine_tree: Color32::from_rgb(225, 120, 235),
+        missed: Color32::from_rgb(255, 40, 40),
         query: Color32::WHITE,
         walls: Color32::from_rgb(110, 110, 110),
         event: Color32::from_rgb(230, 80, 230),
@@ -80,6 +86,8 @@ impl Palette {
         velocity: Color32::from_rgb(200, 160, 0),
         pair: Color32::from_rgb(90, 90, 90),
         highlight: Color32::from_rgb(245, 130, 0),
+        engine_tree: Color32::from_rgb(160, 40, 170),
+        missed: Color32::from_rgb(220, 0, 0),
         query: Color32::from_rgb(250, 250, 250),
         walls: Color32::from_rgb(150, 150, 150),
         event: Color32::from_rgb(190, 40, 190),

@@ -307,6 +307,8 @@ pub struct Prefs {
     /// Draw each branch box a few points outside its children (per level of its height), so
     /// nested boxes never share an edge.
     pub pad_parents: bool,
+    /// Draw the engine's own tree (a received stream's) over the world, in its own colour.
+    pub show_engine_tree: bool,
     /// Use the desktop's file dialog where there is one (else the in-app dialog).
     pub native_dialogs: bool,
     /// Show the timeline (the recorded steps) under the views.
@@ -341,6 +343,7 @@ impl Default for Prefs {
             tree_share: TREE_SHARE_DEFAULT,
             layout_generation: 0,
             pad_parents: true,
+            show_engine_tree: true,
             native_dialogs: true,
             show_timeline: true,
             recording_budget: crate::replay::DEFAULT_BUDGET_BYTES as u64,
@@ -398,6 +401,8 @@ pub enum PrefChange {
     ResetLayout,
     /// Space nested branch boxes apart.
     PadParents(bool),
+    /// Draw the engine's own tree over the world.
+    ShowEngineTree(bool),
     /// Use the desktop's file dialog.
     NativeDialogs(bool),
     /// How the tree view draws the tree.
@@ -429,6 +434,7 @@ impl Prefs {
             }
             PrefChange::TreeCollapseDepth(depth) => self.tree_collapse_depth = depth,
             PrefChange::PadParents(on) => self.pad_parents = on,
+            PrefChange::ShowEngineTree(on) => self.show_engine_tree = on,
             PrefChange::TreeShare(share) => self.tree_share = clamp_share(share),
             PrefChange::ResetLayout => {
                 self.tree_share = TREE_SHARE_DEFAULT;

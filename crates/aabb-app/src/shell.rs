@@ -184,6 +184,18 @@ impl DebuggerApp {
         self.state.model.stopped.as_deref()
     }
 
+    /// The engine's own broad phase at the step shown (a received stream's).
+    #[must_use]
+    pub fn engine_step(&self) -> Option<&crate::stream::engine::EngineStep> {
+        self.state.engine_step()
+    }
+
+    /// The pairs the engine's broad phase missed at the step shown.
+    #[must_use]
+    pub fn engine_missed_here(&self) -> Vec<[u32; 2]> {
+        self.state.engine_missed_here().collect()
+    }
+
     /// True while a step runs on the stepping thread.
     #[must_use]
     pub fn stepping_in_background(&self) -> bool {

@@ -65,6 +65,9 @@ pub struct Model {
     /// The engine whose live stream the document is, when it was received through the live
     /// link (File > "Save received stream…" keeps it); `None` for anything else.
     pub received_from: Option<String>,
+    /// The engine's own broad phase as its stream carried it (its tree, fat boxes and pairs
+    /// each step, and their checks), when the document is a stream that carried it.
+    pub engine: Option<std::sync::Arc<crate::stream::engine::EngineRecord>>,
     /// Every step and edit since the document was opened or restarted (the timeline's);
     /// `sim` is at its last step, or at a past step the timeline shows.
     pub recording: Recording<Sim>,
@@ -306,6 +309,7 @@ impl State {
                 frame: 0,
                 document_id: 0,
                 received_from: None,
+                engine: None,
                 recording,
                 discarded: None,
                 discard_note: None,
@@ -663,6 +667,27 @@ impl State {
             }
         }
         false
+    }
+
+    /// The engine's own broad phase at the step shown (a received stream's, when its step
+    /// carried it).
+    #[must_use]
+    pub fn engine_step(&self) -> Option<&crate::stream::engine::EngineStep> {
+        let record = self.model.engine.as_deref()?;
+        let at = self.model.sim.step_index();
+        let k = record.steps.binary_search_by_key(&at, |s| s.index).ok()?;
+        record.steps.get(k)
+    }
+
+    /// The pairs the engine missed at the step shown (as far as the record lists them).
+    pub fn engine_missed_here(&self) -> impl Iterator<Item = [u32; 2]> + '_ {
+        let at = self.model.sim.step_index();
+        self.model
+            .engine
+            .iter()
+            .flat_map(|r| r.summary.missed.iter())
+            .filter(move |p| p.index == at)
+            .map(|p| p.pair)
     }
 
     /// True while a step runs on the stepping thread.

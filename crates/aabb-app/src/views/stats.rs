@@ -112,6 +112,10 @@ impl View for StatsPanel {
             });
         ui.add_space(6.0);
         super::health::readout_ui(ui, state, out);
+        if let Some(record) = state.model.engine.as_deref() {
+            ui.add_space(6.0);
+            engine_ui(ui, state, record, out);
+        }
         ui.add_space(6.0);
         ui.label(RichText::new("Where the time goes").strong());
         egui::Grid::new("time_grid")
@@ -297,4 +301,120 @@ fn chart_ui(ui: &mut egui::Ui, h: &RecentSteps, chart: Chart, x_label: bool) {
             plot.line(Line::new(name, series(h, f)).color(color).width(1.75));
         }
     });
+}
+
+/// The engine's own broad phase (a received stream's): its pairs at the step shown, by why
+/// each exists, those it missed, its tree against a fresh build, and the run's totals.
+fn engine_ui(
+    ui: &mut egui::Ui,
+    state: &State,
+    record: &crate::stream::engine::EngineRecord,
+    out: &mut Vec<Command>,
+) {
+    let summary = &record.summary;
+    let at = state.model.sim.step_index();
+    ui.label(RichText::new("Engine's broad phase (received)").strong());
+    let mut show = state.prefs.show_engine_tree;
+    if ui
+        .checkbox(&mut show, "Draw its tree (magenta), its missed pairs (red)")
+        .changed()
+    {
+        out.push(Command::SetPref(crate::prefs::PrefChange::ShowEngineTree(
+            show,
+        )));
+    }
+    let missed_colour = crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
+    egui::Grid::new("engine_grid")
+        .num_columns(2)
+        .striped(true)
+        .spacing([12.0, 3.0])
+        .show(ui, |ui| {
+            let here = summary
+                .step_counts
+                .binary_search_by_key(&at, |c| c.index)
+                .ok()
+                .and_then(|k| summary.step_counts.get(k));
+            match here {
+                Some(c) => {
+                    let n = &c.counts;
+                    row(ui, "Its pairs here", n.total().to_string());
+                    row(
+                        ui,
+                        "  by why",
+                        format!(
+                            "contact {} · margin {} · look-ahead {} · fat only {}",
+                            n.contact, n.margin, n.look_ahead, n.fat_only
+                        ),
+                    );
+                    let missed = RichText::new(c.missed.to_string());
+                    row(
+                        ui,
+                        "Missed here",
+                        if c.missed > 0 || n.fat_apart > 0 {
+                            missed.color(missed_colour).strong()
+                        } else {
+                            missed
+                        },
+                    );
+                }
+                None => row(ui, "Its pairs here", "— (not checked at this step)"),
+            }
+            let tree = summary
+                .health
+                .binary_search_by_key(&at, |h| h.index)
+                .ok()
+                .and_then(|k| summary.health.get(k));
+            let refused = summary.refused_trees.iter().find(|r| r.index == at);
+            match (tree, refused) {
+                (Some(t), _) => {
+                    let h = &t.health;
+                    let fresh = h
+                        .fresh_cost
+                        .filter(|&f| f > 0.0)
+                        .map_or_else(String::new, |f| {
+                            format!(" = {:.2} x a fresh build", h.cost / f)
+                        });
+                    row(ui, "Its tree here", format!("cost {:.1}{fresh}", h.cost));
+                    row(
+                        ui,
+                        "  height",
+                        format!(
+                            "{} (least possible {}), {} leaves",
+                            h.height, h.min_height, h.leaves
+                        ),
+                    );
+                }
+                (None, Some(r)) => {
+                    row(
+                        ui,
+                        "Its tree here",
+                        RichText::new(format!("refused: {}", r.fault)).color(missed_colour),
+                    );
+                }
+                (None, None) => row(ui, "Its tree here", "— (none at this step)"),
+            }
+            let c = &summary.counts;
+            row(
+                ui,
+                "Run: missed pairs",
+                RichText::new(summary.missed_total.to_string()).color(
+                    if summary.missed_total > 0 {
+                        missed_colour
+                    } else {
+                        ui.visuals().text_color()
+                    },
+                ),
+            );
+            row(
+                ui,
+                "Run: false positives",
+                format!(
+                    "{:.1} % (margin {:.1} %, look-ahead {:.1} %, fat only {:.1} %)",
+                    100.0 * c.share(c.false_positives()),
+                    100.0 * c.share(c.margin),
+                    100.0 * c.share(c.look_ahead),
+                    100.0 * c.share(c.fat_only)
+                ),
+            );
+        });
 }

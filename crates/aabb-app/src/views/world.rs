@@ -851,6 +851,37 @@ impl WorldView {
                 None => {}
             }
         }
+        // The engine's own tree (a received stream's), over ours in its own colour, and the
+        // pairs its broad phase missed at this step.
+        if state.prefs.show_engine_tree
+            && let Some(tree) = state.engine_step().and_then(|e| e.tree.as_ref())
+        {
+            let (a, c) = state.view.plane.axes();
+            let layer = d.layer(pal.engine_tree);
+            for n in &tree.nodes {
+                if !matches!(n.kind, crate::stream::engine::NodeKind::Branch(_)) {
+                    continue;
+                }
+                let r =
+                    WorldRect::new(Vec2::new(n.min[a], n.min[c]), Vec2::new(n.max[a], n.max[c]));
+                if !r.overlaps(&visible) {
+                    continue;
+                }
+                let sr = t.rect(&r);
+                if is_small(sr.size()) {
+                    d.splat(layer, sr.center());
+                } else {
+                    m.rect_outline(crisp(sr, ppp), 1.0, pal.engine_tree);
+                }
+            }
+        }
+        for [x, y] in state.engine_missed_here() {
+            if let (Some(p), Some(q)) = (snap.sphere(x), snap.sphere(y)) {
+                m.line(t.pos(p.center), t.pos(q.center), 2.5, pal.missed);
+                m.rect_outline(t.rect(&p.tight), 2.0, pal.missed);
+                m.rect_outline(t.rect(&q.tight), 2.0, pal.missed);
+            }
+        }
         info.vertices = m.vertex_count();
         info.shapes_skipped = m.skipped();
         // The density image under the shapes.
