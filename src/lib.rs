@@ -12,7 +12,7 @@
 //! - [`cli`]: the headless subcommands.
 
 pub use aabb_model::{
-    broadphase, fileio, motion, replay, scene, stream, sweep, text, trace, tree, workload,
+    broadphase, compare, fileio, motion, replay, scene, stream, sweep, text, trace, tree, workload,
 };
 pub mod cli;
 

@@ -1,10 +1,11 @@
 //! The headless command line: `run`, `replay`, `check`, `sweep`, `quality`, `import-boxes`,
-//! `bench`, `listen` and `convert`, each in its own file. The binary (`src/main.rs`) adds the
+//! `bench`, `listen`, `convert` and `compare`, each in its own file. The binary (`src/main.rs`) adds the
 //! window (`aabb-debugger [SCENE]`) and `screenshot`, which open the app crate's window; this
 //! library part never links it, so the tests of the headless commands do not either.
 
 pub mod bench;
 pub mod check;
+pub mod compare;
 pub mod convert;
 pub mod engine_report;
 pub mod import_boxes;
@@ -53,6 +54,9 @@ pub enum Command {
     Listen(listen::ListenArgs),
     /// Converts a stream file to a text trace, or a text trace to a stream file.
     Convert(convert::ConvertArgs),
+    /// Runs two broad phases, or two settings of one, on the same scene or trace, and prints
+    /// what differs step by step: the pairs only one reports, reinserts, tree cost, time.
+    Compare(compare::CompareArgs),
 }
 
 /// Runs a headless subcommand; returns the process exit code.
@@ -67,6 +71,7 @@ pub fn run(command: Command) -> anyhow::Result<i32> {
         Command::Bench(args) => bench::main(&args),
         Command::Listen(args) => listen::main(&args),
         Command::Convert(args) => convert::main(&args),
+        Command::Compare(args) => compare::main(&args),
     }
 }
 

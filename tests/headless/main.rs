@@ -7,6 +7,7 @@
 mod common;
 
 mod bench_workload;
+mod cli_compare;
 mod cli_hostile;
 mod cli_import_boxes;
 mod cli_quality;

@@ -20,6 +20,7 @@
 //! - [`text`]: messages that quote a user's file, made safe to print.
 
 pub mod broadphase;
+pub mod compare;
 pub mod fileio;
 pub mod motion;
 pub mod replay;
