@@ -38,6 +38,10 @@ pub struct ScreenshotArgs {
     /// Colour theme: dark or light.
     #[arg(long, value_parser = parse_theme)]
     pub theme: Option<ThemeChoice>,
+    /// The broad phase to run and draw (`box2d` draws Box2D's own tree); the tree when left
+    /// out.
+    #[arg(long, value_enum)]
+    pub broadphase: Option<aabb_debugger::cli::run::BroadphaseArg>,
     /// Show the timeline (the recorded steps) under the world view; left out by default, as
     /// the articles' figures have none.
     #[arg(long)]
@@ -172,6 +176,7 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         view: args.view,
         theme: args.theme,
         timeline: args.timeline,
+        broadphase: args.broadphase.map(Into::into),
         advisor: (args.advisor
             || args.advisor_margin.is_some()
             || args.advisor_lookahead.is_some()

@@ -721,7 +721,8 @@ fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
 }
 
 /// The Broad phase panel's "Box2D's tree": a click runs Box2D's own tree (the same pairs as
-/// ours), and the tree view says its tree is not drawn yet.
+/// ours); its tree, read node by node, is drawn in the world and measured under Statistics,
+/// and the tree view says where it is.
 #[test]
 fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
     use aabb_debugger::broadphase::BroadphaseKind;
@@ -733,5 +734,26 @@ fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
     assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Box2d);
     assert_eq!(h.state().sim().report().candidate_pairs, ours);
     // Found, or the query panics.
-    let _ = h.get_by_label_contains("Box2D's tree is not drawn yet");
+    let _ = h.get_by_label_contains("Box2D's tree is drawn in the world view");
+    let _ = h.get_by_label("Box2D's tree (its own nodes)");
+    let foreign = h
+        .state()
+        .snapshot()
+        .foreign_tree
+        .as_ref()
+        .expect("Box2D's tree, read");
+    // Checked against the step's boxes: one leaf a sphere.
+    let health = foreign
+        .health
+        .as_ref()
+        .expect("measured")
+        .as_ref()
+        .expect("Box2D's tree holds the spheres");
+    assert_eq!(health.leaves, h.state().sim().live_count());
+    assert!(
+        h.get_all_by_label_contains("x a fresh build")
+            .next()
+            .is_some(),
+        "its cost against a fresh build is shown"
+    );
 }

@@ -35,6 +35,8 @@ pub struct ScreenshotPlan {
     pub theme: Option<ThemeChoice>,
     /// Show the timeline under the world view (the article figures leave it out).
     pub timeline: bool,
+    /// The broad phase to run (the window's default, the tree, when `None`).
+    pub broadphase: Option<crate::broadphase::BroadphaseKind>,
     /// Open the Advisor and sweep this grid first (from the scene after `steps`); the shot
     /// waits for the sweep to end.
     pub advisor: Option<AdvisorGrid>,
@@ -103,6 +105,15 @@ impl eframe::App for ScreenshotApp {
 /// Runs the plan's steps, selects its sphere and sets its layers, views and theme (the status
 /// line keeps the "Opened …" message). Fails when the sphere to select is not alive then.
 fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneError> {
+    if let Some(kind) = plan.broadphase {
+        app.apply(Command::SetBroadphase(kind), true);
+        if let Some(e) = app.error() {
+            return Err(SceneError::Invalid {
+                file: app.document_name(),
+                message: format!("--broadphase: {e}"),
+            });
+        }
+    }
     let state = &mut app.state;
     for _ in 0..plan.steps {
         let before = state.model.sim.step_index();

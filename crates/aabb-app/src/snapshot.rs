@@ -136,7 +136,24 @@ pub struct Snapshot {
     pub max_radius: f32,
     /// See [`Snapshot::max_radius`].
     pub max_speed_l1: f32,
+    /// Another library's tree the broad phase holds (Box2D's), read node by node, with its
+    /// health.
+    pub foreign_tree: Option<ForeignTree>,
 }
+
+/// A tree of another library the broad phase holds (Box2D's), as the window draws and
+/// measures an engine's received tree.
+#[derive(Clone, Debug)]
+pub struct ForeignTree {
+    /// Its nodes.
+    pub tree: crate::stream::engine::EngineTree,
+    /// Checked against the step's boxes and measured against a fresh build (left out, `None`,
+    /// past [`FOREIGN_HEALTH_LEAVES`] leaves: a fresh build a step would slow the window).
+    pub health: Option<Result<crate::stream::engine::TreeHealth, crate::stream::engine::TreeFault>>,
+}
+
+/// The most leaves a foreign tree is checked and measured at, each step.
+pub const FOREIGN_HEALTH_LEAVES: usize = 50_000;
 
 fn project_box<V: Vector>(b: &Aabb<V>, (a, c): (usize, usize)) -> WorldRect {
     let get = |v: V, axis: usize| if axis < V::DIM { v.axis(axis) } else { 0.0 };
@@ -339,6 +356,26 @@ impl Snapshot {
             }
         }
         self.content = self.union_with(None);
+        self.foreign_tree = sim.broadphase().foreign_tree().map(|tree| {
+            let dims = sim.dimensions();
+            let health =
+                (self.spheres.len() + self.statics.len() <= FOREIGN_HEALTH_LEAVES).then(|| {
+                    let wire = |id: u32, b: &Aabb<Vec3>| crate::stream::engine::WireBox {
+                        id,
+                        min: b.min.to_array(),
+                        max: b.max.to_array(),
+                    };
+                    let proxies: Vec<_> = self
+                        .spheres
+                        .iter()
+                        .map(|s| wire(s.id, &s.tight_world))
+                        .chain(self.statics.iter().map(|b| wire(b.id, &b.world)))
+                        .collect();
+                    crate::stream::engine::validate_tree(&tree, &proxies, dims)
+                        .map(|shape| crate::stream::engine::tree_health(&tree, &shape, dims))
+                });
+            ForeignTree { tree, health }
+        });
         self.branches_per_depth.clear();
         self.branches_per_depth
             .resize(self.max_depth as usize + 1, 0);

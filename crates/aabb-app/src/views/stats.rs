@@ -115,6 +115,9 @@ impl View for StatsPanel {
         if let Some(record) = state.model.engine.as_deref() {
             ui.add_space(6.0);
             engine_ui(ui, state, record, out);
+        } else if let Some(foreign) = &state.snapshot.foreign_tree {
+            ui.add_space(6.0);
+            foreign_ui(ui, state, foreign, out);
         }
         ui.add_space(6.0);
         ui.label(RichText::new("Where the time goes").strong());
@@ -416,5 +419,60 @@ fn engine_ui(
                     100.0 * c.share(c.fat_only)
                 ),
             );
+        });
+}
+
+/// The broad phase's own tree when it is another library's (Box2D's): drawn in the world in
+/// its own colour, checked against the step's boxes and measured against a fresh build.
+fn foreign_ui(
+    ui: &mut egui::Ui,
+    state: &State,
+    foreign: &crate::snapshot::ForeignTree,
+    out: &mut Vec<Command>,
+) {
+    ui.label(RichText::new("Box2D's tree (its own nodes)").strong());
+    let mut show = state.prefs.show_engine_tree;
+    if ui.checkbox(&mut show, "Draw it (magenta)").changed() {
+        out.push(Command::SetPref(crate::prefs::PrefChange::ShowEngineTree(
+            show,
+        )));
+    }
+    let bad = crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
+    egui::Grid::new("foreign_grid")
+        .num_columns(2)
+        .striped(true)
+        .spacing([12.0, 3.0])
+        .show(ui, |ui| match &foreign.health {
+            Some(Ok(h)) => {
+                let fresh = h
+                    .fresh_cost
+                    .filter(|&f| f > 0.0)
+                    .map_or_else(String::new, |f| {
+                        format!(" = {:.2} x a fresh build", h.cost / f)
+                    });
+                row(ui, "Its cost", format!("{:.1}{fresh}", h.cost));
+                row(
+                    ui,
+                    "Its height",
+                    format!(
+                        "{} (least possible {}), {} leaves",
+                        h.height, h.min_height, h.leaves
+                    ),
+                );
+            }
+            Some(Err(fault)) => row(
+                ui,
+                "Its nodes",
+                RichText::new(format!("do not hold the step's boxes: {fault}")).color(bad),
+            ),
+            None => row(
+                ui,
+                "Its nodes",
+                format!(
+                    "{} (checked and measured up to {} leaves)",
+                    foreign.tree.nodes.len(),
+                    crate::snapshot::FOREIGN_HEALTH_LEAVES
+                ),
+            ),
         });
 }

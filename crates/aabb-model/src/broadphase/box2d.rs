@@ -556,6 +556,33 @@ impl Broadphase for Box2dBroadphase {
         self.store.fat_aabb(id).map(|b| box_to_vec3(&b))
     }
 
+    /// Box2D's nodes as read from its array (every link checked by `walk`): node ids are the
+    /// array's indices, a leaf holds its body's id.
+    fn foreign_tree(&self) -> Option<crate::stream::engine::EngineTree> {
+        use crate::stream::engine::{EngineTree, NodeKind as Kind, TreeNode};
+        let nodes = self.tree.walk().ok()?;
+        let nodes = nodes
+            .into_iter()
+            .map(|(index, n)| TreeNode {
+                id: index,
+                parent: n.parent,
+                kind: match n.kind {
+                    NodeKind::Leaf { user_data } => Kind::Leaf(user_data as u32),
+                    NodeKind::Internal { child1, child2 } => Kind::Branch([child1, child2]),
+                },
+                min: [n.aabb.min.x, n.aabb.min.y, 0.0],
+                max: [n.aabb.max.x, n.aabb.max.y, 0.0],
+                height: u32::from(n.height),
+                enlarged: n.enlarged,
+            })
+            .collect();
+        Some(EngineTree {
+            root: self.tree.root(),
+            partial: false,
+            nodes,
+        })
+    }
+
     /// New settings; when the margin or look-ahead changed, the tree is made again from the
     /// new fat boxes. Refused, changing nothing, when a fat box would reach `B2_HUGE`.
     fn set_config(&mut self, config: TreeConfig) -> Result<(), TreeError> {
@@ -684,6 +711,29 @@ mod tests {
         let shape = tree.shape().expect("a sound tree");
         assert_eq!(shape.height, tree.height());
         assert_eq!(shape.area_ratio.to_bits(), tree.area_ratio().to_bits());
+        // In the live link's tree shape (what the window draws and measures), the same tree:
+        // valid against the bodies' tight boxes, one leaf each, Box2D's height and area ratio.
+        let foreign = Broadphase::foreign_tree(b2).expect("Box2D's tree, read");
+        assert_eq!(foreign.nodes.len() as u32, tree.node_count());
+        let proxies: Vec<crate::stream::engine::WireBox> = now
+            .iter()
+            .map(|b| crate::stream::engine::WireBox {
+                id: b.id,
+                min: [b.tight.min.x, b.tight.min.y, 0.0],
+                max: [b.tight.max.x, b.tight.max.y, 0.0],
+            })
+            .collect();
+        let read = crate::stream::engine::validate_tree(&foreign, &proxies, 2)
+            .expect("Box2D's tree holds the bodies");
+        assert_eq!(read.leaves, now.len());
+        let health = crate::stream::engine::tree_health(&foreign, &read, 2);
+        assert_eq!(health.height, tree.height());
+        let ratio = f64::from(tree.area_ratio());
+        assert!(
+            (health.cost - ratio).abs() <= 1e-5 * ratio.max(1.0),
+            "cost {} against Box2D's area ratio {ratio}",
+            health.cost
+        );
     }
 
     /// Bodies that come, go, creep and jump, with a look-ahead: Box2D's broad phase reports

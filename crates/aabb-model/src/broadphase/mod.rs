@@ -532,6 +532,13 @@ pub trait Broadphase: Send {
     fn tree_view(&self) -> Option<TreeRef<'_>> {
         None
     }
+    /// Another library's tree (Box2D's), read node by node in the live link's tree shape, so
+    /// the window draws and measures it as it does an engine's received tree; `None` for the
+    /// broad phases that are not such a tree, or when its nodes cannot be read (the error is
+    /// then the broad phase's next step's).
+    fn foreign_tree(&self) -> Option<crate::stream::engine::EngineTree> {
+        None
+    }
     /// Full rebuild (the tree only; the others have nothing to rebuild).
     fn rebuild(&mut self) {}
     /// The tree's machine-independent work counts since this broad phase was made (see

@@ -14,9 +14,9 @@
 //! each step (for a view to draw, within a memory budget) and the run's [`EngineSummary`].
 
 use crate::tree::{Aabb, DynamicTree, TreeConfig};
-use aabb_recorder::wire::{EngineParts, TIMING_MARGIN, Timing, WireBox};
+use aabb_recorder::wire::{EngineParts, TIMING_MARGIN, Timing};
 
-pub use aabb_recorder::wire::{EngineTree, NodeKind, TreeNode};
+pub use aabb_recorder::wire::{EngineTree, NodeKind, TreeNode, WireBox};
 use glam::{Vec2, Vec3};
 use std::collections::BTreeMap;
 

@@ -135,9 +135,9 @@ impl View for TreeView {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
             let why = if state.model.kind == BroadphaseKind::Box2d {
-                "Box2D's tree is not drawn yet (its nodes are read by the box2d broad phase; \
-                 drawing them through the tree view comes later). Pick the tree under Broad \
-                 phase to see ours."
+                "Box2D's tree is drawn in the world view (magenta) and measured under \
+                 Statistics; this view draws our tree's diagram only. Pick the tree under \
+                 Broad phase to see ours."
                     .to_owned()
             } else if state.model.kind != BroadphaseKind::Tree {
                 format!(
