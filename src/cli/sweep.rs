@@ -48,6 +48,10 @@ pub struct SweepArgs {
     /// so on the others the advice goes by time and candidate pairs.
     #[arg(long, value_enum, default_value_t = super::run::BroadphaseArg::Tree)]
     pub broadphase: super::run::BroadphaseArg,
+    /// What one candidate pair's narrow-phase test costs your engine, in node visits (1:
+    /// alike; an engine's is often tens): the best by work weighs the pairs by it.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    pub pair_cost: f64,
 }
 
 /// The steps each point takes when `--steps` is left out.
@@ -75,6 +79,7 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         .and_then(|r| r.values())
         .and_then(|margins| Ok((margins, parse_lookaheads(&args.lookahead)?)))
         .and_then(|grid| {
+            crate::sweep::check_pair_cost(args.pair_cost)?;
             if args.threads > MAX_THREADS {
                 return Err(SweepError::Grid {
                     field: "threads",
@@ -94,6 +99,7 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         threads: args.threads,
         pair_limit: args.pair_limit,
         broadphase: args.broadphase.into(),
+        pair_cost: args.pair_cost,
         ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
     let input = if crate::trace::is_trace_path(&args.scene) {

@@ -254,3 +254,72 @@ fn run_takes_margin_and_lookahead_overrides() {
         "--margin: must be a finite number >= 0, got -1\n"
     );
 }
+
+#[test]
+fn a_pair_tests_cost_weighs_the_best_by_work_and_shows_how_it_moves() {
+    let args = [
+        "sweep",
+        "scenes/default.ron",
+        "--margin",
+        "0:0.75:0.05",
+        "--lookahead",
+        "0",
+        "--steps",
+        "60",
+        "--threads",
+        "1",
+        "--json",
+    ];
+    let at = |cost: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--pair-cost", cost]);
+        json(&all)
+    };
+    let (one, ten) = (at("1"), at("10"));
+    // The least work by hand: node visits plus the cost times the candidate pairs.
+    for (v, cost) in [(&one, 1.0), (&ten, 10.0)] {
+        let points = v["points"].as_array().expect("points");
+        let work = |p: &serde_json::Value| {
+            let get = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{k} in {p}"));
+            get("node_visits_total") + cost * get("candidate_pairs_total")
+        };
+        let least = points
+            .iter()
+            .enumerate()
+            .min_by(|a, b| work(a.1).total_cmp(&work(b.1)).then(a.0.cmp(&b.0)))
+            .map(|(i, _)| i as u64);
+        assert_eq!(v["best_by_work"]["index"].as_u64(), least, "cost {cost}");
+        assert_eq!(v["best_by_work"]["pair_cost"].as_f64(), Some(cost));
+        // The same table of how the best moves, whatever the cost asked.
+        let costs: Vec<f64> = v["by_pair_cost"]
+            .as_array()
+            .expect("by_pair_cost")
+            .iter()
+            .map(|r| r["pair_cost"].as_f64().expect("a cost"))
+            .collect();
+        assert_eq!(costs, vec![1.0, 3.0, 10.0, 30.0, 100.0]);
+    }
+    assert_eq!(one["by_pair_cost"], ten["by_pair_cost"]);
+    assert_eq!(
+        one["by_pair_cost"][2]["index"],
+        ten["best_by_work"]["index"]
+    );
+    // A dearer pair test never asks for a wider margin.
+    let margins: Vec<f64> = one["by_pair_cost"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["margin"].as_f64().expect("a margin"))
+        .collect();
+    assert!(margins.windows(2).all(|w| w[1] <= w[0]), "{margins:?}");
+    // A cost that is not one is refused, naming the flag.
+    let mut bad = args.to_vec();
+    bad.extend(["--pair-cost", "-3"]);
+    let out = bin(&bad);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--pair-cost:"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -61,6 +61,8 @@ struct Form {
     lookaheads: String,
     /// Steps a point.
     steps: String,
+    /// What a pair test costs the engine, in node visits.
+    pair_cost: String,
     /// Sweep from the live scene's current step (else from the scene's start).
     from_now: bool,
 }
@@ -93,6 +95,7 @@ impl Form {
             margins: format!("{from}:{to}:{step}"),
             lookaheads: lookaheads.join(", "),
             steps: "300".to_owned(),
+            pair_cost: "1".to_owned(),
             from_now: true,
         }
     }
@@ -105,8 +108,28 @@ impl Form {
             field: "steps",
             message: format!("must be a whole number, got \"{}\"", self.steps.trim()),
         })?;
+        let pair_cost: f64 = self
+            .pair_cost
+            .trim()
+            .parse()
+            .map_err(|_| SweepError::Grid {
+                field: "pair cost",
+                message: format!(
+                    "must be a number of node visits, got \"{}\"",
+                    self.pair_cost.trim()
+                ),
+            })?;
+        let pair_cost = crate::sweep::check_pair_cost(pair_cost).map_err(|_| SweepError::Grid {
+            field: "pair cost",
+            message: format!(
+                "must be from {} to {} node visits, got {pair_cost}",
+                crate::sweep::PAIR_COST_RANGE.0,
+                crate::sweep::PAIR_COST_RANGE.1
+            ),
+        })?;
         Ok(SweepSpec {
             pair_limit,
+            pair_cost,
             ..SweepSpec::new(margins, lookaheads, steps)
         })
     }
@@ -368,6 +391,16 @@ impl AdvisorView {
                 ui.add_enabled(
                     !running,
                     egui::TextEdit::singleline(&mut form.steps).desired_width(80.0),
+                )
+                .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("A pair test costs (node visits)").on_hover_text(
+                    "What your engine's narrow-phase test of one candidate pair costs, in node \
+                     visits of the tree (1: alike). The best by work weighs the pairs by it.",
+                );
+                ui.add_enabled(
+                    !running,
+                    egui::TextEdit::singleline(&mut form.pair_cost).desired_width(80.0),
                 )
                 .labelled_by(label.id);
                 ui.end_row();
@@ -687,12 +720,32 @@ impl AdvisorView {
                     apply = Some(b.index);
                 }
                 ui.label(format!(
-                    "{} ({:.0} node visits + pair tests a step)",
+                    "{} ({:.0} node visits + pair tests a step, a pair test as {} node visits)",
                     name(b.index),
-                    report.points[b.index].per_step(b.work_total)
+                    report.points[b.index].per_step(b.work_total),
+                    b.pair_cost
                 ));
             }
         });
+        // How the best by work moves with what a pair test costs the engine.
+        let moves: Vec<String> =
+            crate::sweep::best_by_pair_cost(&report.points, &crate::sweep::PAIR_COSTS_SHOWN)
+                .into_iter()
+                .filter_map(|(cost, best)| {
+                    best.map(|i| format!("{cost}: margin {}", report.points[i].point.margin))
+                })
+                .collect();
+        if !moves.is_empty() {
+            ui.label(format!(
+                "Best by work as a pair test costs more node visits: {}",
+                moves.join(" · ")
+            ))
+            .on_hover_text(
+                "An engine's narrow-phase test of a candidate pair often costs tens of node \
+                 visits: the dearer it is, the smaller the margin that does least work. Set \
+                 it under \"A pair test costs\" and sweep again.",
+            );
+        }
         ui.label(format!("Why: {}", advice.why));
         ui.weak(format!("Cost model: {}", advice.model_note));
         ui.horizontal(|ui| {

@@ -41,14 +41,46 @@ pub struct BestByTime {
 }
 
 /// The point of least work.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BestByWork {
     /// Its index in the sweep's points.
     pub index: usize,
     /// Its node visits (updates and pair finding).
     pub node_visits_total: u64,
-    /// What was minimised: node visits plus candidate pairs ([`PointResult::work_total`]).
+    /// What was minimised: node visits plus `pair_cost` times the candidate pairs
+    /// ([`PointResult::work_at`]), rounded.
     pub work_total: u64,
+    /// What a pair test was counted as, in node visits.
+    pub pair_cost: f64,
+}
+
+/// How the point of least work moves with the cost of a pair test: for each cost, the point
+/// of least [`PointResult::work_at`] (`None` when no point ran to the end).
+#[must_use]
+pub fn best_by_pair_cost(points: &[PointResult], costs: &[f64]) -> Vec<(f64, Option<usize>)> {
+    costs
+        .iter()
+        .map(|&cost| (cost, least_work(points, cost)))
+        .collect()
+}
+
+/// The pair-test costs the advice shows its recommendation at.
+pub const PAIR_COSTS_SHOWN: [f64; 5] = [1.0, 3.0, 10.0, 30.0, 100.0];
+
+/// The usable point of least work at `pair_cost`, ties to the smaller margin, look-ahead,
+/// earlier point.
+fn least_work(points: &[PointResult], pair_cost: f64) -> Option<usize> {
+    (0..points.len())
+        .filter(|&i| points[i].stopped.is_none() && points[i].steps > 0)
+        .min_by(|&a, &b| {
+            let (ka, kb) = (tie_key(points, a), tie_key(points, b));
+            points[a]
+                .work_at(pair_cost)
+                .total_cmp(&points[b].work_at(pair_cost))
+                .then(ka.0.total_cmp(&kb.0))
+                .then(ka.1.total_cmp(&kb.1))
+                .then(ka.2.cmp(&kb.2))
+        })
 }
 
 /// `ms a step ≈ ms_per_reinsert * reinserts + ms_per_pair_test * pair tests + ms_fixed`.
@@ -96,9 +128,17 @@ fn tie_key(points: &[PointResult], i: usize) -> (f32, f32, usize) {
     (points[i].point.margin, points[i].point.lookahead, i)
 }
 
-/// The recommendation for the points of a sweep (in grid order).
+/// The recommendation for the points of a sweep (in grid order), a pair test counted as one
+/// node visit.
 #[must_use]
 pub fn advise(points: &[PointResult]) -> Advice {
+    advise_with(points, 1.0)
+}
+
+/// The recommendation for the points of a sweep (in grid order), a pair test counted as
+/// `pair_cost` node visits.
+#[must_use]
+pub fn advise_with(points: &[PointResult], pair_cost: f64) -> Advice {
     let usable: Vec<usize> = (0..points.len())
         .filter(|&i| points[i].stopped.is_none() && points[i].steps > 0)
         .collect();
@@ -112,12 +152,7 @@ pub fn advise(points: &[PointResult]) -> Advice {
         let (ta, tb) = (points[a].ms_per_step.median, points[b].ms_per_step.median);
         ta.total_cmp(&tb).then(by_tie(a, b))
     });
-    let best_work = usable.iter().copied().min_by(|&a, &b| {
-        points[a]
-            .work_total()
-            .cmp(&points[b].work_total())
-            .then(by_tie(a, b))
-    });
+    let best_work = least_work(points, pair_cost);
     let (Some(best_time), Some(best_work)) = (best_time, best_work) else {
         let none = "No point ran every step (each stopped at the pair limit): nothing to \
                     recommend; lower the margins or raise the pair limit."
@@ -151,7 +186,8 @@ pub fn advise(points: &[PointResult]) -> Advice {
         best_by_work: Some(BestByWork {
             index: best_work,
             node_visits_total: points[best_work].node_visits_total(),
-            work_total: points[best_work].work_total(),
+            work_total: points[best_work].work_at(pair_cost).round() as u64,
+            pair_cost,
         }),
         why: why(points, &usable, best_work),
         model,
@@ -421,7 +457,28 @@ mod tests {
                 index: 1,
                 node_visits_total: 230_000,
                 work_total: 245_000,
+                pair_cost: 1.0,
             })
+        );
+        // A pair test as 30 node visits: work 6000, 6800, 10200, 16100 a step; the first is
+        // least. How the best moves with the cost: visits alone and up to 10 keep the second.
+        assert_eq!(
+            advise_with(&points, 30.0).best_by_work,
+            Some(BestByWork {
+                index: 0,
+                node_visits_total: 300_000,
+                work_total: 600_000,
+                pair_cost: 30.0,
+            })
+        );
+        assert_eq!(
+            best_by_pair_cost(&points, &[0.0, 1.0, 10.0, 30.0]),
+            vec![
+                (0.0, Some(1)),
+                (1.0, Some(1)),
+                (10.0, Some(1)),
+                (30.0, Some(0))
+            ]
         );
         assert_eq!(
             advice.why,

@@ -206,8 +206,22 @@ pub struct BestByWorkJson {
     pub point: PointRef,
     /// Its node visits.
     pub node_visits_total: u64,
-    /// What was minimised: node visits plus candidate pairs (one narrow-phase test each).
+    /// What was minimised: node visits plus `pair_cost` times the candidate pairs (one
+    /// narrow-phase test each).
     pub work_total: u64,
+    /// What a pair test was counted as, in node visits.
+    pub pair_cost: f64,
+}
+
+/// One row of `by_pair_cost` in `--json`: the point of least work at a pair test's cost.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ByPairCostJson {
+    /// A pair test's cost, node visits.
+    pub pair_cost: f64,
+    /// The point of least work at it (its index, margin and look-ahead; left out when no
+    /// point ran every step).
+    #[serde(flatten)]
+    pub best: Option<PointRef>,
 }
 
 /// `cost_model` in `--json`.
@@ -251,6 +265,9 @@ pub struct SweepJson {
     pub best_by_time: Option<BestByTimeJson>,
     /// The point of least work, `null` when no point ran every step.
     pub best_by_work: Option<BestByWorkJson>,
+    /// How the point of least work moves with a pair test's cost (1, 3, 10, 30, 100 node
+    /// visits).
+    pub by_pair_cost: Vec<ByPairCostJson>,
     /// One sentence on why.
     pub why: String,
     /// The cost model, `null` when none could be fitted.
@@ -303,7 +320,15 @@ impl SweepJson {
                 point: at(b.index),
                 node_visits_total: b.node_visits_total,
                 work_total: b.work_total,
+                pair_cost: b.pair_cost,
             }),
+            by_pair_cost: super::best_by_pair_cost(points, &super::PAIR_COSTS_SHOWN)
+                .into_iter()
+                .map(|(pair_cost, best)| ByPairCostJson {
+                    pair_cost,
+                    best: best.map(at),
+                })
+                .collect(),
             why: why.clone(),
             cost_model: model.as_ref().map(|m| CostModelJson {
                 ms_per_reinsert: m.ms_per_reinsert,
@@ -409,9 +434,26 @@ pub fn readable_named(name: &str, spheres: usize, file: &str, report: &SweepRepo
     }
     if let Some(b) = &a.best_by_work {
         line(format!(
-            "best by work: {} ({} node visits)",
+            "best by work: {} ({} node visits; a pair test counted as {} node visits)",
             name(b.index),
-            b.node_visits_total
+            b.node_visits_total,
+            b.pair_cost
+        ));
+        let moves: Vec<String> = super::best_by_pair_cost(&report.points, &super::PAIR_COSTS_SHOWN)
+            .into_iter()
+            .filter_map(|(cost, best)| {
+                best.map(|i| {
+                    let p = &report.points[i].point;
+                    format!(
+                        "{cost} -> margin {} (look-ahead {} s)",
+                        p.margin, p.lookahead
+                    )
+                })
+            })
+            .collect();
+        line(format!(
+            "best by work as a pair test costs more node visits: {}",
+            moves.join("; ")
         ));
     }
     line(format!("why: {}", a.why));

@@ -29,7 +29,10 @@ mod advice;
 pub mod export;
 pub mod grid;
 
-pub use advice::{Advice, BestByTime, BestByWork, CostModel, R_SQUARED_FIT, advise};
+pub use advice::{
+    Advice, BestByTime, BestByWork, CostModel, PAIR_COSTS_SHOWN, R_SQUARED_FIT, advise,
+    advise_with, best_by_pair_cost,
+};
 pub use grid::{MAX_POINTS, MAX_STEPS, MAX_TOTAL_STEPS, MarginRange, parse_lookaheads};
 
 use crate::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
@@ -60,6 +63,28 @@ pub struct SweepSpec {
     /// The broad phase every point runs (the tree unless asked). The work counts are the
     /// tree's; on the others they are zero and the advice goes by time and pairs.
     pub broadphase: BroadphaseKind,
+    /// What one candidate pair's narrow-phase test costs, in node visits (1 counts a pair
+    /// test as one node visit; an engine's is often tens): the advice's "work" is node visits
+    /// plus this times the candidate pairs.
+    pub pair_cost: f64,
+}
+
+/// The least and the most a pair test may cost, in node visits.
+pub const PAIR_COST_RANGE: (f64, f64) = (0.0, 1e6);
+
+/// Refuses a pair-test cost that is not a finite number in [`PAIR_COST_RANGE`].
+pub fn check_pair_cost(cost: f64) -> Result<f64, SweepError> {
+    if cost.is_finite() && (PAIR_COST_RANGE.0..=PAIR_COST_RANGE.1).contains(&cost) {
+        Ok(cost)
+    } else {
+        Err(SweepError::Grid {
+            field: "pair-cost",
+            message: format!(
+                "a pair test's cost in node visits must be a number from {} to {}, got {cost}",
+                PAIR_COST_RANGE.0, PAIR_COST_RANGE.1
+            ),
+        })
+    }
 }
 
 impl SweepSpec {
@@ -75,6 +100,7 @@ impl SweepSpec {
             pair_limit: DEFAULT_PAIR_LIMIT,
             threads: 0,
             broadphase: BroadphaseKind::Tree,
+            pair_cost: 1.0,
         }
     }
 }
@@ -245,6 +271,13 @@ impl PointResult {
     pub fn work_total(&self) -> u64 {
         self.node_visits_total()
             .saturating_add(self.candidate_pairs_total)
+    }
+
+    /// The work with a pair test costing `pair_cost` node visits: node visits plus
+    /// `pair_cost` times the candidate pairs ([`PointResult::work_total`] at 1).
+    #[must_use]
+    pub fn work_at(&self, pair_cost: f64) -> f64 {
+        self.node_visits_total() as f64 + pair_cost * self.candidate_pairs_total as f64
     }
 
     /// `total / steps`, 0 for no steps.
@@ -628,7 +661,7 @@ impl SweepPlan {
             });
         }
         let points: Vec<PointResult> = results.into_iter().flatten().collect();
-        let advice = advise(&points);
+        let advice = advise_with(&points, self.spec.pair_cost);
         Ok(SweepOutcome::Finished(Box::new(SweepReport {
             points,
             steps: self.spec.steps,
