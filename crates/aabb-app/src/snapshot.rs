@@ -211,6 +211,48 @@ fn extract_tree<V: Vector>(tree: &DynamicTree<V, u32>, axes: (usize, usize), out
     out.max_depth = max_depth;
 }
 
+/// The nodes of another library's tree (Box2D's, parents before children) as the views'
+/// nodes: node ids are its own, leaves name their sphere, no proxy of ours.
+fn extract_foreign(
+    tree: &crate::stream::engine::EngineTree,
+    axes: (usize, usize),
+    out: &mut Snapshot,
+) {
+    use crate::stream::engine::NodeKind;
+    let mut max_depth = 0;
+    for n in &tree.nodes {
+        // Box2D's tree is 2D: no world boxes are kept for a 3D view.
+        let world = Aabb::new(Vec3::from(n.min), Vec3::from(n.max));
+        let i = out.nodes.len();
+        set_slot(&mut out.node_slot, n.id as usize, i);
+        let parent = n.parent.and_then(|p| slot_of(&out.node_slot, p as usize));
+        let depth = parent.map_or(0, |p| out.nodes[p].depth + 1);
+        if let Some(p) = parent {
+            let kids = out.nodes[p].children.get_or_insert([usize::MAX; 2]);
+            if kids[0] == usize::MAX {
+                kids[0] = i;
+            } else {
+                kids[1] = i;
+            }
+        }
+        max_depth = max_depth.max(depth);
+        out.nodes.push(NodeItem {
+            id: NodeId(n.id),
+            rect: project_box(&world, axes),
+            depth,
+            height: n.height,
+            parent,
+            children: None,
+            sphere: match n.kind {
+                NodeKind::Leaf(id) => Some(id),
+                NodeKind::Branch(_) => None,
+            },
+            proxy: None,
+        });
+    }
+    out.max_depth = max_depth;
+}
+
 /// Sets `table[key] = value`, growing the table with empty entries.
 fn set_slot(table: &mut Vec<u32>, key: usize, value: usize) {
     if table.len() <= key {
@@ -262,11 +304,22 @@ impl Snapshot {
         let bp = sim.broadphase();
         let axes = plane.axes();
         let tree = bp.tree_view();
-        let has_tree = tree.is_some();
+        // Another library's tree (Box2D's) is read once a refresh: its nodes are the views'
+        // nodes, as ours are, and it is checked and measured below.
+        let foreign = if tree.is_none() {
+            bp.foreign_tree()
+        } else {
+            None
+        };
+        let has_tree = tree.is_some() || foreign.is_some();
         match tree {
             Some(TreeRef::D2(tree)) => extract_tree(tree, axes, self),
             Some(TreeRef::D3(tree)) => extract_tree(tree, axes, self),
-            None => {}
+            None => {
+                if let Some(f) = &foreign {
+                    extract_foreign(f, axes, self);
+                }
+            }
         }
         let live = sim.spheres().iter().filter(|b| b.alive);
         let (count, max_id) = live
@@ -356,7 +409,7 @@ impl Snapshot {
             }
         }
         self.content = self.union_with(None);
-        self.foreign_tree = sim.broadphase().foreign_tree().map(|tree| {
+        self.foreign_tree = foreign.map(|tree| {
             let dims = sim.dimensions();
             let health =
                 (self.spheres.len() + self.statics.len() <= FOREIGN_HEALTH_LEAVES).then(|| {

@@ -117,7 +117,7 @@ impl View for StatsPanel {
             engine_ui(ui, state, record, out);
         } else if let Some(foreign) = &state.snapshot.foreign_tree {
             ui.add_space(6.0);
-            foreign_ui(ui, state, foreign, out);
+            foreign_ui(ui, foreign);
         }
         ui.add_space(6.0);
         ui.label(RichText::new("Where the time goes").strong());
@@ -422,21 +422,14 @@ fn engine_ui(
         });
 }
 
-/// The broad phase's own tree when it is another library's (Box2D's): drawn in the world in
-/// its own colour, checked against the step's boxes and measured against a fresh build.
-fn foreign_ui(
-    ui: &mut egui::Ui,
-    state: &State,
-    foreign: &crate::snapshot::ForeignTree,
-    out: &mut Vec<Command>,
-) {
-    ui.label(RichText::new("Box2D's tree (its own nodes)").strong());
-    let mut show = state.prefs.show_engine_tree;
-    if ui.checkbox(&mut show, "Draw it (magenta)").changed() {
-        out.push(Command::SetPref(crate::prefs::PrefChange::ShowEngineTree(
-            show,
-        )));
-    }
+/// The broad phase's own tree when it is another library's (Box2D's): both views draw its
+/// nodes as they draw ours; here it is checked against the step's boxes and measured against
+/// a fresh build.
+fn foreign_ui(ui: &mut egui::Ui, foreign: &crate::snapshot::ForeignTree) {
+    ui.label(RichText::new("Box2D's tree (its own nodes)").strong())
+        .on_hover_text(
+            "Read node by node from Box2D's array; both views draw it as they draw ours.",
+        );
     let bad = crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
     egui::Grid::new("foreign_grid")
         .num_columns(2)

@@ -851,15 +851,11 @@ impl WorldView {
                 None => {}
             }
         }
-        // The engine's own tree (a received stream's), or the broad phase's foreign tree
-        // (Box2D's), in its own colour, and the pairs the engine's broad phase missed at this
-        // step.
+        // The engine's own tree (a received stream's) over ours in its own colour, and the
+        // pairs the engine's broad phase missed at this step. (Box2D's tree, when it is the
+        // broad phase, is the snapshot's nodes: drawn as ours is.)
         if state.prefs.show_engine_tree
-            && let Some(tree) = state.engine_step().and_then(|e| e.tree.as_ref()).or(state
-                .snapshot
-                .foreign_tree
-                .as_ref()
-                .map(|f| &f.tree))
+            && let Some(tree) = state.engine_step().and_then(|e| e.tree.as_ref())
         {
             let (a, c) = state.view.plane.axes();
             let layer = d.layer(pal.engine_tree);

@@ -134,12 +134,9 @@ impl View for TreeView {
     /// The tree view with its toolbar and event list, filling `ui`.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
-            let why = if state.model.kind == BroadphaseKind::Box2d {
-                "Box2D's tree is drawn in the world view (magenta) and measured under \
-                 Statistics; this view draws our tree's diagram only. Pick the tree under \
-                 Broad phase to see ours."
-                    .to_owned()
-            } else if state.model.kind != BroadphaseKind::Tree {
+            let why = if state.model.kind != BroadphaseKind::Tree
+                && state.model.kind != BroadphaseKind::Box2d
+            {
                 format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
                     broadphase_name(state.model.kind)
