@@ -153,3 +153,41 @@ fn a_stream_with_the_engines_broad_phase_shows_its_tree_and_its_missed_pair() {
             .is_none()
     );
 }
+
+#[test]
+fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    crate::common::engine::write_stream(&path, None, None);
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1440.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(Command::Open(path), false);
+    h.run_steps(3);
+    let ours = h.state().snapshot().nodes.len();
+    let theirs = h
+        .state()
+        .engine_step()
+        .and_then(|s| s.tree.as_ref())
+        .map(|t| t.nodes.len())
+        .expect("the engine's tree at step 0");
+    h.get_by_label("the engine's tree").click();
+    h.run_steps(2);
+    let snap = h.state().snapshot();
+    assert_eq!(snap.nodes.len(), theirs);
+    // Its leaves hold the step's boxes, each box's fat box its leaf's.
+    let leaves = snap.nodes.iter().filter(|n| n.sphere.is_some()).count();
+    assert_eq!(leaves, snap.spheres.len() + snap.statics.len());
+    assert!(snap.spheres.iter().all(|s| s.node.is_some()));
+    let root = snap.nodes.first().expect("a root").id;
+    assert!(
+        h.state().tree_node_screen_pos(root).is_some(),
+        "the diagram draws it"
+    );
+    // And back.
+    h.get_by_label("our tree").click();
+    h.run_steps(2);
+    assert_eq!(h.state().snapshot().nodes.len(), ours);
+}

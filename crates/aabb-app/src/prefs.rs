@@ -309,6 +309,8 @@ pub struct Prefs {
     pub pad_parents: bool,
     /// Draw the engine's own tree (a received stream's) over the world, in its own colour.
     pub show_engine_tree: bool,
+    /// Both views show the engine's own tree (a received stream's) in place of ours.
+    pub views_show_engine_tree: bool,
     /// Use the desktop's file dialog where there is one (else the in-app dialog).
     pub native_dialogs: bool,
     /// Show the timeline (the recorded steps) under the views.
@@ -344,6 +346,7 @@ impl Default for Prefs {
             layout_generation: 0,
             pad_parents: true,
             show_engine_tree: true,
+            views_show_engine_tree: false,
             native_dialogs: true,
             show_timeline: true,
             recording_budget: crate::replay::DEFAULT_BUDGET_BYTES as u64,
@@ -403,6 +406,8 @@ pub enum PrefChange {
     PadParents(bool),
     /// Draw the engine's own tree over the world.
     ShowEngineTree(bool),
+    /// Both views show the engine's own tree in place of ours.
+    ViewsShowEngineTree(bool),
     /// Use the desktop's file dialog.
     NativeDialogs(bool),
     /// How the tree view draws the tree.
@@ -435,6 +440,7 @@ impl Prefs {
             PrefChange::TreeCollapseDepth(depth) => self.tree_collapse_depth = depth,
             PrefChange::PadParents(on) => self.pad_parents = on,
             PrefChange::ShowEngineTree(on) => self.show_engine_tree = on,
+            PrefChange::ViewsShowEngineTree(on) => self.views_show_engine_tree = on,
             PrefChange::TreeShare(share) => self.tree_share = clamp_share(share),
             PrefChange::ResetLayout => {
                 self.tree_share = TREE_SHARE_DEFAULT;

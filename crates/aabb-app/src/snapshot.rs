@@ -447,6 +447,41 @@ impl Snapshot {
             .fold(0.0, f32::max);
     }
 
+    /// Makes `tree` (an engine's received tree, 2D or 3D projected onto `plane`) the views'
+    /// tree in place of ours: its nodes become the snapshot's nodes, each sphere's leaf and fat
+    /// box its leaf's. The spheres, pairs and contacts stay the step's.
+    pub fn use_tree(&mut self, tree: &crate::stream::engine::EngineTree, plane: Plane) {
+        self.nodes.clear();
+        self.node_boxes_3d.clear();
+        self.node_slot.fill(NONE);
+        self.proxy_slot.fill(NONE);
+        extract_foreign(tree, plane.axes(), self);
+        for s in &mut self.spheres {
+            s.node = None;
+            s.fat = None;
+        }
+        for f in &mut self.fat_boxes_3d {
+            *f = None;
+        }
+        for (k, n) in self.nodes.iter().enumerate() {
+            if let Some(i) = n.sphere.and_then(|id| self.sphere_index(id)) {
+                self.spheres[i].node = Some(k);
+                self.spheres[i].fat = Some(n.rect);
+            }
+        }
+        self.content = self.union_with(None);
+        self.branches_per_depth.clear();
+        self.branches_per_depth
+            .resize(self.max_depth as usize + 1, 0);
+        for n in &self.nodes {
+            if n.children.is_some()
+                && let Some(c) = self.branches_per_depth.get_mut(n.depth as usize)
+            {
+                *c += 1;
+            }
+        }
+    }
+
     /// Sets the walls (from the scene) on the view plane.
     pub fn set_walls(&mut self, world: &Aabb<Vec3>, plane: Plane) {
         self.walls = Some(project_box(world, plane.axes()));

@@ -240,7 +240,7 @@ pub struct State {
     pub dialogs: Dialogs,
     /// What the views draw, taken from the model once per change.
     pub snapshot: Snapshot,
-    snapshot_key: Option<(u64, Plane)>,
+    snapshot_key: Option<(u64, Plane, bool)>,
     /// The next close request goes through (the user agreed to lose unsaved changes).
     pub allow_close: bool,
     /// A command asked to close the window; the shell does it and clears this.
@@ -807,11 +807,16 @@ impl State {
         if self.model.doc.dimensions != 3 {
             self.view.plane = Plane::XY;
         }
-        let key = (self.model.rev, self.view.plane);
+        let engine_tree = self.prefs.views_show_engine_tree && self.model.engine.is_some();
+        let key = (self.model.rev, self.view.plane, engine_tree);
         if self.snapshot_key == Some(key) {
             return;
         }
         self.snapshot.refresh(&self.model.sim, self.view.plane);
+        if engine_tree && let Some(tree) = self.engine_step().and_then(|e| e.tree.as_ref()) {
+            let tree = tree.clone();
+            self.snapshot.use_tree(&tree, self.view.plane);
+        }
         self.snapshot
             .set_walls(&self.model.doc.world, self.view.plane);
         self.snapshot_key = Some(key);

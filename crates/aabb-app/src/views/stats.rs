@@ -326,6 +326,17 @@ fn engine_ui(
             show,
         )));
     }
+    let mut theirs = state.prefs.views_show_engine_tree;
+    ui.horizontal(|ui| {
+        ui.label("Both views show");
+        let a = ui.radio_value(&mut theirs, false, "our tree");
+        let b = ui.radio_value(&mut theirs, true, "the engine's tree");
+        if a.changed() || b.changed() {
+            out.push(Command::SetPref(
+                crate::prefs::PrefChange::ViewsShowEngineTree(theirs),
+            ));
+        }
+    });
     let missed_colour = crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
     egui::Grid::new("engine_grid")
         .num_columns(2)
