@@ -144,6 +144,18 @@ fn a_stream_with_the_engines_broad_phase_shows_its_tree_and_its_missed_pair() {
     h.run_steps(2);
     assert_eq!(h.state().sim().step_index(), 7);
     assert_eq!(missed_here(&h), vec![dropped]);
+    // The timeline counts it, and "Worst step" finds it from anywhere.
+    h.state_mut().apply(Command::SeekTo(2), false);
+    h.run_steps(2);
+    assert_eq!(h.state().sim().step_index(), 2);
+    h.state_mut().prefs_mut().show_timeline = true;
+    h.run_steps(2);
+    h.get_by_label("Worst step").click();
+    h.run_steps(2);
+    h.get_by_label("first pair the engine missed: step 7")
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().sim().step_index(), 7);
     assert!(h.state().engine_step().is_some_and(|s| s.tree.is_some()));
     // Another document forgets the engine.
     h.state_mut().apply(Command::OpenBuiltin, true);

@@ -1,6 +1,7 @@
 //! The timeline under the views: the recording's per-step metrics as tracks on one step axis
 //! (and, last, the tree's health sampled every few steps: `views::health`),
-//! markers where the user changed something (orange) and where the tree was rebuilt (blue),
+//! markers where the user changed something (orange), where the tree was rebuilt (blue) and,
+//! for a stream that carried the engine's broad phase, where it missed pairs (red),
 //! and a playhead at the step shown. A press or drag on the tracks moves the playhead; a click
 //! lands on the highest value of the clicked track within a few points (a spike). The header
 //! shows the recording's memory against its budget and a "worst step" menu per metric.
@@ -106,6 +107,19 @@ fn peak(steps: &[StepRecord], metric: Metric, from: u64, to: u64) -> u64 {
     best.0
 }
 
+/// The steps (trace indices, in order) where the engine's broad phase missed pairs, with how
+/// many.
+#[must_use]
+pub fn missed_steps(engine: &crate::stream::engine::EngineRecord) -> Vec<(u64, u64)> {
+    engine
+        .summary
+        .step_counts
+        .iter()
+        .filter(|c| c.missed > 0)
+        .map(|c| (c.index, c.missed))
+        .collect()
+}
+
 /// A metric's value for the header and labels.
 fn format_value(metric: Metric, v: f64) -> String {
     match metric {
@@ -145,6 +159,32 @@ impl View for TimelineView {
                         format_value(metric, v)
                     );
                     if ui.button(label).clicked() {
+                        out.push(Command::SeekTo(s));
+                        ui.close();
+                    }
+                }
+                // The engine's own broad phase (a received stream's): its missed pairs.
+                if let Some(engine) = state.model.engine.as_deref() {
+                    let missed = missed_steps(engine);
+                    let label = match (missed.first(), missed.iter().max_by_key(|m| m.1)) {
+                        (Some(first), Some(most)) => {
+                            if ui
+                                .button(format!("first pair the engine missed: step {}", first.0))
+                                .clicked()
+                            {
+                                out.push(Command::SeekTo(first.0));
+                                ui.close();
+                            }
+                            format!("most pairs the engine missed: step {} ({})", most.0, most.1)
+                        }
+                        _ => "no pair the engine missed".to_owned(),
+                    };
+                    let most = missed.iter().max_by_key(|m| m.1).map(|m| m.0);
+                    if ui
+                        .add_enabled(most.is_some(), egui::Button::new(label))
+                        .clicked()
+                        && let Some(s) = most
+                    {
                         out.push(Command::SeekTo(s));
                         ui.close();
                     }
@@ -324,6 +364,22 @@ impl View for TimelineView {
                     Stroke::new(1.0, color.gamma_multiply(0.6)),
                 );
                 last_x = x;
+            }
+        }
+        // The engine's missed pairs (a received stream's): red, full height, a broad-phase bug.
+        if let Some(engine) = state.model.engine.as_deref() {
+            let missed_colour =
+                crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
+            let mut last_x = f32::NEG_INFINITY;
+            for (step, _) in missed_steps(engine) {
+                let x = x_of(plot, last, step);
+                if x - last_x >= 1.0 {
+                    painter.line_segment(
+                        [pos2(x, plot.top()), pos2(x, plot.bottom())],
+                        Stroke::new(2.0, missed_colour),
+                    );
+                    last_x = x;
+                }
             }
         }
         // The playhead.
