@@ -28,14 +28,14 @@ struct Args {
     scene: Option<PathBuf>,
     /// A subcommand; none opens the window.
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<BinCommand>,
 }
 
 /// Every subcommand: the library's headless ones and `screenshot`.
 #[derive(Debug, Subcommand)]
-enum Command {
+enum BinCommand {
     #[command(flatten)]
-    Headless(aabb_debugger::cli::Command),
+    Headless(aabb_debugger::cli::HeadlessCommand),
     /// Opens the real window, renders a scene, saves a PNG and exits.
     #[cfg(feature = "app")]
     Screenshot(screenshot::ScreenshotArgs),
@@ -46,11 +46,11 @@ enum Command {
 
 fn run(args: Args) -> anyhow::Result<i32> {
     match args.command {
-        Some(Command::Headless(command)) => aabb_debugger::cli::run(command),
+        Some(BinCommand::Headless(command)) => aabb_debugger::cli::run(command),
         #[cfg(feature = "app")]
-        Some(Command::Screenshot(args)) => screenshot::main(&args),
+        Some(BinCommand::Screenshot(args)) => screenshot::main(&args),
         #[cfg(feature = "app")]
-        Some(Command::Frames(args)) => frames::main(&args),
+        Some(BinCommand::Frames(args)) => frames::main(&args),
         None => open_window(args.scene),
     }
 }

@@ -28,12 +28,12 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     /// A subcommand.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<HeadlessCommand>,
 }
 
 /// The headless subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum HeadlessCommand {
     /// Validates a scene file, or a stream file and its engine's broad phase: exit 0 if
     /// valid, 1 with the message on stderr if not.
     Check(check::CheckArgs),
@@ -60,18 +60,18 @@ pub enum Command {
 }
 
 /// Runs a headless subcommand; returns the process exit code.
-pub fn run(command: Command) -> anyhow::Result<i32> {
+pub fn run(command: HeadlessCommand) -> anyhow::Result<i32> {
     match command {
-        Command::Check(args) => check::main(&args),
-        Command::Run(args) => run::main(&args),
-        Command::Replay(args) => replay::main(&args),
-        Command::Sweep(args) => sweep::main(&args),
-        Command::Quality(args) => quality::main(&args),
-        Command::ImportBoxes(args) => import_boxes::main(&args),
-        Command::Bench(args) => bench::main(&args),
-        Command::Listen(args) => listen::main(&args),
-        Command::Convert(args) => convert::main(&args),
-        Command::Compare(args) => compare::main(&args),
+        HeadlessCommand::Check(args) => check::main(&args),
+        HeadlessCommand::Run(args) => run::main(&args),
+        HeadlessCommand::Replay(args) => replay::main(&args),
+        HeadlessCommand::Sweep(args) => sweep::main(&args),
+        HeadlessCommand::Quality(args) => quality::main(&args),
+        HeadlessCommand::ImportBoxes(args) => import_boxes::main(&args),
+        HeadlessCommand::Bench(args) => bench::main(&args),
+        HeadlessCommand::Listen(args) => listen::main(&args),
+        HeadlessCommand::Convert(args) => convert::main(&args),
+        HeadlessCommand::Compare(args) => compare::main(&args),
     }
 }
 

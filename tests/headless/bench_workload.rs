@@ -3,7 +3,7 @@
 //! checks and JSON.
 
 use aabb_debugger::cli::bench::{BenchArgs, report_json, run_bench};
-use aabb_debugger::cli::{Cli, Command};
+use aabb_debugger::cli::{Cli, HeadlessCommand};
 use aabb_debugger::workload::{
     self, Circle, OurBroadphase, Workload, WorkloadBroadphase, mix64, run_workload,
 };
@@ -14,7 +14,7 @@ fn bench_args(argv: &[&str]) -> BenchArgs {
     let cli = Cli::try_parse_from(["aabb-debugger", "bench"].iter().chain(argv))
         .expect("the arguments parse");
     match cli.command {
-        Some(Command::Bench(args)) => args,
+        Some(HeadlessCommand::Bench(args)) => args,
         other => panic!("expected the bench command, got {other:?}"),
     }
 }
