@@ -50,8 +50,9 @@ pub struct SweepArgs {
     pub broadphase: super::run::BroadphaseArg,
     /// What one candidate pair's narrow-phase test costs your engine, in node visits (1:
     /// alike; an engine's is often tens): the best by work weighs the pairs by it.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    pub pair_cost: f64,
+    /// Left out: the scene's `view.pair_cost`, else 1.
+    #[arg(long, allow_hyphen_values = true)]
+    pub pair_cost: Option<f64>,
 }
 
 /// The steps each point takes when `--steps` is left out.
@@ -79,7 +80,9 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         .and_then(|r| r.values())
         .and_then(|margins| Ok((margins, parse_lookaheads(&args.lookahead)?)))
         .and_then(|grid| {
-            crate::sweep::check_pair_cost(args.pair_cost)?;
+            if let Some(cost) = args.pair_cost {
+                crate::sweep::check_pair_cost(cost)?;
+            }
             if args.threads > MAX_THREADS {
                 return Err(SweepError::Grid {
                     field: "threads",
@@ -99,7 +102,7 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         threads: args.threads,
         pair_limit: args.pair_limit,
         broadphase: args.broadphase.into(),
-        pair_cost: args.pair_cost,
+        pair_cost: args.pair_cost.unwrap_or(1.0),
         ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
     let input = if crate::trace::is_trace_path(&args.scene) {
@@ -135,6 +138,10 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
     } else {
         Scene::load(&args.scene)
             .map(|scene| {
+                let spec = SweepSpec {
+                    pair_cost: args.pair_cost.unwrap_or_else(|| scene.pair_cost()),
+                    ..spec
+                };
                 let plan = SweepPlan::new(&scene, spec);
                 (scene.name.clone(), scene.sphere_count(), plan)
             })

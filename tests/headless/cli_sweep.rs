@@ -323,3 +323,50 @@ fn a_pair_tests_cost_weighs_the_best_by_work_and_shows_how_it_moves() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_scenes_pair_cost_is_the_sweeps_unless_the_command_line_says_otherwise() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scene = |cost: &str| {
+        format!(
+            "(format_version: 1, name: \"costly pairs\", dimensions: 2, world: (min: (0.0, 0.0), \
+             max: (40.0, 40.0)), tree: (margin: 0.2), spheres: [], generate: Some((count: 200, \
+             radius: (0.3, 0.8), speed: (0.5, 2.0), seed: 3)), view: Some((pair_cost: Some({cost}))))"
+        )
+    };
+    let path = cli::write(dir.path(), "costly.ron", scene("10.0").as_bytes());
+    let file = path.to_str().expect("utf-8");
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            file,
+            "--margin",
+            "0:0.5:0.1",
+            "--lookahead",
+            "0",
+            "--steps",
+            "20",
+            "--threads",
+            "1",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    assert_eq!(sweep(&[])["best_by_work"]["pair_cost"].as_f64(), Some(10.0));
+    assert_eq!(
+        sweep(&["--pair-cost", "1"])["best_by_work"]["pair_cost"].as_f64(),
+        Some(1.0)
+    );
+    // A cost out of range is warned about and 1 is used.
+    let bad = cli::write(dir.path(), "bad.ron", scene("1e9").as_bytes());
+    let out = bin(&["check", bad.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains(
+            "view.pair_cost must be a number of node visits from 0 to 1000000, got 1000000000"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -61,7 +61,7 @@ const TABLE: &[(&str, Expect)] = &[
         At(
             13,
             34,
-            "Unexpected field named `tilt` in `view`, expected one of `center`, `zoom`, `layers`, `plane`, `branch_letters`, `fit_content`, `caption`, or `generator` instead",
+            "Unexpected field named `tilt` in `view`, expected one of `center`, `zoom`, `layers`, `plane`, `branch_letters`, `fit_content`, `caption`, `generator`, or `pair_cost` instead",
         ),
     ),
     (

@@ -47,6 +47,7 @@ fn awkward_scene(dimensions: u8) -> Scene {
             seed: 987_654_321,
             density: Some(0.125),
         })),
+        pair_cost: Some(12.5),
     });
     let z = |v: f32| if dimensions == 3 { v } else { 0.0 };
     scene.spheres.push(Sphere {

@@ -317,3 +317,31 @@ fn another_scene_starts_from_the_default_grid_around_its_own_margin() {
         Some("0:0.75:0.019")
     );
 }
+
+#[test]
+fn the_pair_cost_swept_with_is_kept_with_the_scene() {
+    let mut h = harness();
+    open_with_grid(&mut h, "0.1:0.3:0.1", "0", "10");
+    assert_eq!(
+        h.get_by_label("A pair test costs (node visits)")
+            .value()
+            .as_deref(),
+        Some("1")
+    );
+    ui::set_field(&mut h, "A pair test costs (node visits)", "25");
+    h.key_press(Key::Escape);
+    h.run_steps(1);
+    h.get_by_label("Start").click();
+    h.run_steps(2);
+    run_until_idle(&mut h);
+    let report = h.state().advisor_report().expect("a report");
+    assert_eq!(
+        report.advice.best_by_work.as_ref().map(|b| b.pair_cost),
+        Some(25.0)
+    );
+    assert_eq!(
+        h.state().document().view.as_ref().and_then(|v| v.pair_cost),
+        Some(25.0)
+    );
+    assert!(h.state().is_dirty(), "a change to save");
+}

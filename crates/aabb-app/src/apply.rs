@@ -491,6 +491,17 @@ impl State {
                 }
             }
             Command::AddDrawTime(ms) => self.view.draw_ms += ms,
+            Command::SetPairCost(cost) => {
+                let cost = crate::sweep::check_pair_cost(cost).ok();
+                let view = self.model.doc.view.get_or_insert_with(Default::default);
+                if cost.is_some() && view.pair_cost != cost {
+                    view.pair_cost = cost;
+                    // A trace's document is never saved: no unsaved change to warn about.
+                    if !self.model.sim.is_trace() {
+                        self.model.dirty = true;
+                    }
+                }
+            }
         }
     }
 

@@ -36,6 +36,9 @@ pub enum Command {
     Undo,
     /// Another broad phase (tree, brute force, sweep-and-prune, Box2D's tree).
     SetBroadphase(BroadphaseKind),
+    /// What a pair test costs the engine, in node visits (kept with the scene: its
+    /// `view.pair_cost`).
+    SetPairCost(f64),
     /// Rebuild the tree from scratch.
     Rebuild,
     /// New generator settings; the simulation restarts.

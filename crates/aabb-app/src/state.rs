@@ -402,6 +402,7 @@ impl State {
             fit_content: self.model.doc.view.as_ref().and_then(|v| v.fit_content),
             caption: self.model.doc.view.as_ref().and_then(|v| v.caption.clone()),
             generator: self.generator_made_with().map(Box::new),
+            pair_cost: self.model.doc.view.as_ref().and_then(|v| v.pair_cost),
         }
     }
 

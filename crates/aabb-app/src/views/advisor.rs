@@ -81,7 +81,7 @@ impl Form {
     /// to max(2.5 x margin, 0.5), so that the current margin lies inside with about 16 points
     /// below it (the best margin is most often smaller than the one set); look-ahead 0,
     /// 0.05, 0.2 and the current one; 300 steps; from now.
-    fn around(tree: &TreeConfig) -> Form {
+    fn around(tree: &TreeConfig, pair_cost: f64) -> Form {
         let from = 0.0;
         let to = round2((2.5 * f64::from(tree.margin)).max(0.5));
         let step = round2((to - from) / 39.0);
@@ -95,7 +95,7 @@ impl Form {
             margins: format!("{from}:{to}:{step}"),
             lookaheads: lookaheads.join(", "),
             steps: "300".to_owned(),
-            pair_cost: "1".to_owned(),
+            pair_cost: pair_cost.to_string(),
             from_now: true,
         }
     }
@@ -209,11 +209,17 @@ impl AdvisorView {
             .as_ref()
             .is_none_or(|(_, made_for)| *made_for != document && self.running.is_none());
         if stale {
-            self.form = Some((Form::around(&state.model.doc.tree), document));
+            self.form = Some((
+                Form::around(&state.model.doc.tree, state.model.doc.pair_cost()),
+                document,
+            ));
         }
-        let (form, _) = self
-            .form
-            .get_or_insert_with(|| (Form::around(&state.model.doc.tree), document));
+        let (form, _) = self.form.get_or_insert_with(|| {
+            (
+                Form::around(&state.model.doc.tree, state.model.doc.pair_cost()),
+                document,
+            )
+        });
         form
     }
 
@@ -361,7 +367,7 @@ impl AdvisorView {
     }
 
     /// The grid's fields, Start, and the progress bar with Cancel.
-    fn grid_ui(&mut self, ui: &mut egui::Ui, state: &State) {
+    fn grid_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         let running = self.running.is_some();
         let form = self.form_of(state);
         egui::Grid::new("advisor_grid")
@@ -415,7 +421,7 @@ impl AdvisorView {
                 .on_hover_text("The default grid around the current margin and look-ahead.")
                 .clicked()
             {
-                *form = Form::around(&state.model.doc.tree);
+                *form = Form::around(&state.model.doc.tree, state.model.doc.pair_cost());
             }
         });
         let spec = form.spec(state.model.pair_limit);
@@ -459,6 +465,12 @@ impl AdvisorView {
             .on_hover_text("Runs on background threads; the window stays live.")
             .clicked()
         {
+            // The pair cost the sweep weighs by is kept with the scene.
+            if let Ok(spec) = &spec
+                && spec.pair_cost != state.model.doc.pair_cost()
+            {
+                out.push(Command::SetPairCost(spec.pair_cost));
+            }
             self.start(state);
         }
         if let Some(message) = &self.message {
@@ -1108,7 +1120,7 @@ impl View for AdvisorView {
                     "Runs the scene at every margin x look-ahead value of a grid and shows what \
                      each costs. Click a point (or a cell) to apply it to the live scene.",
                 );
-                self.grid_ui(ui, state);
+                self.grid_ui(ui, state, out);
                 self.result_ui(ui, state, out);
             });
         if !open {
@@ -1135,7 +1147,7 @@ mod tests {
                 velocity_lookahead: lookahead,
                 ..TreeConfig::default()
             };
-            let form = Form::around(&tree);
+            let form = Form::around(&tree, 1.0);
             let spec = form.spec(1000).expect("the default grid is valid");
             assert!(
                 (38..=42).contains(&spec.margins.len()),
@@ -1159,7 +1171,7 @@ mod tests {
     fn a_bad_field_is_named() {
         let form = Form {
             steps: "many".to_owned(),
-            ..Form::around(&TreeConfig::default())
+            ..Form::around(&TreeConfig::default(), 1.0)
         };
         match form.spec(10) {
             Err(SweepError::Grid { field, .. }) => assert_eq!(field, "steps"),

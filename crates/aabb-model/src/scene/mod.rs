@@ -170,6 +170,10 @@ pub struct ViewSettings {
     /// generator panel starts from it. Never run on opening. (Boxed: the view travels
     /// with every simulation, and most have none.)
     pub generator: Option<Box<Generate>>,
+    /// What one candidate pair's narrow-phase test costs the engine this scene stands for, in
+    /// node visits: the Advisor's and `sweep`'s weight of the pairs in the work they minimise
+    /// (1 when left out; see [`Scene::pair_cost`]).
+    pub pair_cost: Option<f64>,
 }
 
 /// Why a scene could not be read, checked or written. The message names the file, then the
@@ -253,6 +257,17 @@ impl From<WriteError> for SceneError {
 }
 
 impl Scene {
+    /// What a pair test costs the engine, in node visits: the scene's `view.pair_cost` when it
+    /// is a valid one, else 1 (a bad value is warned about by [`Scene::warnings`]).
+    #[must_use]
+    pub fn pair_cost(&self) -> f64 {
+        self.view
+            .as_ref()
+            .and_then(|v| v.pair_cost)
+            .and_then(|c| crate::sweep::check_pair_cost(c).ok())
+            .unwrap_or(1.0)
+    }
+
     /// Reads and validates a file: RON, or JSON when the path ends in `.json`.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
         format::load(path)

@@ -26,7 +26,9 @@ pub struct Simulation {
     world: Aabb<Vec3>,
     dt: f32,
     settings: TreeConfig,
-    view: Option<ViewSettings>,
+    /// The scene's saved view (boxed: most scenes' is small or none, and a simulation is
+    /// copied for every keyframe).
+    view: Option<Box<ViewSettings>>,
     /// Every sphere, alive or not, sorted by id.
     bodies: Vec<SphereBody>,
     /// The static boxes, sorted by id.
@@ -229,7 +231,7 @@ impl Simulation {
             world: scene.grown_world(),
             dt: scene.dt,
             settings: scene.tree,
-            view: scene.view.clone(),
+            view: scene.view.clone().map(Box::new),
             bodies,
             boxes,
             statics,
@@ -523,7 +525,7 @@ impl Simulation {
             spheres,
             boxes: self.boxes.clone(),
             generate: None,
-            view: self.view.clone(),
+            view: self.view.as_deref().cloned(),
         }
     }
 

@@ -371,6 +371,16 @@ fn view_warnings(scene: &Scene) -> Vec<String> {
             "view.center ({x}, {y}) is not a point; the window fits the view instead"
         ));
     }
+    if let Some(cost) = view.pair_cost
+        && crate::sweep::check_pair_cost(cost).is_err()
+    {
+        out.push(format!(
+            "view.pair_cost must be a number of node visits from {} to {}, got {cost}; 1 is \
+             used instead",
+            crate::sweep::PAIR_COST_RANGE.0,
+            crate::sweep::PAIR_COST_RANGE.1
+        ));
+    }
     if let Some(zoom) = view.zoom
         && !(zoom.is_finite() && zoom > 0.0)
     {
