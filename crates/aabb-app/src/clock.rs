@@ -102,14 +102,6 @@ impl FrameClock {
         self.step_ms
     }
 
-    /// Forgets the steps counted so far (the step number jumped: another document, the
-    /// timeline moved), keeping the frame times.
-    pub fn steps_jumped(&mut self) {
-        for m in &mut self.marks {
-            m.playing = false;
-        }
-    }
-
     /// What the recent frames say.
     #[must_use]
     pub fn rates(&self) -> FrameRates {

@@ -272,17 +272,6 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
     let size = plan.size;
     let storage_dir =
         std::env::temp_dir().join(format!("aabb-debugger-frames-{}", std::process::id()));
-    let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("aabb-debugger frames")
-            .with_app_id("aabb-debugger-frames")
-            .with_inner_size([size[0] as f32, size[1] as f32])
-            .with_resizable(false),
-        persist_window: false,
-        persistence_path: Some(storage_dir.clone()),
-        system_font_fallback: false,
-        ..Default::default()
-    };
     let result = std::sync::Arc::default();
     let slot = std::sync::Arc::clone(&result);
     let path = scene_path.map(Path::to_path_buf);
@@ -290,50 +279,62 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
         Some(r) => vec![r],
         None => crate::renderer::renderers_to_try()?,
     };
-    let run = crate::renderer::run_native_with("aabb-debugger-frames", options, &renderers, || {
-        let (scene, plan, slot, path) = (
-            scene.clone(),
-            plan.clone(),
-            std::sync::Arc::clone(&slot),
-            path.clone(),
-        );
-        Box::new(move |cc| {
-            cc.egui_ctx.set_zoom_factor(1.0);
-            let mut app = DebuggerApp::new(
-                &cc.egui_ctx,
-                None,
-                scene,
-                if by_open { None } else { path.clone() },
-                AppOptions {
-                    playing: plan.mode == FramesMode::Play,
-                    ephemeral: true,
-                    still: false,
-                    native_dialogs: false,
-                    background_steps: true,
-                },
-            )?;
-            if by_open && let Some(path) = &path {
-                app.apply(Command::Open(path.clone()), true);
-                if let Some(e) = app.error() {
-                    return Err(anyhow::anyhow!("{e}").into());
+    let run = crate::renderer::run_native_with(
+        "aabb-debugger-frames",
+        || {
+            crate::renderer::self_closing_options(
+                "aabb-debugger frames",
+                "aabb-debugger-frames",
+                size,
+                &storage_dir,
+            )
+        },
+        &renderers,
+        || {
+            let (scene, plan, slot, path) = (
+                scene.clone(),
+                plan.clone(),
+                std::sync::Arc::clone(&slot),
+                path.clone(),
+            );
+            Box::new(move |cc| {
+                cc.egui_ctx.set_zoom_factor(1.0);
+                let mut app = DebuggerApp::new(
+                    &cc.egui_ctx,
+                    None,
+                    scene,
+                    if by_open { None } else { path.clone() },
+                    AppOptions {
+                        playing: plan.mode == FramesMode::Play,
+                        ephemeral: true,
+                        still: false,
+                        native_dialogs: false,
+                        background_steps: true,
+                    },
+                )?;
+                if by_open && let Some(path) = &path {
+                    app.apply(Command::Open(path.clone()), true);
+                    if let Some(e) = app.error() {
+                        return Err(anyhow::anyhow!("{e}").into());
+                    }
+                    if plan.mode == FramesMode::Play && !app.is_playing() {
+                        app.apply(Command::TogglePlay, true);
+                    }
                 }
-                if plan.mode == FramesMode::Play && !app.is_playing() {
-                    app.apply(Command::TogglePlay, true);
-                }
-            }
-            Ok(Box::new(FramesApp {
-                app,
-                plan,
-                opened: Instant::now(),
-                starts: Vec::new(),
-                first_step: 0,
-                proxies: 0,
-                pressed: false,
-                result: slot,
-                done: false,
-            }))
-        })
-    });
+                Ok(Box::new(FramesApp {
+                    app,
+                    plan,
+                    opened: Instant::now(),
+                    starts: Vec::new(),
+                    first_step: 0,
+                    proxies: 0,
+                    pressed: false,
+                    result: slot,
+                    done: false,
+                }))
+            })
+        },
+    );
     if let Err(e) = crate::screenshot::remove_scratch(&storage_dir) {
         eprintln!(
             "frames: could not remove the scratch folder {}: {e}",

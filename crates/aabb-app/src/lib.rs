@@ -107,7 +107,8 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
         Some(path) => (Scene::load(&path)?, Some(path), None),
         None => (Scene::builtin_default(), None, None),
     };
-    let options = eframe::NativeOptions {
+    let renderers = renderer::renderers_to_try()?;
+    let make_options = || eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("aabb-debugger")
             .with_app_id("aabb-debugger")
@@ -116,8 +117,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
             .with_drag_and_drop(true),
         ..Default::default()
     };
-    let renderers = renderer::renderers_to_try()?;
-    renderer::run_native_with("aabb-debugger", options, &renderers, || {
+    renderer::run_native_with("aabb-debugger", make_options, &renderers, || {
         let (scene, path, recording) = (scene.clone(), path.clone(), recording.clone());
         Box::new(move |cc| {
             let mut app = DebuggerApp::new(

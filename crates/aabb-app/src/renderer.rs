@@ -32,20 +32,22 @@ pub fn renderers_to_try() -> anyhow::Result<Vec<Renderer>> {
 }
 
 /// Runs `eframe::run_native` with each renderer of `renderers` in turn until one opens the
-/// window: `make_app` is called once per try (a failed try never called the app's creator, or
+/// window: `make_options` and `make_app` are called once per try (a failed try never called the app's creator, or
 /// the window did open and its outcome is returned). The last renderer's error is returned
 /// when none opened, with the earlier ones' said on stderr.
 pub fn run_native_with(
     app_name: &str,
-    options: eframe::NativeOptions,
+    make_options: impl Fn() -> eframe::NativeOptions,
     renderers: &[Renderer],
     mut make_app: impl FnMut() -> eframe::AppCreator<'static>,
 ) -> eframe::Result {
     let started = std::cell::Cell::new(false);
     let mut last = Ok(());
     for (i, &renderer) in renderers.iter().enumerate() {
-        let mut options = clone_options(&options);
-        options.renderer = renderer;
+        let options = eframe::NativeOptions {
+            renderer,
+            ..make_options()
+        };
         let creator = make_app();
         let started_ref = &started;
         let outcome = eframe::run_native(
@@ -69,15 +71,25 @@ pub fn run_native_with(
     last
 }
 
-/// `NativeOptions` is not `Clone` (it holds callbacks); the window's options hold none, so
-/// the fields set are copied.
-fn clone_options(o: &eframe::NativeOptions) -> eframe::NativeOptions {
+/// The options of a self-closing window run (`screenshot`, `frames`): a fixed size of
+/// `size` pixels, titled `title`, its storage in `storage` (a scratch path the run removes),
+/// nothing remembered of the user's window.
+#[must_use]
+pub fn self_closing_options(
+    title: &str,
+    app_id: &str,
+    size: [u32; 2],
+    storage: &std::path::Path,
+) -> eframe::NativeOptions {
     eframe::NativeOptions {
-        viewport: o.viewport.clone(),
-        persist_window: o.persist_window,
-        persistence_path: o.persistence_path.clone(),
-        system_font_fallback: o.system_font_fallback,
-        renderer: o.renderer,
+        viewport: eframe::egui::ViewportBuilder::default()
+            .with_title(title)
+            .with_app_id(app_id)
+            .with_inner_size([size[0] as f32, size[1] as f32])
+            .with_resizable(false),
+        persist_window: false,
+        persistence_path: Some(storage.to_path_buf()),
+        system_font_fallback: false,
         ..Default::default()
     }
 }

@@ -243,23 +243,22 @@ pub fn run_screenshot(
             }
         });
     }
-    let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("aabb-debugger screenshot")
-            .with_app_id("aabb-debugger-screenshot")
-            .with_inner_size([size[0] as f32, size[1] as f32])
-            .with_resizable(false),
-        persist_window: false,
-        persistence_path: Some(storage_dir.clone()),
-        system_font_fallback: false,
-        ..Default::default()
-    };
     let result: ResultSlot = Arc::default();
     let slot = Arc::clone(&result);
     let path = scene_path.to_path_buf();
     let renderers = crate::renderer::renderers_to_try()?;
-    let run =
-        crate::renderer::run_native_with("aabb-debugger-screenshot", options, &renderers, || {
+    let run = crate::renderer::run_native_with(
+        "aabb-debugger-screenshot",
+        || {
+            crate::renderer::self_closing_options(
+                "aabb-debugger screenshot",
+                "aabb-debugger-screenshot",
+                size,
+                &storage_dir,
+            )
+        },
+        &renderers,
+        || {
             let (scene, plan, slot, path) =
                 (scene.clone(), plan.clone(), Arc::clone(&slot), path.clone());
             Box::new(move |cc| {
@@ -297,7 +296,8 @@ pub fn run_screenshot(
                     },
                 }))
             })
-        });
+        },
+    );
     done.store(true, Ordering::SeqCst);
     if let Err(e) = remove_scratch(&storage_dir) {
         // The run's own scratch folder; the screenshot itself is not affected.

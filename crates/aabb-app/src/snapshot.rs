@@ -186,12 +186,7 @@ fn extract_tree<V: Vector>(tree: &DynamicTree<V, u32>, axes: (usize, usize), out
             .parent
             .and_then(|p| slot_of(&out.node_slot, p.0 as usize));
         if let Some(p) = parent {
-            let kids = out.nodes[p].children.get_or_insert([usize::MAX; 2]);
-            if kids[0] == usize::MAX {
-                kids[0] = i;
-            } else {
-                kids[1] = i;
-            }
+            attach_child(out, p, i);
         }
         if let Some(proxy) = view.proxy {
             set_slot(&mut out.proxy_slot, proxy.index as usize, i);
@@ -228,12 +223,7 @@ fn extract_foreign(
         let parent = n.parent.and_then(|p| slot_of(&out.node_slot, p as usize));
         let depth = parent.map_or(0, |p| out.nodes[p].depth + 1);
         if let Some(p) = parent {
-            let kids = out.nodes[p].children.get_or_insert([usize::MAX; 2]);
-            if kids[0] == usize::MAX {
-                kids[0] = i;
-            } else {
-                kids[1] = i;
-            }
+            attach_child(out, p, i);
         }
         max_depth = max_depth.max(depth);
         out.nodes.push(NodeItem {
@@ -251,6 +241,16 @@ fn extract_foreign(
         });
     }
     out.max_depth = max_depth;
+}
+
+/// Makes node `child` the next child of node `parent` (nodes come parents first).
+fn attach_child(out: &mut Snapshot, parent: usize, child: usize) {
+    let kids = out.nodes[parent].children.get_or_insert([usize::MAX; 2]);
+    if kids[0] == usize::MAX {
+        kids[0] = child;
+    } else {
+        kids[1] = child;
+    }
 }
 
 /// Sets `table[key] = value`, growing the table with empty entries.
@@ -384,17 +384,7 @@ impl Snapshot {
                 node: None,
             });
         }
-        for (k, n) in self.nodes.iter().enumerate() {
-            if let Some(i) = n.sphere.and_then(|id| self.sphere_index(id)) {
-                self.spheres[i].node = Some(k);
-                self.spheres[i].fat = Some(n.rect);
-                if let (Some(f), Some(b)) =
-                    (self.fat_boxes_3d.get_mut(i), self.node_boxes_3d.get(k))
-                {
-                    *f = Some(*b);
-                }
-            }
-        }
+        self.link_leaves();
         let report = sim.report();
         for &(a, b) in &report.contacts {
             for id in [a, b] {
@@ -429,16 +419,7 @@ impl Snapshot {
                 });
             ForeignTree { tree, health }
         });
-        self.branches_per_depth.clear();
-        self.branches_per_depth
-            .resize(self.max_depth as usize + 1, 0);
-        for n in &self.nodes {
-            if n.children.is_some()
-                && let Some(c) = self.branches_per_depth.get_mut(n.depth as usize)
-            {
-                *c += 1;
-            }
-        }
+        self.count_branches();
         self.max_radius = self.spheres.iter().map(|s| s.radius).fold(0.0, f32::max);
         self.max_speed_l1 = self
             .spheres
@@ -463,13 +444,28 @@ impl Snapshot {
         for f in &mut self.fat_boxes_3d {
             *f = None;
         }
+        self.link_leaves();
+        self.content = self.union_with(None);
+        self.count_branches();
+    }
+
+    /// Gives each sphere its leaf among the nodes, and the leaf's box as its fat box.
+    fn link_leaves(&mut self) {
         for (k, n) in self.nodes.iter().enumerate() {
             if let Some(i) = n.sphere.and_then(|id| self.sphere_index(id)) {
                 self.spheres[i].node = Some(k);
                 self.spheres[i].fat = Some(n.rect);
+                if let (Some(f), Some(b)) =
+                    (self.fat_boxes_3d.get_mut(i), self.node_boxes_3d.get(k))
+                {
+                    *f = Some(*b);
+                }
             }
         }
-        self.content = self.union_with(None);
+    }
+
+    /// Counts the branches at each depth ([`Snapshot::branches_per_depth`]).
+    fn count_branches(&mut self) {
         self.branches_per_depth.clear();
         self.branches_per_depth
             .resize(self.max_depth as usize + 1, 0);

@@ -77,6 +77,11 @@ fn round2(x: f64) -> f64 {
 }
 
 impl Form {
+    /// The default grid around the document's settings and pair cost.
+    fn for_doc(doc: &crate::scene::Scene) -> Form {
+        Form::around(&doc.tree, doc.pair_cost())
+    }
+
     /// The default grid around the scene's settings: 40 margins from 0 (no fattening at all)
     /// to max(2.5 x margin, 0.5), so that the current margin lies inside with about 16 points
     /// below it (the best margin is most often smaller than the one set); look-ahead 0,
@@ -209,17 +214,11 @@ impl AdvisorView {
             .as_ref()
             .is_none_or(|(_, made_for)| *made_for != document && self.running.is_none());
         if stale {
-            self.form = Some((
-                Form::around(&state.model.doc.tree, state.model.doc.pair_cost()),
-                document,
-            ));
+            self.form = Some((Form::for_doc(&state.model.doc), document));
         }
-        let (form, _) = self.form.get_or_insert_with(|| {
-            (
-                Form::around(&state.model.doc.tree, state.model.doc.pair_cost()),
-                document,
-            )
-        });
+        let (form, _) = self
+            .form
+            .get_or_insert_with(|| (Form::for_doc(&state.model.doc), document));
         form
     }
 
@@ -421,7 +420,7 @@ impl AdvisorView {
                 .on_hover_text("The default grid around the current margin and look-ahead.")
                 .clicked()
             {
-                *form = Form::around(&state.model.doc.tree, state.model.doc.pair_cost());
+                *form = Form::for_doc(&state.model.doc);
             }
         });
         let spec = form.spec(state.model.pair_limit);

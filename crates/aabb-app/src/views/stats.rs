@@ -380,24 +380,7 @@ fn engine_ui(
                 .and_then(|k| summary.health.get(k));
             let refused = summary.refused_trees.iter().find(|r| r.index == at);
             match (tree, refused) {
-                (Some(t), _) => {
-                    let h = &t.health;
-                    let fresh = h
-                        .fresh_cost
-                        .filter(|&f| f > 0.0)
-                        .map_or_else(String::new, |f| {
-                            format!(" = {:.2} x a fresh build", h.cost / f)
-                        });
-                    row(ui, "Its tree here", format!("cost {:.1}{fresh}", h.cost));
-                    row(
-                        ui,
-                        "  height",
-                        format!(
-                            "{} (least possible {}), {} leaves",
-                            h.height, h.min_height, h.leaves
-                        ),
-                    );
-                }
+                (Some(t), _) => health_rows(ui, &t.health, "Its tree here", "  height"),
                 (None, Some(r)) => {
                     row(
                         ui,
@@ -447,23 +430,7 @@ fn foreign_ui(ui: &mut egui::Ui, foreign: &crate::snapshot::ForeignTree) {
         .striped(true)
         .spacing([12.0, 3.0])
         .show(ui, |ui| match &foreign.health {
-            Some(Ok(h)) => {
-                let fresh = h
-                    .fresh_cost
-                    .filter(|&f| f > 0.0)
-                    .map_or_else(String::new, |f| {
-                        format!(" = {:.2} x a fresh build", h.cost / f)
-                    });
-                row(ui, "Its cost", format!("{:.1}{fresh}", h.cost));
-                row(
-                    ui,
-                    "Its height",
-                    format!(
-                        "{} (least possible {}), {} leaves",
-                        h.height, h.min_height, h.leaves
-                    ),
-                );
-            }
+            Some(Ok(h)) => health_rows(ui, h, "Its cost", "Its height"),
             Some(Err(fault)) => row(
                 ui,
                 "Its nodes",
@@ -479,4 +446,29 @@ fn foreign_ui(ui: &mut egui::Ui, foreign: &crate::snapshot::ForeignTree) {
                 ),
             ),
         });
+}
+
+/// A received or foreign tree's health in two grid rows: its cost (against a fresh build, when
+/// there is one) and its height against the least.
+fn health_rows(
+    ui: &mut egui::Ui,
+    h: &crate::stream::engine::TreeHealth,
+    cost_name: &str,
+    height_name: &str,
+) {
+    let fresh = h
+        .fresh_cost
+        .filter(|&f| f > 0.0)
+        .map_or_else(String::new, |f| {
+            format!(" = {:.2} x a fresh build", h.cost / f)
+        });
+    row(ui, cost_name, format!("cost {:.1}{fresh}", h.cost));
+    row(
+        ui,
+        height_name,
+        format!(
+            "{} (least possible {}), {} leaves",
+            h.height, h.min_height, h.leaves
+        ),
+    );
 }

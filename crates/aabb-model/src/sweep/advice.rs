@@ -67,19 +67,15 @@ pub fn best_by_pair_cost(points: &[PointResult], costs: &[f64]) -> Vec<(f64, Opt
 /// The pair-test costs the advice shows its recommendation at.
 pub const PAIR_COSTS_SHOWN: [f64; 5] = [1.0, 3.0, 10.0, 30.0, 100.0];
 
-/// The usable point of least work at `pair_cost`, ties to the smaller margin, look-ahead,
-/// earlier point.
+/// The usable point of least work at `pair_cost`, ties broken by [`tie_order`].
 fn least_work(points: &[PointResult], pair_cost: f64) -> Option<usize> {
     (0..points.len())
         .filter(|&i| points[i].stopped.is_none() && points[i].steps > 0)
         .min_by(|&a, &b| {
-            let (ka, kb) = (tie_key(points, a), tie_key(points, b));
             points[a]
                 .work_at(pair_cost)
                 .total_cmp(&points[b].work_at(pair_cost))
-                .then(ka.0.total_cmp(&kb.0))
-                .then(ka.1.total_cmp(&kb.1))
-                .then(ka.2.cmp(&kb.2))
+                .then(tie_order(points, a, b))
         })
 }
 
@@ -124,8 +120,12 @@ fn same_strategy(a: &TreeConfig, b: &TreeConfig) -> bool {
 }
 
 /// The order of ties: smaller margin, smaller look-ahead, earlier point.
-fn tie_key(points: &[PointResult], i: usize) -> (f32, f32, usize) {
-    (points[i].point.margin, points[i].point.lookahead, i)
+fn tie_order(points: &[PointResult], a: usize, b: usize) -> std::cmp::Ordering {
+    let key = |i: usize| (points[i].point.margin, points[i].point.lookahead, i);
+    let (ka, kb) = (key(a), key(b));
+    ka.0.total_cmp(&kb.0)
+        .then(ka.1.total_cmp(&kb.1))
+        .then(ka.2.cmp(&kb.2))
 }
 
 /// The recommendation for the points of a sweep (in grid order), a pair test counted as one
@@ -142,15 +142,9 @@ pub fn advise_with(points: &[PointResult], pair_cost: f64) -> Advice {
     let usable: Vec<usize> = (0..points.len())
         .filter(|&i| points[i].stopped.is_none() && points[i].steps > 0)
         .collect();
-    let by_tie = |a: usize, b: usize| {
-        let (ka, kb) = (tie_key(points, a), tie_key(points, b));
-        ka.0.total_cmp(&kb.0)
-            .then(ka.1.total_cmp(&kb.1))
-            .then(ka.2.cmp(&kb.2))
-    };
     let best_time = usable.iter().copied().min_by(|&a, &b| {
         let (ta, tb) = (points[a].ms_per_step.median, points[b].ms_per_step.median);
-        ta.total_cmp(&tb).then(by_tie(a, b))
+        ta.total_cmp(&tb).then(tie_order(points, a, b))
     });
     let best_work = least_work(points, pair_cost);
     let (Some(best_time), Some(best_work)) = (best_time, best_work) else {
