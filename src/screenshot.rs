@@ -42,6 +42,14 @@ pub struct ScreenshotArgs {
     /// out.
     #[arg(long, value_enum)]
     pub broadphase: Option<aabb_debugger::cli::run::BroadphaseArg>,
+    /// Compare with a second broad phase or other settings from step 0, side by side:
+    /// `KIND[:KEY=VALUE,...]` as `compare` takes it (`tree:margin=0.2`, `box2d`), over the
+    /// scene's settings.
+    #[arg(long, value_name = "SIDE")]
+    pub compare: Option<String>,
+    /// With `--compare`: the document's own side A, set first (`tree:margin=0.05`).
+    #[arg(long, value_name = "SIDE", requires = "compare")]
+    pub compare_a: Option<String>,
     /// Show the timeline (the recorded steps) under the world view; left out by default, as
     /// the articles' figures have none.
     #[arg(long)]
@@ -167,7 +175,19 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
+    // Read again over the document's settings once it is open; refused here at once.
+    for (flag, text) in [
+        ("--compare", &args.compare),
+        ("--compare-a", &args.compare_a),
+    ] {
+        if let Some(text) = text {
+            aabb_debugger::compare::Side::parse(text, aabb_debugger::tree::TreeConfig::default())
+                .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+        }
+    }
     let plan = ScreenshotPlan {
+        compare: args.compare.clone(),
+        compare_a: args.compare_a.clone(),
         out: args.out.clone(),
         steps: args.steps,
         size: [args.size.0, args.size.1],

@@ -9,6 +9,7 @@ mod common;
 
 mod ui_advisor;
 mod ui_app;
+mod ui_compare;
 mod ui_files;
 mod ui_frame_time;
 mod ui_health;

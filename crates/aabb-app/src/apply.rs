@@ -119,7 +119,7 @@ impl State {
 
     /// Shows recorded step `step` (clamped to the last): the simulation becomes the state at
     /// that step, rebuilt from the recording; the recording is kept whole.
-    fn seek_to(&mut self, step: u64) {
+    pub(super) fn seek_to(&mut self, step: u64) {
         let last = self.model.recording.last_step();
         let step = step.min(last);
         self.model.playing = false;
@@ -132,6 +132,7 @@ impl State {
                 self.follow_sim_settings();
                 self.model.rev += 1;
                 self.view.drag = None;
+                self.follow_compare(false);
                 self.model.status = if step == last {
                     format!("Showing step {step}, the last recorded.")
                 } else {
@@ -148,6 +149,24 @@ impl State {
             return;
         }
         match command {
+            Command::StartCompare(side) => match self.start_compare(side) {
+                Ok(()) => {
+                    self.model.status = format!(
+                        "Comparing from step {}: A is the document's run, B {}.",
+                        self.model.sim.step_index(),
+                        self.compare
+                            .as_ref()
+                            .map_or(String::new(), |c| c.side.describe())
+                    );
+                }
+                Err(message) => self.model.status = message,
+            },
+            Command::StopCompare => {
+                if self.compare.is_some() {
+                    self.stop_compare();
+                    self.model.status = "The comparison ended.".to_owned();
+                }
+            }
             Command::SetPlaying(on) => self.model.playing = on,
             Command::TogglePlay => {
                 self.model.playing = !self.model.playing;
@@ -641,6 +660,8 @@ impl State {
     }
 
     fn after_restart(&mut self) {
+        // A comparison follows one run: a restarted one ends it.
+        self.stop_compare();
         self.model.rev += 1;
         self.model.health.clear();
         self.model.history.clear();

@@ -41,6 +41,11 @@ pub enum Command {
     SetPairCost(f64),
     /// Rebuild the tree from scratch.
     Rebuild,
+    /// Compare the document's run (A) with a second one (B: this broad phase and these
+    /// settings) on the same motion, from the step shown (see `compare.rs`).
+    StartCompare(crate::compare_model::Side),
+    /// End the comparison.
+    StopCompare,
     /// New generator settings; the simulation restarts.
     SetGenerator(Option<Generate>),
     /// Select something, or clear the selection.

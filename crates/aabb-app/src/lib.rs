@@ -39,7 +39,8 @@
 //!    (uses `camera`, `sim`), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
-//! 4. `apply` (`State::apply`: commands change the state).
+//! 4. `compare` (a comparison's side B, a second `State` stepped with the document's) and
+//!    `apply` (`State::apply`: commands change the state).
 //! 5. `views` (read `state`, push `commands`; never `apply` or the shell; among themselves
 //!    only the `View` trait, the windows the file dialog view, and the statistics and the
 //!    timeline the health readout's functions, `views::health`).
@@ -50,6 +51,7 @@
 use eframe::egui;
 
 // The model layer under the paths the app's modules use (`crate::scene::Scene`, ...).
+pub(crate) use aabb_model::compare as compare_model;
 pub(crate) use aabb_model::{broadphase, fileio, replay, scene, stream, sweep, text, trace, tree};
 
 mod apply;
@@ -57,6 +59,7 @@ pub mod camera;
 pub mod camera3d;
 pub mod clock;
 pub mod commands;
+pub mod compare;
 pub mod density;
 pub mod files;
 pub mod frames;

@@ -40,6 +40,12 @@ pub struct ScreenshotPlan {
     /// Open the Advisor and sweep this grid first (from the scene after `steps`); the shot
     /// waits for the sweep to end.
     pub advisor: Option<AdvisorGrid>,
+    /// Compare with this side B from step 0 (see `compare.rs`), as `compare` takes a side
+    /// (`tree:margin=0.2`) over the document's settings: the shot shows both.
+    pub compare: Option<String>,
+    /// With `compare`: A's broad phase and settings (the document's when `None`), set before
+    /// the comparison starts.
+    pub compare_a: Option<String>,
 }
 
 /// Where a screenshot run leaves its outcome (`Ok` once the PNG is written).
@@ -111,6 +117,35 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
             return Err(SceneError::Invalid {
                 file: app.document_name(),
                 message: format!("--broadphase: {e}"),
+            });
+        }
+    }
+    if let Some(text) = &plan.compare_a {
+        let a =
+            crate::compare_model::Side::parse(text, app.sim().tree_settings()).map_err(|e| {
+                SceneError::Invalid {
+                    file: app.document_name(),
+                    message: format!("--compare-a: {e}"),
+                }
+            })?;
+        if a.kind != app.sim().broadphase_kind() {
+            app.apply(Command::SetBroadphase(a.kind), true);
+        }
+        app.apply(Command::SetTreeSettings(a.config), true);
+    }
+    if let Some(text) = &plan.compare {
+        let side =
+            crate::compare_model::Side::parse(text, app.sim().tree_settings()).map_err(|e| {
+                SceneError::Invalid {
+                    file: app.document_name(),
+                    message: format!("--compare: {e}"),
+                }
+            })?;
+        app.apply(Command::StartCompare(side), true);
+        if app.compare().is_none() {
+            return Err(SceneError::Invalid {
+                file: app.document_name(),
+                message: format!("--compare: {}", app.status()),
             });
         }
     }

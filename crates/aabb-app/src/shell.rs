@@ -64,18 +64,23 @@ struct Views {
     opening: super::views::opening::OpeningView,
     live: super::views::live::LiveView,
     strip: super::views::strip::TuningStrip,
+    /// Side B's world and tree views, while a comparison runs (see `compare.rs`).
+    b: SideViews,
 }
 
-impl Views {
-    /// The world: in the 3D view when a 3D scene is shown in 3D, else on the plane.
-    fn world_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-        if state.shows_world_3d() {
-            self.world.hide();
-            self.world3d.ui(ui, state, out);
-        } else {
-            self.world3d.hide();
-            self.world.ui(ui, state, out);
-        }
+/// One side's world (plane and 3D) and tree views.
+#[derive(Default)]
+struct SideViews {
+    world: WorldView,
+    world3d: World3dView,
+    tree: TreeView,
+}
+
+impl SideViews {
+    fn hide(&mut self) {
+        self.world.hide();
+        self.world3d.hide();
+        self.tree.hide();
     }
 }
 
@@ -314,6 +319,31 @@ impl DebuggerApp {
     #[must_use]
     pub fn timeline_step_pos(&self, step: u64, track: usize) -> Option<Pos2> {
         self.views.timeline.step_pos(step, track)
+    }
+
+    /// The comparison running beside the document, if one does.
+    #[must_use]
+    pub fn compare(&self) -> Option<&super::compare::CompareRun> {
+        self.state.compare.as_ref()
+    }
+
+    /// Where side B's world view was drawn last frame (a comparison's right half).
+    #[must_use]
+    pub fn compare_world_rect(&self) -> Option<egui::Rect> {
+        self.views.b.world.rect()
+    }
+
+    /// Where side B's tree view was drawn last frame.
+    #[must_use]
+    pub fn compare_tree_rect(&self) -> Option<egui::Rect> {
+        self.views.b.tree.rect()
+    }
+
+    /// The timeline's tracks as drawn last frame: each track's value at the playhead (A's,
+    /// and B's while comparing), and the points of B's line on each.
+    #[must_use]
+    pub fn timeline_values(&self) -> (&[super::views::timeline::TrackValue], &[usize]) {
+        (self.views.timeline.values(), self.views.timeline.b_points())
     }
 
     /// The tree's health samples (the statistics' readout, the timeline's track).
@@ -657,31 +687,108 @@ impl DebuggerApp {
 const TIMELINE_HEIGHT: f32 = 120.0;
 
 impl Views {
-    /// The world and tree views in the central area, as the view mode asks.
+    /// The world and tree views in the central area, as the view mode asks; while a
+    /// comparison runs, A's on the left and B's on the right under the difference readout.
     fn central_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-        let v = self;
-        let prefs = &state.prefs;
-        match prefs.view_mode {
-            ViewMode::World => {
-                v.tree.hide();
-                v.world_ui(ui, state, out);
-            }
-            ViewMode::Tree => {
-                v.world.hide();
-                v.world3d.hide();
-                v.tree.ui(ui, state, out);
-            }
-            ViewMode::Both => {
-                let area = ui.available_rect_before_wrap();
-                let split = layout::split(area, prefs.tree_share);
+        let Some(run) = state.compare.as_ref() else {
+            self.b.hide();
+            let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
+            side_ui(world, world3d, tree, ui, state, out, true);
+            return;
+        };
+        let area = ui.available_rect_before_wrap();
+        let header = egui::Rect::from_min_size(area.min, egui::vec2(area.width(), COMPARE_HEADER));
+        ui.scope_builder(egui::UiBuilder::new().max_rect(header), |ui| {
+            super::views::compare::header_ui(ui, state, run, out);
+        });
+        let body = egui::Rect::from_min_max(egui::pos2(area.left(), header.bottom()), area.max);
+        let half = (body.width() - COMPARE_GAP) / 2.0;
+        let left = egui::Rect::from_min_size(body.min, egui::vec2(half, body.height()));
+        let right =
+            egui::Rect::from_min_max(egui::pos2(left.right() + COMPARE_GAP, body.top()), body.max);
+        ui.scope_builder(egui::UiBuilder::new().max_rect(left), |ui| {
+            let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
+            side_ui(world, world3d, tree, ui, state, out, false);
+        });
+        // B's views draw B's state; of what they ask, the camera (one for both) and the
+        // drawing time go through, the rest (a selection, a drag) is A's views' to ask.
+        let mut b_out = Vec::new();
+        ui.scope_builder(
+            egui::UiBuilder::new().max_rect(right).id_salt("compare_b"),
+            |ui| {
+                let b = &mut self.b;
+                side_ui(
+                    &mut b.world,
+                    &mut b.world3d,
+                    &mut b.tree,
+                    ui,
+                    &run.b,
+                    &mut b_out,
+                    false,
+                );
+            },
+        );
+        out.extend(b_out.into_iter().filter(|c| {
+            matches!(
+                c,
+                Command::SetWorldCamera { .. } | Command::AddDrawTime(_) | Command::SeekTo(_)
+            )
+        }));
+    }
+}
+
+/// The difference readout's height above the compared views, points.
+const COMPARE_HEADER: f32 = 44.0;
+
+/// The gap between the compared views, points.
+const COMPARE_GAP: f32 = 4.0;
+
+/// One side's world and tree views in `ui`, as the view mode asks (`splitter`: the
+/// world/tree splitter can be dragged here).
+fn side_ui(
+    world: &mut WorldView,
+    world3d: &mut World3dView,
+    tree: &mut TreeView,
+    ui: &mut egui::Ui,
+    state: &State,
+    out: &mut Vec<Command>,
+    splitter: bool,
+) {
+    let world_ui = |world: &mut WorldView,
+                    world3d: &mut World3dView,
+                    ui: &mut egui::Ui,
+                    out: &mut Vec<Command>| {
+        if state.shows_world_3d() {
+            world.hide();
+            world3d.ui(ui, state, out);
+        } else {
+            world3d.hide();
+            world.ui(ui, state, out);
+        }
+    };
+    let prefs = &state.prefs;
+    match prefs.view_mode {
+        ViewMode::World => {
+            tree.hide();
+            world_ui(world, world3d, ui, out);
+        }
+        ViewMode::Tree => {
+            world.hide();
+            world3d.hide();
+            tree.ui(ui, state, out);
+        }
+        ViewMode::Both => {
+            let area = ui.available_rect_before_wrap();
+            let split = layout::split(area, prefs.tree_share);
+            if splitter {
                 splitter_ui(ui, area, &split, out);
-                ui.scope_builder(egui::UiBuilder::new().max_rect(split.world), |ui| {
-                    v.world_ui(ui, state, out);
-                });
-                ui.scope_builder(egui::UiBuilder::new().max_rect(split.tree), |ui| {
-                    v.tree.ui(ui, state, out);
-                });
             }
+            ui.scope_builder(egui::UiBuilder::new().max_rect(split.world), |ui| {
+                world_ui(world, world3d, ui, out);
+            });
+            ui.scope_builder(egui::UiBuilder::new().max_rect(split.tree), |ui| {
+                tree.ui(ui, state, out);
+            });
         }
     }
 }
@@ -721,6 +828,7 @@ impl DebuggerApp {
             ctx.request_repaint();
         }
         self.state.refresh_snapshot();
+        self.state.prepare_compare_views();
 
         // What the pointer rests on is what a view reports this frame, else nothing.
         let mut out = vec![Command::Hover(None)];

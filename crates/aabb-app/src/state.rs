@@ -253,6 +253,8 @@ pub struct State {
     pub background_steps: bool,
     /// The step running on the stepping thread, if one is.
     stepping: Option<StepJob>,
+    /// The comparison running beside the document, if one does (see `compare.rs`).
+    pub compare: Option<super::compare::CompareRun>,
 }
 
 /// A step running on the stepping thread: a copy of the simulation steps there while the
@@ -339,12 +341,73 @@ impl State {
             clock: super::clock::FrameClock::default(),
             background_steps: false,
             stepping: None,
+            compare: None,
         };
         state.apply_scene_view();
         state.model.status = state.opened_message();
         state.record_step();
         state.sync_stopped();
         Ok(state)
+    }
+
+    /// A copy of this state's document, simulation, recording and charts, its view and
+    /// preferences (what a comparison's side B starts as): no dialogs, no running jobs, no
+    /// health samples, no comparison of its own.
+    pub(super) fn twin(&self) -> State {
+        let m = &self.model;
+        State {
+            model: Model {
+                doc: m.doc.clone(),
+                path: m.path.clone(),
+                dirty: false,
+                sim: m.sim.clone(),
+                kind: m.kind,
+                rev: m.rev,
+                playing: false,
+                step_debt: 0.0,
+                status: String::new(),
+                history: m.history.clone(),
+                validation: None,
+                error: None,
+                error_kept: KEPT_ON_OPEN,
+                stopped: m.stopped.clone(),
+                pair_limit: m.pair_limit,
+                undo: Vec::new(),
+                frame: m.frame,
+                document_id: m.document_id,
+                received_from: m.received_from.clone(),
+                engine: m.engine.clone(),
+                recording: m.recording.clone(),
+                discarded: None,
+                discard_note: None,
+                before_restart: None,
+                health: super::health::Health::default(),
+            },
+            prefs: self.prefs.clone(),
+            view: ViewState {
+                plane: self.view.plane,
+                world_3d: self.view.world_3d,
+                fit_3d_request: self.view.fit_3d_request,
+                camera: self.view.camera,
+                fit_pending: false,
+                tree_fit_request: self.view.tree_fit_request,
+                selection: None,
+                hover: None,
+                drag: None,
+                draw_ms: 0.0,
+                last_draw_ms: 0.0,
+                interactive: self.view.interactive,
+            },
+            dialogs: Dialogs::default(),
+            snapshot: Snapshot::default(),
+            snapshot_key: None,
+            allow_close: false,
+            close_requested: false,
+            clock: super::clock::FrameClock::default(),
+            background_steps: false,
+            stepping: None,
+            compare: None,
+        }
     }
 
     /// The name shown in the title: the file name, or the scene's name.
@@ -543,9 +606,14 @@ impl State {
     pub(super) fn record_edit(&mut self, edit: Edit) {
         self.model.before_restart = None;
         self.discard_future();
-        if let Err(e) = self.model.recording.record_edit(&self.model.sim, edit) {
+        if let Err(e) = self
+            .model
+            .recording
+            .record_edit(&self.model.sim, edit.clone())
+        {
             self.model.discarded = Some(format!("Not recorded: {e}."));
         }
+        self.mirror_edit(&edit);
     }
 
     /// One simulation step, recorded, with its history sample and validation; from a past
@@ -591,6 +659,7 @@ impl State {
     fn after_step(&mut self, outcome: Result<(), SceneError>) {
         self.model.rev += 1;
         self.record_step();
+        self.follow_compare(true);
         if self.model.sim.is_at_end() {
             self.end_of_trace();
         }

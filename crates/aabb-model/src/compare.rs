@@ -207,6 +207,14 @@ fn sorted_pairs(report: &StepReport) -> Vec<(u32, u32)> {
     pairs
 }
 
+impl StepDiff {
+    /// What differs between two reports of the same step, `a`'s side against `b`'s.
+    #[must_use]
+    pub fn between(a: &StepReport, b: &StepReport) -> StepDiff {
+        diff_of(a, b)
+    }
+}
+
 fn diff_of(a: &StepReport, b: &StepReport) -> StepDiff {
     let (pa, pb) = (sorted_pairs(a), sorted_pairs(b));
     let (only_a, only_b) = pair_difference(&pa, &pb);

@@ -307,6 +307,11 @@ impl View for Controls {
                 ui.weak("Click a sphere, a box or a tree node.");
             }
         }
+
+        ui.separator();
+        ui.collapsing("Compare", |ui| super::compare::controls_ui(ui, state, out))
+            .header_response
+            .on_hover_text("Run a second broad phase, or other settings, beside this one.");
     }
 }
 

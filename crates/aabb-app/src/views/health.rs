@@ -215,6 +215,42 @@ pub struct TrackStyle {
     pub name_left: f32,
     /// The warning threshold (drawn as a faint line when in range).
     pub threshold: f64,
+    /// The engine's own tree's ratio by step (a received stream's), drawn over ours in
+    /// `engine_line`; empty for none.
+    pub engine: Vec<(u64, f64)>,
+    /// The engine's line.
+    pub engine_line: Color32,
+}
+
+/// The engine's own tree's cost against a fresh build by step (trace indices), from a
+/// received stream's record: what the timeline's health track draws beside ours.
+#[must_use]
+pub fn engine_ratios(record: &crate::stream::engine::EngineRecord) -> Vec<(u64, f64)> {
+    record
+        .summary
+        .health
+        .iter()
+        .filter_map(|t| {
+            let fresh = t.health.fresh_cost?;
+            (fresh > 0.0 && t.health.cost.is_finite()).then(|| (t.index, t.health.cost / fresh))
+        })
+        .collect()
+}
+
+/// The first step from which the engine's tree stays at or above `threshold` times a fresh
+/// build to the end of what was received (its degradation), with the worst ratio after it;
+/// `None` when its last sample is below.
+#[must_use]
+pub fn engine_degraded_since(ratios: &[(u64, f64)], threshold: f64) -> Option<(u64, f64)> {
+    let below = ratios.iter().rposition(|&(_, r)| r < threshold);
+    let from = below.map_or(0, |k| k + 1);
+    let rest = ratios.get(from..)?;
+    let first = rest.first()?;
+    let worst = rest
+        .iter()
+        .map(|&(_, r)| r)
+        .fold(f64::NEG_INFINITY, f64::max);
+    Some((first.0, worst))
 }
 
 /// Draws the ratio track in `band`: one point per sample, at `x_of(step)`, joined; its name
@@ -229,9 +265,13 @@ pub fn ratio_track(
 ) -> Vec<Pos2> {
     let track_h = band.height();
     if track_h >= 11.0 {
-        let value = health
+        let mut value = health
             .at_or_before(at)
             .map_or(String::new(), |s| format!("{:.2}", s.ratio()));
+        let k = style.engine.partition_point(|&(s, _)| s <= at);
+        if let Some((_, r)) = k.checked_sub(1).and_then(|k| style.engine.get(k)) {
+            value.push_str(&format!(" · engine {r:.2}"));
+        }
         painter.text(
             pos2(style.name_left + 4.0, band.center().y),
             egui::Align2::LEFT_CENTER,
@@ -241,10 +281,12 @@ pub fn ratio_track(
         );
     }
     let samples = health.samples();
-    // From 1 (as good as a fresh rebuild) or below, up to the greatest ratio.
+    // From 1 (as good as a fresh rebuild) or below, up to the greatest ratio (ours or the
+    // engine's).
     let (lo, hi) = samples
         .values()
         .map(HealthSample::ratio)
+        .chain(style.engine.iter().map(|&(_, r)| r))
         .filter(|r| r.is_finite())
         .fold((1.0f64, f64::NEG_INFINITY), |(lo, hi), r| {
             (lo.min(r), hi.max(r))
@@ -272,6 +314,13 @@ pub fn ratio_track(
     for &p in &points {
         painter.circle_filled(p, 1.5, style.line);
     }
+    let engine: Vec<Pos2> = style
+        .engine
+        .iter()
+        .filter(|(_, r)| r.is_finite())
+        .map(|&(s, r)| pos2(x_of(s), y_of(r)))
+        .collect();
+    painter.add(Shape::line(engine, Stroke::new(1.0, style.engine_line)));
     points
 }
 
@@ -294,6 +343,23 @@ mod tests {
                 shape: shape(fresh, 17),
             },
         }
+    }
+
+    #[test]
+    fn the_engines_tree_is_degraded_from_the_first_step_it_stays_above_the_threshold() {
+        let r = [
+            (0, 1.0),
+            (10, 1.4),
+            (20, 1.1),
+            (30, 1.3),
+            (40, 1.6),
+            (50, 1.35),
+        ];
+        assert_eq!(engine_degraded_since(&r, 1.25), Some((30, 1.6)));
+        assert_eq!(engine_degraded_since(&r, 1.5), None);
+        assert_eq!(engine_degraded_since(&r[..2], 1.25), Some((10, 1.4)));
+        assert_eq!(engine_degraded_since(&[(5, 2.0)], 1.25), Some((5, 2.0)));
+        assert_eq!(engine_degraded_since(&[], 1.25), None);
     }
 
     #[test]

@@ -176,6 +176,26 @@ impl View for MenuBar {
                         out.push(Command::SetPref(PrefChange::ViewMode(mode)));
                     }
                     ui.separator();
+                    if state.compare.is_some() {
+                        if ui.button("End the comparison").clicked() {
+                            out.push(Command::StopCompare);
+                            ui.close();
+                        }
+                    } else if ui
+                        .button("Compare with 4x the margin")
+                        .on_hover_text(
+                            "A second run, B, beside this one on the same motion (A left, B \
+                             right); choose B's broad phase and margin in the controls' \
+                             Compare section.",
+                        )
+                        .clicked()
+                    {
+                        out.push(Command::StartCompare(super::compare::default_b(
+                            &state.side_now(),
+                        )));
+                        ui.close();
+                    }
+                    ui.separator();
                     let width = ui.ctx().content_rect().width();
                     let panels = layout::panels(width, prefs.show_controls, prefs.show_stats);
                     let mut controls = prefs.show_controls;

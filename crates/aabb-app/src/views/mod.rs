@@ -10,6 +10,7 @@ use crate::commands::Command;
 use crate::state::State;
 
 pub mod advisor;
+pub mod compare;
 pub mod controls;
 pub mod files;
 pub mod health;

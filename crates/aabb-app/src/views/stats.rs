@@ -390,6 +390,21 @@ fn engine_ui(
                 }
                 (None, None) => row(ui, "Its tree here", "— (none at this step)"),
             }
+            // Degradation: the engine's tree stayed above the threshold to the end received.
+            let ratios = super::health::engine_ratios(record);
+            let threshold = state.prefs.health_threshold;
+            if let Some((from, worst)) = super::health::engine_degraded_since(&ratios, threshold) {
+                ui.label(
+                    RichText::new(format!(
+                        "The engine's tree has cost {threshold:.2}x a fresh build or more \
+                         since step {from} (at worst {worst:.2}x): it is not rebuilt as it \
+                         degrades. A rebuild (or a larger incremental optimization) would \
+                         make its queries cheaper."
+                    ))
+                    .color(super::health::WARNING)
+                    .strong(),
+                );
+            }
             let c = &summary.counts;
             row(
                 ui,

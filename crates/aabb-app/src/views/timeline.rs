@@ -34,6 +34,9 @@ pub const TRACK_COUNT: usize = TRACKS.len() + 1;
 /// The recording budgets offered, MiB.
 const BUDGET_CHOICES_MIB: [u64; 6] = [128, 256, 512, 1024, 2048, 4096];
 
+/// A track's value at the playhead: A's, and B's while a comparison runs.
+pub type TrackValue = (Option<f64>, Option<f64>);
+
 /// Width of the track names on the left, points.
 const LABEL_WIDTH: f32 = 150.0;
 
@@ -47,6 +50,10 @@ pub struct TimelineView {
     axis: Option<(Rect, u64)>,
     /// The health track's points (one per sample), last frame.
     health_points: Vec<Pos2>,
+    /// Each track's value at the playhead, A's and (comparing) B's, last frame.
+    values: Vec<TrackValue>,
+    /// Points of B's line on each track, last frame (none unless comparing).
+    b_points: Vec<usize>,
 }
 
 impl TimelineView {
@@ -65,6 +72,22 @@ impl TimelineView {
     pub fn hide(&mut self) {
         self.axis = None;
         self.health_points.clear();
+        self.values.clear();
+        self.b_points.clear();
+    }
+
+    /// Each of [`TRACKS`]' value at the playhead as drawn last frame: A's, and B's while a
+    /// comparison runs.
+    #[must_use]
+    pub fn values(&self) -> &[TrackValue] {
+        &self.values
+    }
+
+    /// How many points B's line had on each of [`TRACKS`] last frame (empty unless
+    /// comparing).
+    #[must_use]
+    pub fn b_points(&self) -> &[usize] {
+        &self.b_points
     }
 
     /// Where the health track's points (one per sample) were drawn last frame.
@@ -118,6 +141,44 @@ pub fn missed_steps(engine: &crate::stream::engine::EngineRecord) -> Vec<(u64, u
         .filter(|c| c.missed > 0)
         .map(|c| (c.index, c.missed))
         .collect()
+}
+
+/// A track's line: one point a step, or, with more steps than pixel columns, one a column at
+/// the greatest value of the steps it covers (so a spike stays visible).
+fn track_line(
+    steps: &[StepRecord],
+    metric: Metric,
+    plot: Rect,
+    last: u64,
+    columns: usize,
+    y_of: impl Fn(f64) -> f32,
+) -> Vec<Pos2> {
+    if steps.len() <= columns {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(s, r)| pos2(x_of(plot, last, s as u64), y_of(metric.value(r))))
+            .collect()
+    } else {
+        let last_here = steps.len() as u64 - 1;
+        (0..columns)
+            .map_while(|c| {
+                let from = step_of(plot, last, plot.left() + c as f32);
+                if from > last_here {
+                    return None;
+                }
+                let to = step_of(plot, last, plot.left() + c as f32 + 1.0)
+                    .max(from)
+                    .min(last_here);
+                let s = peak(steps, metric, from, to);
+                let v = usize::try_from(s)
+                    .ok()
+                    .and_then(|i| steps.get(i))
+                    .map_or(0.0, |r| metric.value(r));
+                Some(pos2(plot.left() + c as f32, y_of(v)))
+            })
+            .collect()
+    }
 }
 
 /// A metric's value for the header and labels.
@@ -254,6 +315,17 @@ impl View for TimelineView {
         let line_color = visuals.selection.bg_fill;
         let track_h = plot.height() / TRACK_COUNT as f32;
         let shown = usize::try_from(at).ok().and_then(|i| steps.get(i));
+        // A comparison's side B: its recorded steps, drawn over A's in its colour.
+        let b_steps: &[StepRecord] = state
+            .compare
+            .as_ref()
+            .map_or(&[], |c| c.b.model.recording.steps());
+        let b_shown = state.compare.as_ref().and_then(|c| {
+            let b_at = c.b.model.sim.step_index();
+            (b_at == at).then(|| usize::try_from(at).ok().and_then(|i| b_steps.get(i)))?
+        });
+        self.values.clear();
+        self.b_points.clear();
         // Columns: each pixel column draws the greatest value of the steps it covers, so a
         // spike stays visible however many steps there are.
         let columns = (plot.width().floor() as usize).max(1);
@@ -266,9 +338,16 @@ impl View for TimelineView {
             );
             // Measured times differ run to run: their track is drawn but its value not
             // printed, so a picture of the window is the same every run.
-            let value = shown
+            let mut value = shown
                 .filter(|_| metric != Metric::StepMs)
                 .map_or(String::new(), |r| format_value(metric, metric.value(r)));
+            if let Some(r) = b_shown.filter(|_| metric != Metric::StepMs) {
+                value.push_str(&format!(" / {}", format_value(metric, metric.value(r))));
+            }
+            self.values.push((
+                shown.map(|r| metric.value(r)),
+                b_shown.map(|r| metric.value(r)),
+            ));
             // Names only where they fit (a panel dragged small keeps its lines).
             if track_h >= 11.0 {
                 painter.text(
@@ -279,9 +358,11 @@ impl View for TimelineView {
                     text_color,
                 );
             }
-            // Each track spans its own least to greatest value, so a slow drift shows too.
+            // Each track spans its own least to greatest value (both sides' while a
+            // comparison runs), so a slow drift shows too.
             let (min, max) = steps
                 .iter()
+                .chain(b_steps)
                 .map(|r| metric.value(r))
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
                     (lo.min(v), hi.max(v))
@@ -294,27 +375,17 @@ impl View for TimelineView {
                 let t = if span > 0.0 { (v - min) / span } else { 0.5 };
                 band.bottom() - 2.0 - t as f32 * (track_h - 4.0)
             };
-            let points: Vec<Pos2> = if steps.len() <= columns {
-                steps
-                    .iter()
-                    .enumerate()
-                    .map(|(s, r)| pos2(x_of(plot, last, s as u64), y_of(metric.value(r))))
-                    .collect()
-            } else {
-                (0..columns)
-                    .map(|c| {
-                        let from = step_of(plot, last, plot.left() + c as f32);
-                        let to = step_of(plot, last, plot.left() + c as f32 + 1.0).max(from);
-                        let s = peak(steps, metric, from, to);
-                        let v = usize::try_from(s)
-                            .ok()
-                            .and_then(|i| steps.get(i))
-                            .map_or(0.0, |r| metric.value(r));
-                        pos2(plot.left() + c as f32, y_of(v))
-                    })
-                    .collect()
-            };
-            painter.add(Shape::line(points, Stroke::new(1.0, line_color)));
+            let line =
+                |series: &[StepRecord]| track_line(series, metric, plot, last, columns, y_of);
+            painter.add(Shape::line(line(steps), Stroke::new(1.0, line_color)));
+            if state.compare.is_some() {
+                let b_line = line(b_steps);
+                self.b_points.push(b_line.len());
+                painter.add(Shape::line(
+                    b_line,
+                    Stroke::new(1.0, super::compare::B_COLOR),
+                ));
+            }
         }
         let band = Rect::from_min_max(
             pos2(plot.left(), plot.top() + track_h * TRACKS.len() as f32),
@@ -331,6 +402,14 @@ impl View for TimelineView {
                 text: text_color,
                 name_left: area.left(),
                 threshold: state.prefs.health_threshold,
+                engine: state
+                    .model
+                    .engine
+                    .as_deref()
+                    .map(super::health::engine_ratios)
+                    .unwrap_or_default(),
+                engine_line: crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode)
+                    .engine_tree,
             },
         );
         // Markers: the tree's rebuilds (blue, top) and the user's edits (orange, full height).
@@ -377,6 +456,20 @@ impl View for TimelineView {
                     painter.line_segment(
                         [pos2(x, plot.top()), pos2(x, plot.bottom())],
                         Stroke::new(2.0, missed_colour),
+                    );
+                    last_x = x;
+                }
+            }
+        }
+        // A comparison's steps whose pairs differ: B's colour, a tick at the bottom.
+        if let Some(run) = state.compare.as_ref() {
+            let mut last_x = f32::NEG_INFINITY;
+            for r in run.rows.iter().filter(|r| r.only_a > 0 || r.only_b > 0) {
+                let x = x_of(plot, last, r.step);
+                if x - last_x >= 1.0 {
+                    painter.line_segment(
+                        [pos2(x, plot.bottom() - 6.0), pos2(x, plot.bottom())],
+                        Stroke::new(1.5, super::compare::B_COLOR),
                     );
                     last_x = x;
                 }

@@ -1,0 +1,246 @@
+//! UI tests of compare mode (egui_kittest): a second run, B, beside the document's, A, on the
+//! same motion. Margin 0.05 against 0.2 gives, step by step, exactly the difference the
+//! headless comparison gives; the timeline draws B's tracks over A's and reads both at the
+//! playhead; a run compared with itself differs at no step, edits of the motion included; the
+//! playhead moves both; another document ends the comparison; the controls start one.
+
+use aabb_app::prefs::ViewMode;
+use aabb_app::{Command, DebuggerApp};
+use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_debugger::compare::{self, Side};
+use aabb_debugger::replay::Metric;
+use aabb_debugger::scene::Scene;
+use eframe::egui::Vec2;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use glam::Vec3;
+
+use crate::common::ui;
+
+/// The built-in scene (eighty bouncing spheres) with `margin`, in a 1400 x 900 window showing
+/// the world and the tree.
+fn harness(margin: f32) -> (Harness<'static, DebuggerApp>, Scene) {
+    harness_sized(margin, Vec2::new(1400.0, 900.0))
+}
+
+fn harness_sized(margin: f32, size: Vec2) -> (Harness<'static, DebuggerApp>, Scene) {
+    let mut scene = Scene::builtin_default();
+    scene.tree.margin = margin;
+    let mut h = ui::app_harness(Harness::builder().with_size(size), scene.clone());
+    h.state_mut().prefs_mut().view_mode = ViewMode::Both;
+    h.run_steps(2);
+    (h, scene)
+}
+
+fn step(h: &mut Harness<'_, DebuggerApp>, steps: u64) {
+    for _ in 0..steps {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(2);
+}
+
+fn side(margin: f32, scene: &Scene) -> Side {
+    let mut config = scene.tree;
+    config.margin = margin;
+    Side {
+        kind: BroadphaseKind::Tree,
+        config,
+    }
+}
+
+#[test]
+fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() {
+    let (mut h, scene) = harness(0.05);
+    let b = side(0.2, &scene);
+    h.state_mut().apply(Command::StartCompare(b.clone()), false);
+    h.run_steps(2);
+    step(&mut h, 40);
+
+    // The same two runs headless, fresh from the scene.
+    let (sa, sb) = compare::start_scene(&scene, &side(0.05, &scene), &b, DEFAULT_PAIR_LIMIT)
+        .expect("both sides start");
+    let mut want = Vec::new();
+    let summary = compare::run(sa, sb, 40, |d| {
+        want.push((
+            d.step,
+            d.only_a.len() as u32,
+            d.only_b.len() as u32,
+            d.pairs,
+        ))
+    });
+    assert_eq!(summary.steps, 41);
+    let run = h.state().compare().expect("comparing");
+    let got: Vec<(u64, u32, u32)> = run
+        .rows
+        .iter()
+        .map(|r| (r.step, r.only_a, r.only_b))
+        .collect();
+    let want_rows: Vec<(u64, u32, u32)> = want.iter().map(|w| (w.0, w.1, w.2)).collect();
+    assert_eq!(got, want_rows);
+    // A wider margin finds more pairs (not a superset: a fat box is kept until its tight
+    // box leaves it, so A's may reach where B's has not yet).
+    let totals = run.totals();
+    assert!(totals.only_b > 10 * totals.only_a, "{totals:?}");
+    assert_eq!(totals.only_b, summary.only_b);
+    assert_eq!(totals.differing, summary.steps_differing);
+    assert_eq!(totals.first_difference, summary.first_difference);
+    let here = run.here.as_ref().expect("B is at A's step");
+    assert_eq!(here.step, 40);
+    assert_eq!(here.pairs, want[40].3);
+    assert_eq!(run.b.model.sim.step_index(), 40);
+    assert_eq!(run.b.model.sim.tree_settings().margin, 0.2);
+    assert_eq!(h.state().sim().tree_settings().margin, 0.05);
+
+    // The timeline overlays B's tracks and reads both sides at the playhead.
+    let (values, b_points) = h.state().timeline_values();
+    let tracks = aabb_app::views::timeline::TRACKS;
+    assert_eq!(b_points.len(), tracks.len());
+    assert!(b_points.iter().all(|&n| n == 41), "{b_points:?}");
+    let k = tracks
+        .iter()
+        .position(|m| *m == Metric::CandidatePairs)
+        .expect("a pairs track");
+    assert_eq!(
+        values[k],
+        (Some(here.pairs[0] as f64), Some(here.pairs[1] as f64))
+    );
+    let r = tracks
+        .iter()
+        .position(|m| *m == Metric::Reinserts)
+        .expect("a reinserts track");
+    assert_eq!(
+        values[r],
+        (
+            Some(here.reinserts[0] as f64),
+            Some(here.reinserts[1] as f64)
+        )
+    );
+    // The header says it in words.
+    h.get_by_label_contains("only in B");
+
+    // Two world views and two tree views, side by side, with one camera.
+    let a_world = h.state().world_view_rect().expect("A's world is shown");
+    let b_world = h.state().compare_world_rect().expect("B's world is shown");
+    assert!(b_world.left() > a_world.right(), "{a_world:?} {b_world:?}");
+    assert!((a_world.width() - b_world.width()).abs() < 1.0);
+    let b_tree = h.state().compare_tree_rect().expect("B's tree is shown");
+    assert!(b_tree.left() > a_world.right());
+    assert_eq!(
+        h.state().compare().expect("comparing").b.view.camera,
+        h.state().camera()
+    );
+}
+
+#[test]
+fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included() {
+    let (mut h, scene) = harness(scene_margin());
+    let a = side(scene.tree.margin, &scene);
+    h.state_mut().apply(Command::StartCompare(a), false);
+    step(&mut h, 10);
+    // An edit of the motion is made on both sides.
+    let id = scene.spheres[0].id;
+    h.state_mut().apply(
+        Command::MoveSphere {
+            id,
+            center: Vec3::new(3.0, 4.0, 0.0),
+        },
+        false,
+    );
+    h.state_mut()
+        .apply(Command::DeleteSphere(scene.spheres[1].id), false);
+    step(&mut h, 10);
+    let run = h.state().compare().expect("comparing");
+    assert_eq!(
+        run.rows.len(),
+        21,
+        "steps 0 to 20, the edits' step taken again"
+    );
+    assert!(run.rows.iter().all(|r| r.only_a == 0 && r.only_b == 0));
+    assert_eq!(
+        run.b.model.sim.structure_hash(),
+        h.state().sim().structure_hash()
+    );
+    assert_eq!(
+        run.b.model.recording.edits().len(),
+        h.state().recording().edits().len()
+    );
+
+    // The playhead moves both; an edit at a past step discards both futures.
+    h.state_mut().apply(Command::SeekTo(5), false);
+    h.run_steps(2);
+    let run = h.state().compare().expect("comparing");
+    assert_eq!(run.b.model.sim.step_index(), 5);
+    assert_eq!(
+        run.b.model.sim.structure_hash(),
+        h.state().sim().structure_hash()
+    );
+    h.state_mut().apply(Command::Step, false);
+    h.run_steps(2);
+    let run = h.state().compare().expect("comparing");
+    assert_eq!(run.b.model.sim.step_index(), 6);
+    assert_eq!(run.b.model.recording.last_step(), 20);
+    h.state_mut().apply(
+        Command::MoveSphere {
+            id,
+            center: Vec3::new(-3.0, 4.0, 0.0),
+        },
+        false,
+    );
+    assert_eq!(h.state().recording().last_step(), 6);
+    step(&mut h, 1);
+    let run = h.state().compare().expect("comparing");
+    assert_eq!(run.b.model.recording.last_step(), 7);
+    assert_eq!(
+        run.b.model.sim.structure_hash(),
+        h.state().sim().structure_hash()
+    );
+    assert_eq!(run.rows.last().map(|r| r.step), Some(7));
+    assert_eq!(run.rows.len(), 8);
+    assert!(run.rows.iter().all(|r| r.only_a == 0 && r.only_b == 0));
+
+    // Another document ends the comparison.
+    h.state_mut().apply(Command::Reset, true);
+    h.run_steps(2);
+    assert!(h.state().compare().is_none());
+    assert!(h.state().compare_world_rect().is_none());
+}
+
+fn scene_margin() -> f32 {
+    Scene::builtin_default().tree.margin
+}
+
+#[test]
+fn the_controls_start_and_stop_a_comparison_of_four_times_the_margin() {
+    // Tall enough for the whole controls panel: the section is its last.
+    let (mut h, scene) = harness_sized(0.1, Vec2::new(1400.0, 1500.0));
+    h.get_by_label("Compare").click();
+    h.run_steps(2);
+    h.get_by_label("Compare with B").click();
+    h.run_steps(3);
+    let run = h.state().compare().expect("comparing");
+    assert_eq!(run.side.kind, BroadphaseKind::Tree);
+    assert!((run.side.config.margin - 0.4).abs() < 1e-6);
+    assert_eq!(run.started_at, 0);
+    assert_eq!(run.a_at_start, side(0.1, &scene));
+    h.get_by_label("Stop comparing").click();
+    h.run_steps(2);
+    assert!(h.state().compare().is_none());
+}
+
+#[test]
+fn the_view_menu_starts_and_stops_a_comparison() {
+    let (mut h, _) = harness(0.05);
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Compare with 4x the margin").click();
+    h.run_steps(3);
+    let run = h.state().compare().expect("comparing");
+    assert!((run.side.config.margin - 0.2).abs() < 1e-6);
+    step(&mut h, 3);
+    assert_eq!(h.state().compare().map(|c| c.rows.len()), Some(4));
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("End the comparison").click();
+    h.run_steps(2);
+    assert!(h.state().compare().is_none());
+}
