@@ -105,10 +105,15 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         pair_cost: args.pair_cost.unwrap_or(1.0),
         ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
+    // The engine's own costs, when a stream sent its timings.
+    let mut engine_costs = None;
     let input = if crate::trace::is_trace_path(&args.scene) {
         crate::stream::open_trace(&args.scene)
             .map_err(|e| e.to_string())
             .and_then(|(trace, info)| {
+                engine_costs = info
+                    .as_ref()
+                    .and_then(|i| i.engine_parts.summary.cost_fit.costs());
                 if let Some(why) = info.and_then(|i| i.stopped) {
                     eprintln!(
                         "{file}: warning: the stream stops early ({why}); its whole steps \
@@ -178,12 +183,19 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
+    let json =
+        SweepJson::named(&name, count, &file, &report).with_engine(engine_costs.as_ref(), &report);
     let text = if args.json {
-        serde_json::to_string(&SweepJson::named(&name, count, &file, &report))? + "\n"
+        serde_json::to_string(&json)? + "\n"
     } else if args.csv {
         csv(&report)
     } else {
-        readable_named(&name, count, &file, &report)
+        let mut text = readable_named(&name, count, &file, &report);
+        if let Some(line) = json.engine_line() {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
     };
     super::run::print_out(&text)?;
     Ok(0)

@@ -5,7 +5,7 @@
 //! the node and the step's boxes are kept.
 
 use crate::common::cli::{bin, text, utf8};
-use crate::common::engine::{MARGIN, STEPS, write_stream};
+use crate::common::engine::{MARGIN, NARROW_NS, STEPS, write_stream};
 use aabb_debugger::stream::engine::StepPair;
 use aabb_debugger::stream::{self};
 use aabb_debugger::trace::TraceLimits;
@@ -184,5 +184,72 @@ fn listen_reports_the_missed_pair_in_its_json_end() {
         classes["contact"].as_u64().expect("a count")
             + classes["margin"].as_u64().expect("a count"),
         reported
+    );
+}
+
+#[test]
+fn the_engines_pair_test_cost_is_fitted_from_its_timings_and_sweep_weighs_pairs_by_it() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("timed.aabbstream");
+    write_stream(&path, None, None);
+    let (_, info) = stream::load(&path, TraceLimits::default()).expect("the stream reads");
+    let costs = info
+        .engine_parts
+        .summary
+        .cost_fit
+        .costs()
+        .expect("the narrow phase's time and pairs tested were sent");
+    assert_eq!(costs.pair_steps, STEPS);
+    assert!(
+        (costs.ns_per_pair_test - NARROW_NS).abs() < 1e-9,
+        "{costs:?}"
+    );
+    assert_eq!(costs.ns_per_reinsert, None, "no reinserts were sent");
+
+    let file = utf8(&path);
+    let out = bin(&[
+        "sweep",
+        file,
+        "--margin",
+        "0:0.2:0.1",
+        "--lookahead",
+        "0",
+        "--steps",
+        "5",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    let e = &json["engine_pair_cost"];
+    assert_eq!(e["steps"], STEPS);
+    assert_eq!(e["ns_per_pair_test"].as_f64(), Some(NARROW_NS));
+    let (ns_visit, cost) = (
+        e["ns_per_node_visit"]
+            .as_f64()
+            .expect("a node visit's cost"),
+        e["pair_cost"].as_f64().expect("a pair cost"),
+    );
+    assert!(
+        ns_visit > 0.0 && (cost - NARROW_NS / ns_visit).abs() < 1e-6 * cost,
+        "{e}"
+    );
+    assert!(e["best"]["margin"].is_number(), "{e}");
+    // The readable report says it in a line.
+    let out = bin(&[
+        "sweep",
+        file,
+        "--margin",
+        "0:0.2:0.1",
+        "--lookahead",
+        "0",
+        "--steps",
+        "5",
+    ]);
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "By the engine's own timings ({STEPS} steps): a pair test costs it 45 ns"
+        )),
+        "{}",
+        text(&out.stdout)
     );
 }

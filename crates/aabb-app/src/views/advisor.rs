@@ -757,6 +757,55 @@ impl AdvisorView {
                  it under \"A pair test costs\" and sweep again.",
             );
         }
+        // The engine's own timings (a received stream's), when they tell what a pair test
+        // costs it: the pairs weighed by that.
+        let engine_cost = state
+            .model
+            .engine
+            .as_deref()
+            .and_then(|e| e.summary.cost_fit.costs())
+            .and_then(|c| {
+                crate::sweep::engine_pair_cost(
+                    c.ns_per_pair_test,
+                    &report.points,
+                    advice.model.as_ref(),
+                )
+                .map(|p| (c, p))
+            });
+        if let Some((c, p)) = engine_cost {
+            ui.horizontal_wrapped(|ui| {
+                let best = p.best.map_or("no point ran to the end".to_owned(), &name);
+                ui.label(format!(
+                    "By the engine's own timings ({} steps): a pair test costs it {:.0} ns, a \
+                     node visit {:.1} ns here, so a pair test as {:.1} node visits; best by \
+                     work at that cost: {best}.",
+                    c.pair_steps, p.ns_per_pair_test, p.ns_per_node_visit, p.pair_cost
+                ))
+                .on_hover_text(
+                    "Fitted from the narrow phase's time and pairs tested the engine sent each \
+                     step (a least-squares line through 0), and this sweep's own time per node \
+                     visit. The engine's machine may differ from this one: a stream made here \
+                     compares like with like.",
+                );
+                if let Some(r) = c.ns_per_reinsert {
+                    ui.weak(format!(
+                        "(a reinsert costs its broad phase {r:.0} ns, over {} steps)",
+                        c.reinsert_steps
+                    ));
+                }
+                let rounded = (p.pair_cost * 10.0).round() / 10.0;
+                if ui
+                    .button("Use it")
+                    .on_hover_text("Count a pair test as that many node visits (kept with the scene); sweep again to see its best.")
+                    .clicked()
+                {
+                    out.push(Command::SetPairCost(rounded));
+                    if let Some((form, _)) = self.form.as_mut() {
+                        form.pair_cost = rounded.to_string();
+                    }
+                }
+            });
+        }
         ui.label(format!("Why: {}", advice.why));
         ui.weak(format!("Cost model: {}", advice.model_note));
         ui.horizontal(|ui| {

@@ -720,6 +720,122 @@ pub struct EngineSummary {
     /// Each timing or count key over the steps that sent it, by key (the first
     /// [`aabb_recorder::wire::MAX_TIMINGS`] keys seen).
     pub timings: BTreeMap<String, TimingStat>,
+    /// The sums the engine's own costs are fitted from ([`CostFit::costs`]).
+    pub cost_fit: CostFit,
+}
+
+/// A least-squares line `y = a + b x`, summed as samples arrive (so a run of any length
+/// takes constant memory).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LineFit {
+    /// Samples taken.
+    pub n: u64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+}
+
+impl LineFit {
+    /// Takes one sample (ignored unless both values are finite).
+    pub fn add(&mut self, x: f64, y: f64) {
+        if x.is_finite() && y.is_finite() {
+            self.n += 1;
+            self.sx += x;
+            self.sy += y;
+            self.sxx += x * x;
+            self.sxy += x * y;
+        }
+    }
+
+    /// The slope through the origin, `sum(x y) / sum(x x)`: what one unit of `x` costs when
+    /// `y` is all `x`'s doing (`None` with fewer than [`MIN_FIT_SAMPLES`] samples, or all
+    /// `x` 0).
+    #[must_use]
+    pub fn slope_through_origin(&self) -> Option<f64> {
+        (self.n >= MIN_FIT_SAMPLES && self.sxx > 0.0).then(|| self.sxy / self.sxx)
+    }
+
+    /// The slope of the line with an intercept: what one more unit of `x` costs over a fixed
+    /// part (`None` with fewer than [`MIN_FIT_SAMPLES`] samples, or `x` never varying).
+    #[must_use]
+    pub fn slope(&self) -> Option<f64> {
+        let n = self.n as f64;
+        let var = self.sxx - self.sx * self.sx / n;
+        (self.n >= MIN_FIT_SAMPLES && var > 1e-9 * self.sxx.max(1.0))
+            .then(|| (self.sxy - self.sx * self.sy / n) / var)
+    }
+}
+
+/// The fewest steps a cost is fitted from.
+pub const MIN_FIT_SAMPLES: u64 = 8;
+
+/// The engine's own costs, fitted from the timings and counts its stream carried each step:
+/// its narrow phase's time against the pairs it tested, its broad phase's against the
+/// leaves it reinserted.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CostFit {
+    /// `narrow_phase_ns` against `pairs_tested`.
+    pub pair_test: LineFit,
+    /// `broad_phase_ns` against `reinserts`.
+    pub reinsert: LineFit,
+}
+
+/// What [`CostFit::costs`] found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineCosts {
+    /// Nanoseconds one narrow-phase pair test costs the engine.
+    pub ns_per_pair_test: f64,
+    /// Steps it was fitted from.
+    pub pair_steps: u64,
+    /// Nanoseconds one more reinserted leaf costs its broad phase, when the steps varied
+    /// enough to tell.
+    pub ns_per_reinsert: Option<f64>,
+    /// Steps that was fitted from.
+    pub reinsert_steps: u64,
+}
+
+impl CostFit {
+    /// Takes one step's timings (those that sent a pair: time and count together).
+    pub fn take(&mut self, parts: &EngineParts) {
+        use aabb_recorder::wire::{
+            TIMING_BROAD_PHASE_NS, TIMING_NARROW_PHASE_NS, TIMING_PAIRS_TESTED, TIMING_REINSERTS,
+        };
+        if let (Some(ns), Some(pairs)) = (
+            parts.timing(TIMING_NARROW_PHASE_NS),
+            parts.timing(TIMING_PAIRS_TESTED),
+        ) {
+            self.pair_test.add(pairs, ns);
+        }
+        if let (Some(ns), Some(reinserts)) = (
+            parts.timing(TIMING_BROAD_PHASE_NS),
+            parts.timing(TIMING_REINSERTS),
+        ) {
+            self.reinsert.add(reinserts, ns);
+        }
+    }
+
+    /// The engine's costs, when at least [`MIN_FIT_SAMPLES`] steps sent its narrow phase's
+    /// time and pairs tested (a pair test's cost is that time over those pairs, fitted
+    /// through the origin: the narrow phase does little besides its tests).
+    #[must_use]
+    pub fn costs(&self) -> Option<EngineCosts> {
+        let ns_per_pair_test = self
+            .pair_test
+            .slope_through_origin()
+            .filter(|c| c.is_finite() && *c > 0.0)?;
+        let ns_per_reinsert = self.reinsert.slope().filter(|c| c.is_finite() && *c > 0.0);
+        Some(EngineCosts {
+            ns_per_pair_test,
+            pair_steps: self.pair_test.n,
+            ns_per_reinsert,
+            reinsert_steps: if ns_per_reinsert.is_some() {
+                self.reinsert.n
+            } else {
+                0
+            },
+        })
+    }
 }
 
 impl EngineSummary {
@@ -811,6 +927,7 @@ impl EngineRecord {
         if let Some(m) = parts.timing(TIMING_MARGIN) {
             s.margin = Some(m as f32);
         }
+        s.cost_fit.take(&parts);
         for t in parts.timings.iter().flatten() {
             if let Some(stat) = s.timings.get_mut(&t.key) {
                 stat.steps += 1;
@@ -1168,5 +1285,66 @@ mod tests {
             check_pairs(&tight, &[], &tight[..1], &[], None, 2),
             Err("fat boxes for 1 of the step's 2 boxes (the pair check needs them all)".to_owned())
         );
+    }
+
+    #[test]
+    fn the_engines_costs_are_fitted_from_its_timings() {
+        use aabb_recorder::wire::{
+            TIMING_BROAD_PHASE_NS, TIMING_NARROW_PHASE_NS, TIMING_PAIRS_TESTED, TIMING_REINSERTS,
+        };
+        let timing = |key: &str, value: f64| Timing {
+            key: key.to_owned(),
+            value,
+        };
+        let mut fit = CostFit::default();
+        for k in 0..MIN_FIT_SAMPLES - 1 {
+            let pairs = 100.0 + 10.0 * k as f64;
+            fit.take(&EngineParts {
+                timings: Some(vec![
+                    timing(TIMING_NARROW_PHASE_NS, 40.0 * pairs),
+                    timing(TIMING_PAIRS_TESTED, pairs),
+                ]),
+                ..EngineParts::default()
+            });
+        }
+        assert_eq!(fit.costs(), None, "too few steps");
+        for k in 0..20u32 {
+            let (pairs, reinserts) = (200.0 + f64::from(k), f64::from(k % 5) * 10.0);
+            fit.take(&EngineParts {
+                timings: Some(vec![
+                    timing(TIMING_NARROW_PHASE_NS, 40.0 * pairs),
+                    timing(TIMING_PAIRS_TESTED, pairs),
+                    timing(TIMING_BROAD_PHASE_NS, 5_000.0 + 120.0 * reinserts),
+                    timing(TIMING_REINSERTS, reinserts),
+                ]),
+                ..EngineParts::default()
+            });
+        }
+        // A step without its count is not a sample.
+        fit.take(&EngineParts {
+            timings: Some(vec![timing(TIMING_NARROW_PHASE_NS, 1e9)]),
+            ..EngineParts::default()
+        });
+        let c = fit.costs().expect("fitted");
+        assert!((c.ns_per_pair_test - 40.0).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.pair_steps, MIN_FIT_SAMPLES - 1 + 20);
+        let r = c.ns_per_reinsert.expect("the reinserts varied");
+        assert!((r - 120.0).abs() < 1e-6, "{c:?}");
+        assert_eq!(c.reinsert_steps, 20);
+        // Reinserts that never vary tell nothing of their cost.
+        let mut flat = CostFit::default();
+        for _ in 0..10 {
+            flat.take(&EngineParts {
+                timings: Some(vec![
+                    timing(TIMING_NARROW_PHASE_NS, 400.0),
+                    timing(TIMING_PAIRS_TESTED, 10.0),
+                    timing(TIMING_BROAD_PHASE_NS, 900.0),
+                    timing(TIMING_REINSERTS, 3.0),
+                ]),
+                ..EngineParts::default()
+            });
+        }
+        let c = flat.costs().expect("fitted");
+        assert_eq!((c.ns_per_pair_test, c.ns_per_reinsert), (40.0, None));
     }
 }

@@ -114,6 +114,62 @@ pub struct Advice {
     pub model_note: String,
 }
 
+/// A pair test's cost in this sweep's node visits, from the engine's own nanoseconds a pair
+/// test (fitted from its stream's timings): what the Advisor weighs the pairs by when the
+/// engine said what its narrow phase costs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnginePairCost {
+    /// The engine's nanoseconds a pair test.
+    pub ns_per_pair_test: f64,
+    /// Nanoseconds a node visit of the tree costs here, from the sweep's own times.
+    pub ns_per_node_visit: f64,
+    /// Their ratio, within [`super::PAIR_COST_RANGE`]: a pair test as this many node visits.
+    pub pair_cost: f64,
+    /// The point of least work at that cost.
+    pub best: Option<usize>,
+}
+
+/// [`EnginePairCost`] for `points`: a node visit's cost is the cost model's
+/// (`model`, when it fits the times), else the mean time a step over the node visits a step,
+/// fitted through the origin over the points that ran to the end. `None` when no point did or
+/// the costs are not positive.
+#[must_use]
+pub fn engine_pair_cost(
+    ns_per_pair_test: f64,
+    points: &[PointResult],
+    model: Option<&CostModel>,
+) -> Option<EnginePairCost> {
+    if !(ns_per_pair_test.is_finite() && ns_per_pair_test > 0.0) {
+        return None;
+    }
+    let from_model = model
+        .filter(|m| m.fits && m.ms_per_pair_test > 0.0)
+        .map(|m| m.ms_per_pair_test * 1e6);
+    let ns_per_node_visit = from_model.or_else(|| {
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for p in points.iter().filter(|p| p.stopped.is_none() && p.steps > 0) {
+            let x = p.per_step(p.node_visits_total());
+            let y = p.ms_per_step.mean * 1e6;
+            if x.is_finite() && y.is_finite() {
+                sxy += x * y;
+                sxx += x * x;
+            }
+        }
+        (sxx > 0.0).then(|| sxy / sxx)
+    })?;
+    if !(ns_per_node_visit.is_finite() && ns_per_node_visit > 0.0) {
+        return None;
+    }
+    let pair_cost = (ns_per_pair_test / ns_per_node_visit)
+        .clamp(super::PAIR_COST_RANGE.0, super::PAIR_COST_RANGE.1);
+    Some(EnginePairCost {
+        ns_per_pair_test,
+        ns_per_node_visit,
+        pair_cost,
+        best: least_work(points, pair_cost),
+    })
+}
+
 /// True when two configurations differ only in margin and look-ahead.
 fn same_strategy(a: &TreeConfig, b: &TreeConfig) -> bool {
     (a.insertion, a.balancing, a.pairs, a.update) == (b.insertion, b.balancing, b.pairs, b.update)
@@ -412,6 +468,41 @@ mod tests {
             ms_pairs: spread,
             stopped: None,
         }
+    }
+
+    #[test]
+    fn the_engines_pair_test_is_counted_in_node_visits_of_this_machine() {
+        // 2 ns a node visit exactly (20 x reinserts + pair tests visits a step), no model.
+        let ms = |reinserts: u64, pair_tests: u64| (20 * reinserts + pair_tests) as f64 * 2e-6;
+        let points = [
+            point(0.05, 100, 1_000, 900, ms(100, 1_000)),
+            point(0.1, 50, 1_200, 1_000, ms(50, 1_200)),
+            point(0.2, 10, 1_600, 1_400, ms(10, 1_600)),
+        ];
+        let c = engine_pair_cost(60.0, &points, None).expect("costed");
+        assert!((c.ns_per_node_visit - 2.0).abs() < 1e-9, "{c:?}");
+        assert!((c.pair_cost - 30.0).abs() < 1e-6, "{c:?}");
+        // At 30 visits a pair: 3000 + 27000, 2200 + 30000, 1800 + 42000: the smallest margin.
+        assert_eq!(c.best, Some(0));
+        // At a cheap pair test the widest margin does least work.
+        assert_eq!(
+            engine_pair_cost(0.2, &points, None).and_then(|c| c.best),
+            Some(2)
+        );
+        // A fitting model's node-visit cost is taken instead.
+        let model = CostModel {
+            ms_per_reinsert: 0.0,
+            ms_per_pair_test: 4e-6,
+            ms_fixed: 0.0,
+            r_squared: 1.0,
+            fits: true,
+            points: vec![0, 1, 2],
+            predicted_ms: vec![],
+        };
+        let c = engine_pair_cost(60.0, &points, Some(&model)).expect("costed");
+        assert!((c.pair_cost - 15.0).abs() < 1e-6, "{c:?}");
+        assert_eq!(engine_pair_cost(f64::NAN, &points, None), None);
+        assert_eq!(engine_pair_cost(60.0, &[], None), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! recommendation ([`readable`]).
 
 use crate::scene::Scene;
+use crate::stream::engine::EngineCosts;
 use crate::sweep::{Advice, PointResult, SweepReport};
 use serde::Serialize;
 
@@ -274,6 +275,27 @@ pub struct SweepJson {
     pub cost_model: Option<CostModelJson>,
     /// One sentence on the cost model.
     pub cost_model_note: String,
+    /// What a pair test costs by the engine's own timings (a stream that sent its narrow
+    /// phase's time and pairs tested), and the best by work at that cost; left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_pair_cost: Option<EnginePairCostJson>,
+}
+
+/// `engine_pair_cost` in `--json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EnginePairCostJson {
+    /// Steps the engine's cost was fitted from.
+    pub steps: u64,
+    /// The engine's nanoseconds a pair test.
+    pub ns_per_pair_test: f64,
+    /// Nanoseconds a node visit costs here (the sweep's own times).
+    pub ns_per_node_visit: f64,
+    /// A pair test as this many node visits.
+    pub pair_cost: f64,
+    /// The point of least work at that cost.
+    pub best: Option<PointRef>,
+    /// The engine's nanoseconds a reinsert, when its steps varied enough to tell.
+    pub ns_per_reinsert: Option<f64>,
 }
 
 impl SweepJson {
@@ -340,7 +362,52 @@ impl SweepJson {
                 predicted_ms: m.predicted_ms.clone(),
             }),
             cost_model_note: model_note.clone(),
+            engine_pair_cost: None,
         }
+    }
+
+    /// With the engine's own pair-test cost (`costs`, fitted from a stream's timings) put
+    /// in the sweep's node visits.
+    #[must_use]
+    pub fn with_engine(mut self, costs: Option<&EngineCosts>, report: &SweepReport) -> Self {
+        self.engine_pair_cost = costs.and_then(|c| {
+            let p = super::engine_pair_cost(
+                c.ns_per_pair_test,
+                &report.points,
+                report.advice.model.as_ref(),
+            )?;
+            Some(EnginePairCostJson {
+                steps: c.pair_steps,
+                ns_per_pair_test: p.ns_per_pair_test,
+                ns_per_node_visit: p.ns_per_node_visit,
+                pair_cost: p.pair_cost,
+                best: p.best.map(|index| PointRef {
+                    index,
+                    margin: report.points[index].point.margin,
+                    lookahead: report.points[index].point.lookahead,
+                }),
+                ns_per_reinsert: c.ns_per_reinsert,
+            })
+        });
+        self
+    }
+
+    /// The engine's pair-test cost in a line of the readable report, when there is one.
+    #[must_use]
+    pub fn engine_line(&self) -> Option<String> {
+        let e = self.engine_pair_cost.as_ref()?;
+        let best = e
+            .best
+            .as_ref()
+            .map_or("no point ran to the end".to_owned(), |b| {
+                format!("margin {}, look-ahead {} s", b.margin, b.lookahead)
+            });
+        Some(format!(
+            "By the engine's own timings ({} steps): a pair test costs it {:.0} ns, a node \
+             visit {:.1} ns here: a pair test as {:.1} node visits; best by work at that cost: \
+             {best}.",
+            e.steps, e.ns_per_pair_test, e.ns_per_node_visit, e.pair_cost
+        ))
     }
 }
 

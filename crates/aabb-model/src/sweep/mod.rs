@@ -30,8 +30,8 @@ pub mod export;
 pub mod grid;
 
 pub use advice::{
-    Advice, BestByTime, BestByWork, CostModel, PAIR_COSTS_SHOWN, R_SQUARED_FIT, advise,
-    advise_with, best_by_pair_cost,
+    Advice, BestByTime, BestByWork, CostModel, EnginePairCost, PAIR_COSTS_SHOWN, R_SQUARED_FIT,
+    advise, advise_with, best_by_pair_cost, engine_pair_cost,
 };
 pub use grid::{MAX_POINTS, MAX_STEPS, MAX_TOTAL_STEPS, MarginRange, parse_lookaheads};
 
