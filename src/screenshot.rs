@@ -50,6 +50,10 @@ pub struct ScreenshotArgs {
     /// With `--compare`: the document's own side A, set first (`tree:margin=0.05`).
     #[arg(long, value_name = "SIDE", requires = "compare")]
     pub compare_a: Option<String>,
+    /// With `--compare`: B's views draw the engine's own tree (a stream that carried one),
+    /// A's ours: the engine's tree beside ours.
+    #[arg(long, requires = "compare")]
+    pub compare_engine_tree: bool,
     /// Show the timeline (the recorded steps) under the world view; left out by default, as
     /// the articles' figures have none.
     #[arg(long)]
@@ -188,6 +192,7 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
     let plan = ScreenshotPlan {
         compare: args.compare.clone(),
         compare_a: args.compare_a.clone(),
+        compare_engine_tree: args.compare_engine_tree,
         out: args.out.clone(),
         steps: args.steps,
         size: [args.size.0, args.size.1],

@@ -244,3 +244,52 @@ fn the_view_menu_starts_and_stops_a_comparison() {
     h.run_steps(2);
     assert!(h.state().compare().is_none());
 }
+
+#[test]
+fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    crate::common::engine::write_stream(&path, None, None);
+    let (mut h, _) = harness(0.1);
+    h.state_mut().apply(Command::Open(path), false);
+    h.run_steps(3);
+    let ours = h.state().snapshot().nodes.len();
+    let theirs: Vec<u32> = {
+        let tree = h
+            .state()
+            .engine_step()
+            .and_then(|s| s.tree.as_ref())
+            .expect("the engine's tree at step 0");
+        let mut ids: Vec<u32> = tree.nodes.iter().map(|n| n.id).collect();
+        ids.sort_unstable();
+        ids
+    };
+    let a = h.state().sim().tree_settings();
+    h.state_mut().apply(
+        Command::StartCompare(Side {
+            kind: BroadphaseKind::Tree,
+            config: a,
+        }),
+        false,
+    );
+    h.run_steps(2);
+    // The readout offers the engine's tree for B.
+    h.get_by_label("draw the engine's tree").click();
+    h.run_steps(2);
+    assert_eq!(h.state().snapshot().nodes.len(), ours, "A draws ours");
+    let run = h.state().compare().expect("comparing");
+    let mut b_ids: Vec<u32> = run.b.snapshot.nodes.iter().map(|n| n.id.0).collect();
+    b_ids.sort_unstable();
+    assert_eq!(b_ids, theirs, "B draws the engine's, node for node");
+    assert!(h.state().compare_tree_rect().is_some());
+    // Stepping on keeps both.
+    step(&mut h, 3);
+    let run = h.state().compare().expect("comparing");
+    let tree = h
+        .state()
+        .engine_step()
+        .and_then(|s| s.tree.as_ref())
+        .expect("the engine's tree at step 3");
+    assert_eq!(run.b.snapshot.nodes.len(), tree.nodes.len());
+    assert_eq!(h.state().snapshot().nodes.len(), ours);
+}

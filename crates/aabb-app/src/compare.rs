@@ -242,8 +242,13 @@ impl State {
         b.view.fit_3d_request = self.view.fit_3d_request;
         b.view.tree_fit_request = self.view.tree_fit_request;
         b.view.interactive = self.view.interactive;
-        if b.prefs != self.prefs {
-            b.prefs = self.prefs.clone();
+        let mut prefs = self.prefs.clone();
+        if self.prefs.compare_b_engine_tree {
+            // The engine's tree beside ours: B draws the engine's, whatever A draws.
+            prefs.views_show_engine_tree = true;
+        }
+        if b.prefs != prefs {
+            b.prefs = prefs;
             b.model.rev += 1;
         }
         b.refresh_snapshot();

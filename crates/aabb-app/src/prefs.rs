@@ -311,6 +311,9 @@ pub struct Prefs {
     pub show_engine_tree: bool,
     /// Both views show the engine's own tree (a received stream's) in place of ours.
     pub views_show_engine_tree: bool,
+    /// While comparing, side B's views show the engine's own tree (a received stream's) and
+    /// A's show ours: the engine's tree beside ours on the same steps.
+    pub compare_b_engine_tree: bool,
     /// Use the desktop's file dialog where there is one (else the in-app dialog).
     pub native_dialogs: bool,
     /// Show the timeline (the recorded steps) under the views.
@@ -347,6 +350,7 @@ impl Default for Prefs {
             pad_parents: true,
             show_engine_tree: true,
             views_show_engine_tree: false,
+            compare_b_engine_tree: false,
             native_dialogs: true,
             show_timeline: true,
             recording_budget: crate::replay::DEFAULT_BUDGET_BYTES as u64,
@@ -408,6 +412,8 @@ pub enum PrefChange {
     ShowEngineTree(bool),
     /// Both views show the engine's own tree in place of ours.
     ViewsShowEngineTree(bool),
+    /// While comparing, B's views show the engine's own tree, A's ours.
+    CompareBEngineTree(bool),
     /// Use the desktop's file dialog.
     NativeDialogs(bool),
     /// How the tree view draws the tree.
@@ -441,6 +447,7 @@ impl Prefs {
             PrefChange::PadParents(on) => self.pad_parents = on,
             PrefChange::ShowEngineTree(on) => self.show_engine_tree = on,
             PrefChange::ViewsShowEngineTree(on) => self.views_show_engine_tree = on,
+            PrefChange::CompareBEngineTree(on) => self.compare_b_engine_tree = on,
             PrefChange::TreeShare(share) => self.tree_share = clamp_share(share),
             PrefChange::ResetLayout => {
                 self.tree_share = TREE_SHARE_DEFAULT;

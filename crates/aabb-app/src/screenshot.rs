@@ -46,6 +46,9 @@ pub struct ScreenshotPlan {
     /// With `compare`: A's broad phase and settings (the document's when `None`), set before
     /// the comparison starts.
     pub compare_a: Option<String>,
+    /// With `compare`: B's views draw the engine's own tree (a stream that carried one),
+    /// A's ours.
+    pub compare_engine_tree: bool,
 }
 
 /// Where a screenshot run leaves its outcome (`Ok` once the PNG is written).
@@ -142,6 +145,17 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
                 }
             })?;
         app.apply(Command::StartCompare(side), true);
+        if plan.compare_engine_tree {
+            if app.state.model.engine.is_none() {
+                return Err(SceneError::Invalid {
+                    file: app.document_name(),
+                    message: "--compare-engine-tree: the document carries no engine's tree (a \
+                              stream that sent one does)"
+                        .to_owned(),
+                });
+            }
+            app.state.prefs.compare_b_engine_tree = true;
+        }
         if app.compare().is_none() {
             return Err(SceneError::Invalid {
                 file: app.document_name(),

@@ -121,8 +121,12 @@ pub struct Snapshot {
     /// Sphere id to index in `spheres`, when the ids are dense enough for a table (else empty,
     /// and lookups search `spheres`, which is sorted by id).
     pub(super) sphere_slot: Vec<u32>,
-    /// Node id to index in `nodes`.
+    /// Node id to index in `nodes`, when the ids are dense enough for a table (ours always
+    /// are).
     pub(super) node_slot: Vec<u32>,
+    /// Node id and index in `nodes`, sorted by id, when they are not (another library's or a
+    /// received tree may use any u32); empty otherwise.
+    pub(super) node_sparse: Vec<(u32, u32)>,
     /// Proxy slot to the index of its leaf in `nodes` (the generation is checked against the
     /// leaf's proxy).
     pub(super) proxy_slot: Vec<u32>,
@@ -206,22 +210,58 @@ fn extract_tree<V: Vector>(tree: &DynamicTree<V, u32>, axes: (usize, usize), out
     out.max_depth = max_depth;
 }
 
-/// The nodes of another library's tree (Box2D's, parents before children) as the views'
-/// nodes: node ids are its own, leaves name their sphere, no proxy of ours.
+/// The nodes of another library's tree (Box2D's, or an engine's received one) as the views'
+/// nodes, parents first (depth first from the root, whatever order the nodes came in): node
+/// ids are its own, leaves name their sphere, no proxy of ours. Nodes the root does not reach
+/// (a tree that was refused) are left out; each node is taken once.
 fn extract_foreign(
     tree: &crate::stream::engine::EngineTree,
     axes: (usize, usize),
     out: &mut Snapshot,
 ) {
     use crate::stream::engine::NodeKind;
+    // Node id -> its index in `tree.nodes`: a table when the ids are dense, else a sorted
+    // list searched (a received tree's ids may be any u32; a table would be gigabytes).
+    let max_id = tree.nodes.iter().map(|n| n.id).max().unwrap_or(0) as usize;
+    let dense = max_id <= 4 * tree.nodes.len() + 1024;
+    let mut by_id: Vec<u32> = Vec::new();
+    let mut sparse: Vec<(u32, u32)> = Vec::new();
+    for (k, n) in tree.nodes.iter().enumerate() {
+        if dense {
+            set_slot(&mut by_id, n.id as usize, k);
+        } else {
+            sparse.push((n.id, k as u32));
+        }
+    }
+    sparse.sort_unstable();
+    let index_of = |id: u32| {
+        if dense {
+            slot_of(&by_id, id as usize)
+        } else {
+            let k = sparse.binary_search_by_key(&id, |e| e.0).ok()?;
+            Some(sparse[k].1 as usize)
+        }
+    };
+    let mut taken = vec![false; tree.nodes.len()];
     let mut max_depth = 0;
-    for n in &tree.nodes {
+    // (index in tree.nodes, parent's index in out.nodes, depth)
+    let mut stack: Vec<(usize, Option<usize>, u32)> = Vec::new();
+    if let Some(root) = tree.root.and_then(index_of) {
+        stack.push((root, None, 0));
+    }
+    while let Some((k, parent, depth)) = stack.pop() {
+        if std::mem::replace(&mut taken[k], true) {
+            continue;
+        }
+        let n = &tree.nodes[k];
         // Box2D's tree is 2D: no world boxes are kept for a 3D view.
         let world = Aabb::new(Vec3::from(n.min), Vec3::from(n.max));
         let i = out.nodes.len();
-        set_slot(&mut out.node_slot, n.id as usize, i);
-        let parent = n.parent.and_then(|p| slot_of(&out.node_slot, p as usize));
-        let depth = parent.map_or(0, |p| out.nodes[p].depth + 1);
+        if dense {
+            set_slot(&mut out.node_slot, n.id as usize, i);
+        } else {
+            out.node_sparse.push((n.id, i as u32));
+        }
         if let Some(p) = parent {
             attach_child(out, p, i);
         }
@@ -239,7 +279,14 @@ fn extract_foreign(
             },
             proxy: None,
         });
+        if let NodeKind::Branch([a, b]) = n.kind {
+            // The second child is pushed first, so the first is laid out first.
+            for child in [b, a].into_iter().filter_map(index_of) {
+                stack.push((child, Some(i), depth + 1));
+            }
+        }
     }
+    out.node_sparse.sort_unstable();
     out.max_depth = max_depth;
 }
 
@@ -301,6 +348,7 @@ impl Snapshot {
         ] {
             table.fill(NONE);
         }
+        self.node_sparse.clear();
         let bp = sim.broadphase();
         let axes = plane.axes();
         let tree = bp.tree_view();
@@ -435,6 +483,7 @@ impl Snapshot {
         self.nodes.clear();
         self.node_boxes_3d.clear();
         self.node_slot.fill(NONE);
+        self.node_sparse.clear();
         self.proxy_slot.fill(NONE);
         extract_foreign(tree, plane.axes(), self);
         for s in &mut self.spheres {
@@ -546,7 +595,12 @@ impl Snapshot {
     /// Index in `nodes` of the node with this id.
     #[must_use]
     pub fn node_index(&self, id: NodeId) -> Option<usize> {
-        slot_of(&self.node_slot, id.0 as usize)
+        if self.node_sparse.is_empty() {
+            slot_of(&self.node_slot, id.0 as usize)
+        } else {
+            let k = self.node_sparse.binary_search_by_key(&id.0, |e| e.0).ok()?;
+            Some(self.node_sparse[k].1 as usize)
+        }
     }
 
     /// Index in `nodes` of the leaf holding this proxy (`None` for a stale handle).
@@ -756,6 +810,77 @@ mod tests {
                 assert_eq!(bounds.max.x, 40.0);
             }
         }
+    }
+
+    #[test]
+    fn a_received_tree_is_laid_parents_first_whatever_order_its_nodes_came_in() {
+        use crate::stream::engine::{EngineTree, NodeKind, TreeNode};
+        let node = |id, parent, kind, x0: f32, x1: f32, height| TreeNode {
+            id,
+            parent,
+            kind,
+            min: [x0, 0.0, 0.0],
+            max: [x1, 1.0, 0.0],
+            height,
+            enlarged: false,
+        };
+        // Root 7 over (5 over leaves 1, 2) and leaf 3; sent children first.
+        let tree = EngineTree {
+            root: Some(7),
+            partial: false,
+            nodes: vec![
+                node(1, Some(5), NodeKind::Leaf(10), 0.0, 1.0, 0),
+                node(2, Some(5), NodeKind::Leaf(11), 1.0, 2.0, 0),
+                node(3, Some(7), NodeKind::Leaf(12), 2.0, 3.0, 0),
+                node(5, Some(7), NodeKind::Branch([1, 2]), 0.0, 2.0, 1),
+                node(7, None, NodeKind::Branch([5, 3]), 0.0, 3.0, 2),
+                // Not reached from the root: left out.
+                node(9, None, NodeKind::Leaf(13), 5.0, 6.0, 0),
+            ],
+        };
+        let mut snap = Snapshot::default();
+        snap.use_tree(&tree, Plane::XY);
+        let laid: Vec<(u32, Option<usize>, u32)> = snap
+            .nodes
+            .iter()
+            .map(|n| (n.id.0, n.parent, n.depth))
+            .collect();
+        assert_eq!(
+            laid,
+            [
+                (7, None, 0),
+                (5, Some(0), 1),
+                (1, Some(1), 2),
+                (2, Some(1), 2),
+                (3, Some(0), 1)
+            ]
+        );
+        assert_eq!(snap.nodes[0].children, Some([1, 4]));
+        assert_eq!(snap.nodes[1].children, Some([2, 3]));
+        assert_eq!(snap.max_depth, 2);
+        assert_eq!(snap.node_index(NodeId(3)), Some(4));
+        assert_eq!(snap.node_index(NodeId(9)), None);
+
+        // Ids anywhere in u32 (a table of them would take gigabytes): searched instead.
+        let far = |id: u32| id.wrapping_mul(0x9E37_79B9) | 0x8000_0000;
+        let mut sparse = tree.clone();
+        for n in &mut sparse.nodes {
+            n.id = far(n.id);
+            n.parent = n.parent.map(far);
+            if let NodeKind::Branch([a, b]) = n.kind {
+                n.kind = NodeKind::Branch([far(a), far(b)]);
+            }
+        }
+        sparse.root = sparse.root.map(far);
+        snap.use_tree(&sparse, Plane::XY);
+        let ids: Vec<u32> = snap.nodes.iter().map(|n| n.id.0).collect();
+        assert_eq!(ids, [far(7), far(5), far(1), far(2), far(3)]);
+        assert!(snap.node_slot.len() < 2048, "no table of far ids");
+        for (i, n) in snap.nodes.iter().enumerate() {
+            assert_eq!(snap.node_index(n.id), Some(i));
+        }
+        assert_eq!(snap.node_index(NodeId(far(9))), None);
+        assert_eq!(snap.nodes[0].children, Some([1, 4]));
     }
 
     #[test]

@@ -877,7 +877,10 @@ impl State {
         if self.model.doc.dimensions != 3 {
             self.view.plane = Plane::XY;
         }
-        let engine_tree = self.prefs.views_show_engine_tree && self.model.engine.is_some();
+        // While B shows the engine's tree beside, A shows ours.
+        let engine_tree = self.prefs.views_show_engine_tree
+            && self.model.engine.is_some()
+            && !(self.compare.is_some() && self.prefs.compare_b_engine_tree);
         let key = (self.model.rev, self.view.plane, engine_tree);
         if self.snapshot_key == Some(key) {
             return;

@@ -34,7 +34,32 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
         ui.label(short(&a, &run.side)).on_hover_text(a.describe());
         ui.separator();
         ui.label(egui::RichText::new("B (right):").strong().color(B_COLOR));
-        ui.add(egui::Label::new(short(&run.side, &a)).truncate())
+        let has_tree = state
+            .model
+            .engine
+            .as_deref()
+            .is_some_and(|e| e.summary.trees_valid > 0);
+        if has_tree {
+            let mut on = state.prefs.compare_b_engine_tree;
+            if ui
+                .checkbox(&mut on, "draw the engine's tree")
+                .on_hover_text(
+                    "B's views draw the engine's own tree (received with the stream) and A's \
+                     ours, on the same steps.",
+                )
+                .changed()
+            {
+                out.push(Command::SetPref(
+                    crate::prefs::PrefChange::CompareBEngineTree(on),
+                ));
+            }
+        }
+        let b_text = if has_tree && state.prefs.compare_b_engine_tree {
+            "drawn: the engine's own tree; pairs: ".to_owned() + &short(&run.side, &a)
+        } else {
+            short(&run.side, &a)
+        };
+        ui.add(egui::Label::new(b_text).truncate())
             .on_hover_text(run.side.describe());
     });
     let at = state.model.sim.step_index();
