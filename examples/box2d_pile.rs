@@ -15,9 +15,10 @@
 //!
 //! Besides the boxes, each step carries what can be read of Box2D's own broad phase
 //! (`--boxes-only` leaves it out): each shape's fat box (its leaf's box in Box2D's trees),
-//! Box2D's number of candidate pairs (its contacts, touching or not: boxdd lists only the
-//! touching ones, so the pairs themselves are not sent), its trees' heights, and its broad
-//! and narrow phases' times (see `examples/box2d_pile/pile.rs`).
+//! its candidate pairs (its contacts, touching or not, followed from the pairs its broad
+//! phase creates) and their number as Box2D counts them, its trees' heights, and its broad
+//! and narrow phases' times (see `examples/box2d_pile/pile.rs`). `aabb-debugger check`
+//! checks the pairs against brute force over the fat boxes.
 //!
 //! `--balls N` (default 3000) and `--steps N` (default: long enough to pour them all and let
 //! the pile settle); `--port N` (default 7616); `--realtime` paces the steps at 60 a second.

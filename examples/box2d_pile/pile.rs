@@ -16,10 +16,16 @@
 //!   is given a custom colour that names it (its stream id + 1), so each drawn fat AABB is
 //!   known by the colour drawn just before it. These are streamed as the fat boxes.
 //! - **Its candidate pairs**: Box2D makes a contact for every pair of shapes whose fat AABBs
-//!   overlap (unless both are static) and destroys it when they stop overlapping; the public
+//!   overlap (unless both are static) and destroys it when they stop overlapping. The public
 //!   API lists only the *touching* contacts (`b2Body_GetContactData`, begin/end touch
-//!   events), not the others, so the pairs are not streamed. Their number is: the
-//!   world's contact count ([`EngineBroadPhase::candidate_pairs`]).
+//!   events), which are not the candidate pairs. But its broad phase calls the world's
+//!   custom filter for each pair it finds that has no contact yet, just before making one
+//!   (its continuous collision calls it too, for a fast ball and a wall). So the pairs
+//!   streamed are Box2D's contacts, followed: each pair the filter heard of, kept while its
+//!   fat boxes overlap (Box2D's own rule for destroying a contact, applied to the fat boxes
+//!   it holds; a pair its broad phase never made is missed, and the debugger says so). The
+//!   world's contact count ([`EngineBroadPhase::candidate_pairs`], streamed too) is their
+//!   number at every step (the test checks it).
 //! - **Its trees**: their heights (`b2World_GetCounters`), not their nodes.
 //! - **Its timings** (`b2World_GetProfile`): the pair update and the tree refits (its broad
 //!   phase) and the collide pass (its narrow phase), in milliseconds.
@@ -32,7 +38,9 @@ use boxdd::prelude::{
     Position, ShapeDef, ShapeId, SurfaceMaterial, Vec2, World, WorldBuilder, WorldTransform,
     shapes,
 };
+use std::collections::HashMap;
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 // The pile itself (the box, the balls, the sinks) is the same in every engine's example.
 // Each example and test uses a part of it; the test binary holds both engines' piles, each
@@ -72,7 +80,10 @@ pub type FatBox = (u32, [f32; 2], [f32; 2]);
 pub struct EngineBroadPhase {
     /// Each shape's fat box: id, min, max, sorted by id.
     pub fat_boxes: Vec<FatBox>,
-    /// Box2D's contacts after the step: one per candidate pair.
+    /// Box2D's contacts after the step, followed: each pair its broad phase created (at this
+    /// step or before) whose fat boxes still overlap, lower id first, sorted.
+    pub pairs: Vec<[u32; 2]>,
+    /// Box2D's count of its contacts after the step: one per candidate pair.
     pub candidate_pairs: u32,
     /// The height of its tree of moving shapes.
     pub tree_height: u32,
@@ -91,6 +102,10 @@ impl EngineBroadPhase {
     pub fn send(&self, r: &mut Recorder, times: bool) {
         for (id, min, max) in &self.fat_boxes {
             r.fat_box(*id, min, max);
+        }
+        r.begin_pairs();
+        for &[a, b] in &self.pairs {
+            r.pair(a, b);
         }
         r.timing(TIMING_CANDIDATE_PAIRS, f64::from(self.candidate_pairs));
         r.timing(TIMING_TREE_HEIGHT, f64::from(self.tree_height));
@@ -179,13 +194,45 @@ fn shape_box(world: &mut World, shape: ShapeId, id: u32) -> boxdd::Result<TraceB
     Ok(trace_box(id, [lo.x, lo.y], [hi.x, hi.y]))
 }
 
-/// A shape's definition: the pile's friction and restitution, and the colour naming it.
-fn shape_def(id: u32, restitution: f32) -> boxdd::Result<ShapeDef> {
+/// A shape's definition: the pile's friction and restitution, and the colour naming it; with
+/// `filtered`, Box2D calls the world's custom filter for its new pairs.
+fn shape_def(id: u32, restitution: f32, filtered: bool) -> boxdd::Result<ShapeDef> {
     let material = SurfaceMaterial::new()
         .with_friction(0.5)?
         .with_restitution(restitution)?
         .with_custom_color(tag(id));
-    ShapeDef::builder().density(1.0).material(material).build()
+    ShapeDef::builder()
+        .density(1.0)
+        .material(material)
+        .enable_custom_filtering(filtered)
+        .build()
+}
+
+/// The pairs Box2D's broad phase creates, as its custom filter sees them: the stream id of
+/// each shape, the pairs seen since they were last taken, and the shapes seen that have no id.
+#[derive(Default)]
+struct NewPairs {
+    ids: HashMap<ShapeId, u32>,
+    pairs: Vec<[u32; 2]>,
+    unknown: u64,
+}
+
+/// Box2D's contacts, followed from step to step: the pairs its broad phase created, each kept
+/// while the fat boxes `fat` (sorted by id) overlap.
+fn follow_pairs(kept: &mut Vec<[u32; 2]>, new: &[[u32; 2]], fat: &[FatBox]) {
+    let fat_box = |id: u32| fat.binary_search_by_key(&id, |f| f.0).ok().map(|k| fat[k]);
+    let overlap = |&[a, b]: &[u32; 2]| match (fat_box(a), fat_box(b)) {
+        (Some(a), Some(b)) => (0..2).all(|k| a.1[k] <= b.2[k] && b.1[k] <= a.2[k]),
+        _ => false,
+    };
+    // A contact is destroyed in the step's collide pass when its fat boxes no longer overlap.
+    // A new one overlaps: Box2D finds it by querying its trees with a fat box. The filter also
+    // hears of pairs its continuous collision considers (a fast ball and a wall) after the
+    // collide pass; those whose fat boxes are apart are not contacts, and are left out here.
+    kept.extend_from_slice(new);
+    kept.retain(overlap);
+    kept.sort_unstable();
+    kept.dedup();
 }
 
 /// Simulates the pile and writes it as a trace to `out` (2D, `dt` 1/60 s; the walls are the
@@ -214,6 +261,27 @@ pub fn simulate_pile<S: PileSink<EngineBroadPhase>>(
             .gravity(Vec2::new(0.0, -GRAVITY))
             .build()?,
     )?;
+    // The pairs Box2D's broad phase creates: it asks the custom filter about each (the balls'
+    // shapes enable it), which lets every one be.
+    let new_pairs: Arc<Mutex<NewPairs>> = Arc::default();
+    let wants = sink.wants_broad_phase();
+    if wants {
+        let seen = Arc::clone(&new_pairs);
+        world.set_custom_filter(move |a, b| {
+            if let Ok(mut seen) = seen.lock() {
+                match (seen.ids.get(&a).copied(), seen.ids.get(&b).copied()) {
+                    (Some(a), Some(b)) => seen.pairs.push([a.min(b), a.max(b)]),
+                    _ => seen.unknown += 1,
+                }
+            }
+            true
+        })?;
+    }
+    let lost = || anyhow::anyhow!("the filter's pair list was poisoned");
+    let name = |shape: ShapeId, id: u32| -> anyhow::Result<()> {
+        new_pairs.lock().map_err(|_| lost())?.ids.insert(shape, id);
+        Ok(())
+    };
     // The walls, as Box2D holds them.
     let mut walls = Vec::new();
     for wall in container.walls(spec.balls) {
@@ -227,16 +295,17 @@ pub fn simulate_pile<S: PileSink<EngineBroadPhase>>(
                 .build()?,
         )?;
         let shape = world.body(body)?.create_polygon(
-            &shape_def(wall.id, 0.0)?,
+            &shape_def(wall.id, 0.0, false)?,
             &shapes::box_polygon(half.x, half.y)?,
         )?;
+        name(shape, wall.id)?;
         walls.push(shape_box(&mut world, shape, wall.id)?);
     }
     sink.begin(&walls, DT).map_err(Into::into)?;
     let mut pourer = Pourer::new(spec.balls, &container);
     let mut balls: Vec<(BodyId, ShapeId)> = Vec::with_capacity(spec.balls as usize);
     let mut boxes = Vec::with_capacity(spec.balls as usize);
-    let wants = sink.wants_broad_phase();
+    let mut kept: Vec<[u32; 2]> = Vec::new();
     for step in 0..spec.steps {
         for ball in pourer.row(step) {
             let body = world.create_body(
@@ -247,9 +316,10 @@ pub fn simulate_pile<S: PileSink<EngineBroadPhase>>(
                     .build()?,
             )?;
             let shape = world.body(body)?.create_circle(
-                &shape_def(ball.id, 0.1)?,
+                &shape_def(ball.id, 0.1, wants)?,
                 &shapes::circle(Vec2::new(0.0, 0.0), ball.radius)?,
             )?;
+            name(shape, ball.id)?;
             balls.push((body, shape));
         }
         // The boxes and fat boxes before the step, as its broad phase takes them; the counts
@@ -266,11 +336,23 @@ pub fn simulate_pile<S: PileSink<EngineBroadPhase>>(
         // No events are read: the step is checked for a failure after it and dropped.
         drop(world.step(DT, SUB_STEPS)?.into_result()?);
         if wants {
+            let new = {
+                let mut seen = new_pairs.lock().map_err(|_| lost())?;
+                if seen.unknown > 0 {
+                    anyhow::bail!(
+                        "step {step}: Box2D made {} pairs with a shape the pile did not make",
+                        seen.unknown
+                    );
+                }
+                std::mem::take(&mut seen.pairs)
+            };
+            follow_pairs(&mut kept, &new, &fat);
             let counters = world.counters()?;
             let profile = world.profile()?;
             let count = |n: i32| u32::try_from(n).unwrap_or(0);
             let broad_phase = EngineBroadPhase {
                 fat_boxes: fat,
+                pairs: kept.clone(),
                 candidate_pairs: count(counters.contact_count),
                 tree_height: count(counters.tree_height),
                 static_tree_height: count(counters.static_tree_height),

@@ -1,8 +1,10 @@
 //! Box2D's own broad phase in a stream: the Box2D example's pile (its code, included) sends,
-//! through the Rust recorder, each shape's AABB and fat box and Box2D's count of candidate
-//! pairs at every step. Read back, the stream is whole; every fat box holds its box; the
-//! pairs of overlapping fat boxes, counted by brute force, are exactly the contacts Box2D
-//! holds; the balls pile up in the box; and the same arguments give the same bytes.
+//! through the Rust recorder, each shape's AABB and fat box, Box2D's contacts (its candidate
+//! pairs, followed from the pairs its broad phase creates) and their count at every step.
+//! Read back, the stream is whole; every fat box holds its box; the pairs sent are as many as
+//! Box2D's contacts, and as the pairs of overlapping fat boxes counted by brute force; the
+//! debugger finds no missed pair; the balls pile up in the box; and the same arguments give
+//! the same bytes.
 
 #[path = "../../examples/box2d_pile/pile.rs"]
 mod pile;
@@ -21,9 +23,9 @@ struct StreamSink {
     /// Whether the broad and narrow phases' times are sent (they differ run to run).
     times: bool,
     walls: Vec<TraceBox>,
-    /// Per step: Box2D's contacts, and the pairs of overlapping fat boxes (walls with walls
-    /// left out).
-    counts: Vec<(u32, u32)>,
+    /// Per step: Box2D's count of contacts, the pairs sent, and the pairs of overlapping fat
+    /// boxes (walls with walls left out).
+    counts: Vec<(u32, u32, u32)>,
     /// Per step: the pairs of overlapping boxes (Box2D's shape AABBs).
     tight: Vec<u32>,
     /// Fat boxes that do not contain their box, and boxes with no fat box.
@@ -111,8 +113,11 @@ impl pile::PileSink<pile::EngineBroadPhase> for StreamSink {
                 ));
             }
         }
-        self.counts
-            .push((bp.candidate_pairs, overlapping_pairs(&bp.fat_boxes)));
+        self.counts.push((
+            bp.candidate_pairs,
+            bp.pairs.len() as u32,
+            overlapping_pairs(&bp.fat_boxes),
+        ));
         let corners = |b: &TraceBox| {
             (
                 b.id,
@@ -145,7 +150,7 @@ fn stream_pile(path: &std::path::Path, times: bool) -> (StreamSink, aabb_recorde
 }
 
 #[test]
-fn box2ds_fat_boxes_give_exactly_its_candidate_pairs_at_every_step() {
+fn box2ds_pairs_are_as_many_as_its_contacts_and_none_is_missed_at_every_step() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("pile.aabbstream");
     let spec = spec();
@@ -163,12 +168,13 @@ fn box2ds_fat_boxes_give_exactly_its_candidate_pairs_at_every_step() {
     );
     assert_eq!(sink.fat_faults, Vec::<String>::new());
     // Box2D's contacts are exactly the pairs of shapes whose fat boxes (the ones the step's
-    // broad phase used) overlap: the fat boxes read from its debug draw are its own.
-    let differ: Vec<(usize, &(u32, u32))> = sink
+    // broad phase used) overlap: the fat boxes read from its debug draw are its own, and the
+    // pairs followed are as many as its contacts.
+    let differ: Vec<(usize, &(u32, u32, u32))> = sink
         .counts
         .iter()
         .enumerate()
-        .filter(|(_, (engine, brute))| engine != brute)
+        .filter(|(_, (engine, sent, brute))| engine != sent || engine != brute)
         .take(10)
         .collect();
     assert_eq!(differ, Vec::new());
@@ -186,8 +192,17 @@ fn box2ds_fat_boxes_give_exactly_its_candidate_pairs_at_every_step() {
     assert_eq!(trace.step(trace.step_count() - 1).len(), BALLS as usize);
     let s = &info.engine_parts.summary;
     assert_eq!(s.steps_with_parts, spec.steps);
-    // No pairs sent: nothing to check them against, no tree.
-    assert_eq!((s.pair_steps, s.pair_steps_unchecked), (0, 0));
+    // Every step's pairs are checked against brute force over Box2D's fat boxes: none is
+    // missed, none has its fat boxes apart, and each pair of overlapping AABBs is a contact
+    // candidate; the rest are the fat boxes' false positives (no margin is declared: Box2D's
+    // differs by shape). No tree is sent.
+    assert_eq!((s.pair_steps, s.pair_steps_unchecked), (spec.steps, 0));
+    let missed: Vec<_> = s.missed.iter().take(10).collect();
+    assert_eq!(s.missed_total, 0, "{missed:?}");
+    assert_eq!(s.apart_total, 0);
+    assert_eq!(s.counts.total(), pairs);
+    assert_eq!(s.counts.contact, tight);
+    assert_eq!(s.counts.fat_only, pairs - tight);
     assert_eq!((s.trees_valid, s.trees_refused), (0, 0));
     let keys: Vec<(&str, u64)> = s
         .timings
