@@ -6,8 +6,8 @@
 # recorder). Each received stream must be recorded whole (the engine's BYE arrived, no step
 # dropped) and then run through the tree, brute force and sweep-and-prune with the same pairs;
 # rapier's own broad phase, streamed with its boxes, is checked (`check`: exit 1 on a missed
-# pair, a refused tree or a pair whose fat boxes are apart); so is Box2D's (its fat boxes and
-# counts).
+# pair, a refused tree or a pair whose fat boxes are apart); so is Box2D's (its fat boxes,
+# pairs and counts).
 # Usage: scripts/live-smoke.sh  (CI_SMOKE_BIN=PATH: the debugger binary; else it is built)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -30,7 +30,7 @@
 //! - **Its timings** (`b2World_GetProfile`): the pair update and the tree refits (its broad
 //!   phase) and the collide pass (its narrow phase), in milliseconds.
 
-use aabb_debugger::trace::{TraceBox, TraceError};
+use aabb_debugger::trace::TraceBox;
 use aabb_recorder::Recorder;
 use aabb_recorder::wire::{TIMING_BROAD_PHASE_NS, TIMING_NARROW_PHASE_NS};
 use boxdd::prelude::{
@@ -241,7 +241,7 @@ fn follow_pairs(kept: &mut Vec<[u32; 2]>, new: &[[u32; 2]], fat: &[FatBox]) {
 pub fn write_pile(spec: PileSpec, out: impl Write) -> anyhow::Result<PileSummary> {
     let mut sink = TraceSink::new(out);
     let summary = simulate_pile(spec, &mut sink)?;
-    sink.finish().map_err(|e: TraceError| anyhow::anyhow!(e))?;
+    sink.finish()?;
     Ok(summary)
 }
 
