@@ -2,11 +2,12 @@
 # Live-link smoke test: the debugger listens (`aabb-debugger listen --port 0 --out ...`), and each
 # real engine example streams to it through its recorder: the C program (bouncing boxes, through
 # recorders/c/aabb_recorder.h), pymunk (Chipmunk2D, through recorders/python/aabb_recorder.py;
-# skipped with a message only when pymunk is not installed), and rapier2d (through the Rust
+# skipped with a message only when pymunk is not installed), rapier2d and Box2D (through the Rust
 # recorder). Each received stream must be recorded whole (the engine's BYE arrived, no step
 # dropped) and then run through the tree, brute force and sweep-and-prune with the same pairs;
 # rapier's own broad phase, streamed with its boxes, is checked (`check`: exit 1 on a missed
-# pair, a refused tree or a pair whose fat boxes are apart).
+# pair, a refused tree or a pair whose fat boxes are apart); so is Box2D's (its fat boxes,
+# pairs and counts).
 # Usage: scripts/live-smoke.sh  (CI_SMOKE_BIN=PATH: the debugger binary; else it is built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -85,4 +86,13 @@ if ! rapier_check=$("$BIN" check "$WORK/rapier.aabbstream" 2>&1); then
   echo "live-smoke: rapier pile: its own broad phase has errors:"; echo "$rapier_check"; exit 1
 fi
 printf '%s\n' "$rapier_check" | sed -n '1,8s/^/live-smoke: rapier pile: /p'
+
+echo "live-smoke: Rust recorder with Box2D (boxdd)"
+start_listen "$WORK/box2d.aabbstream"
+cargo run --locked --quiet --example box2d_pile -- --port "$PORT" --balls 300 --steps 400
+check_received "$WORK/box2d.aabbstream" "Box2D pile"
+if ! box2d_check=$("$BIN" check "$WORK/box2d.aabbstream" 2>&1); then
+  echo "live-smoke: Box2D pile: its own broad phase has errors:"; echo "$box2d_check"; exit 1
+fi
+printf '%s\n' "$box2d_check" | sed -n '1,8s/^/live-smoke: Box2D pile: /p'
 echo "live-smoke: ok"

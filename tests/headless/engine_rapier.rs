@@ -23,7 +23,7 @@ struct StreamSink {
     partial_pairs: u64,
 }
 
-impl pile::PileSink for StreamSink {
+impl pile::PileSink<pile::EngineBroadPhase> for StreamSink {
     type Error = std::io::Error;
     fn begin(&mut self, walls: &[TraceBox], dt: f32) -> std::io::Result<()> {
         let mut r = Recorder::to_file(&self.path, Hello::new("rapier2d 0.36 (test)", 2, dt))?;

@@ -14,6 +14,7 @@ mod cli_quality;
 mod cli_replay;
 mod cli_run;
 mod cli_sweep;
+mod engine_box2d;
 mod engine_parts;
 mod engine_rapier;
 mod live_link;
