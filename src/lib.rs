@@ -7,12 +7,14 @@
 //! `screenshot`). See ARCHITECTURE.md for the layers.
 //!
 //! - [`tree`]: the dynamic AABB tree; knows nothing of spheres, scenes or the UI.
-//! - [`scene`], [`broadphase`], [`trace`], [`stream`], [`replay`], [`sweep`], [`workload`],
-//!   [`motion`], [`fileio`], [`text`]: the model layer (see [`aabb_model`]).
+//! - [`scene`], [`broadphase`], [`trace`], [`stream`], [`source`], [`replay`], [`compare`],
+//!   [`sweep`], [`workload`], [`motion`], [`job`], [`fileio`], [`text`]: the model layer (see
+//!   [`aabb_model`]).
 //! - [`cli`]: the headless subcommands.
 
 pub use aabb_model::{
-    broadphase, compare, fileio, motion, replay, scene, stream, sweep, text, trace, tree, workload,
+    broadphase, compare, fileio, job, motion, replay, scene, source, stream, sweep, text, trace,
+    tree, workload,
 };
 pub mod cli;
 

@@ -215,6 +215,7 @@ fn box2ds_pairs_are_as_many_as_its_contacts_and_none_is_missed_at_every_step() {
             "broad_phase_ns",
             "candidate_pairs",
             "narrow_phase_ns",
+            "pairs_tested",
             "static_tree_height",
             "tree_height"
         ]
@@ -222,6 +223,11 @@ fn box2ds_pairs_are_as_many_as_its_contacts_and_none_is_missed_at_every_step() {
     );
     let candidate = s.timings["candidate_pairs"];
     assert_eq!(candidate.sum, pairs as f64);
+    // The narrow phase tested every contact: from its time over them, a pair test's cost.
+    assert_eq!(s.timings["pairs_tested"].sum, pairs as f64);
+    let costs = s.cost_fit.costs().expect("Box2D's pair test is costed");
+    assert_eq!(costs.pair_steps, spec.steps);
+    assert!(costs.ns_per_pair_test.is_finite() && costs.ns_per_pair_test > 0.0);
     // Every step's fat boxes were kept beside the trace, one per box.
     let last = info.engine_parts.steps.last().expect("parts kept");
     let fat = last.fat_boxes.as_ref().expect("fat boxes");

@@ -5,7 +5,7 @@
 //! A test waits for the worker with a bounded loop of frames, each first waiting for the
 //! running build to end (no sleeps).
 
-use aabb_app::health::HealthSample;
+use aabb_app::health_monitor::HealthSample;
 use aabb_app::prefs::{PrefChange, ViewMode};
 use aabb_app::views::health::{readout_text, warning_text};
 use aabb_app::views::timeline::TRACKS;

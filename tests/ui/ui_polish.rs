@@ -198,6 +198,25 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
         h.state().tree_node_screen_pos(root).is_some(),
         "the diagram draws it"
     );
+    // Changes follow the engine's tree: step 1 against step 0, both as the engine sent them.
+    h.get_by_label(aabb_app::views::tree::CHANGES_TOGGLE)
+        .click();
+    h.state_mut().apply(Command::Step, false);
+    h.run_steps(2);
+    let changes = h.state().tree_view().changes().expect("changes");
+    assert_eq!(changes.step, 1);
+    let d = changes.diff.as_ref().expect("both steps carried a tree");
+    let tree_at = |s: u64| {
+        h.state()
+            .engine_tree_at(s)
+            .map(aabb_app::views::tree::diff::TreeShape::of_engine)
+            .expect("a tree")
+    };
+    assert_eq!(
+        *d,
+        aabb_app::views::tree::diff::diff(&tree_at(0), &tree_at(1))
+    );
+    assert!(!d.is_empty(), "the boxes moved: the engine's tree changed");
     // And back.
     h.get_by_label("our tree").click();
     h.run_steps(2);

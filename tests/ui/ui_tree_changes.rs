@@ -5,11 +5,11 @@
 //! rebuilt from the recording once and then kept.
 
 use aabb_app::prefs::ViewMode;
-use aabb_app::sim::Sim;
 use aabb_app::views::tree::TreeDiff;
 use aabb_app::{Command, DebuggerApp};
 use aabb_debugger::broadphase::TreeRef;
 use aabb_debugger::scene::Scene;
+use aabb_debugger::source::Sim;
 use aabb_debugger::tree::NodeId;
 use eframe::egui;
 use egui::Vec2;

@@ -5,7 +5,6 @@ use super::commands::{Command, broadphase_name};
 use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
-use super::sim::{Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
 use super::state::{
     BeforeRestart, DiscardNote, FileRequest, KEPT_ON_EXPORT, KEPT_ON_OPEN, KEPT_ON_SAVE,
     KEPT_ON_SAVE_RECORDING, MAX_UNDO, SettingsUndo, State, recording_name, seek_error,
@@ -15,6 +14,9 @@ use crate::fileio::WriteOptions;
 use crate::replay::file::{LoadJob, LoadOutcome, Loaded};
 use crate::replay::{Edit, KeyframePolicy, Recording, TraceStart};
 use crate::scene::{Scene, SceneError, Simulation, Sphere};
+use crate::source::{
+    Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT,
+};
 use crate::tree::TreeConfig;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
@@ -909,7 +911,7 @@ impl State {
     fn save_recording(&mut self, path: PathBuf) {
         let path = FilePurpose::SaveRecording.with_extension(path);
         let steps = self.model.recording.last_step() + 1;
-        let Some(history) = super::sim::scene_history(self.model.recording.history()) else {
+        let Some(history) = crate::source::scene_history(self.model.recording.history()) else {
             self.model.status = TRACE_HAS_NO_RECORDING_FILE.to_owned();
             return;
         };

@@ -35,8 +35,8 @@
 //! modules import each other in no circle.
 //!
 //! 1. Values: `layout`, `camera`, `camera3d`, `clock`, `density`, `mesh`, `palette`, `pick`, `history`, `files`,
-//!    `health`, `sim` (a scene's or a trace's simulation); `prefs` (uses `layout`), `snapshot`
-//!    (uses `camera`, `sim`), `native_dialog` (uses `files`).
+//!    `health_monitor`; `prefs` (uses `layout`), `snapshot` (uses `camera` and the model's `source`,
+//!    a scene's or a trace's simulation), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
 //! 3. `state` (the [`State`](state::State) the views read; holds a pending `Command`).
 //! 4. `compare` (a comparison's side B, a second `State` stepped with the document's) and
@@ -52,7 +52,9 @@ use eframe::egui;
 
 // The model layer under the paths the app's modules use (`crate::scene::Scene`, ...).
 pub(crate) use aabb_model::compare as compare_model;
-pub(crate) use aabb_model::{broadphase, fileio, replay, scene, stream, sweep, text, trace, tree};
+pub(crate) use aabb_model::{
+    broadphase, fileio, replay, scene, source, stream, sweep, text, trace, tree,
+};
 
 mod apply;
 pub mod camera;
@@ -63,7 +65,7 @@ pub mod compare;
 pub mod density;
 pub mod files;
 pub mod frames;
-pub mod health;
+pub mod health_monitor;
 pub mod history;
 pub mod layout;
 pub mod live;
@@ -75,7 +77,6 @@ pub mod prefs;
 pub mod renderer;
 mod screenshot;
 mod shell;
-pub mod sim;
 pub mod snapshot;
 pub mod state;
 pub mod views;

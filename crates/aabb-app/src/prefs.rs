@@ -321,7 +321,7 @@ pub struct Prefs {
     /// The memory budget of the window's recording, bytes (see [`crate::replay`]).
     pub recording_budget: u64,
     /// The tree's health is measured every this many steps while playing (see
-    /// `app::health`; at once when paused or changed).
+    /// `health_monitor.rs`; at once when paused or changed).
     pub health_every: u64,
     /// The statistics warn that the tree has degraded when its cost passes this many times a
     /// fresh rebuild's.

@@ -148,7 +148,7 @@ impl DebuggerApp {
 
     /// The running simulation (a scene's or a trace's).
     #[must_use]
-    pub fn sim(&self) -> &super::sim::Sim {
+    pub fn sim(&self) -> &crate::source::Sim {
         &self.state.model.sim
     }
 
@@ -193,6 +193,12 @@ impl DebuggerApp {
     #[must_use]
     pub fn engine_step(&self) -> Option<&crate::stream::engine::EngineStep> {
         self.state.engine_step()
+    }
+
+    /// The engine's received tree at trace step `step`, when that step carried one.
+    #[must_use]
+    pub fn engine_tree_at(&self, step: u64) -> Option<&crate::stream::engine::EngineTree> {
+        self.state.engine_tree_at(step)
     }
 
     /// The pairs the engine's broad phase missed at the step shown.
@@ -294,7 +300,7 @@ impl DebuggerApp {
 
     /// The recording of the open document (the timeline's steps and edits).
     #[must_use]
-    pub fn recording(&self) -> &crate::replay::Recording<super::sim::Sim> {
+    pub fn recording(&self) -> &crate::replay::Recording<crate::source::Sim> {
         &self.state.model.recording
     }
 
@@ -348,12 +354,12 @@ impl DebuggerApp {
 
     /// The tree's health samples (the statistics' readout, the timeline's track).
     #[must_use]
-    pub fn health(&self) -> &super::health::Health {
+    pub fn health(&self) -> &super::health_monitor::Health {
         &self.state.model.health
     }
 
     /// Measures the tree's health on the UI thread, at once (true), or on a worker thread
-    /// (false, the window's default): see [`Health::set_on_ui_thread`](super::health::Health::set_on_ui_thread).
+    /// (false, the window's default): see [`Health::set_on_ui_thread`](super::health_monitor::Health::set_on_ui_thread).
     pub fn set_health_on_ui_thread(&mut self, on: bool) {
         self.state.model.health.set_on_ui_thread(on);
     }
@@ -867,11 +873,11 @@ impl DebuggerApp {
         });
     }
 
-    /// The tree's health (see `health.rs`): files a fresh build that has ended and starts one
+    /// The tree's health (see `health_monitor.rs`): files a fresh build that has ended and starts one
     /// when a sample is due; draws again soon while one runs or one was just filed.
     fn tick_health(&mut self, ctx: &egui::Context) {
         let m = &mut self.state.model;
-        let watch = super::health::Watch {
+        let watch = super::health_monitor::Watch {
             tree: m.sim.broadphase().tree_view(),
             step: m.sim.step_index(),
             document_id: m.document_id,
@@ -889,7 +895,7 @@ impl DebuggerApp {
 /// egui's own longest click, seconds, before the allowance for slow frames.
 const CLICK_SECS: f64 = 0.8;
 
-/// How often the window looks for the result of a running fresh build (see `health.rs`).
+/// How often the window looks for the result of a running fresh build (see `health_monitor.rs`).
 const HEALTH_POLL: std::time::Duration = std::time::Duration::from_millis(30);
 
 /// The splitter between the world and the tree: drag it to share the area differently,

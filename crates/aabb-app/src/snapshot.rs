@@ -7,9 +7,9 @@
 //! node and proxy slot (hash maps of 10,000 entries cost more than the rest together).
 
 use super::camera::{Plane, WorldRect};
-use super::sim::Sim;
 use crate::broadphase::TreeRef;
 use crate::scene::ids_fit_a_table;
+use crate::source::Sim;
 use crate::tree::{Aabb, DynamicTree, NodeId, ProxyId, Vector};
 use glam::{Vec2, Vec3};
 

@@ -9,11 +9,11 @@ use super::files::{ExportFormat, FilePurpose};
 use super::history::RecentSteps;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::{Layers, Prefs};
-use super::sim::{Origin, Sim};
 use super::snapshot::Snapshot;
 use crate::broadphase::{BroadphaseError, BroadphaseKind, TreeRef};
 use crate::replay::{Edit, Recording, Replay, ReplayError};
 use crate::scene::{Scene, SceneError, ViewSettings};
+use crate::source::{Origin, Sim};
 use crate::tree::Aabb;
 use glam::{Vec2, Vec3};
 use std::path::PathBuf;
@@ -81,8 +81,8 @@ pub struct Model {
     /// What a restart (Reset, or Apply of the generator) replaced, until the next step or
     /// edit: Undo brings it back, recording and all (a key press must not lose a long run).
     pub before_restart: Option<Box<BeforeRestart>>,
-    /// The tree's health sampled by step beside the recording (see `app::health`).
-    pub health: super::health::Health,
+    /// The tree's health sampled by step beside the recording (see `health_monitor.rs`).
+    pub health: super::health_monitor::Health,
 }
 
 /// The most time the clock spends stepping in one frame (see `State::advance_time`).
@@ -260,7 +260,7 @@ pub struct State {
 /// A step running on the stepping thread: a copy of the simulation steps there while the
 /// window goes on drawing the one shown and taking input (see `State::advance_time`).
 struct StepJob {
-    handle: std::thread::JoinHandle<(Sim, Result<(), SceneError>, std::time::Duration)>,
+    handle: aabb_model::job::Job<(), (Sim, Result<(), SceneError>, std::time::Duration)>,
     /// The model's document and revision when it started: a change since (an edit, a new
     /// setting, another document, the timeline moved) makes its result stale, and it is
     /// dropped; the next step starts from the changed model.
@@ -316,7 +316,7 @@ impl State {
                 discarded: None,
                 discard_note: None,
                 before_restart: None,
-                health: super::health::Health::default(),
+                health: super::health_monitor::Health::default(),
             },
             prefs,
             view: ViewState {
@@ -381,7 +381,7 @@ impl State {
                 discarded: None,
                 discard_note: None,
                 before_restart: None,
-                health: super::health::Health::default(),
+                health: super::health_monitor::Health::default(),
             },
             prefs: self.prefs.clone(),
             view: ViewState {
@@ -680,13 +680,11 @@ impl State {
         }
         let mut sim = self.model.sim.clone();
         let key = (self.model.document_id, self.model.rev);
-        let spawned = std::thread::Builder::new()
-            .name("stepping".to_owned())
-            .spawn(move || {
-                let started = std::time::Instant::now();
-                let outcome = Replay::step(&mut sim);
-                (sim, outcome, started.elapsed())
-            });
+        let spawned = aabb_model::job::Job::spawn("stepping", std::sync::Arc::new(()), move |_| {
+            let started = std::time::Instant::now();
+            let outcome = Replay::step(&mut sim);
+            (sim, outcome, started.elapsed())
+        });
         match spawned {
             Ok(handle) => self.stepping = Some(StepJob { handle, key }),
             Err(_) => self.step_once(),
@@ -728,10 +726,12 @@ impl State {
                 self.model.sim = sim;
                 self.after_step(outcome);
             }
-            Err(_) => {
+            Err(message) => {
                 self.model.playing = false;
                 self.model.status = format!(
-                    "Paused: a step failed on the stepping thread; the scene is kept at step {}.",
+                    "Paused: a step failed on the stepping thread ({}); the scene is kept at \
+                     step {}.",
+                    crate::text::excerpt(&message, 200),
                     self.model.sim.step_index()
                 );
             }
@@ -747,6 +747,23 @@ impl State {
         let at = self.model.sim.step_index();
         let k = record.steps.binary_search_by_key(&at, |s| s.index).ok()?;
         record.steps.get(k)
+    }
+
+    /// The engine's received tree at trace step `step`, when that step carried one.
+    #[must_use]
+    pub fn engine_tree_at(&self, step: u64) -> Option<&crate::stream::engine::EngineTree> {
+        let record = self.model.engine.as_deref()?;
+        let k = record.steps.binary_search_by_key(&step, |s| s.index).ok()?;
+        record.steps.get(k)?.tree.as_ref()
+    }
+
+    /// True when the views show the engine's received tree in place of ours (asked for, and
+    /// the document has one; while B shows it beside, A shows ours).
+    #[must_use]
+    pub fn shows_engine_tree(&self) -> bool {
+        self.prefs.views_show_engine_tree
+            && self.model.engine.is_some()
+            && !(self.compare.is_some() && self.prefs.compare_b_engine_tree)
     }
 
     /// The pairs the engine missed at the step shown (as far as the record lists them).
@@ -877,10 +894,7 @@ impl State {
         if self.model.doc.dimensions != 3 {
             self.view.plane = Plane::XY;
         }
-        // While B shows the engine's tree beside, A shows ours.
-        let engine_tree = self.prefs.views_show_engine_tree
-            && self.model.engine.is_some()
-            && !(self.compare.is_some() && self.prefs.compare_b_engine_tree);
+        let engine_tree = self.shows_engine_tree();
         let key = (self.model.rev, self.view.plane, engine_tree);
         if self.snapshot_key == Some(key) {
             return;

@@ -14,17 +14,23 @@
 //!   in parallel, with a recommendation, and its export (JSON, CSV, a table).
 //! - [`trace`]: traces of boxes from other engines (a text format, its reader and writer) and
 //!   the simulation that replays them through the broad phases.
+//! - [`source`]: what is stepped, a scene's simulation or a trace's, behind one type (the
+//!   window's document and its recordings).
 //! - [`stream`]: the live link: an engine's binary stream of boxes (a file, or a TCP
 //!   connection from a recorder), read into a trace.
+//! - [`job`]: work on a thread of its own with progress and cancel, one type for every long
+//!   job.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
 //! - [`text`]: messages that quote a user's file, made safe to print.
 
 pub mod broadphase;
 pub mod compare;
 pub mod fileio;
+pub mod job;
 pub mod motion;
 pub mod replay;
 pub mod scene;
+pub mod source;
 pub mod stream;
 pub mod sweep;
 pub mod text;

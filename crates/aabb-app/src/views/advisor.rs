@@ -14,7 +14,7 @@ use eframe::egui;
 use super::View;
 use crate::commands::Command;
 use crate::files::ExportFormat;
-use crate::sim::Sim;
+use crate::source::Sim;
 use crate::state::State;
 use crate::sweep::export::{SweepJson, csv};
 use crate::sweep::{

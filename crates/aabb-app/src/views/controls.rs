@@ -211,7 +211,7 @@ impl View for Controls {
         ui.separator();
         ui.heading("Generated spheres");
         // A trace's boxes come from its file: the generator is off, and says why.
-        let why = format!("{}.", crate::sim::TRACE_HAS_NO_SPHERES);
+        let why = format!("{}.", crate::source::TRACE_HAS_NO_SPHERES);
         ui.add_enabled_ui(!state.model.sim.is_trace(), |ui| {
             generator_ui(ui, state, out);
         })
@@ -284,7 +284,7 @@ impl View for Controls {
                 let trace = state.model.sim.is_trace();
                 ui.label(format!("{} {id}", if trace { "Box" } else { "Sphere" }));
                 ui.horizontal(|ui| {
-                    let why = format!("{}.", crate::sim::TRACE_HAS_NO_SPHERES);
+                    let why = format!("{}.", crate::source::TRACE_HAS_NO_SPHERES);
                     if ui
                         .add_enabled(!trace, egui::Button::new("Delete"))
                         .on_disabled_hover_text(&why)

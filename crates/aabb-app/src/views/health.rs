@@ -12,7 +12,7 @@ use egui::{Color32, Pos2, Rect, RichText, Shape, Stroke, pos2};
 
 use crate::broadphase::health::RebuildKind;
 use crate::commands::Command;
-use crate::health::{Health, HealthSample};
+use crate::health_monitor::{Health, HealthSample};
 use crate::prefs::PrefChange;
 use crate::state::State;
 use crate::tree::{RebuildMethod, TreeConfig};

@@ -40,7 +40,7 @@ impl View for MenuBar {
                 }
                 // A trace is input: Save and Save As are off, and say why.
                 let savable = !state.model.sim.is_trace();
-                let why = format!("{}.", crate::sim::TRACE_IS_INPUT);
+                let why = format!("{}.", crate::source::TRACE_IS_INPUT);
                 if ui
                     .add_enabled(savable, egui::Button::new("Save").shortcut_text("Ctrl+S"))
                     .on_disabled_hover_text(&why)
@@ -64,7 +64,10 @@ impl View for MenuBar {
                         "Every step and edit since the scene was opened, as a .rec file \
                          (open it again, or `aabb-debugger replay` it).",
                     )
-                    .on_disabled_hover_text(format!("{}.", crate::sim::TRACE_HAS_NO_RECORDING_FILE))
+                    .on_disabled_hover_text(format!(
+                        "{}.",
+                        crate::source::TRACE_HAS_NO_RECORDING_FILE
+                    ))
                     .clicked()
                 {
                     out.push(Command::SaveRecordingDialog);

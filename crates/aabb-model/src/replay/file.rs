@@ -661,8 +661,7 @@ pub fn load_and_rebuild(
 /// [`LoadJob::is_finished`], then [`LoadJob::wait`]; [`LoadJob::cancel`] stops it soon.
 pub struct LoadJob {
     path: PathBuf,
-    control: Arc<LoadControl>,
-    thread: std::thread::JoinHandle<Result<LoadOutcome, LoadError>>,
+    job: crate::job::Job<LoadControl, Result<LoadOutcome, LoadError>>,
 }
 
 impl LoadJob {
@@ -679,15 +678,13 @@ impl LoadJob {
         control: Arc<LoadControl>,
     ) -> Result<LoadJob, LoadError> {
         let worker_path = path.to_path_buf();
-        let worker_control = Arc::clone(&control);
-        let thread = std::thread::Builder::new()
-            .name("open-recording".to_owned())
-            .spawn(move || load_and_rebuild(&worker_path, policy, &worker_control))
-            .map_err(|e| LoadError::Worker(format!("could not start a thread: {e}")))?;
+        let job = crate::job::Job::spawn("open-recording", control, move |control| {
+            load_and_rebuild(&worker_path, policy, control)
+        })
+        .map_err(LoadError::Worker)?;
         Ok(LoadJob {
             path: path.to_path_buf(),
-            control,
-            thread,
+            job,
         })
     }
 
@@ -700,28 +697,23 @@ impl LoadJob {
     /// How far it has got.
     #[must_use]
     pub fn progress(&self) -> LoadProgress {
-        self.control.progress()
+        self.job.control().progress()
     }
 
     /// Asks it to stop (see [`LoadControl::cancel`]).
     pub fn cancel(&self) {
-        self.control.cancel();
+        self.job.control().cancel();
     }
 
     /// True once it has ended: [`LoadJob::wait`] then returns at once.
     #[must_use]
     pub fn is_finished(&self) -> bool {
-        self.thread.is_finished()
+        self.job.is_finished()
     }
 
     /// Waits for the end and returns the outcome.
     pub fn wait(self) -> Result<LoadOutcome, LoadError> {
-        self.thread.join().unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_owned());
+        self.job.join().unwrap_or_else(|message| {
             Err(LoadError::Worker(format!(
                 "opening the recording failed: {message}"
             )))

@@ -7,11 +7,11 @@ pub mod boxlist;
 mod format;
 mod generate;
 mod model;
-mod sim;
+mod simulation;
 mod validate;
 
 pub use format::is_json_path;
-pub use sim::{Simulation, ids_fit_a_table};
+pub use simulation::{Simulation, ids_fit_a_table};
 
 use crate::fileio::{ReadError, WriteError, WriteOptions};
 use crate::text::{clean_message, escape_controls};

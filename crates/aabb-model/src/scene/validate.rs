@@ -2,7 +2,7 @@
 //! or section and field, the rule and the value found.
 
 use super::model::{fmt_numbers, newer_message};
-use super::sim::tight_box_at;
+use super::simulation::tight_box_at;
 use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere, StaticBox};
 use crate::tree::{Aabb, TreeConfig, TreeError, fat_box};
 use glam::Vec3;

@@ -678,12 +678,9 @@ impl SweepPlan {
     pub fn start(self) -> Result<SweepHandle, SweepError> {
         let control = Arc::new(SweepControl::new());
         control.set_totals(self.points.len(), self.spec.steps);
-        let shared = Arc::clone(&control);
-        let thread = std::thread::Builder::new()
-            .name("sweep".to_owned())
-            .spawn(move || self.run(&shared))
-            .map_err(|e| SweepError::Threads(e.to_string()))?;
-        Ok(SweepHandle { control, thread })
+        let job = crate::job::Job::spawn("sweep", control, move |control| self.run(control))
+            .map_err(SweepError::Threads)?;
+        Ok(SweepHandle { job })
     }
 }
 
@@ -805,49 +802,40 @@ fn run_steps(
 /// A sweep running on a thread of its own ([`SweepPlan::start`]).
 #[derive(Debug)]
 pub struct SweepHandle {
-    control: Arc<SweepControl>,
-    thread: std::thread::JoinHandle<Result<SweepOutcome, SweepError>>,
+    job: crate::job::Job<SweepControl, Result<SweepOutcome, SweepError>>,
 }
 
 impl SweepHandle {
     /// How far it has got.
     #[must_use]
     pub fn progress(&self) -> Progress {
-        self.control.progress()
+        self.job.control().progress()
     }
 
     /// Asks it to stop (see [`SweepControl::cancel`]); [`SweepHandle::wait`] then returns
     /// [`SweepOutcome::Cancelled`] within about one step of each running point.
     pub fn cancel(&self) {
-        self.control.cancel();
+        self.job.control().cancel();
     }
 
     /// True once the sweep has ended (finished, cancelled or failed): [`SweepHandle::wait`]
     /// then returns at once.
     #[must_use]
     pub fn is_finished(&self) -> bool {
-        self.thread.is_finished()
+        self.job.is_finished()
     }
 
     /// The control it runs under (shared: cancel and progress from any thread).
     #[must_use]
     pub fn control(&self) -> Arc<SweepControl> {
-        Arc::clone(&self.control)
+        Arc::clone(self.job.control())
     }
 
     /// Waits for the end and returns the outcome.
     pub fn wait(self) -> Result<SweepOutcome, SweepError> {
-        match self.thread.join() {
-            Ok(outcome) => outcome,
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".to_owned());
-                Err(SweepError::Panicked(message))
-            }
-        }
+        self.job
+            .join()
+            .unwrap_or_else(|message| Err(SweepError::Panicked(message)))
     }
 }
 

@@ -52,11 +52,11 @@
 //! whose tight boxes overlap.
 
 mod format;
-mod sim;
+mod simulation;
 
 pub use format::{
     DEFAULT_TRACE_DT, MAX_TRACE_BYTES, STREAM_EXTENSION, TRACE_MAGIC, TRACE_VERSION, Trace,
     TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits, TraceReader, TraceWriter,
     is_trace_path,
 };
-pub use sim::{Stepper, TraceSimulation};
+pub use simulation::{Stepper, TraceSimulation};

@@ -94,8 +94,10 @@ pub struct ShapeNode {
 pub struct TreeShape {
     /// The nodes, parents before children.
     pub nodes: Vec<ShapeNode>,
-    /// Node id to index in `nodes` (dense: ids are pool slots).
+    /// Node id to index in `nodes` for ids below [`SLOT_IDS`] (ours are pool slots, dense).
     slot: Vec<u32>,
+    /// The same for ids from [`SLOT_IDS`] up (a received tree's may be any u32).
+    far: std::collections::BTreeMap<u32, u32>,
     /// Every node's fingerprint with its index, sorted (unique within a tree; looked up by
     /// binary search, so nothing depends on hash order).
     sorted: Vec<(SetKey, u32)>,
@@ -107,6 +109,10 @@ pub struct TreeShape {
 /// Marks an empty entry of [`TreeShape`]'s id table.
 const NONE: u32 = u32::MAX;
 
+/// Ids below this are found through a table, the rest through a map (a table of any u32
+/// would take gigabytes).
+const SLOT_IDS: u32 = 1 << 20;
+
 impl TreeShape {
     /// The shape of the simulation's tree (empty for the other broad phases and an empty
     /// tree).
@@ -117,6 +123,47 @@ impl TreeShape {
             Some(TreeRef::D2(tree)) => shape.walk(tree),
             Some(TreeRef::D3(tree)) => shape.walk(tree),
             None => {}
+        }
+        shape.finish();
+        shape
+    }
+
+    /// The shape of an engine's received tree (depth first from its root, whatever order its
+    /// nodes came in; nodes the root does not reach are left out).
+    #[must_use]
+    pub fn of_engine(tree: &crate::stream::engine::EngineTree) -> TreeShape {
+        use crate::stream::engine::NodeKind;
+        let by_id: std::collections::BTreeMap<u32, usize> = tree
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.id, k))
+            .collect();
+        let mut shape = TreeShape::default();
+        let mut taken = vec![false; tree.nodes.len()];
+        let mut stack: Vec<usize> = tree
+            .root
+            .and_then(|r| by_id.get(&r).copied())
+            .into_iter()
+            .collect();
+        while let Some(k) = stack.pop() {
+            if std::mem::replace(&mut taken[k], true) {
+                continue;
+            }
+            let n = &tree.nodes[k];
+            let (sphere, kids) = match n.kind {
+                NodeKind::Leaf(id) => (Some(id), None),
+                NodeKind::Branch(kids) => (None, Some(kids)),
+            };
+            shape.push(
+                NodeId(n.id),
+                n.parent.map(NodeId),
+                sphere,
+                Aabb::new(Vec3::from(n.min), Vec3::from(n.max)),
+            );
+            if let Some([a, b]) = kids {
+                stack.extend([b, a].into_iter().filter_map(|c| by_id.get(&c).copied()));
+            }
         }
         shape.finish();
         shape
@@ -146,11 +193,15 @@ impl TreeShape {
         aabb: Aabb<Vec3>,
     ) {
         let index = self.nodes.len();
-        let slot = id.0 as usize;
-        if self.slot.len() <= slot {
-            self.slot.resize(slot + 1, NONE);
+        if id.0 < SLOT_IDS {
+            let slot = id.0 as usize;
+            if self.slot.len() <= slot {
+                self.slot.resize(slot + 1, NONE);
+            }
+            self.slot[slot] = index as u32;
+        } else {
+            self.far.insert(id.0, index as u32);
         }
-        self.slot[slot] = index as u32;
         let parent = parent.and_then(|p| self.index_of(p));
         let depth = parent.map_or(0, |p| self.nodes[p].depth + 1);
         self.nodes.push(ShapeNode {
@@ -211,6 +262,9 @@ impl TreeShape {
     /// The index in `nodes` of the node with this id.
     #[must_use]
     pub fn index_of(&self, id: NodeId) -> Option<usize> {
+        if id.0 >= SLOT_IDS {
+            return self.far.get(&id.0).map(|&v| v as usize);
+        }
         self.slot
             .get(id.0 as usize)
             .copied()
@@ -447,7 +501,7 @@ impl Changes {
 #[derive(Default)]
 pub struct DiffCache {
     shapes: std::collections::VecDeque<(StepKey, TreeShape)>,
-    computed_for: Option<(u64, u64)>,
+    computed_for: Option<(u64, u64, bool)>,
     changes: Option<Changes>,
     /// Steps rebuilt from the recording so far (tests check the cache with it).
     rebuilt: u64,
@@ -468,13 +522,30 @@ impl DiffCache {
 
     /// Computes the changes of the state's simulation when it changed since the last call.
     pub fn update(&mut self, state: &State) {
-        let key = (state.model.rev, state.model.document_id);
+        let engine = state.shows_engine_tree();
+        let key = (state.model.rev, state.model.document_id, engine);
         if self.computed_for == Some(key) {
             return;
         }
         self.computed_for = Some(key);
         let sim = &state.model.sim;
         let step = sim.step_index();
+        if engine {
+            // The engine's received trees: each step's is in the record, nothing to rebuild.
+            let shape_of = |s: u64| state.engine_tree_at(s).map(TreeShape::of_engine);
+            let diff = match (shape_of(step), step.checked_sub(1)) {
+                (None, _) => Err(format!("The engine sent no tree at step {step}.")),
+                (Some(cur), None) => Ok(diff(&TreeShape::default(), &cur)),
+                (Some(cur), Some(prev)) => match shape_of(prev) {
+                    Some(prev) => Ok(diff(&prev, &cur)),
+                    None => Err(format!(
+                        "The engine sent no tree at step {prev}: no changes shown."
+                    )),
+                },
+            };
+            self.changes = Some(Changes { step, diff });
+            return;
+        }
         let cur = TreeShape::of(sim.broadphase());
         let diff = match step.checked_sub(1) {
             None => Ok(diff(&TreeShape::default(), &cur)),
@@ -596,6 +667,59 @@ mod tests {
             (2, Some(5), Some(2), b(4.0, 6.0)),
             (3, Some(5), Some(3), b(6.0, 8.0)),
         ])
+    }
+
+    #[test]
+    fn a_received_tree_has_the_shape_of_its_walk_whatever_its_order_and_ids() {
+        use crate::stream::engine::{EngineTree, NodeKind, TreeNode};
+        // four() as an engine would send it: ids far up, children before parents.
+        let far = |id: u32| id.wrapping_mul(0x9E37_79B9) | 0x8000_0000;
+        let rows = [
+            (3, Some(5), Some(3), b(6.0, 8.0)),
+            (0, Some(4), Some(0), b(0.0, 2.0)),
+            (2, Some(5), Some(2), b(4.0, 6.0)),
+            (1, Some(4), Some(1), b(2.0, 4.0)),
+            (5, Some(6), None, b(4.0, 8.0)),
+            (4, Some(6), None, b(0.0, 4.0)),
+            (6, None, None, b(0.0, 8.0)),
+        ];
+        let children = |id: u32| -> [u32; 2] {
+            match id {
+                6 => [far(4), far(5)],
+                4 => [far(0), far(1)],
+                _ => [far(2), far(3)],
+            }
+        };
+        let tree = EngineTree {
+            root: Some(far(6)),
+            partial: false,
+            nodes: rows
+                .iter()
+                .map(|&(id, parent, sphere, aabb)| TreeNode {
+                    id: far(id),
+                    parent: parent.map(far),
+                    kind: sphere.map_or_else(|| NodeKind::Branch(children(id)), NodeKind::Leaf),
+                    min: aabb.min.to_array(),
+                    max: aabb.max.to_array(),
+                    height: u32::from(sphere.is_none()) + u32::from(id == 6),
+                    enlarged: false,
+                })
+                .collect(),
+        };
+        let got = TreeShape::of_engine(&tree);
+        let want = four();
+        assert_eq!(got.nodes.len(), want.nodes.len());
+        for (g, w) in got.nodes.iter().zip(&want.nodes) {
+            assert_eq!(g.id, NodeId(far(w.id.0)));
+            assert_eq!(
+                (g.parent, g.sphere, g.aabb, g.leaves, g.depth, g.end),
+                (w.parent, w.sphere, w.aabb, w.leaves, w.depth, w.end)
+            );
+            assert_eq!(got.index_of(g.id), want.index_of(w.id));
+        }
+        assert!(got.slot.is_empty(), "no table of far ids");
+        // The same sets of spheres: nothing changed against ours.
+        assert!(diff(&want, &got).is_empty());
     }
 
     #[test]

@@ -17,12 +17,12 @@
 //! what "the same node" is across steps. It follows the step shown: playing, stepping, or a
 //! past step of the timeline (the previous step rebuilt from the recording and kept).
 
+pub mod diagram;
 pub mod diff;
-pub mod layout;
 
 pub use diff::{Change, Changes, DiffCache, TreeDiff};
 
-pub use layout::{FoldKey, Folding, LayoutItem, TreeLayout, letters};
+pub use diagram::{FoldKey, Folding, LayoutItem, TreeLayout, letters};
 
 use eframe::egui;
 

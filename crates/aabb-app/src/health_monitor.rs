@@ -18,7 +18,6 @@ use crate::broadphase::TreeRef;
 use crate::broadphase::health::{FreshBuild, LeafBoxes, Shape, cost_ratio, least_height};
 use crate::tree::TreeError;
 use std::collections::BTreeMap;
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// One measurement of the tree's health at a step.
@@ -80,9 +79,9 @@ type BuildResult = Result<FreshBuild, TreeError>;
 /// A fresh build running on the worker thread, and the live figures taken with its boxes.
 struct Job {
     /// The worker, until it is joined.
-    handle: Option<JoinHandle<BuildResult>>,
-    /// Its result once joined.
-    ended: Option<std::thread::Result<BuildResult>>,
+    handle: Option<aabb_model::job::Job<(), BuildResult>>,
+    /// Its result once joined (`Err`: the message the build panicked with).
+    ended: Option<Result<BuildResult, String>>,
     document_id: u64,
     step: u64,
     live: Shape,
@@ -239,9 +238,10 @@ impl Health {
             });
             return;
         }
-        let spawned = std::thread::Builder::new()
-            .name("tree-health".to_owned())
-            .spawn(move || boxes.best_rebuild());
+        let spawned =
+            aabb_model::job::Job::spawn("tree-health", std::sync::Arc::new(()), move |_| {
+                boxes.best_rebuild()
+            });
         match spawned {
             Ok(handle) => {
                 self.job = Some(Job {
@@ -253,7 +253,7 @@ impl Health {
                     stale: false,
                 });
             }
-            Err(e) => self.error = Some(format!("could not start the fresh build: {e}")),
+            Err(e) => self.error = Some(format!("the fresh build was not started: {e}")),
         }
     }
 
@@ -290,7 +290,9 @@ impl Health {
                 return true;
             }
             Ok(Err(e)) => self.error = Some(format!("the fresh build refused the leaves: {e}")),
-            Err(_) => self.error = Some("the fresh build stopped with a panic".to_owned()),
+            Err(message) => {
+                self.error = Some(format!("the fresh build stopped with a panic: {message}"));
+            }
         }
         false
     }

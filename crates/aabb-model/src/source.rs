@@ -1,6 +1,6 @@
-//! [`Sim`]: what the window runs, a scene's [`Simulation`] or a trace's [`TraceSimulation`],
-//! behind one type, so the model, the recording ([`Recording<Sim>`](crate::replay::Recording))
-//! and the views read one thing. What both do (stepping, the tree settings, the broad phase,
+//! [`Sim`]: what is stepped, a scene's [`Simulation`] or a trace's [`TraceSimulation`],
+//! behind one type, so the window's model, its recording
+//! ([`Recording<Sim>`](crate::replay::Recording)), its views and `compare` read one thing. What both do (stepping, the tree settings, the broad phase,
 //! rebuild, the pair limit, the report, the broad phase to draw) is a method here; what only
 //! a scene does (its spheres: add, move, delete, generate, save) goes through
 //! [`Sim::spheres_mut`], which refuses for a trace with a message saying why.
