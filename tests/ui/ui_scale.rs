@@ -284,3 +284,54 @@ fn slow_steps_run_on_the_stepping_thread_and_equal_the_frames_own_steps() {
         h.state().recording().last_step()
     );
 }
+
+#[test]
+fn a_comparisons_side_b_steps_on_the_stepping_thread_beside_the_documents_step() {
+    // As above, comparing margin 0.1 with 0.4 from step 0: B's step is made beside A's on
+    // the stepping thread and recorded as the frame would record it.
+    let scene = generated(30_000);
+    let b = aabb_debugger::compare::Side {
+        kind: aabb_debugger::broadphase::BroadphaseKind::Tree,
+        config: aabb_debugger::tree::TreeConfig {
+            margin: 0.4,
+            ..scene.tree
+        },
+    };
+    let mut h = background_harness(scene.clone());
+    h.state_mut()
+        .apply(aabb_app::Command::StartCompare(b.clone()), false);
+    assert!(frames_until(&mut h, |app| app.stepping_in_background()));
+    assert!(frames_until(&mut h, |app| app.sim().step_index() >= 2));
+    h.get_all_by_label("Pause").next().expect("Pause").click();
+    h.step();
+    assert!(frames_until(&mut h, |app| !app.stepping_in_background()));
+    h.run_steps(2);
+    let at = h.state().sim().step_index();
+    let run = h.state().compare().expect("comparing");
+    assert_eq!(run.b.model.sim.step_index(), at);
+    assert_eq!(run.b.model.recording.last_step(), at);
+    assert_eq!(run.rows.last().map(|r| r.step), Some(at));
+    assert!(
+        run.steps_beside >= 1,
+        "B stepped beside A on the stepping thread"
+    );
+    // The same comparison stepped in the frame: the same B, the same rows.
+    // (The window played from its first frame: the comparison starts where it was then.)
+    let from = run.started_at;
+    let mut same = harness(scene, Vec2::new(1280.0, 800.0), 1.0 / 60.0);
+    for _ in 0..from {
+        same.state_mut().apply(aabb_app::Command::Step, false);
+    }
+    same.state_mut()
+        .apply(aabb_app::Command::StartCompare(b), false);
+    for _ in from..at {
+        same.state_mut().apply(aabb_app::Command::Step, false);
+    }
+    same.run_steps(1);
+    let want = same.state().compare().expect("comparing");
+    assert_eq!(
+        want.b.model.sim.structure_hash(),
+        run.b.model.sim.structure_hash()
+    );
+    assert_eq!(want.rows, run.rows);
+}

@@ -87,7 +87,7 @@ impl State {
         file: &str,
     ) -> Result<(Recording<Sim>, Sim), SceneError> {
         let (mut recording, sim) =
-            Recording::start_from(origin, file, self.model.kind, self.model.pair_limit)?;
+            Recording::start_from(origin, file, self.model.kind(), self.model.pair_limit())?;
         recording.set_budget_bytes(self.prefs.recording_budget_bytes());
         Ok((recording, sim))
     }
@@ -111,11 +111,10 @@ impl State {
         }
     }
 
-    /// The settings the controls show (tree settings, broad phase, pair limit) become the
-    /// simulation's: at a recorded step they are those in force then.
+    /// The document's tree settings become the simulation's: at a recorded step they are
+    /// those in force then (the broad phase and the pair limit are read from the simulation
+    /// itself).
     fn follow_sim_settings(&mut self) {
-        self.model.kind = self.model.sim.broadphase_kind();
-        self.model.pair_limit = self.model.sim.pair_limit();
         self.model.doc.tree = self.model.sim.tree_settings();
     }
 
@@ -261,7 +260,6 @@ impl State {
                 // Switched, but the pairs passed the limit: `sync_stopped` says so.
                 Ok(_) | Err(SceneError::Step { .. }) => {
                     self.record_edit(Edit::SetBroadphase(kind));
-                    self.model.kind = kind;
                     self.model.rev += 1;
                     self.record_step();
                     self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
@@ -269,7 +267,6 @@ impl State {
                 Err(e) => self.model.status = format!("Broad phase refused: {e}"),
             },
             Command::SetPairLimit(limit) => {
-                self.model.pair_limit = limit;
                 let outcome = self.model.sim.set_pair_limit(limit).map(|_| ());
                 if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
                     self.record_edit(Edit::SetPairLimit(limit as u64));

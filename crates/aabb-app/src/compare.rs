@@ -58,6 +58,8 @@ pub struct CompareRun {
     pub rows: Vec<CompareRow>,
     /// The difference at the step shown, when B is at A's step.
     pub here: Option<StepDiff>,
+    /// B's steps made on the stepping thread beside A's (the rest B made here).
+    pub steps_beside: u64,
 }
 
 impl CompareRun {
@@ -136,6 +138,7 @@ impl State {
             started_at: at,
             rows: Vec::new(),
             here: None,
+            steps_beside: 0,
         };
         run.b.model.status.clear();
         self.compare = Some(run);
@@ -169,6 +172,18 @@ impl State {
         let from = if stepped { at.saturating_sub(1) } else { at };
         if b.model.sim.step_index() != from && from <= b.model.recording.last_step() {
             b.seek_to(from);
+        }
+        // B's step made on the stepping thread beside A's: recorded as a step made here.
+        if let Some((sim, outcome)) = self.b_stepped.take()
+            && stepped
+            && b.model.sim.step_index() == from
+            && sim.step_index() == at
+            && !b.at_past_step()
+            && b.model.recording.record_step(&sim).is_ok()
+        {
+            b.model.sim = sim;
+            b.after_step(outcome);
+            run.steps_beside += 1;
         }
         while b.model.sim.step_index() < at {
             let before = b.model.sim.step_index();

@@ -216,7 +216,7 @@ impl DebuggerApp {
     /// The most candidate pairs a step may find.
     #[must_use]
     pub fn pair_limit(&self) -> usize {
-        self.state.model.pair_limit
+        self.state.model.pair_limit()
     }
 
     /// The error shown in the error window, if any.

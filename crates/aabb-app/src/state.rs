@@ -29,8 +29,6 @@ pub struct Model {
     /// The running simulation: a scene's, or a trace's (then `doc` is a scene made to
     /// describe it: its name, dimensions, bounds as the world, and the tree settings).
     pub sim: Sim,
-    /// The broad phase in use.
-    pub kind: BroadphaseKind,
     /// Bumped on every change of the simulation, so views know when to refresh.
     pub rev: u64,
     /// Playing or paused.
@@ -51,8 +49,6 @@ pub struct Model {
     /// Why the simulation stopped and paused (the pair limit, or a body the broad phase
     /// refused); shown until it runs again.
     pub stopped: Option<String>,
-    /// The most candidate pairs a step may find (kept across scenes).
-    pub pair_limit: usize,
     /// Tree settings to go back to, the latest last ([`Command::Undo`]); cleared when another
     /// document is opened or the scene restarts with new spheres.
     pub undo: Vec<SettingsUndo>,
@@ -83,6 +79,20 @@ pub struct Model {
     pub before_restart: Option<Box<BeforeRestart>>,
     /// The tree's health sampled by step beside the recording (see `health_monitor.rs`).
     pub health: super::health_monitor::Health,
+}
+
+impl Model {
+    /// The broad phase in use (the simulation's).
+    #[must_use]
+    pub fn kind(&self) -> BroadphaseKind {
+        self.sim.broadphase_kind()
+    }
+
+    /// The most candidate pairs a step may find (the simulation's; kept across documents).
+    #[must_use]
+    pub fn pair_limit(&self) -> usize {
+        self.sim.pair_limit()
+    }
 }
 
 /// The most time the clock spends stepping in one frame (see `State::advance_time`).
@@ -255,17 +265,29 @@ pub struct State {
     stepping: Option<StepJob>,
     /// The comparison running beside the document, if one does (see `compare.rs`).
     pub compare: Option<super::compare::CompareRun>,
+    /// Side B one step on, stepped on the stepping thread beside the document's step: taken
+    /// when B follows that step.
+    pub(super) b_stepped: Option<(Sim, Result<(), SceneError>)>,
 }
 
 /// A step running on the stepping thread: a copy of the simulation steps there while the
 /// window goes on drawing the one shown and taking input (see `State::advance_time`).
 struct StepJob {
-    handle: aabb_model::job::Job<(), (Sim, Result<(), SceneError>, std::time::Duration)>,
+    handle: aabb_model::job::Job<(), SteppedPair>,
     /// The model's document and revision when it started: a change since (an edit, a new
     /// setting, another document, the timeline moved) makes its result stale, and it is
     /// dropped; the next step starts from the changed model.
     key: (u64, u64),
 }
+
+/// What the stepping thread hands back: the document's simulation one step on, how that
+/// step ended and how long it took, and a comparison's side B stepped beside it, if one ran.
+type SteppedPair = (
+    Sim,
+    Result<(), SceneError>,
+    std::time::Duration,
+    Option<(Sim, Result<(), SceneError>)>,
+);
 
 /// A step slower than this (on average) runs on the stepping thread, milliseconds.
 pub const BACKGROUND_STEP_MS: f64 = 12.0;
@@ -296,7 +318,6 @@ impl State {
                 path,
                 dirty: false,
                 sim,
-                kind,
                 rev: 0,
                 playing,
                 step_debt: 0.0,
@@ -306,7 +327,6 @@ impl State {
                 error: None,
                 error_kept: KEPT_ON_OPEN,
                 stopped: None,
-                pair_limit,
                 undo: Vec::new(),
                 frame: 0,
                 document_id: 0,
@@ -342,6 +362,7 @@ impl State {
             background_steps: false,
             stepping: None,
             compare: None,
+            b_stepped: None,
         };
         state.apply_scene_view();
         state.model.status = state.opened_message();
@@ -361,7 +382,6 @@ impl State {
                 path: m.path.clone(),
                 dirty: false,
                 sim: m.sim.clone(),
-                kind: m.kind,
                 rev: m.rev,
                 playing: false,
                 step_debt: 0.0,
@@ -371,7 +391,6 @@ impl State {
                 error: None,
                 error_kept: KEPT_ON_OPEN,
                 stopped: m.stopped.clone(),
-                pair_limit: m.pair_limit,
                 undo: Vec::new(),
                 frame: m.frame,
                 document_id: m.document_id,
@@ -407,6 +426,7 @@ impl State {
             background_steps: false,
             stepping: None,
             compare: None,
+            b_stepped: None,
         }
     }
 
@@ -571,7 +591,7 @@ impl State {
             .flatten();
         self.model
             .doc
-            .warnings(self.model.pair_limit)
+            .warnings(self.model.pair_limit())
             .iter()
             .chain(work.iter())
             .chain(self.huge_world_note().iter())
@@ -656,7 +676,7 @@ impl State {
 
     /// What follows a recorded step: the views refresh, the history takes its sample, a
     /// trace's end or a stopped step pauses.
-    fn after_step(&mut self, outcome: Result<(), SceneError>) {
+    pub(super) fn after_step(&mut self, outcome: Result<(), SceneError>) {
         self.model.rev += 1;
         self.record_step();
         self.follow_compare(true);
@@ -680,10 +700,21 @@ impl State {
         }
         let mut sim = self.model.sim.clone();
         let key = (self.model.document_id, self.model.rev);
+        // A comparison's B steps there too, when it is where A is (else it follows A here).
+        let mut b_sim = self.compare.as_ref().and_then(|c| {
+            let b = &c.b;
+            (b.model.sim.step_index() == sim.step_index() && !b.at_past_step())
+                .then(|| b.model.sim.clone())
+        });
         let spawned = aabb_model::job::Job::spawn("stepping", std::sync::Arc::new(()), move |_| {
             let started = std::time::Instant::now();
             let outcome = Replay::step(&mut sim);
-            (sim, outcome, started.elapsed())
+            let took = started.elapsed();
+            let b = b_sim.take().map(|mut b| {
+                let outcome = Replay::step(&mut b);
+                (b, outcome)
+            });
+            (sim, outcome, took, b)
         });
         match spawned {
             Ok(handle) => self.stepping = Some(StepJob { handle, key }),
@@ -704,7 +735,7 @@ impl State {
         }
         let key = job.key;
         match job.handle.join() {
-            Ok((sim, outcome, took)) => {
+            Ok((sim, outcome, took, b_stepped)) => {
                 self.clock.stepped(1, took);
                 if key != (self.model.document_id, self.model.rev) {
                     return false;
@@ -724,7 +755,10 @@ impl State {
                     return false;
                 }
                 self.model.sim = sim;
+                // B's step beside it is taken as B follows (`follow_compare`), and only then.
+                self.b_stepped = b_stepped;
                 self.after_step(outcome);
+                self.b_stepped = None;
             }
             Err(message) => {
                 self.model.playing = false;

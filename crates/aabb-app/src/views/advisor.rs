@@ -309,7 +309,7 @@ impl AdvisorView {
         let Some((form, _)) = &self.form else {
             return;
         };
-        let started = form.spec(state.model.pair_limit).and_then(|spec| {
+        let started = form.spec(state.model.pair_limit()).and_then(|spec| {
             let from_step = |step: u64| {
                 if form.from_now {
                     format!("from step {step}")
@@ -423,7 +423,7 @@ impl AdvisorView {
                 *form = Form::for_doc(&state.model.doc);
             }
         });
-        let spec = form.spec(state.model.pair_limit);
+        let spec = form.spec(state.model.pair_limit());
         match &spec {
             Ok(s) => {
                 ui.weak(format!(

@@ -80,7 +80,7 @@ impl View for Controls {
         {
             out.push(Command::SetPref(PrefChange::Speed(speed)));
         }
-        let mut limit = state.model.pair_limit;
+        let mut limit = state.model.pair_limit();
         let response = ui
             .add(
                 egui::DragValue::new(&mut limit)
@@ -92,7 +92,7 @@ impl View for Controls {
                 "The most candidate pairs a step may find. Past it the simulation pauses and \
                  keeps the scene, instead of filling memory.",
             );
-        if response.changed() && limit != state.model.pair_limit {
+        if response.changed() && limit != state.model.pair_limit() {
             out.push(Command::SetPairLimit(limit));
         }
         if let Some(message) = &state.model.stopped {
@@ -197,12 +197,13 @@ impl View for Controls {
             let dimensions = state.model.sim.dimensions();
             for kind in BroadphaseKind::ALL {
                 // Box2D's tree is 2D: offered in 3D too, greyed, saying why.
-                let radio = egui::RadioButton::new(state.model.kind == kind, broadphase_name(kind));
+                let radio =
+                    egui::RadioButton::new(state.model.kind() == kind, broadphase_name(kind));
                 let clicked = ui
                     .add_enabled(kind.runs_in(dimensions), radio)
                     .on_disabled_hover_text("Box2D's tree is 2D only: this scene is 3D.")
                     .clicked();
-                if clicked && state.model.kind != kind {
+                if clicked && state.model.kind() != kind {
                     out.push(Command::SetBroadphase(kind));
                 }
             }

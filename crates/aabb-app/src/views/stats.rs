@@ -57,7 +57,7 @@ impl View for StatsPanel {
             .spacing([12.0, 3.0])
             .show(ui, |ui| {
                 row(ui, "Step", report.step.to_string());
-                row(ui, "Broad phase", broadphase_name(state.model.kind));
+                row(ui, "Broad phase", broadphase_name(state.model.kind()));
                 let bodies = if state.model.sim.is_trace() {
                     "Boxes"
                 } else {

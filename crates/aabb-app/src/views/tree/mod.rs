@@ -134,12 +134,12 @@ impl View for TreeView {
     /// The tree view with its toolbar and event list, filling `ui`.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
-            let why = if state.model.kind != BroadphaseKind::Tree
-                && state.model.kind != BroadphaseKind::Box2d
+            let why = if state.model.kind() != BroadphaseKind::Tree
+                && state.model.kind() != BroadphaseKind::Box2d
             {
                 format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
-                    broadphase_name(state.model.kind)
+                    broadphase_name(state.model.kind())
                 )
             } else {
                 "The tree is empty: the scene has no spheres yet. Add one with A over the \
