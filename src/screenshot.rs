@@ -54,6 +54,10 @@ pub struct ScreenshotArgs {
     /// A's ours: the engine's tree beside ours.
     #[arg(long, requires = "compare")]
     pub compare_engine_tree: bool,
+    /// Frame this world rectangle instead of the whole world: `X0,Y0,X1,Y1` (min and max
+    /// corners on the view's plane).
+    #[arg(long, value_name = "X0,Y0,X1,Y1", value_parser = parse_frame, allow_hyphen_values = true)]
+    pub frame: Option<[f32; 4]>,
     /// Show the timeline (the recorded steps) under the world view; left out by default, as
     /// the articles' figures have none.
     #[arg(long)]
@@ -193,6 +197,7 @@ pub fn main(args: &ScreenshotArgs) -> anyhow::Result<i32> {
         compare: args.compare.clone(),
         compare_a: args.compare_a.clone(),
         compare_engine_tree: args.compare_engine_tree,
+        frame: args.frame,
         out: args.out.clone(),
         steps: args.steps,
         size: [args.size.0, args.size.1],
@@ -227,6 +232,23 @@ fn sweep_message(e: sweep::SweepError) -> String {
     }
 }
 
+/// `X0,Y0,X1,Y1`: four finite numbers, each max above its min.
+fn parse_frame(text: &str) -> Result<[f32; 4], String> {
+    let v: Vec<f32> = text
+        .split(',')
+        .map(|p| p.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("`{text}`: {e} (expected X0,Y0,X1,Y1)"))?;
+    match v[..] {
+        [x0, y0, x1, y1] if v.iter().all(|x| x.is_finite()) && x1 > x0 && y1 > y0 => {
+            Ok([x0, y0, x1, y1])
+        }
+        _ => Err(format!(
+            "`{text}`: expected four finite numbers X0,Y0,X1,Y1 with X1 > X0 and Y1 > Y0"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +259,14 @@ mod tests {
         assert!(parse_size("800").is_err());
         assert!(parse_size("10x600").is_err());
         assert!(parse_size("axb").is_err());
+    }
+
+    #[test]
+    fn frames_parse_and_refuse() {
+        assert_eq!(parse_frame("-1,2.5,3,4"), Ok([-1.0, 2.5, 3.0, 4.0]));
+        for bad in ["1,2,3", "1,2,3,4,5", "3,0,1,4", "0,0,NaN,1", "a,b,c,d", ""] {
+            assert!(parse_frame(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -222,3 +222,53 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
     h.run_steps(2);
     assert_eq!(h.state().snapshot().nodes.len(), ours);
 }
+
+#[test]
+fn the_engines_pairs_are_drawn_by_why_they_exist_as_many_as_the_statistics_count() {
+    use aabb_debugger::stream::engine::PairClass;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    let expected = crate::common::engine::write_stream(&path, None, None);
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1440.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(Command::Open(path), false);
+    for _ in 0..3 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(3);
+    let at = h.state().sim().step_index();
+    assert_eq!(at, 3);
+    let snap = h.state().snapshot();
+    // Every pair the engine reported at this step, by class, none left out.
+    assert_eq!(snap.engine_pairs.len(), expected[3].pairs.len());
+    let count = |class| snap.engine_pairs.iter().filter(|p| p.2 == class).count() as u64;
+    assert_eq!(count(PairClass::Contact), expected[3].contacts);
+    assert_eq!(
+        count(PairClass::Margin) + count(PairClass::LookAhead) + count(PairClass::FatOnly),
+        expected[3].pairs.len() as u64 - expected[3].contacts
+    );
+    assert_eq!(count(PairClass::FatApart), 0);
+    // As many as the statistics count for the step, class by class.
+    let record = h
+        .state()
+        .engine_step()
+        .map(|s| s.index)
+        .expect("the engine's step");
+    assert_eq!(record, 3);
+    for (label, class) in [
+        ("contact", PairClass::Contact),
+        ("margin", PairClass::Margin),
+        ("look-ahead", PairClass::LookAhead),
+        ("fat only", PairClass::FatOnly),
+    ] {
+        h.get_by_label(&format!("{label} {}", count(class)));
+    }
+    // With the engine's parts not drawn, the pairs are ours again.
+    h.get_by_label("Draw its tree (magenta), its pairs by why, its missed pairs (red)")
+        .click();
+    h.run_steps(2);
+    assert!(h.state().snapshot().engine_pairs.is_empty());
+}

@@ -29,6 +29,12 @@ pub struct Palette {
     pub engine_tree: Color32,
     /// A pair the engine's broad phase missed.
     pub missed: Color32,
+    /// An engine's reported pair that only the fat boxes' margin makes.
+    pub pair_margin: Color32,
+    /// An engine's reported pair that only the velocity look-ahead makes.
+    pub pair_lookahead: Color32,
+    /// An engine's reported pair of fat boxes alone, margin and look-ahead not told apart.
+    pub pair_fat_only: Color32,
     /// Query boxes and rays.
     pub query: Color32,
     /// The walls of the world.
@@ -64,6 +70,9 @@ impl Palette {
         highlight: Color32::from_rgb(255, 150, 20),
         engine_tree: Color32::from_rgb(225, 120, 235),
         missed: Color32::from_rgb(255, 40, 40),
+        pair_margin: Color32::from_rgb(250, 205, 60),
+        pair_lookahead: Color32::from_rgb(70, 225, 225),
+        pair_fat_only: Color32::from_rgb(255, 150, 60),
         query: Color32::WHITE,
         walls: Color32::from_rgb(110, 110, 110),
         event: Color32::from_rgb(230, 80, 230),
@@ -88,6 +97,9 @@ impl Palette {
         highlight: Color32::from_rgb(245, 130, 0),
         engine_tree: Color32::from_rgb(160, 40, 170),
         missed: Color32::from_rgb(220, 0, 0),
+        pair_margin: Color32::from_rgb(165, 115, 0),
+        pair_lookahead: Color32::from_rgb(0, 135, 150),
+        pair_fat_only: Color32::from_rgb(200, 90, 0),
         query: Color32::from_rgb(250, 250, 250),
         walls: Color32::from_rgb(150, 150, 150),
         event: Color32::from_rgb(190, 40, 190),
@@ -103,6 +115,20 @@ impl Palette {
     #[must_use]
     pub fn for_dark_mode(dark: bool) -> Palette {
         if dark { Self::DARK } else { Self::LIGHT }
+    }
+
+    /// The colour of an engine's reported pair of class `class` (a contact candidate is
+    /// drawn as our pairs are; a pair its fat boxes do not justify as a missed one).
+    #[must_use]
+    pub fn pair_class(&self, class: crate::stream::engine::PairClass) -> Color32 {
+        use crate::stream::engine::PairClass;
+        match class {
+            PairClass::Contact => self.pair,
+            PairClass::Margin => self.pair_margin,
+            PairClass::LookAhead => self.pair_lookahead,
+            PairClass::FatOnly => self.pair_fat_only,
+            PairClass::FatApart => self.missed,
+        }
     }
 
     /// The green of a branch box at `depth` in a tree of `height`: yellow-green at the root,

@@ -4,6 +4,7 @@
 
 use eframe::egui;
 
+use super::camera::WorldRect;
 use super::commands::Command;
 use super::pick::Pick;
 use super::prefs::{Layers, ThemeChoice, ViewMode};
@@ -11,6 +12,7 @@ use super::shell::{AppOptions, DebuggerApp};
 use super::views::advisor::AdvisorGrid;
 use crate::scene::{Scene, SceneError};
 use anyhow::Context as _;
+use glam::Vec2;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -49,6 +51,9 @@ pub struct ScreenshotPlan {
     /// With `compare`: B's views draw the engine's own tree (a stream that carried one),
     /// A's ours.
     pub compare_engine_tree: bool,
+    /// Frame this world rectangle (min x, min y, max x, max y on the view's plane) instead
+    /// of the world.
+    pub frame: Option<[f32; 4]>,
 }
 
 /// Where a screenshot run leaves its outcome (`Ok` once the PNG is written).
@@ -162,6 +167,10 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
                 message: format!("--compare: {}", app.status()),
             });
         }
+    }
+    if let Some([x0, y0, x1, y1]) = plan.frame {
+        app.state.view.fit_to = Some(WorldRect::new(Vec2::new(x0, y0), Vec2::new(x1, y1)));
+        app.state.view.fit_pending = true;
     }
     let state = &mut app.state;
     for _ in 0..plan.steps {

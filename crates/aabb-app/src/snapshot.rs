@@ -121,6 +121,10 @@ pub struct Snapshot {
     /// Sphere id to index in `spheres`, when the ids are dense enough for a table (else empty,
     /// and lookups search `spheres`, which is sorted by id).
     pub(super) sphere_slot: Vec<u32>,
+    /// The engine's reported pairs at this step (a received stream's, when its step carried
+    /// pairs and fat boxes and the engine's parts are drawn), as indices in `spheres`, each
+    /// with why it exists; empty otherwise.
+    pub engine_pairs: Vec<(usize, usize, crate::stream::engine::PairClass)>,
     /// Node id to index in `nodes`, when the ids are dense enough for a table (ours always
     /// are).
     pub(super) node_slot: Vec<u32>,

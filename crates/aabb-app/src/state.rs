@@ -196,6 +196,9 @@ pub struct ViewState {
     pub last_draw_ms: f32,
     /// False in screenshot runs: no hover or input from a stray pointer.
     pub interactive: bool,
+    /// A world rectangle a fit frames instead of the world (the `screenshot` command's
+    /// `--frame`); `None` for the world.
+    pub fit_to: Option<WorldRect>,
 }
 
 /// An open file dialog, as asked for by a command.
@@ -250,7 +253,7 @@ pub struct State {
     pub dialogs: Dialogs,
     /// What the views draw, taken from the model once per change.
     pub snapshot: Snapshot,
-    snapshot_key: Option<(u64, Plane, bool)>,
+    snapshot_key: Option<(u64, Plane, bool, bool)>,
     /// The next close request goes through (the user agreed to lose unsaved changes).
     pub allow_close: bool,
     /// A command asked to close the window; the shell does it and clears this.
@@ -352,6 +355,7 @@ impl State {
                 draw_ms: 0.0,
                 last_draw_ms: 0.0,
                 interactive,
+                fit_to: None,
             },
             dialogs: Dialogs::default(),
             snapshot: Snapshot::default(),
@@ -416,6 +420,7 @@ impl State {
                 draw_ms: 0.0,
                 last_draw_ms: 0.0,
                 interactive: self.view.interactive,
+                fit_to: self.view.fit_to,
             },
             dialogs: Dialogs::default(),
             snapshot: Snapshot::default(),
@@ -493,6 +498,9 @@ impl State {
     /// it (`view.fit_content`), else everything with the walls.
     #[must_use]
     pub fn fit_bounds(&self) -> Option<WorldRect> {
+        if let Some(r) = self.view.fit_to {
+            return Some(r);
+        }
         let content = self
             .model
             .doc
@@ -929,7 +937,8 @@ impl State {
             self.view.plane = Plane::XY;
         }
         let engine_tree = self.shows_engine_tree();
-        let key = (self.model.rev, self.view.plane, engine_tree);
+        let engine_parts = self.prefs.show_engine_tree;
+        let key = (self.model.rev, self.view.plane, engine_tree, engine_parts);
         if self.snapshot_key == Some(key) {
             return;
         }
@@ -940,6 +949,33 @@ impl State {
         }
         self.snapshot
             .set_walls(&self.model.doc.world, self.view.plane);
+        self.snapshot.engine_pairs.clear();
+        if engine_parts && let Some(step) = self.engine_step() {
+            // The engine's pairs, each with why it exists, for the world view's colours.
+            let tight: Vec<crate::stream::engine::WireBox> = self
+                .model
+                .sim
+                .boxes()
+                .iter()
+                .map(|b| crate::stream::engine::WireBox {
+                    id: b.id,
+                    min: b.tight.min.to_array(),
+                    max: b.tight.max.to_array(),
+                })
+                .collect();
+            let margin = self.model.engine.as_deref().and_then(|e| e.summary.margin);
+            let dims = self.model.sim.dimensions();
+            let classes = crate::stream::engine::classify_step(step, &tight, margin, dims);
+            let pairs = classes.into_iter().filter_map(|([a, b], class)| {
+                Some((
+                    self.snapshot.sphere_index(a)?,
+                    self.snapshot.sphere_index(b)?,
+                    class,
+                ))
+            });
+            let pairs: Vec<_> = pairs.collect();
+            self.snapshot.engine_pairs = pairs;
+        }
         self.snapshot_key = Some(key);
         // Branch selections and hovers name nodes, which a change of the tree may reuse.
         if let Some(Pick::Node(n)) = self.view.selection

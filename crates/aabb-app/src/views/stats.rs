@@ -319,7 +319,10 @@ fn engine_ui(
     ui.label(RichText::new("Engine's broad phase (received)").strong());
     let mut show = state.prefs.show_engine_tree;
     if ui
-        .checkbox(&mut show, "Draw its tree (magenta), its missed pairs (red)")
+        .checkbox(
+            &mut show,
+            "Draw its tree (magenta), its pairs by why, its missed pairs (red)",
+        )
         .changed()
     {
         out.push(Command::SetPref(crate::prefs::PrefChange::ShowEngineTree(
@@ -352,14 +355,24 @@ fn engine_ui(
                 Some(c) => {
                     let n = &c.counts;
                     row(ui, "Its pairs here", n.total().to_string());
-                    row(
-                        ui,
-                        "  by why",
-                        format!(
-                            "contact {} · margin {} · look-ahead {} · fat only {}",
-                            n.contact, n.margin, n.look_ahead, n.fat_only
-                        ),
-                    );
+                    // Each class in the colour the world view draws its pairs in.
+                    let pal = crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode);
+                    ui.label("  by why");
+                    ui.horizontal_wrapped(|ui| {
+                        use crate::stream::engine::PairClass;
+                        for (class, name, count) in [
+                            (PairClass::Contact, "contact", n.contact),
+                            (PairClass::Margin, "margin", n.margin),
+                            (PairClass::LookAhead, "look-ahead", n.look_ahead),
+                            (PairClass::FatOnly, "fat only", n.fat_only),
+                        ] {
+                            ui.label(
+                                RichText::new(format!("{name} {count}"))
+                                    .color(pal.pair_class(class)),
+                            );
+                        }
+                    });
+                    ui.end_row();
                     let missed = RichText::new(c.missed.to_string());
                     row(
                         ui,

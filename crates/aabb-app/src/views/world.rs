@@ -17,6 +17,7 @@ use crate::pick::Pick;
 use crate::prefs::Layer;
 use crate::snapshot::{ItemShape, NodeItem};
 use crate::state::State;
+use crate::stream::engine::PairClass;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
 use std::time::Instant;
@@ -733,11 +734,29 @@ impl WorldView {
                     }
                 }
                 Layer::Pairs => {
-                    for &(i, j) in &snap.pairs {
+                    // A received stream's step that carried the engine's pairs shows those,
+                    // each in the colour of why it exists; otherwise ours.
+                    // (A false positive's line is drawn wider than a contact candidate's.)
+                    let ours = snap.pairs.iter().map(|&(i, j)| (i, j, pal.pair, 0.75));
+                    let theirs = snap.engine_pairs.iter().map(|&(i, j, class)| {
+                        let width = if class == PairClass::Contact {
+                            0.75
+                        } else {
+                            1.5
+                        };
+                        (i, j, pal.pair_class(class), width)
+                    });
+                    let pairs: Box<dyn Iterator<Item = (usize, usize, Color32, f32)>> =
+                        if snap.engine_pairs.is_empty() {
+                            Box::new(ours)
+                        } else {
+                            Box::new(theirs)
+                        };
+                    for (i, j, color, width) in pairs {
                         let (a, b) = (&snap.spheres[i], &snap.spheres[j]);
                         let seg = WorldRect::new(a.center.min(b.center), a.center.max(b.center));
                         if seg.overlaps(&visible) {
-                            m.line(t.pos(a.center), t.pos(b.center), 0.75, pal.pair);
+                            m.line(t.pos(a.center), t.pos(b.center), width, color);
                         }
                     }
                 }

@@ -604,6 +604,48 @@ pub fn check_pairs(
     Ok(check)
 }
 
+/// Each pair the engine reported at `step` with why it exists ([`PairClass`]), in the
+/// step's order: the step's tight boxes `tight` (sorted by id) against the engine's fat boxes,
+/// with the step's declared margin (else `margin`). Empty when the step carried no pairs or
+/// no fat boxes; a pair naming a box the step lacks is left out.
+#[must_use]
+pub fn classify_step(
+    step: &EngineStep,
+    tight: &[WireBox],
+    margin: Option<f32>,
+    dims: u8,
+) -> Vec<([u32; 2], PairClass)> {
+    let (Some(pairs), Some(fat)) = (&step.pairs, &step.fat_boxes) else {
+        return Vec::new();
+    };
+    let margin = step
+        .timings
+        .iter()
+        .flatten()
+        .find(|t| t.key == TIMING_MARGIN)
+        .map(|t| t.value as f32)
+        .or(margin);
+    let get = |list: &[WireBox], id: u32| {
+        list.binary_search_by_key(&id, |b| b.id)
+            .ok()
+            .map(|k| list[k])
+    };
+    pairs
+        .iter()
+        .filter_map(|&[a, b]| {
+            let class = classify_pair(
+                &get(tight, a)?,
+                &get(tight, b)?,
+                &get(fat, a)?,
+                &get(fat, b)?,
+                margin,
+                dims,
+            );
+            Some(([a, b], class))
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // A run
 
@@ -1272,6 +1314,38 @@ mod tests {
         let check =
             check_pairs(&tight, &[], &fat, &[[1, 2], [4, 5]], Some(0.5), 2).expect("checked");
         assert_eq!(check.missed, vec![[2, 3]]);
+
+        // A step's pairs one by one (what the window colours), the step's margin first.
+        let mut step = EngineStep {
+            fat_boxes: Some(fat.clone()),
+            pairs: Some(pairs.clone()),
+            ..EngineStep::default()
+        };
+        let want = vec![
+            ([1, 2], PairClass::Contact),
+            ([1, 6], PairClass::FatApart),
+            ([2, 3], PairClass::Margin),
+            ([4, 5], PairClass::LookAhead),
+        ];
+        assert_eq!(classify_step(&step, &tight, Some(0.5), 2), want);
+        step.timings = Some(vec![Timing {
+            key: TIMING_MARGIN.to_owned(),
+            value: 0.5,
+        }]);
+        assert_eq!(classify_step(&step, &tight, None, 2), want);
+        step.timings = None;
+        assert_eq!(
+            classify_step(&step, &tight, None, 2)[2..],
+            [([2, 3], PairClass::FatOnly), ([4, 5], PairClass::FatOnly)]
+        );
+        // No pairs sent, or a pair naming a box the step lacks: nothing, or that one left out.
+        step.pairs = None;
+        assert!(classify_step(&step, &tight, Some(0.5), 2).is_empty());
+        step.pairs = Some(vec![[1, 2], [1, 99]]);
+        assert_eq!(
+            classify_step(&step, &tight, Some(0.5), 2),
+            [([1, 2], PairClass::Contact)]
+        );
     }
 
     #[test]
