@@ -469,3 +469,41 @@ fn the_structure_hash_follows_the_shape_and_boxes_only() {
     tree.rebuild();
     assert_ne!(tree.structure_hash(), moved);
 }
+
+/// An edit is applied, applied and stopped (its outcome, recorded as stopped), or refused
+/// (an error, nothing changed, nothing recorded).
+#[test]
+fn an_edit_past_the_pair_limit_is_applied_and_stopped_and_a_refused_one_is_not_recorded() {
+    use aabb_debugger::broadphase::BroadphaseError;
+    use aabb_debugger::replay::EditOutcome;
+    let scene = Scene::builtin_default();
+    let (mut rec, mut sim) =
+        Recording::start(&scene, "edits", BroadphaseKind::Tree, 5_000_000).expect("starts");
+    for _ in 0..3 {
+        rec.step(&mut sim).expect("recorded").expect("stepped");
+    }
+    let pairs = sim.report().candidate_pairs.len();
+    assert!(pairs > 1, "the built-in scene has pairs at step 3");
+    assert_eq!(
+        rec.apply(&mut sim, Edit::Rebuild).expect("applied"),
+        EditOutcome::Applied
+    );
+    let outcome = rec
+        .apply(&mut sim, Edit::SetPairLimit(1))
+        .expect("applied, and stopped");
+    assert!(
+        matches!(
+            outcome.stopped(),
+            Some(BroadphaseError::PairLimit { limit: 1, .. })
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(rec.edits().len(), 2);
+    assert!(rec.edits()[1].stopped);
+    let bad = TreeConfig {
+        margin: f32::NAN,
+        ..scene.tree
+    };
+    assert!(rec.apply(&mut sim, Edit::SetTreeSettings(bad)).is_err());
+    assert_eq!(rec.edits().len(), 2, "a refused edit is not recorded");
+}

@@ -4,7 +4,7 @@
 //! edits are refused and not recorded.
 
 use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::replay::{Edit, KeyframePolicy, Recording, StepRecord, TraceStart};
+use aabb_debugger::replay::{Edit, EditOutcome, KeyframePolicy, Recording, StepRecord, TraceStart};
 use aabb_debugger::trace::{Trace, TraceSimulation};
 use aabb_debugger::tree::TreeConfig;
 use std::sync::Arc;
@@ -50,16 +50,26 @@ fn every_rebuilt_step_of_a_trace_equals_the_recorded_one() {
                     margin: 0.4,
                     ..TreeConfig::default()
                 };
-                rec.apply(&mut sim, Edit::SetTreeSettings(settings))
-                    .expect("applied");
+                assert_eq!(
+                    rec.apply(&mut sim, Edit::SetTreeSettings(settings))
+                        .expect("applied"),
+                    EditOutcome::Applied
+                );
             }
-            20 => rec.apply(&mut sim, Edit::Rebuild).expect("applied"),
-            30 => rec
-                .apply(&mut sim, Edit::SetBroadphase(BroadphaseKind::Sap))
-                .expect("applied"),
-            40 => rec
-                .apply(&mut sim, Edit::SetBroadphase(BroadphaseKind::Tree))
-                .expect("applied"),
+            20 => assert_eq!(
+                rec.apply(&mut sim, Edit::Rebuild).expect("applied"),
+                EditOutcome::Applied
+            ),
+            30 => assert_eq!(
+                rec.apply(&mut sim, Edit::SetBroadphase(BroadphaseKind::Sap))
+                    .expect("applied"),
+                EditOutcome::Applied
+            ),
+            40 => assert_eq!(
+                rec.apply(&mut sim, Edit::SetBroadphase(BroadphaseKind::Tree))
+                    .expect("applied"),
+                EditOutcome::Applied
+            ),
             _ => {}
         }
         hashes.push(sim.structure_hash());

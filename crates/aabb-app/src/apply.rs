@@ -12,7 +12,7 @@ use super::state::{
 use crate::broadphase::health::RebuildKind;
 use crate::fileio::WriteOptions;
 use crate::replay::file::{LoadJob, LoadOutcome, Loaded};
-use crate::replay::{Edit, KeyframePolicy, Recording, TraceStart};
+use crate::replay::{Edit, EditOutcome, KeyframePolicy, Recording, TraceStart};
 use crate::scene::{Scene, SceneError, Simulation, Sphere};
 use crate::source::{
     Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT,
@@ -213,11 +213,11 @@ impl State {
                 );
             }
             Command::Reset => self.reset(),
+            // Each setting goes through `apply_edit` (applied and recorded in one call); one
+            // applied that stopped the broad phase is shown by `sync_stopped`.
             Command::SetTreeSettings(settings) => {
-                match self.model.sim.set_tree_settings(settings) {
-                    // Applied, but the pairs passed the limit: `sync_stopped` says so.
-                    Ok(()) | Err(SceneError::Step { .. }) => {
-                        self.record_edit(Edit::SetTreeSettings(settings));
+                match self.apply_edit(Edit::SetTreeSettings(settings)) {
+                    Ok(_) => {
                         let old = self.model.doc.tree;
                         self.record_undo(old, settings);
                         self.model.doc.tree = settings;
@@ -239,9 +239,8 @@ impl State {
                     return;
                 };
                 let settings = step.settings;
-                match self.model.sim.set_tree_settings(settings) {
-                    Ok(()) | Err(SceneError::Step { .. }) => {
-                        self.record_edit(Edit::SetTreeSettings(settings));
+                match self.apply_edit(Edit::SetTreeSettings(settings)) {
+                    Ok(_) => {
                         let old = self.model.doc.tree;
                         self.model.doc.tree = settings;
                         self.model.dirty = true;
@@ -256,10 +255,8 @@ impl State {
                     }
                 }
             }
-            Command::SetBroadphase(kind) => match self.model.sim.set_broadphase(kind) {
-                // Switched, but the pairs passed the limit: `sync_stopped` says so.
-                Ok(_) | Err(SceneError::Step { .. }) => {
-                    self.record_edit(Edit::SetBroadphase(kind));
+            Command::SetBroadphase(kind) => match self.apply_edit(Edit::SetBroadphase(kind)) {
+                Ok(_) => {
                     self.model.rev += 1;
                     self.record_step();
                     self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
@@ -267,36 +264,41 @@ impl State {
                 Err(e) => self.model.status = format!("Broad phase refused: {e}"),
             },
             Command::SetPairLimit(limit) => {
-                let outcome = self.model.sim.set_pair_limit(limit).map(|_| ());
-                if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
-                    self.record_edit(Edit::SetPairLimit(limit as u64));
+                match self.apply_edit(Edit::SetPairLimit(limit as u64)) {
+                    Ok(outcome) => {
+                        self.model.rev += 1;
+                        self.record_step();
+                        self.model.status = match outcome.stopped() {
+                            None => format!("Pair limit: {limit} candidate pairs."),
+                            Some(e) => format!(
+                                "Pair limit {limit}: step {}: {e}",
+                                self.model.sim.step_index()
+                            ),
+                        };
+                    }
+                    Err(e) => self.model.status = format!("Pair limit {limit} refused: {e}"),
                 }
-                self.model.rev += 1;
-                self.record_step();
-                self.model.status = match outcome {
-                    Ok(()) => format!("Pair limit: {limit} candidate pairs."),
-                    Err(e) => format!("Pair limit {limit}: {e}"),
-                };
             }
             Command::SetValidateEveryStep(on) => {
                 self.prefs.validate_every_step = on;
                 self.model.validation = on.then(|| self.validate_tree());
             }
-            Command::Rebuild => {
-                let outcome = self.model.sim.rebuild().map(|_| ());
-                if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
-                    self.record_edit(Edit::Rebuild);
+            Command::Rebuild => match self.apply_edit(Edit::Rebuild) {
+                Ok(outcome) => {
+                    self.model.rev += 1;
+                    self.record_step();
+                    self.model.status = match outcome.stopped() {
+                        None => format!(
+                            "Tree rebuilt from scratch ({}).",
+                            RebuildKind::of(self.model.doc.tree.rebuild).name()
+                        ),
+                        Some(e) => {
+                            format!("Tree rebuilt; step {}: {e}", self.model.sim.step_index())
+                        }
+                    };
                 }
-                self.model.rev += 1;
-                self.record_step();
-                self.model.status = match outcome {
-                    Ok(()) => format!(
-                        "Tree rebuilt from scratch ({}).",
-                        RebuildKind::of(self.model.doc.tree.rebuild).name()
-                    ),
-                    Err(e) => format!("Tree rebuilt; {e}"),
-                };
-            }
+                Err(e) => self.model.status = format!("Rebuild refused: {e}"),
+            },
             Command::SetGenerator(generate) => {
                 let mut doc = self.model.doc.clone();
                 doc.generate = generate;
@@ -359,19 +361,10 @@ impl State {
                 }
             }
             Command::AddSphere { center } => self.add_sphere(center),
-            Command::DeleteSphere(id) => match self
-                .model
-                .sim
-                .spheres_mut()
-                .and_then(|s| s.remove_sphere(id))
-            {
-                Err(e @ SceneError::Step { .. }) => {
-                    self.record_edit(Edit::RemoveSphere { id });
-                    self.changed_but_stopped(&e);
-                }
-                Ok(report) => {
-                    let recomputed = report.pairs_recomputed;
-                    self.record_edit(Edit::RemoveSphere { id });
+            Command::DeleteSphere(id) => match self.apply_edit(Edit::RemoveSphere { id }) {
+                Ok(EditOutcome::Stopped(e)) => self.changed_but_stopped(&e),
+                Ok(EditOutcome::Applied) => {
+                    let recomputed = self.model.sim.report().pairs_recomputed;
                     self.model.dirty = true;
                     self.model.rev += 1;
                     self.record_step();
@@ -551,11 +544,12 @@ impl State {
     }
 
     /// An edit that was applied, after which the pairs passed the limit.
-    fn changed_but_stopped(&mut self, e: &SceneError) {
+    /// After an edit that was made but stopped the broad phase (`why`).
+    fn changed_but_stopped(&mut self, why: &crate::broadphase::BroadphaseError) {
         self.model.dirty = true;
         self.model.rev += 1;
         self.record_step();
-        self.model.status = e.to_string();
+        self.model.status = format!("step {}: {why}", self.model.sim.step_index());
     }
 
     fn reset(&mut self) {
@@ -679,20 +673,12 @@ impl State {
             .find(|b| b.sphere.id == id)
             .map_or(0.0, |b| b.sphere.radius);
         let center = self.clamp_center(radius, center);
-        match self
-            .model
-            .sim
-            .spheres_mut()
-            .and_then(|s| s.move_sphere(id, center))
-        {
-            Err(e @ SceneError::Step { .. }) => {
-                self.record_edit(Edit::MoveSphere { id, center });
-                self.changed_but_stopped(&e);
-            }
-            Ok(report) => {
+        match self.apply_edit(Edit::MoveSphere { id, center }) {
+            Ok(EditOutcome::Stopped(e)) => self.changed_but_stopped(&e),
+            Ok(EditOutcome::Applied) => {
+                let report = self.model.sim.report();
                 let reinserted = report.reinserted.contains(&id);
                 let recomputed = report.pairs_recomputed;
-                self.record_edit(Edit::MoveSphere { id, center });
                 self.model.dirty = true;
                 self.model.rev += 1;
                 self.record_step();
@@ -754,19 +740,10 @@ impl State {
             appear_at: self.model.sim.step_index(),
             disappear_at: None,
         };
-        match self
-            .model
-            .sim
-            .spheres_mut()
-            .and_then(|s| s.add_sphere(sphere.clone()))
-        {
-            Err(e @ SceneError::Step { .. }) => {
-                self.record_edit(Edit::AddSphere(sphere));
-                self.changed_but_stopped(&e);
-            }
-            Ok(report) => {
-                let recomputed = report.pairs_recomputed;
-                self.record_edit(Edit::AddSphere(sphere));
+        match self.apply_edit(Edit::AddSphere(sphere)) {
+            Ok(EditOutcome::Stopped(e)) => self.changed_but_stopped(&e),
+            Ok(EditOutcome::Applied) => {
+                let recomputed = self.model.sim.report().pairs_recomputed;
                 self.model.dirty = true;
                 self.model.rev += 1;
                 self.record_step();

@@ -229,9 +229,8 @@ impl State {
             return;
         };
         let b = &mut run.b;
-        match crate::replay::Replay::apply_edit(&mut b.model.sim, edit) {
-            Ok(()) | Err(crate::scene::SceneError::Step { .. }) => {
-                b.record_edit(edit.clone());
+        match b.apply_edit(edit.clone()) {
+            Ok(_) => {
                 b.model.rev += 1;
                 b.sync_stopped();
             }

@@ -629,6 +629,18 @@ impl State {
         ));
     }
 
+    /// Applies `edit` to the simulation and records it (with [`State::record_edit`]) when
+    /// the simulation accepted it: the one path of a change of settings. A refused edit
+    /// changes nothing, the recorded future included.
+    pub(super) fn apply_edit(
+        &mut self,
+        edit: Edit,
+    ) -> Result<crate::replay::EditOutcome, SceneError> {
+        let outcome = Replay::apply_edit(&mut self.model.sim, &edit)?;
+        self.record_edit(edit);
+        Ok(outcome)
+    }
+
     /// Records an edit the simulation accepted (see [`Recording::record_edit`]), first
     /// discarding the recorded future when it was made at a past step.
     pub(super) fn record_edit(&mut self, edit: Edit) {

@@ -6,7 +6,7 @@
 //! [`Sim::spheres_mut`], which refuses for a trace with a message saying why.
 
 use crate::broadphase::{Body, Broadphase, BroadphaseError, BroadphaseKind};
-use crate::replay::{Edit, History, Replay, TraceStart};
+use crate::replay::{Edit, EditOutcome, History, Replay, TraceStart};
 use crate::scene::{Scene, SceneError, Simulation, StepReport};
 use crate::trace::{Stepper, TraceSimulation};
 use crate::tree::TreeConfig;
@@ -193,22 +193,22 @@ impl Sim {
     }
 
     /// New tree settings at once (see [`Simulation::set_tree_settings`]).
-    pub fn set_tree_settings(&mut self, settings: TreeConfig) -> Result<(), SceneError> {
+    pub fn set_tree_settings(&mut self, settings: TreeConfig) -> Result<EditOutcome, SceneError> {
         self.apply_edit(&Edit::SetTreeSettings(settings))
     }
 
     /// Another broad phase (see [`Simulation::set_broadphase`]).
-    pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<(), SceneError> {
+    pub fn set_broadphase(&mut self, kind: BroadphaseKind) -> Result<EditOutcome, SceneError> {
         self.apply_edit(&Edit::SetBroadphase(kind))
     }
 
     /// A new candidate-pair limit (see [`Simulation::set_pair_limit`]).
-    pub fn set_pair_limit(&mut self, limit: usize) -> Result<(), SceneError> {
+    pub fn set_pair_limit(&mut self, limit: usize) -> Result<EditOutcome, SceneError> {
         self.apply_edit(&Edit::SetPairLimit(limit as u64))
     }
 
     /// A full rebuild of the tree (see [`Simulation::rebuild`]).
-    pub fn rebuild(&mut self) -> Result<(), SceneError> {
+    pub fn rebuild(&mut self) -> Result<EditOutcome, SceneError> {
         self.apply_edit(&Edit::Rebuild)
     }
 }
@@ -285,7 +285,7 @@ impl Replay for Sim {
             Sim::Trace(t) => t.pair_limit(),
         }
     }
-    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError> {
+    fn apply_edit(&mut self, edit: &Edit) -> Result<EditOutcome, SceneError> {
         match self {
             Sim::Scene(s) => edit.apply_to(s),
             Sim::Trace(t) => edit.apply_to_trace(t),

@@ -194,28 +194,60 @@ mod sphere_form {
     }
 }
 
-impl Edit {
-    /// Applies the edit through the simulation's own method. `Ok` or
-    /// [`SceneError::Step`] (applied, but the pairs passed the limit) mean it changed the
-    /// simulation; any other error means it was refused and nothing changed.
-    pub fn apply_to(&self, sim: &mut Simulation) -> Result<(), SceneError> {
+/// What an edit the simulation accepted did: applied, or applied and then stopped in the
+/// broad phase (the pairs passed the limit, or it refused a body), which the simulation keeps
+/// as its last error and a later step or change carries on from. (A refused edit is an
+/// `Err` and changed nothing.)
+#[derive(Clone, Debug, PartialEq)]
+pub enum EditOutcome {
+    /// Applied.
+    Applied,
+    /// Applied, and the broad phase stopped: why.
+    Stopped(crate::broadphase::BroadphaseError),
+}
+
+impl EditOutcome {
+    /// The outcome of one of the simulation's methods: `Ok` applied, [`SceneError::Step`]
+    /// applied and stopped, any other error refused.
+    pub fn of<T>(result: Result<T, SceneError>) -> Result<EditOutcome, SceneError> {
+        match result {
+            Ok(_) => Ok(EditOutcome::Applied),
+            Err(SceneError::Step { source, .. }) => Ok(EditOutcome::Stopped(source)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Why the broad phase stopped, when it did.
+    #[must_use]
+    pub fn stopped(&self) -> Option<&crate::broadphase::BroadphaseError> {
         match self {
-            Edit::MoveSphere { id, center } => sim.move_sphere(*id, *center).map(|_| ()),
-            Edit::AddSphere(sphere) => sim.add_sphere(sphere.clone()).map(|_| ()),
-            Edit::RemoveSphere { id } => sim.remove_sphere(*id).map(|_| ()),
-            Edit::SetTreeSettings(settings) => sim.set_tree_settings(*settings),
-            Edit::SetBroadphase(kind) => sim.set_broadphase(*kind).map(|_| ()),
-            Edit::Rebuild => sim.rebuild().map(|_| ()),
-            Edit::SetPairLimit(limit) => sim
-                .set_pair_limit(usize::try_from(*limit).unwrap_or(usize::MAX))
-                .map(|_| ()),
+            EditOutcome::Applied => None,
+            EditOutcome::Stopped(e) => Some(e),
+        }
+    }
+}
+
+impl Edit {
+    /// Applies the edit through the simulation's own method: applied (or applied and
+    /// stopped: [`EditOutcome`]), or refused with nothing changed.
+    pub fn apply_to(&self, sim: &mut Simulation) -> Result<EditOutcome, SceneError> {
+        match self {
+            Edit::MoveSphere { id, center } => EditOutcome::of(sim.move_sphere(*id, *center)),
+            Edit::AddSphere(sphere) => EditOutcome::of(sim.add_sphere(sphere.clone())),
+            Edit::RemoveSphere { id } => EditOutcome::of(sim.remove_sphere(*id)),
+            Edit::SetTreeSettings(settings) => EditOutcome::of(sim.set_tree_settings(*settings)),
+            Edit::SetBroadphase(kind) => EditOutcome::of(sim.set_broadphase(*kind)),
+            Edit::Rebuild => EditOutcome::of(sim.rebuild()),
+            Edit::SetPairLimit(limit) => {
+                EditOutcome::of(sim.set_pair_limit(usize::try_from(*limit).unwrap_or(usize::MAX)))
+            }
         }
     }
 
     /// Applies the edit to a trace's simulation: the settings, the broad phase, a rebuild
     /// and the pair limit as on a scene; the sphere edits are refused with
     /// [`SceneError::Invalid`] (a trace's boxes come from its file).
-    pub fn apply_to_trace(&self, sim: &mut TraceSimulation) -> Result<(), SceneError> {
+    pub fn apply_to_trace(&self, sim: &mut TraceSimulation) -> Result<EditOutcome, SceneError> {
         match self {
             Edit::MoveSphere { .. } | Edit::AddSphere(_) | Edit::RemoveSphere { .. } => {
                 Err(SceneError::Invalid {
@@ -226,12 +258,12 @@ impl Edit {
                     ),
                 })
             }
-            Edit::SetTreeSettings(settings) => sim.set_tree_settings(*settings).map(|_| ()),
-            Edit::SetBroadphase(kind) => sim.set_broadphase(*kind).map(|_| ()),
-            Edit::Rebuild => sim.rebuild().map(|_| ()),
-            Edit::SetPairLimit(limit) => sim
-                .set_pair_limit(usize::try_from(*limit).unwrap_or(usize::MAX))
-                .map(|_| ()),
+            Edit::SetTreeSettings(settings) => EditOutcome::of(sim.set_tree_settings(*settings)),
+            Edit::SetBroadphase(kind) => EditOutcome::of(sim.set_broadphase(*kind)),
+            Edit::Rebuild => EditOutcome::of(sim.rebuild()),
+            Edit::SetPairLimit(limit) => {
+                EditOutcome::of(sim.set_pair_limit(usize::try_from(*limit).unwrap_or(usize::MAX)))
+            }
         }
     }
 
@@ -288,7 +320,7 @@ pub trait Replay: Clone {
     fn pair_limit(&self) -> usize;
     /// Applies `edit`: `Ok` or [`SceneError::Step`] (applied, but the pairs passed the
     /// limit) mean it changed the simulation; any other error means it was refused.
-    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError>;
+    fn apply_edit(&mut self, edit: &Edit) -> Result<EditOutcome, SceneError>;
 }
 
 impl Replay for Simulation {
@@ -326,7 +358,7 @@ impl Replay for Simulation {
     fn pair_limit(&self) -> usize {
         Simulation::pair_limit(self)
     }
-    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError> {
+    fn apply_edit(&mut self, edit: &Edit) -> Result<EditOutcome, SceneError> {
         edit.apply_to(self)
     }
 }
@@ -385,7 +417,7 @@ impl Replay for TraceSimulation {
     fn pair_limit(&self) -> usize {
         TraceSimulation::pair_limit(self)
     }
-    fn apply_edit(&mut self, edit: &Edit) -> Result<(), SceneError> {
+    fn apply_edit(&mut self, edit: &Edit) -> Result<EditOutcome, SceneError> {
         edit.apply_to_trace(self)
     }
 }
@@ -811,7 +843,7 @@ impl<S: Replay> History<S> {
                 let outcome = sim.apply_edit(&e.edit);
                 let mismatch = |what: String| ReplayError::Mismatch { step, what };
                 match outcome {
-                    Ok(()) | Err(SceneError::Step { .. }) => {}
+                    Ok(_) => {}
                     Err(refused) => {
                         // The simulation's own message, without its placeholder file name.
                         return Err(mismatch(format!(
@@ -1260,26 +1292,24 @@ impl<S: Replay> Recording<S> {
         Ok(())
     }
 
-    /// Applies `edit` to `sim` and records it when it changed the simulation (`Ok`, or
-    /// [`SceneError::Step`]); a refused edit changes nothing and is not recorded. The
+    /// Applies `edit` to `sim` and records it when it changed the simulation (any `Ok`
+    /// outcome); a refused edit changes nothing and is not recorded. The
     /// simulation must be the one this recording follows, at its last step: one at another
     /// step (a past step shown without [`Recording::resume_at`]) is refused before anything
     /// changes, with [`SceneError::Invalid`].
-    pub fn apply(&mut self, sim: &mut S, edit: Edit) -> Result<(), SceneError> {
+    pub fn apply(&mut self, sim: &mut S, edit: Edit) -> Result<EditOutcome, SceneError> {
         self.check_at_end(sim).map_err(|e| SceneError::Invalid {
             file: "<recording>".to_owned(),
             message: e.to_string(),
         })?;
-        let outcome = sim.apply_edit(&edit);
-        if matches!(outcome, Ok(()) | Err(SceneError::Step { .. })) {
-            self.history.edits.push(RecordedEdit {
-                step: sim.step_index(),
-                edit,
-                hash: sim.structure_hash(),
-                stopped: sim.last_error().is_some(),
-            });
-        }
-        outcome
+        let outcome = sim.apply_edit(&edit)?;
+        self.history.edits.push(RecordedEdit {
+            step: sim.step_index(),
+            edit,
+            hash: sim.structure_hash(),
+            stopped: sim.last_error().is_some(),
+        });
+        Ok(outcome)
     }
 
     /// Records an edit the caller applied to `sim` itself (through [`Edit::apply_to`] or the
