@@ -14,7 +14,8 @@
 //! implementations whose label holds one of them; the default tree always runs, as the
 //! reference of the ratios), `AABB_BENCH_PAIRED=rounds,steps` (the paired run, below;
 //! `0` turns it off), `AABB_BENCH_CRITERION=0` (skip criterion's timing: the checking run and
-//! the paired run only), `AABB_BENCH_NEIGHBOUR=MB` (a busy neighbour, below).
+//! the paired run only), `AABB_BENCH_NEIGHBOUR=MB` (a busy neighbour, below),
+//! `AABB_BENCH_PROFILE=fragment` (the run for a profiler, below).
 //!
 //! Criterion times one implementation after the other, so on a shared machine with slow and
 //! fast phases two neighbours in the table can land in different phases. The paired run
@@ -36,6 +37,15 @@
 //! benchmark is killed). A process rather than a thread: the neighbour then shares nothing
 //! with the benchmark but the machine (no allocator, no page tables), as another program or
 //! a game's other subsystems would.
+//!
+//! **For a profiler.** `AABB_BENCH_PROFILE=parry` (a label fragment as in `AABB_BENCH_ONLY`;
+//! `ours` for our default) runs only the first implementation whose label holds it, at the
+//! first size of `AABB_BENCH_N`: a build, `AABB_BENCH_PROFILE_WARM` steps (default 60), then
+//! `AABB_BENCH_PROFILE_STEPS` steps (default 600) whose update and pair search each run in
+//! one call of `profiled_step`, a function never inlined, so that
+//! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*profiled_step*'`
+//! counts those and nothing else (`scripts/callgrind-workload.sh` does it). The workload's
+//! own motion is outside; the pair tally (one hash a pair, the same for everyone) is inside.
 
 mod peers;
 
@@ -390,6 +400,10 @@ fn main() {
         run_neighbour(&mb);
         return;
     }
+    if let Ok(fragment) = std::env::var("AABB_BENCH_PROFILE") {
+        profile_run(&fragment.to_lowercase());
+        return;
+    }
     let _neighbour = start_neighbour();
     let sizes = env_usize_list("AABB_BENCH_N", &[1_000, 10_000, 100_000]);
     let steps_override = env_usize_list("AABB_BENCH_STEPS", &[]).first().copied();
@@ -528,6 +542,59 @@ fn main() {
     }
     criterion.final_summary();
     print_tables(&tables);
+}
+
+/// The update and pair search of one step, never inlined: the function a profiler's toggle
+/// names (see the module doc).
+#[inline(never)]
+fn profiled_step(imp: &mut dyn WorkloadBroadphase, w: &Workload, tally: &mut PairTally) {
+    imp.update(w);
+    imp.find_pairs(w, tally);
+}
+
+/// The run for a profiler (see the module doc): the first implementation whose label holds
+/// `fragment`, at the first size.
+fn profile_run(fragment: &str) {
+    let first = |name: &str, default: usize| {
+        env_usize_list(name, &[default])
+            .first()
+            .copied()
+            .unwrap_or(default)
+    };
+    let n = first("AABB_BENCH_N", 1_000);
+    let warm = first("AABB_BENCH_PROFILE_WARM", 60);
+    let steps = first("AABB_BENCH_PROFILE_STEPS", 600);
+    let entries: Vec<Entry> = timed_tree_configs(n)
+        .into_iter()
+        .map(tree_entry)
+        .chain(peer_entries(n))
+        .collect();
+    let Some(entry) = entries
+        .iter()
+        .find(|e| e.label.to_lowercase().contains(fragment))
+    else {
+        let labels: Vec<&str> = entries.iter().map(|e| e.label.as_str()).collect();
+        eprintln!("AABB_BENCH_PROFILE={fragment}: no implementation's label holds it: {labels:?}");
+        std::process::exit(2);
+    };
+    let mut w = Workload::new(n).expect("valid workload size");
+    let mut imp = (entry.make)();
+    imp.build(&w);
+    let mut tally = PairTally::default();
+    for _ in 0..warm {
+        w.step();
+        imp.update(&w);
+        imp.find_pairs(&w, &mut tally);
+    }
+    let mut profiled = PairTally::default();
+    for _ in 0..steps {
+        w.step();
+        profiled_step(imp.as_mut(), &w, &mut profiled);
+    }
+    println!(
+        "{}: N = {n}, {warm} steps, then {steps} profiled steps: {} pairs, pair_hash {:016x}",
+        entry.label, profiled.pairs, profiled.hash
+    );
 }
 
 /// Criterion's timing of the `timed` implementations at `n` (their rows come first in `rows`).
