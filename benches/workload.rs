@@ -206,7 +206,12 @@ fn peer_entries(n: usize) -> Vec<Entry> {
         Entry {
             label: "obvhs Bvh2 (reinsert)".to_owned(),
             ours: false,
-            make: Box::new(|| Box::new(ObvhsBvh::new())),
+            make: Box::new(|| Box::new(ObvhsBvh::new(true))),
+        },
+        Entry {
+            label: "obvhs Bvh2 (reinsert, given moved)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(ObvhsBvh::new(false))),
         },
         Entry {
             label: "Box2D v3 tree (real, C)".to_owned(),
