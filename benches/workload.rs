@@ -1,18 +1,21 @@
 //! Criterion benchmark of the standard workload (README, "Performance"): our tree's configurations against
-//! the peers a user would pick instead (parry2d's `Bvh`, Box2D v3's own tree (its C code) and a
-//! Rust port of it, the `bvh` crate, `rstar`, sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
+//! the peers a user would pick instead (parry2d's `Bvh`, obvhs's `Bvh2` as avian drives it,
+//! Box2D v3's own tree (its C code) and a Rust port of it, the `bvh` crate, `rstar`,
+//! sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
 //! and a table of ms per step and the ratio to ours at the end.
 //!
 //! Environment: `AABB_BENCH_N` (comma list, default `1000,10000,100000`), `AABB_BENCH_STEPS`
 //! (steps of the checking run; default 600 at N <= 1,000, 100 at N <= 10,000, 30 above, so
 //! that brute force and the slow peers finish), `AABB_BENCH_CONFIGS=all` (every tree
 //! configuration in the checking run, not only the ones criterion times),
-//! `AABB_BENCH_SECS` (criterion measurement seconds per implementation, default 1),
+//! `AABB_BENCH_SECS` (criterion measurement seconds per implementation, default 2),
 //! `AABB_BENCH_SLOW_PEERS=1` (also `bvh` with `update_shapes` and `rstar` with remove+insert),
 //! `AABB_BENCH_ONLY` (comma list of label fragments, case-insensitive: run only the
 //! implementations whose label holds one of them; the default tree always runs, as the
 //! reference of the ratios), `AABB_BENCH_PAIRED=rounds,steps` (the paired run, below;
-//! `0` turns it off).
+//! `0` turns it off), `AABB_BENCH_CRITERION=0` (skip criterion's timing: the checking run and
+//! the paired run only), `AABB_BENCH_NEIGHBOUR=MB` (a busy neighbour, below),
+//! `AABB_BENCH_PROFILE=fragment` (the run for a profiler, below).
 //!
 //! Criterion times one implementation after the other, so on a shared machine with slow and
 //! fast phases two neighbours in the table can land in different phases. The paired run
@@ -20,8 +23,29 @@
 //! times them in interleaved rounds: every round, each implementation runs the same `steps`
 //! steps, in an order that rotates from round to round. Every implementation then has timed
 //! exactly the same steps of the same trajectory, spread over the same minutes, and the ratio
-//! of total times is a paired comparison. Builds are timed the same way (one build per
+//! of total times is a paired comparison; every step is also timed alone, so the table gives
+//! the median step beside the mean. Builds are timed the same way (one build per
 //! implementation per round).
+//!
+//! **A busy neighbour.** `AABB_BENCH_NEIGHBOUR=256` starts, before anything is timed, a
+//! second process (this benchmark's own executable again, told by
+//! `AABB_BENCH_NEIGHBOUR_CHILD`) that streams through 256 MB of memory without pause, reading
+//! and writing every 8-byte word in turn, as a game's other threads (rendering, audio,
+//! streaming assets) share the memory bus and the last-level cache with the physics. It runs
+//! on the other core while the benchmark runs, and stops when the benchmark ends (it watches
+//! its standard input, a pipe from the benchmark, and exits when that closes, even if the
+//! benchmark is killed). A process rather than a thread: the neighbour then shares nothing
+//! with the benchmark but the machine (no allocator, no page tables), as another program or
+//! a game's other subsystems would.
+//!
+//! **For a profiler.** `AABB_BENCH_PROFILE=parry` (a label fragment as in `AABB_BENCH_ONLY`;
+//! `ours` for our default) runs only the first implementation whose label holds it, at the
+//! first size of `AABB_BENCH_N`: a build, `AABB_BENCH_PROFILE_WARM` steps (default 60), then
+//! `AABB_BENCH_PROFILE_STEPS` steps (default 600) whose update and pair search each run in
+//! one call of `profiled_step`, a function never inlined, so that
+//! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*profiled_step*'`
+//! counts those and nothing else (`scripts/callgrind-workload.sh` does it). The workload's
+//! own motion is outside; the pair tally (one hash a pair, the same for everyone) is inside.
 
 mod peers;
 
@@ -31,7 +55,7 @@ use aabb_debugger::workload::{
     self, OurBroadphase, PairTally, RunReport, Workload, WorkloadBroadphase,
 };
 use criterion::{Criterion, SamplingMode};
-use peers::{Box2dReal, Box2dTree, BvhCrate, ParryBvh, RstarTree};
+use peers::{Box2dReal, Box2dTree, BvhCrate, ObvhsBvh, ParryBvh, RstarTree};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
@@ -180,6 +204,16 @@ fn peer_entries(n: usize) -> Vec<Entry> {
             make: Box::new(|| Box::new(ParryBvh::new())),
         },
         Entry {
+            label: "obvhs Bvh2 (reinsert)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(ObvhsBvh::new(true))),
+        },
+        Entry {
+            label: "obvhs Bvh2 (reinsert, given moved)".to_owned(),
+            ours: false,
+            make: Box::new(|| Box::new(ObvhsBvh::new(false))),
+        },
+        Entry {
             label: "Box2D v3 tree (real, C)".to_owned(),
             ours: false,
             make: Box::new(|| Box::new(Box2dReal::new())),
@@ -262,12 +296,42 @@ struct Row {
 }
 
 /// What the paired run measured for one implementation.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 struct Paired {
     steps: u64,
     step_total: Duration,
+    /// Each step's time, nanoseconds, in the order run.
+    step_ns: Vec<u64>,
     builds: u64,
     build_total: Duration,
+}
+
+impl Paired {
+    /// Mean ms a step.
+    fn mean_ms(&self) -> f64 {
+        self.step_total.as_secs_f64() * 1e3 / self.steps.max(1) as f64
+    }
+
+    /// Median ms a step (the mean of the middle two for an even count).
+    fn median_ms(&self) -> f64 {
+        let mut v = self.step_ns.clone();
+        if v.is_empty() {
+            return 0.0;
+        }
+        v.sort_unstable();
+        let m = v.len() / 2;
+        let ns = if v.len() % 2 == 1 {
+            v[m] as f64
+        } else {
+            (v[m - 1] + v[m]) as f64 / 2.0
+        };
+        ns * 1e-6
+    }
+
+    /// Mean ms a build.
+    fn build_ms(&self) -> f64 {
+        self.build_total.as_secs_f64() * 1e3 / self.builds.max(1) as f64
+    }
 }
 
 fn check_run(entry: &Entry, n: usize, steps: usize) -> (RunReport, Option<f64>) {
@@ -277,7 +341,75 @@ fn check_run(entry: &Entry, n: usize, steps: usize) -> (RunReport, Option<f64>) 
     (report, bytes)
 }
 
+/// The variable that makes this executable the busy neighbour (see the module doc).
+const NEIGHBOUR_CHILD: &str = "AABB_BENCH_NEIGHBOUR_CHILD";
+
+/// The busy neighbour while it runs: dropping it stops the process.
+struct Neighbour {
+    child: std::process::Child,
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        // The child also exits by itself when its standard input closes.
+        if let Err(e) = self.child.kill() {
+            eprintln!("busy neighbour: could not stop it: {e}");
+        }
+        if let Err(e) = self.child.wait() {
+            eprintln!("busy neighbour: could not wait for it: {e}");
+        }
+    }
+}
+
+/// Starts the busy neighbour when `AABB_BENCH_NEIGHBOUR` asks for one (megabytes to stream).
+fn start_neighbour() -> Option<Neighbour> {
+    let mb = *env_usize_list("AABB_BENCH_NEIGHBOUR", &[]).first()?;
+    if mb == 0 {
+        return None;
+    }
+    let exe = std::env::current_exe().expect("the benchmark's own executable");
+    let child = std::process::Command::new(exe)
+        .env(NEIGHBOUR_CHILD, mb.to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("the busy neighbour starts");
+    println!(
+        "busy neighbour: process {} streams through {mb} MB, reading and writing each word",
+        child.id()
+    );
+    Some(Neighbour { child })
+}
+
+/// The busy neighbour itself: streams through `mb` megabytes, one 8-byte word after the other,
+/// until its standard input closes.
+fn run_neighbour(mb: &str) {
+    let mb: usize = mb.trim().parse().unwrap_or(256);
+    std::thread::spawn(|| {
+        let mut sink = Vec::new();
+        // EOF or an error: the benchmark has gone.
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+        std::process::exit(0);
+    });
+    let mut words = vec![0u64; (mb << 20) / 8];
+    loop {
+        for w in &mut words {
+            *w = w.wrapping_add(1);
+        }
+        std::hint::black_box(&mut words);
+    }
+}
+
 fn main() {
+    if let Ok(mb) = std::env::var(NEIGHBOUR_CHILD) {
+        run_neighbour(&mb);
+        return;
+    }
+    if let Ok(fragment) = std::env::var("AABB_BENCH_PROFILE") {
+        profile_run(&fragment.to_lowercase());
+        return;
+    }
+    let _neighbour = start_neighbour();
     let sizes = env_usize_list("AABB_BENCH_N", &[1_000, 10_000, 100_000]);
     let steps_override = env_usize_list("AABB_BENCH_STEPS", &[]).first().copied();
     let all_configs = std::env::var("AABB_BENCH_CONFIGS").is_ok_and(|v| v == "all");
@@ -289,6 +421,7 @@ fn main() {
                 .collect()
         })
         .unwrap_or_default();
+    let use_criterion = !std::env::var("AABB_BENCH_CRITERION").is_ok_and(|v| v == "0");
     let secs = env_usize_list("AABB_BENCH_SECS", &[2])
         .first()
         .copied()
@@ -386,42 +519,9 @@ fn main() {
         );
 
         // 2. Criterion: steady-state steps on a persistent state per implementation.
-        let mut group = criterion.benchmark_group(format!("workload/{n}"));
-        group.sampling_mode(SamplingMode::Flat);
-        for (index, entry) in timed.iter().enumerate() {
-            let timing = RefCell::new(Timing::default());
-            let mut state: Option<(Workload, Box<dyn WorkloadBroadphase>)> = None;
-            group.bench_function(
-                entry.label.replace(['/', ' ', ',', '+', '(', ')'], "_"),
-                |b| {
-                    b.iter_custom(|iters| {
-                        let (w, imp) = state.get_or_insert_with(|| {
-                            let w = Workload::new(n).expect("valid workload size");
-                            let mut imp = (entry.make)();
-                            imp.build(&w);
-                            (w, imp)
-                        });
-                        let mut tally = PairTally::default();
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            w.step();
-                            let t = Instant::now();
-                            imp.update(w);
-                            imp.find_pairs(w, &mut tally);
-                            total += t.elapsed();
-                        }
-                        std::hint::black_box(tally);
-                        let mut acc = timing.borrow_mut();
-                        acc.steps += iters;
-                        acc.total += total;
-                        total
-                    });
-                },
-            );
-            let acc = timing.into_inner();
-            rows[index].timing = Some(acc);
+        if use_criterion {
+            criterion_run(&mut criterion, &timed, &mut rows, n);
         }
-        group.finish();
 
         // 3. The paired run.
         let (rounds, paired_steps) = paired_settings(n);
@@ -447,6 +547,99 @@ fn main() {
     }
     criterion.final_summary();
     print_tables(&tables);
+}
+
+/// The update and pair search of one step, never inlined: the function a profiler's toggle
+/// names (see the module doc).
+#[inline(never)]
+fn profiled_step(imp: &mut dyn WorkloadBroadphase, w: &Workload, tally: &mut PairTally) {
+    imp.update(w);
+    imp.find_pairs(w, tally);
+}
+
+/// The run for a profiler (see the module doc): the first implementation whose label holds
+/// `fragment`, at the first size.
+fn profile_run(fragment: &str) {
+    let first = |name: &str, default: usize| {
+        env_usize_list(name, &[default])
+            .first()
+            .copied()
+            .unwrap_or(default)
+    };
+    let n = first("AABB_BENCH_N", 1_000);
+    let warm = first("AABB_BENCH_PROFILE_WARM", 60);
+    let steps = first("AABB_BENCH_PROFILE_STEPS", 600);
+    let entries: Vec<Entry> = timed_tree_configs(n)
+        .into_iter()
+        .map(tree_entry)
+        .chain(peer_entries(n))
+        .collect();
+    let Some(entry) = entries
+        .iter()
+        .find(|e| e.label.to_lowercase().contains(fragment))
+    else {
+        let labels: Vec<&str> = entries.iter().map(|e| e.label.as_str()).collect();
+        eprintln!("AABB_BENCH_PROFILE={fragment}: no implementation's label holds it: {labels:?}");
+        std::process::exit(2);
+    };
+    let mut w = Workload::new(n).expect("valid workload size");
+    let mut imp = (entry.make)();
+    imp.build(&w);
+    let mut tally = PairTally::default();
+    for _ in 0..warm {
+        w.step();
+        imp.update(&w);
+        imp.find_pairs(&w, &mut tally);
+    }
+    let mut profiled = PairTally::default();
+    for _ in 0..steps {
+        w.step();
+        profiled_step(imp.as_mut(), &w, &mut profiled);
+    }
+    println!(
+        "{}: N = {n}, {warm} steps, then {steps} profiled steps: {} pairs, pair_hash {:016x}",
+        entry.label, profiled.pairs, profiled.hash
+    );
+}
+
+/// Criterion's timing of the `timed` implementations at `n` (their rows come first in `rows`).
+fn criterion_run(criterion: &mut Criterion, timed: &[Entry], rows: &mut [Row], n: usize) {
+    let mut group = criterion.benchmark_group(format!("workload/{n}"));
+    group.sampling_mode(SamplingMode::Flat);
+    for (index, entry) in timed.iter().enumerate() {
+        let timing = RefCell::new(Timing::default());
+        let mut state: Option<(Workload, Box<dyn WorkloadBroadphase>)> = None;
+        group.bench_function(
+            entry.label.replace(['/', ' ', ',', '+', '(', ')'], "_"),
+            |b| {
+                b.iter_custom(|iters| {
+                    let (w, imp) = state.get_or_insert_with(|| {
+                        let w = Workload::new(n).expect("valid workload size");
+                        let mut imp = (entry.make)();
+                        imp.build(&w);
+                        (w, imp)
+                    });
+                    let mut tally = PairTally::default();
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        w.step();
+                        let t = Instant::now();
+                        imp.update(w);
+                        imp.find_pairs(w, &mut tally);
+                        total += t.elapsed();
+                    }
+                    std::hint::black_box(tally);
+                    let mut acc = timing.borrow_mut();
+                    acc.steps += iters;
+                    acc.total += total;
+                    total
+                });
+            },
+        );
+        let acc = timing.into_inner();
+        rows[index].timing = Some(acc);
+    }
+    group.finish();
 }
 
 /// Rounds and steps per round of the paired run at `n` (`AABB_BENCH_PAIRED=rounds,steps`):
@@ -504,7 +697,9 @@ fn paired_run(entries: &[&Entry], n: usize, rounds: usize, steps: usize) -> Vec<
                 let t = Instant::now();
                 imp.update(w);
                 imp.find_pairs(w, tally);
-                total += t.elapsed();
+                let dt = t.elapsed();
+                total += dt;
+                out[i].step_ns.push(dt.as_nanos() as u64);
             }
             out[i].step_total += total;
             out[i].steps += steps as u64;
@@ -577,30 +772,43 @@ fn print_tables(tables: &[(usize, Vec<Row>)]) {
     }
 }
 
-/// The paired run's table for one N: ms per step and build ms, each with its ratio to ours.
+/// The paired run's table for one N: mean and median ms per step and build ms, each with its
+/// ratio to ours (theirs / ours), and ours / theirs for the mean and median step.
 fn print_paired(rows: &[Row]) {
-    let Some(ours) = rows.iter().find(|r| r.ours).and_then(|r| r.paired) else {
+    let Some(ours) = rows.iter().find(|r| r.ours).and_then(|r| r.paired.as_ref()) else {
         return;
     };
-    let step_ms = |p: &Paired| p.step_total.as_secs_f64() * 1e3 / p.steps.max(1) as f64;
-    let build_ms = |p: &Paired| p.build_total.as_secs_f64() * 1e3 / p.builds.max(1) as f64;
     println!(
-        "paired run ({} steps and {} builds each, interleaved; ratio = theirs / ours):",
+        "paired run ({} steps and {} builds each, interleaved; ratio = theirs / ours; ours/th = ours / theirs):",
         ours.steps, ours.builds
     );
     println!(
-        "{:<34} {:>11} {:>8} {:>10} {:>8}",
-        "implementation", "ms/step", "ratio", "build ms", "ratio"
+        "{:<34} {:>10} {:>7} {:>8} {:>10} {:>7} {:>8} {:>10} {:>7}",
+        "implementation",
+        "mean ms",
+        "ratio",
+        "ours/th",
+        "median ms",
+        "ratio",
+        "ours/th",
+        "build ms",
+        "ratio"
     );
     for row in rows {
-        let Some(p) = row.paired else { continue };
+        let Some(p) = row.paired.as_ref() else {
+            continue;
+        };
         println!(
-            "{:<34} {:>11.4} {:>8.2} {:>10.3} {:>8.2}",
+            "{:<34} {:>10.4} {:>7.2} {:>8.3} {:>10.4} {:>7.2} {:>8.3} {:>10.3} {:>7.2}",
             row.label,
-            step_ms(&p),
-            step_ms(&p) / step_ms(&ours),
-            build_ms(&p),
-            build_ms(&p) / build_ms(&ours)
+            p.mean_ms(),
+            p.mean_ms() / ours.mean_ms(),
+            ours.mean_ms() / p.mean_ms(),
+            p.median_ms(),
+            p.median_ms() / ours.median_ms(),
+            ours.median_ms() / p.median_ms(),
+            p.build_ms(),
+            p.build_ms() / ours.build_ms()
         );
     }
 }

@@ -1,13 +1,16 @@
 //! The peers of the benchmark, each driving the standard workload through
 //! [`WorkloadBroadphase`]: parry2d's `Bvh`, the `bvh` crate and `rstar`, used the way their
-//! documentation recommends for moving objects, and Box2D v3's tree twice: the real one (its C
-//! code, `box2d_real`) and a Rust port (`box2d`), both driven as Box2D's broad phase drives it.
+//! documentation recommends for moving objects, obvhs's `Bvh2` as avian drives it (`obvhs_bvh`),
+//! and Box2D v3's tree twice: the real one (its C code, `box2d_real`) and a Rust port
+//! (`box2d`), both driven as Box2D's broad phase drives it.
 
 pub mod box2d;
 pub mod box2d_real;
+pub mod obvhs_bvh;
 
 pub use box2d::Box2dTree;
 pub use box2d_real::Box2dReal;
+pub use obvhs_bvh::ObvhsBvh;
 
 use aabb_debugger::workload::{MARGIN, PairTally, Workload, WorkloadBroadphase};
 use parry2d::bounding_volume::Aabb as ParryAabb;
