@@ -207,7 +207,7 @@ fn the_engines_pair_test_cost_is_fitted_from_its_timings_and_sweep_weighs_pairs_
     assert_eq!(costs.ns_per_reinsert, None, "no reinserts were sent");
 
     let file = utf8(&path);
-    let out = bin(&[
+    let sweep = [
         "sweep",
         file,
         "--margin",
@@ -216,8 +216,8 @@ fn the_engines_pair_test_cost_is_fitted_from_its_timings_and_sweep_weighs_pairs_
         "0",
         "--steps",
         "5",
-        "--json",
-    ]);
+    ];
+    let out = bin(&[&sweep[..], &["--json"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let json: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
     let e = &json["engine_pair_cost"];
@@ -233,18 +233,23 @@ fn the_engines_pair_test_cost_is_fitted_from_its_timings_and_sweep_weighs_pairs_
         ns_visit > 0.0 && (cost - NARROW_NS / ns_visit).abs() < 1e-6 * cost,
         "{e}"
     );
-    assert!(e["best"]["margin"].is_number(), "{e}");
+    // The best is the point of least node visits plus that many visits a candidate pair
+    // (every point ran all its steps; the first of equal ones).
+    let points = json["points"].as_array().expect("points");
+    let work = |p: &serde_json::Value| {
+        p["node_visits_total"].as_f64().expect("visits")
+            + cost * p["candidate_pairs_total"].as_f64().expect("pairs")
+    };
+    let least = points
+        .iter()
+        .enumerate()
+        .min_by(|a, b| work(a.1).total_cmp(&work(b.1)))
+        .map(|(i, _)| i)
+        .expect("a point");
+    assert_eq!(e["best"]["index"].as_u64(), Some(least as u64), "{e}");
+    assert_eq!(e["best"]["margin"], points[least]["margin"], "{e}");
     // The readable report says it in a line.
-    let out = bin(&[
-        "sweep",
-        file,
-        "--margin",
-        "0:0.2:0.1",
-        "--lookahead",
-        "0",
-        "--steps",
-        "5",
-    ]);
+    let out = bin(&sweep);
     assert!(
         text(&out.stdout).contains(&format!(
             "By the engine's own timings ({STEPS} steps): a pair test costs it 45 ns"

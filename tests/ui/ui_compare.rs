@@ -221,7 +221,7 @@ fn the_controls_start_and_stop_a_comparison_of_four_times_the_margin() {
     assert_eq!(run.side.kind, BroadphaseKind::Tree);
     assert!((run.side.config.margin - 0.4).abs() < 1e-6);
     assert_eq!(run.started_at, 0);
-    assert_eq!(run.a_at_start, side(0.1, &scene));
+    assert_eq!(h.state().sim().tree_settings(), side(0.1, &scene).config);
     h.get_by_label("Stop comparing").click();
     h.run_steps(2);
     assert!(h.state().compare().is_none());

@@ -45,8 +45,6 @@ pub struct CompareTotals {
 pub struct CompareRun {
     /// B's broad phase and settings.
     pub side: Side,
-    /// A's as they were when the comparison started (A's sliders may move on).
-    pub a_at_start: Side,
     /// B's state: drawn by B's views, stepped with A.
     pub b: Box<State>,
     /// The document compared (another ends the comparison).
@@ -77,13 +75,6 @@ impl CompareRun {
             t.only_b += u64::from(r.only_b);
         }
         t
-    }
-
-    /// The row of `step`, if it was compared.
-    #[must_use]
-    pub fn row(&self, step: u64) -> Option<&CompareRow> {
-        let k = self.rows.binary_search_by_key(&step, |r| r.step).ok()?;
-        self.rows.get(k)
     }
 }
 
@@ -132,7 +123,6 @@ impl State {
         }
         let mut run = CompareRun {
             side,
-            a_at_start: self.side_now(),
             b,
             document_id: self.model.document_id,
             started_at: at,
@@ -193,7 +183,6 @@ impl State {
                 break;
             }
         }
-        b.model.playing = false;
         self.retake_difference(stepped);
     }
 

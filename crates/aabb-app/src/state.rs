@@ -82,6 +82,36 @@ pub struct Model {
 }
 
 impl Model {
+    /// The model of `doc` (from `path`) running `sim` with `recording`, paused, unchanged,
+    /// nothing else known yet.
+    fn new(doc: Scene, path: Option<PathBuf>, sim: Sim, recording: Recording<Sim>) -> Model {
+        Model {
+            doc,
+            path,
+            dirty: false,
+            sim,
+            rev: 0,
+            playing: false,
+            step_debt: 0.0,
+            status: String::new(),
+            history: RecentSteps::default(),
+            validation: None,
+            error: None,
+            error_kept: KEPT_ON_OPEN,
+            stopped: None,
+            undo: Vec::new(),
+            frame: 0,
+            document_id: 0,
+            received_from: None,
+            engine: None,
+            recording,
+            discarded: None,
+            discard_note: None,
+            before_restart: None,
+            health: super::health_monitor::Health::default(),
+        }
+    }
+
     /// The broad phase in use (the simulation's).
     #[must_use]
     pub fn kind(&self) -> BroadphaseKind {
@@ -201,6 +231,27 @@ pub struct ViewState {
     pub fit_to: Option<WorldRect>,
 }
 
+impl ViewState {
+    /// The view of a document just opened: the XY plane, a fit pending, nothing selected.
+    fn new(interactive: bool) -> ViewState {
+        ViewState {
+            plane: Plane::XY,
+            world_3d: false,
+            fit_3d_request: 1,
+            camera: WorldCamera::default(),
+            fit_pending: true,
+            tree_fit_request: 1,
+            selection: None,
+            hover: None,
+            drag: None,
+            draw_ms: 0.0,
+            last_draw_ms: 0.0,
+            interactive,
+            fit_to: None,
+        }
+    }
+}
+
 /// An open file dialog, as asked for by a command.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileRequest {
@@ -315,59 +366,11 @@ impl State {
             pair_limit,
         )?;
         recording.set_budget_bytes(prefs.recording_budget_bytes());
-        let mut state = State {
-            model: Model {
-                doc: scene,
-                path,
-                dirty: false,
-                sim,
-                rev: 0,
-                playing,
-                step_debt: 0.0,
-                status: String::new(),
-                history: RecentSteps::default(),
-                validation: None,
-                error: None,
-                error_kept: KEPT_ON_OPEN,
-                stopped: None,
-                undo: Vec::new(),
-                frame: 0,
-                document_id: 0,
-                received_from: None,
-                engine: None,
-                recording,
-                discarded: None,
-                discard_note: None,
-                before_restart: None,
-                health: super::health_monitor::Health::default(),
-            },
-            prefs,
-            view: ViewState {
-                plane: Plane::XY,
-                world_3d: false,
-                fit_3d_request: 1,
-                camera: WorldCamera::default(),
-                fit_pending: true,
-                tree_fit_request: 1,
-                selection: None,
-                hover: None,
-                drag: None,
-                draw_ms: 0.0,
-                last_draw_ms: 0.0,
-                interactive,
-                fit_to: None,
-            },
-            dialogs: Dialogs::default(),
-            snapshot: Snapshot::default(),
-            snapshot_key: None,
-            allow_close: false,
-            close_requested: false,
-            clock: super::clock::FrameClock::default(),
-            background_steps: false,
-            stepping: None,
-            compare: None,
-            b_stepped: None,
+        let model = Model {
+            playing,
+            ..Model::new(scene, path, sim, recording)
         };
+        let mut state = State::around(model, prefs, ViewState::new(interactive));
         state.apply_scene_view();
         state.model.status = state.opened_message();
         state.record_step();
@@ -380,48 +383,42 @@ impl State {
     /// health samples, no comparison of its own.
     pub(super) fn twin(&self) -> State {
         let m = &self.model;
+        let model = Model {
+            rev: m.rev,
+            history: m.history.clone(),
+            stopped: m.stopped.clone(),
+            frame: m.frame,
+            document_id: m.document_id,
+            received_from: m.received_from.clone(),
+            engine: m.engine.clone(),
+            ..Model::new(
+                m.doc.clone(),
+                m.path.clone(),
+                m.sim.clone(),
+                m.recording.clone(),
+            )
+        };
+        let v = &self.view;
+        let view = ViewState {
+            plane: v.plane,
+            world_3d: v.world_3d,
+            fit_3d_request: v.fit_3d_request,
+            camera: v.camera,
+            fit_pending: false,
+            tree_fit_request: v.tree_fit_request,
+            fit_to: v.fit_to,
+            ..ViewState::new(v.interactive)
+        };
+        State::around(model, self.prefs.clone(), view)
+    }
+
+    /// A state of `model`, `prefs` and `view` with nothing else yet: no dialogs, no
+    /// snapshot, no running jobs, no comparison.
+    fn around(model: Model, prefs: Prefs, view: ViewState) -> State {
         State {
-            model: Model {
-                doc: m.doc.clone(),
-                path: m.path.clone(),
-                dirty: false,
-                sim: m.sim.clone(),
-                rev: m.rev,
-                playing: false,
-                step_debt: 0.0,
-                status: String::new(),
-                history: m.history.clone(),
-                validation: None,
-                error: None,
-                error_kept: KEPT_ON_OPEN,
-                stopped: m.stopped.clone(),
-                undo: Vec::new(),
-                frame: m.frame,
-                document_id: m.document_id,
-                received_from: m.received_from.clone(),
-                engine: m.engine.clone(),
-                recording: m.recording.clone(),
-                discarded: None,
-                discard_note: None,
-                before_restart: None,
-                health: super::health_monitor::Health::default(),
-            },
-            prefs: self.prefs.clone(),
-            view: ViewState {
-                plane: self.view.plane,
-                world_3d: self.view.world_3d,
-                fit_3d_request: self.view.fit_3d_request,
-                camera: self.view.camera,
-                fit_pending: false,
-                tree_fit_request: self.view.tree_fit_request,
-                selection: None,
-                hover: None,
-                drag: None,
-                draw_ms: 0.0,
-                last_draw_ms: 0.0,
-                interactive: self.view.interactive,
-                fit_to: self.view.fit_to,
-            },
+            model,
+            prefs,
+            view,
             dialogs: Dialogs::default(),
             snapshot: Snapshot::default(),
             snapshot_key: None,
@@ -797,18 +794,18 @@ impl State {
     /// carried it).
     #[must_use]
     pub fn engine_step(&self) -> Option<&crate::stream::engine::EngineStep> {
-        let record = self.model.engine.as_deref()?;
-        let at = self.model.sim.step_index();
-        let k = record.steps.binary_search_by_key(&at, |s| s.index).ok()?;
-        record.steps.get(k)
+        self.engine_step_at(self.model.sim.step_index())
+    }
+
+    /// The engine's own broad phase at trace step `step`, when that step carried it.
+    fn engine_step_at(&self, step: u64) -> Option<&crate::stream::engine::EngineStep> {
+        self.model.engine.as_deref()?.step_at(step)
     }
 
     /// The engine's received tree at trace step `step`, when that step carried one.
     #[must_use]
     pub fn engine_tree_at(&self, step: u64) -> Option<&crate::stream::engine::EngineTree> {
-        let record = self.model.engine.as_deref()?;
-        let k = record.steps.binary_search_by_key(&step, |s| s.index).ok()?;
-        record.steps.get(k)?.tree.as_ref()
+        self.engine_step_at(step)?.tree.as_ref()
     }
 
     /// True when the views show the engine's received tree in place of ours (asked for, and
@@ -955,9 +952,15 @@ impl State {
             return;
         }
         self.snapshot.refresh(&self.model.sim, self.view.plane);
-        if engine_tree && let Some(tree) = self.engine_step().and_then(|e| e.tree.as_ref()) {
-            let tree = tree.clone();
-            self.snapshot.use_tree(&tree, self.view.plane);
+        if engine_tree {
+            // The record is shared (an `Arc`): the tree is read in place while the snapshot
+            // changes.
+            let record = self.model.engine.clone();
+            let at = self.model.sim.step_index();
+            let step = record.as_deref().and_then(|r| r.step_at(at));
+            if let Some(tree) = step.and_then(|s| s.tree.as_ref()) {
+                self.snapshot.use_tree(tree, self.view.plane);
+            }
         }
         self.snapshot
             .set_walls(&self.model.doc.world, self.view.plane);

@@ -15,6 +15,7 @@ use crate::commands::Command;
 use crate::health_monitor::{Health, HealthSample};
 use crate::prefs::PrefChange;
 use crate::state::State;
+use crate::stream::engine::TreeSample;
 use crate::tree::{RebuildMethod, TreeConfig};
 
 /// The colour of the "degraded" warning (and of the threshold on the timeline).
@@ -206,7 +207,7 @@ fn settings_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
 }
 
 /// What the timeline's track is drawn with.
-pub struct TrackStyle {
+pub struct TrackStyle<'a> {
     /// The line joining the samples.
     pub line: Color32,
     /// The name and value on the left.
@@ -215,42 +216,38 @@ pub struct TrackStyle {
     pub name_left: f32,
     /// The warning threshold (drawn as a faint line when in range).
     pub threshold: f64,
-    /// The engine's own tree's ratio by step (a received stream's), drawn over ours in
-    /// `engine_line`; empty for none.
-    pub engine: Vec<(u64, f64)>,
+    /// The engine's own tree's health by step (a received stream's), its ratio drawn over
+    /// ours in `engine_line`; empty for none.
+    pub engine: &'a [TreeSample],
     /// The engine's line.
     pub engine_line: Color32,
 }
 
-/// The engine's own tree's cost against a fresh build by step (trace indices), from a
-/// received stream's record: what the timeline's health track draws beside ours.
-#[must_use]
-pub fn engine_ratios(record: &crate::stream::engine::EngineRecord) -> Vec<(u64, f64)> {
-    record
-        .summary
-        .health
+/// The engine's tree's cost against a fresh build at each sample that has one: (trace
+/// step, ratio), what the timeline's health track draws beside ours.
+pub fn engine_ratios(samples: &[TreeSample]) -> impl Iterator<Item = (u64, f64)> + '_ {
+    samples
         .iter()
-        .filter_map(|t| {
-            let fresh = t.health.fresh_cost?;
-            (fresh > 0.0 && t.health.cost.is_finite()).then(|| (t.index, t.health.cost / fresh))
-        })
-        .collect()
+        .filter_map(|t| Some((t.index, t.health.ratio()?)))
 }
 
 /// The first step from which the engine's tree stays at or above `threshold` times a fresh
 /// build to the end of what was received (its degradation), with the worst ratio after it;
 /// `None` when its last sample is below.
 #[must_use]
-pub fn engine_degraded_since(ratios: &[(u64, f64)], threshold: f64) -> Option<(u64, f64)> {
-    let below = ratios.iter().rposition(|&(_, r)| r < threshold);
-    let from = below.map_or(0, |k| k + 1);
-    let rest = ratios.get(from..)?;
-    let first = rest.first()?;
-    let worst = rest
-        .iter()
-        .map(|&(_, r)| r)
-        .fold(f64::NEG_INFINITY, f64::max);
-    Some((first.0, worst))
+pub fn engine_degraded_since(
+    ratios: impl IntoIterator<Item = (u64, f64)>,
+    threshold: f64,
+) -> Option<(u64, f64)> {
+    let mut since: Option<(u64, f64)> = None;
+    for (step, r) in ratios {
+        since = if r < threshold {
+            None
+        } else {
+            Some(since.map_or((step, r), |(from, worst)| (from, worst.max(r))))
+        };
+    }
+    since
 }
 
 /// Draws the ratio track in `band`: one point per sample, at `x_of(step)`, joined; its name
@@ -261,15 +258,19 @@ pub fn ratio_track(
     x_of: impl Fn(u64) -> f32,
     health: &Health,
     at: u64,
-    style: &TrackStyle,
+    style: &TrackStyle<'_>,
 ) -> Vec<Pos2> {
     let track_h = band.height();
     if track_h >= 11.0 {
         let mut value = health
             .at_or_before(at)
             .map_or(String::new(), |s| format!("{:.2}", s.ratio()));
-        let k = style.engine.partition_point(|&(s, _)| s <= at);
-        if let Some((_, r)) = k.checked_sub(1).and_then(|k| style.engine.get(k)) {
+        let k = style.engine.partition_point(|t| t.index <= at);
+        if let Some(r) = k
+            .checked_sub(1)
+            .and_then(|k| style.engine.get(k))
+            .and_then(|t| t.health.ratio())
+        {
             value.push_str(&format!(" · engine {r:.2}"));
         }
         painter.text(
@@ -286,7 +287,7 @@ pub fn ratio_track(
     let (lo, hi) = samples
         .values()
         .map(HealthSample::ratio)
-        .chain(style.engine.iter().map(|&(_, r)| r))
+        .chain(engine_ratios(style.engine).map(|(_, r)| r))
         .filter(|r| r.is_finite())
         .fold((1.0f64, f64::NEG_INFINITY), |(lo, hi), r| {
             (lo.min(r), hi.max(r))
@@ -314,11 +315,8 @@ pub fn ratio_track(
     for &p in &points {
         painter.circle_filled(p, 1.5, style.line);
     }
-    let engine: Vec<Pos2> = style
-        .engine
-        .iter()
-        .filter(|(_, r)| r.is_finite())
-        .map(|&(s, r)| pos2(x_of(s), y_of(r)))
+    let engine: Vec<Pos2> = engine_ratios(style.engine)
+        .map(|(s, r)| pos2(x_of(s), y_of(r)))
         .collect();
     painter.add(Shape::line(engine, Stroke::new(1.0, style.engine_line)));
     points
@@ -355,11 +353,14 @@ mod tests {
             (40, 1.6),
             (50, 1.35),
         ];
-        assert_eq!(engine_degraded_since(&r, 1.25), Some((30, 1.6)));
-        assert_eq!(engine_degraded_since(&r, 1.5), None);
-        assert_eq!(engine_degraded_since(&r[..2], 1.25), Some((10, 1.4)));
-        assert_eq!(engine_degraded_since(&[(5, 2.0)], 1.25), Some((5, 2.0)));
-        assert_eq!(engine_degraded_since(&[], 1.25), None);
+        assert_eq!(engine_degraded_since(r, 1.25), Some((30, 1.6)));
+        assert_eq!(engine_degraded_since(r, 1.5), None);
+        assert_eq!(
+            engine_degraded_since(r[..2].iter().copied(), 1.25),
+            Some((10, 1.4))
+        );
+        assert_eq!(engine_degraded_since([(5, 2.0)], 1.25), Some((5, 2.0)));
+        assert_eq!(engine_degraded_since([], 1.25), None);
     }
 
     #[test]

@@ -404,9 +404,9 @@ fn engine_ui(
                 (None, None) => row(ui, "Its tree here", "— (none at this step)"),
             }
             // Degradation: the engine's tree stayed above the threshold to the end received.
-            let ratios = super::health::engine_ratios(record);
+            let ratios = super::health::engine_ratios(&summary.health);
             let threshold = state.prefs.health_threshold;
-            if let Some((from, worst)) = super::health::engine_degraded_since(&ratios, threshold) {
+            if let Some((from, worst)) = super::health::engine_degraded_since(ratios, threshold) {
                 ui.label(
                     RichText::new(format!(
                         "The engine's tree has cost {threshold:.2}x a fresh build or more \
@@ -485,11 +485,8 @@ fn health_rows(
     height_name: &str,
 ) {
     let fresh = h
-        .fresh_cost
-        .filter(|&f| f > 0.0)
-        .map_or_else(String::new, |f| {
-            format!(" = {:.2} x a fresh build", h.cost / f)
-        });
+        .ratio()
+        .map_or_else(String::new, |r| format!(" = {r:.2} x a fresh build"));
     row(ui, cost_name, format!("cost {:.1}{fresh}", h.cost));
     row(
         ui,

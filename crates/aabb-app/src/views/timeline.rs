@@ -406,8 +406,7 @@ impl View for TimelineView {
                     .model
                     .engine
                     .as_deref()
-                    .map(super::health::engine_ratios)
-                    .unwrap_or_default(),
+                    .map_or(&[], |e| e.summary.health.as_slice()),
                 engine_line: crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode)
                     .engine_tree,
             },

@@ -299,6 +299,16 @@ pub struct TreeHealth {
     pub fresh_cost: Option<f64>,
 }
 
+impl TreeHealth {
+    /// Its cost against the fresh build's (1: as good as a fresh build), when there was one
+    /// of positive cost.
+    #[must_use]
+    pub fn ratio(&self) -> Option<f64> {
+        let fresh = self.fresh_cost?;
+        (fresh > 0.0 && self.cost.is_finite()).then(|| self.cost / fresh)
+    }
+}
+
 /// The SAH measure of a box in `dims` dimensions, as the tree computes it.
 fn half_area(min: &[f32; 3], max: &[f32; 3], dims: u8) -> f64 {
     if dims == 2 {
@@ -948,6 +958,13 @@ impl EngineRecord {
             budget,
             ..EngineRecord::default()
         }
+    }
+
+    /// The parts kept of trace step `index`, when that step carried some and they were kept.
+    #[must_use]
+    pub fn step_at(&self, index: u64) -> Option<&EngineStep> {
+        let k = self.steps.binary_search_by_key(&index, |s| s.index).ok()?;
+        self.steps.get(k)
     }
 
     /// Takes one step's parts (`moving` and `statics` sorted by id).
