@@ -4,8 +4,6 @@
 
 use crate::broadphase::BroadphaseKind;
 use crate::compare::{self, CompareSummary, Side, StepDiff};
-use crate::scene::Scene;
-use crate::tree::TreeConfig;
 use std::io::Write as _;
 use std::path::PathBuf;
 
@@ -34,26 +32,15 @@ pub struct CompareArgs {
 /// side that cannot be read).
 pub fn main(args: &CompareArgs) -> anyhow::Result<i32> {
     let file = crate::text::escape_controls(&args.scene.display().to_string());
-    let trace_like = crate::trace::is_trace_path(&args.scene);
-    // The base settings a side changes: the scene's own, the default tree's for a trace.
-    let (scene, trace) = if trace_like {
-        match crate::stream::open_trace(&args.scene) {
-            Ok((trace, _)) => (None, Some(std::sync::Arc::new(trace))),
-            Err(e) => {
-                eprintln!("{e}");
-                return Ok(1);
-            }
-        }
-    } else {
-        match Scene::load(&args.scene) {
-            Ok(scene) => (Some(scene), None),
-            Err(e) => {
-                eprintln!("{e}");
-                return Ok(1);
-            }
+    let origin = match crate::source::open(&args.scene) {
+        Ok(opened) => opened.origin,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(1);
         }
     };
-    let base = scene.as_ref().map_or_else(TreeConfig::default, |s| s.tree);
+    // The base settings a side changes: the scene's own, the default tree's for a trace.
+    let base = origin.tree_settings();
     let side =
         |name: &str, text: &str| Side::parse(text, base).map_err(|e| format!("side {name}: {e}"));
     let (a, b) = match (side("A", &args.a), side("B", &args.b)) {
@@ -63,10 +50,7 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<i32> {
             return Ok(2);
         }
     };
-    let dims = scene.as_ref().map_or_else(
-        || trace.as_ref().map_or(2, |t| t.dimensions()),
-        |s| s.dimensions,
-    );
+    let dims = origin.dimensions();
     for (name, s) in [("A", &a), ("B", &b)] {
         if s.kind == BroadphaseKind::Box2d && dims != 2 {
             eprintln!("{file}: side {name}: Box2D's tree is 2D only; this is {dims}D");
@@ -85,22 +69,12 @@ pub fn main(args: &CompareArgs) -> anyhow::Result<i32> {
             write_error = Some(e);
         }
     };
-    let summary = match (&scene, &trace) {
-        (Some(scene), _) => match compare::start_scene(scene, &a, &b, args.pair_limit) {
-            Ok((sa, sb)) => compare::run(sa, sb, args.steps, &mut on_step),
-            Err(e) => {
-                eprintln!("{e}");
-                return Ok(1);
-            }
-        },
-        (None, Some(trace)) => match compare::start_trace(trace, &a, &b, args.pair_limit) {
-            Ok((sa, sb)) => compare::run(sa, sb, args.steps, &mut on_step),
-            Err(e) => {
-                eprintln!("{e}");
-                return Ok(1);
-            }
-        },
-        (None, None) => return Ok(1),
+    let summary = match compare::start(&origin, &a, &b, args.pair_limit) {
+        Ok((sa, sb)) => compare::run(sa, sb, args.steps, &mut on_step),
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(1);
+        }
     };
     if let Some(e) = write_error {
         anyhow::bail!("writing the steps: {e}");

@@ -2,8 +2,10 @@
 //! and prints a summary (or one JSON object).
 
 use crate::broadphase::BroadphaseKind;
-use crate::scene::{Scene, Simulation, StepReport};
-use crate::trace::{Stepper, Trace, TraceSimulation};
+use crate::replay::{History, Replay, TraceStart};
+use crate::scene::{Scene, SceneError, Simulation, StepReport};
+use crate::source::{Origin, Sim, scene_history};
+use crate::trace::{Stepper, Trace};
 use crate::tree::TreeConfig;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -72,24 +74,8 @@ pub struct RunArgs {
 /// `tree.velocity_lookahead`).
 #[must_use]
 pub fn with_overrides(mut scene: Scene, margin: Option<f32>, lookahead: Option<f32>) -> Scene {
-    scene.tree = tree_with_overrides(scene.tree, margin, lookahead);
+    scene.tree = crate::source::tree_with(scene.tree, margin, lookahead);
     scene
-}
-
-/// `tree` with the margin and look-ahead of the command line, when given.
-#[must_use]
-pub fn tree_with_overrides(
-    mut tree: TreeConfig,
-    margin: Option<f32>,
-    lookahead: Option<f32>,
-) -> TreeConfig {
-    if let Some(m) = margin {
-        tree.margin = m;
-    }
-    if let Some(l) = lookahead {
-        tree.velocity_lookahead = l;
-    }
-    tree
 }
 
 /// Tree stats as `run --json` prints them.
@@ -148,7 +134,7 @@ pub fn summarize(
     file: &str,
     steps: u64,
     kind: BroadphaseKind,
-) -> Result<RunSummary, crate::scene::SceneError> {
+) -> Result<RunSummary, SceneError> {
     summarize_with_limit(
         scene,
         file,
@@ -159,15 +145,16 @@ pub fn summarize(
 }
 
 /// [`summarize`] with a candidate-pair limit: the first step past it ends the run with
-/// [`crate::scene::SceneError::Step`].
+/// [`SceneError::Step`].
 pub fn summarize_with_limit(
     scene: &Scene,
     file: &str,
     steps: u64,
     kind: BroadphaseKind,
     pair_limit: usize,
-) -> Result<RunSummary, crate::scene::SceneError> {
-    drive(scene, file, steps, kind, pair_limit, None)
+) -> Result<RunSummary, SceneError> {
+    let origin = Origin::Scene(Box::new(scene.clone()));
+    summarize_origin(&origin, file, steps, kind, pair_limit, None)
 }
 
 /// [`summarize_with_limit`] that also records every step: the history holds the steps made,
@@ -179,69 +166,11 @@ pub fn summarize_recorded(
     steps: u64,
     kind: BroadphaseKind,
     pair_limit: usize,
-) -> (
-    Result<RunSummary, crate::scene::SceneError>,
-    Option<crate::replay::History>,
-) {
+) -> (Result<RunSummary, SceneError>, Option<History>) {
+    let origin = Origin::Scene(Box::new(scene.clone()));
     let mut history = None;
-    let summary = drive(scene, file, steps, kind, pair_limit, Some(&mut history));
-    (summary, history)
-}
-
-/// Runs `steps` steps, recording them into `record` when given.
-fn drive(
-    scene: &Scene,
-    file: &str,
-    steps: u64,
-    kind: BroadphaseKind,
-    pair_limit: usize,
-    mut record: Option<&mut Option<crate::replay::History>>,
-) -> Result<RunSummary, crate::scene::SceneError> {
-    let mut sim = Simulation::paused_at_zero(scene, kind, pair_limit)?;
-    if let Some(slot) = record.as_deref_mut() {
-        let history = crate::replay::History::new(scene, file, &sim);
-        // Checked before the run, so no run ends with a recording that cannot be written.
-        let most = crate::replay::file::max_steps_after_zero(&history)?;
-        if steps > most {
-            return Err(crate::scene::SceneError::Invalid {
-                file: file.to_owned(),
-                message: format!(
-                    "--steps: a recording of this scene holds at most {most} steps (its file \
-                     at most {} bytes, what replay reads), got {steps}",
-                    crate::replay::file::MAX_RECORDING_BYTES
-                ),
-            });
-        }
-        *slot = Some(history);
-    }
-    stopped(&sim)?;
-    let mut totals = Totals::default();
-    for _ in 0..steps {
-        let outcome = sim.step().map(|_| ());
-        if let Some(Some(history)) = record.as_deref_mut() {
-            // The history follows this simulation step by step: never out of order.
-            history
-                .push_step(&sim)
-                .map_err(|e| crate::scene::SceneError::Invalid {
-                    file: file.to_owned(),
-                    message: e.to_string(),
-                })?;
-        }
-        outcome?;
-        totals.add(sim.report());
-    }
-    Ok(summary_of(scene, file, &sim, &totals))
-}
-
-/// The error the simulation's current step stopped with, if it did.
-fn stopped(sim: &Simulation) -> Result<(), crate::scene::SceneError> {
-    match sim.last_error() {
-        None => Ok(()),
-        Some(source) => Err(crate::scene::SceneError::Step {
-            step: sim.step_index(),
-            source: source.clone(),
-        }),
-    }
+    let summary = summarize_origin(&origin, file, steps, kind, pair_limit, Some(&mut history));
+    (summary, history.as_ref().and_then(scene_history))
 }
 
 /// [`summarize_with_limit`] for a trace replayed with tree settings `config`: at most
@@ -253,21 +182,73 @@ pub fn summarize_trace(
     kind: BroadphaseKind,
     config: TreeConfig,
     pair_limit: usize,
-) -> Result<RunSummary, crate::scene::SceneError> {
-    let mut sim = TraceSimulation::new(std::sync::Arc::clone(trace), kind, config, pair_limit)?;
-    let head = Head {
-        name: trace.name(),
-        file,
-        dimensions: trace.dimensions(),
-        spheres: trace.max_boxes(),
-        kind,
-    };
+) -> Result<RunSummary, SceneError> {
+    let origin = Origin::Trace(TraceStart {
+        trace: std::sync::Arc::clone(trace),
+        config,
+    });
+    summarize_origin(&origin, file, steps, kind, pair_limit, None)
+}
+
+/// Runs `origin` (a scene from its start, a trace from its first step) on `kind` for `steps`
+/// steps (a trace: fewer when it ends sooner) and sums up, recording every step into
+/// `record` when given (a scene's only: a trace is its own record). An error when step 0 or
+/// a later step stops in the broad phase (past `pair_limit`); the history holds the steps
+/// made up to and with that one.
+pub fn summarize_origin(
+    origin: &Origin,
+    file: &str,
+    steps: u64,
+    kind: BroadphaseKind,
+    pair_limit: usize,
+    mut record: Option<&mut Option<History<Sim>>>,
+) -> Result<RunSummary, SceneError> {
+    let mut sim = <Sim as Replay>::start(origin, kind, pair_limit)?;
+    if let Some(slot) = record.as_deref_mut() {
+        let history = History::new(origin, file, &sim);
+        let Some(file_history) = scene_history(&history) else {
+            return Err(SceneError::Invalid {
+                file: file.to_owned(),
+                message: "a trace is a recording already; only a scene's run is recorded"
+                    .to_owned(),
+            });
+        };
+        // Checked before the run, so no run ends with a recording that cannot be written.
+        let most = crate::replay::file::max_steps_after_zero(&file_history)?;
+        if steps > most {
+            return Err(SceneError::Invalid {
+                file: file.to_owned(),
+                message: format!(
+                    "--steps: a recording of this scene holds at most {most} steps (its file \
+                     at most {} bytes, what replay reads), got {steps}",
+                    crate::replay::file::MAX_RECORDING_BYTES
+                ),
+            });
+        }
+        *slot = Some(history);
+    }
+    if let Some(source) = sim.last_error() {
+        return Err(SceneError::Step {
+            step: sim.step_index(),
+            source: source.clone(),
+        });
+    }
     let steps = sim.steps_left().map_or(steps, |left| steps.min(left));
     let mut totals = Totals::default();
     for _ in 0..steps {
-        totals.add(sim.step()?);
+        let outcome = Stepper::step(&mut sim).map(|_| ());
+        if let Some(Some(history)) = record.as_deref_mut() {
+            // The history follows this simulation step by step: never out of order.
+            history.push_step(&sim).map_err(|e| SceneError::Invalid {
+                file: file.to_owned(),
+                message: e.to_string(),
+            })?;
+        }
+        outcome?;
+        totals.add(Stepper::report(&sim));
     }
-    Ok(summary_from(&head, sim.report(), &totals))
+    let head = Head::of(origin, file, kind);
+    Ok(summary_from(&head, Stepper::report(&sim), &totals))
 }
 
 /// What a summary says of its input besides the steps.
@@ -277,6 +258,19 @@ struct Head<'a> {
     dimensions: u8,
     spheres: usize,
     kind: BroadphaseKind,
+}
+
+impl<'a> Head<'a> {
+    /// The head of a run of `origin` (read from `file`) on `kind`.
+    fn of(origin: &'a Origin, file: &'a str, kind: BroadphaseKind) -> Head<'a> {
+        Head {
+            name: origin.name(),
+            file,
+            dimensions: origin.dimensions(),
+            spheres: origin.moving_count(),
+            kind,
+        }
+    }
 }
 
 /// Sums over the steps of a run.
@@ -425,103 +419,91 @@ pub fn main(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(2);
         }
     }
-    if crate::trace::is_trace_path(&args.scene) {
-        if args.record.is_some() {
+    if let Some(record) = &args.record {
+        if crate::trace::is_trace_path(&args.scene) {
             eprintln!(
                 "{file}: --record records scenes; a trace is a recording already (open it \
                  with run, sweep or the window)"
             );
             return Ok(2);
         }
-        let trace = match crate::stream::open_trace(&args.scene) {
-            Ok((trace, info)) => {
-                if let Some(info) = info {
-                    for gap in &info.gaps {
-                        eprintln!("{file}: note: {gap} (after step {})", gap.after);
-                    }
-                    if let Some(why) = &info.stopped {
-                        eprintln!(
-                            "{file}: warning: the stream stops early ({why}); its {} whole steps \
-                             before are run",
-                            trace.step_count()
-                        );
-                    }
-                }
-                std::sync::Arc::new(trace)
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                return Ok(1);
-            }
-        };
-        let kind: BroadphaseKind = args.broadphase.into();
-        if let Err(message) = work_verdict(trace.work_at(0), kind, &file) {
-            eprintln!("{}: {message}", crate::text::escape_controls(&file));
-            return Ok(1);
+        if crate::fileio::same_file(&args.scene, record) {
+            eprintln!(
+                "{}: is the scene being run ({}); give --record another path (nothing was \
+                 written)",
+                crate::text::escape_controls(&record.display().to_string()),
+                crate::text::escape_controls(&file)
+            );
+            return Ok(2);
         }
-        let config = tree_with_overrides(TreeConfig::default(), args.margin, args.lookahead);
-        let summary = summarize_trace(
-            &trace,
-            &file,
-            args.steps,
-            args.broadphase.into(),
-            config,
-            args.pair_limit,
-        );
-        return report(summary, &file, args.json, args.pair_limit);
-    }
-    if let Some(record) = &args.record
-        && crate::fileio::same_file(&args.scene, record)
-    {
-        eprintln!(
-            "{}: is the scene being run ({}); give --record another path (nothing was \
-             written)",
-            crate::text::escape_controls(&record.display().to_string()),
-            crate::text::escape_controls(&file)
-        );
-        return Ok(2);
-    }
-    if let Some(record) = &args.record
-        && let Err(e) = crate::fileio::check_replaceable(
+        if let Err(e) = crate::fileio::check_replaceable(
             record,
             crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Recording, args.force),
-        )
-    {
-        eprintln!("{e}");
-        return Ok(1);
+        ) {
+            eprintln!("{e}");
+            return Ok(1);
+        }
     }
-    let summary = Scene::load(&args.scene).and_then(|scene| {
-        let scene = with_overrides(scene, args.margin, args.lookahead);
-        // Checked here, so a margin or look-ahead the scene cannot take is refused naming the
-        // file and the options (the simulation would name neither).
-        scene.validate(&file).map_err(|e| match e {
-            crate::scene::SceneError::Invalid { file, message }
-                if args.margin.is_some() || args.lookahead.is_some() =>
-            {
-                crate::scene::SceneError::Invalid {
-                    file,
-                    message: format!("{message} (with{} from the command line)", overrides(args)),
-                }
-            }
-            other => other,
-        })?;
-        let (kind, limit) = (args.broadphase.into(), args.pair_limit);
-        work_verdict(scene.work_at_start(), kind, &file).map_err(|message| {
-            crate::scene::SceneError::Invalid {
-                file: file.clone(),
-                message,
-            }
-        })?;
+    let opened = match crate::source::open(&args.scene) {
+        Ok(opened) => opened,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(1);
+        }
+    };
+    if let Some(info) = &opened.stream {
+        for gap in &info.gaps {
+            eprintln!("{file}: note: {gap} (after step {})", gap.after);
+        }
+        if let Some(why) = &info.stopped {
+            let steps = opened.origin.steps_after(0).map_or(0, |s| s + 1);
+            eprintln!(
+                "{file}: warning: the stream stops early ({why}); its {steps} whole steps \
+                 before are run"
+            );
+        }
+    }
+    let (kind, limit) = (args.broadphase.into(), args.pair_limit);
+    let summary = start_checks(opened.origin, args, &file, kind).and_then(|origin| {
         let Some(path) = &args.record else {
-            return summarize_with_limit(&scene, &file, args.steps, kind, limit);
+            return summarize_origin(&origin, &file, args.steps, kind, limit, None);
         };
-        let (summary, history) = summarize_recorded(&scene, &file, args.steps, kind, limit);
-        if let Some(history) = history {
+        let mut history = None;
+        let summary = summarize_origin(&origin, &file, args.steps, kind, limit, Some(&mut history));
+        if let Some(history) = history.as_ref().and_then(scene_history) {
             crate::replay::file::save_with(&history, path, args.force)?;
         }
         summary
     });
     report(summary, &file, args.json, args.pair_limit)
+}
+
+/// `origin` with the command line's margin and look-ahead, checked before it runs: its rules
+/// (so a margin or look-ahead it cannot take is refused naming the file and the options; the
+/// simulation would name neither), and the work a step of `kind` would do.
+fn start_checks(
+    origin: Origin,
+    args: &RunArgs,
+    file: &str,
+    kind: BroadphaseKind,
+) -> Result<Origin, SceneError> {
+    let origin = origin.with_margin(args.margin, args.lookahead);
+    origin.validate(file).map_err(|e| match e {
+        SceneError::Invalid { file, message }
+            if args.margin.is_some() || args.lookahead.is_some() =>
+        {
+            SceneError::Invalid {
+                file,
+                message: format!("{message} (with{} from the command line)", overrides(args)),
+            }
+        }
+        other => other,
+    })?;
+    work_verdict(origin.work_at_start(), kind, file).map_err(|message| SceneError::Invalid {
+        file: file.to_owned(),
+        message,
+    })?;
+    Ok(origin)
 }
 
 /// Brute force or sweep-and-prune over `work`: refused past
@@ -561,7 +543,7 @@ fn overrides(args: &RunArgs) -> String {
 
 /// Prints a summary (readable or JSON) or the error a run stopped with; the exit code.
 pub(crate) fn report(
-    summary: Result<RunSummary, crate::scene::SceneError>,
+    summary: Result<RunSummary, SceneError>,
     file: &str,
     json: bool,
     pair_limit: usize,
@@ -577,7 +559,7 @@ pub(crate) fn report(
             Ok(0)
         }
         Err(
-            e @ crate::scene::SceneError::Step {
+            e @ SceneError::Step {
                 source: crate::broadphase::BroadphaseError::PairLimit { .. },
                 ..
             },
@@ -589,7 +571,7 @@ pub(crate) fn report(
             );
             Ok(1)
         }
-        Err(e @ crate::scene::SceneError::Step { .. }) => {
+        Err(e @ SceneError::Step { .. }) => {
             eprintln!("{}: {e}", crate::text::escape_controls(file));
             Ok(1)
         }

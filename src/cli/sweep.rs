@@ -4,14 +4,12 @@
 //! holds the result alone.
 
 use crate::broadphase::DEFAULT_PAIR_LIMIT;
-use crate::scene::Scene;
 use crate::sweep::{MarginRange, SweepError, SweepOutcome, SweepPlan, SweepSpec, parse_lookaheads};
 
 pub use crate::sweep::export::{
     BestByTimeJson, BestByWorkJson, CSV_FIELDS, CostModelJson, PointRef, PointRow, SweepJson, csv,
     readable, readable_named,
 };
-use crate::tree::TreeConfig;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -105,60 +103,44 @@ pub fn main(args: &SweepArgs) -> anyhow::Result<i32> {
         pair_cost: args.pair_cost.unwrap_or(1.0),
         ..SweepSpec::new(margins, lookaheads, args.steps.unwrap_or(DEFAULT_STEPS))
     };
-    // The engine's own costs, when a stream sent its timings.
-    let mut engine_costs = None;
-    let input = if crate::trace::is_trace_path(&args.scene) {
-        crate::stream::open_trace(&args.scene)
-            .map_err(|e| e.to_string())
-            .and_then(|(trace, info)| {
-                engine_costs = info
-                    .as_ref()
-                    .and_then(|i| i.engine_parts.summary.cost_fit.costs());
-                if let Some(why) = info.and_then(|i| i.stopped) {
-                    eprintln!(
-                        "{file}: warning: the stream stops early ({why}); its whole steps \
-                         before are swept"
-                    );
-                }
-                // Left out, the steps are the default's or, when the trace has fewer after
-                // its first, all of them (as `run` takes).
-                let left = trace.step_count().saturating_sub(1) as u64;
-                if left == 0 && args.steps.is_none() {
-                    // No --steps was given: the trace itself is too short to sweep.
-                    return Err(format!(
-                        "{}: the trace holds step 0 only; a sweep steps each point from it, \
-                         so it needs at least one step after step 0",
-                        crate::text::escape_controls(&file)
-                    ));
-                }
-                let spec = SweepSpec {
-                    steps: args.steps.unwrap_or(DEFAULT_STEPS.min(left.max(1))),
-                    ..spec
-                };
-                let (name, count) = (trace.name().to_owned(), trace.max_boxes());
-                let trace = std::sync::Arc::new(trace);
-                let plan = SweepPlan::for_trace(trace, 0, TreeConfig::default(), spec);
-                Ok((name, count, plan))
-            })
-    } else {
-        Scene::load(&args.scene)
-            .map(|scene| {
-                let spec = SweepSpec {
-                    pair_cost: args.pair_cost.unwrap_or_else(|| scene.pair_cost()),
-                    ..spec
-                };
-                let plan = SweepPlan::new(&scene, spec);
-                (scene.name.clone(), scene.sphere_count(), plan)
-            })
-            .map_err(|e| e.to_string())
-    };
-    let (name, count, plan) = match input {
-        Ok(input) => input,
+    let opened = match crate::source::open(&args.scene) {
+        Ok(opened) => opened,
         Err(e) => {
             eprintln!("{e}");
             return Ok(1);
         }
     };
+    // The engine's own costs, when a stream sent its timings.
+    let engine_costs = opened
+        .stream
+        .as_ref()
+        .and_then(|i| i.engine_parts.summary.cost_fit.costs());
+    if let Some(why) = opened.stream.as_ref().and_then(|i| i.stopped.as_ref()) {
+        eprintln!(
+            "{file}: warning: the stream stops early ({why}); its whole steps before are swept"
+        );
+    }
+    let origin = opened.origin;
+    // A trace ends: left out, the steps are the default's or, when the trace has fewer after
+    // its first, all of them (as `run` takes).
+    let left = origin.steps_after(0);
+    if left == Some(0) && args.steps.is_none() {
+        eprintln!(
+            "{}: the trace holds step 0 only; a sweep steps each point from it, so it needs at \
+             least one step after step 0",
+            crate::text::escape_controls(&file)
+        );
+        return Ok(1);
+    }
+    let spec = SweepSpec {
+        steps: args
+            .steps
+            .unwrap_or_else(|| left.map_or(DEFAULT_STEPS, |l| DEFAULT_STEPS.min(l.max(1)))),
+        pair_cost: args.pair_cost.unwrap_or_else(|| origin.pair_cost()),
+        ..spec
+    };
+    let (name, count) = (origin.name().to_owned(), origin.moving_count());
+    let plan = SweepPlan::of(&origin, 0, spec);
     let plan = match plan {
         Ok(plan) => plan,
         Err(e) => {

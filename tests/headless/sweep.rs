@@ -323,12 +323,12 @@ fn a_plan_from_a_running_simulation_starts_where_it_is() {
     for _ in 0..5 {
         sim.step().expect("steps");
     }
-    let plan =
-        SweepPlan::from_simulation(&sim, SweepSpec::new(vec![0.3], vec![0.0], 3)).expect("valid");
+    let sim = aabb_debugger::source::Sim::Scene(sim);
+    let plan = SweepPlan::from_sim(&sim, SweepSpec::new(vec![0.3], vec![0.0], 3)).expect("valid");
     assert_eq!(plan.points().len(), 1);
     assert_eq!(plan.points()[0].config.pairs, scene.tree.pairs);
     let report = finished(plan.run(&SweepControl::new()).expect("runs"));
-    let (r, c, k, work) = plain(&sim.scene(), 0.3, 0.0, 3);
+    let (r, c, k, work) = plain(&sim.scene().expect("a scene"), 0.3, 0.0, 3);
     let p = &report.points[0];
     assert_eq!(
         (

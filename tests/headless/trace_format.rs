@@ -698,14 +698,15 @@ fn a_sweep_of_a_trace_counts_what_run_counts() {
     for _ in 0..30 {
         sim.step().expect("a step");
     }
+    let sim = aabb_debugger::source::Sim::Trace(sim);
     let short = SweepSpec::new(vec![0.1], vec![0.0], 9);
-    let plan = SweepPlan::from_trace_simulation(&sim, short.clone()).expect("valid");
+    let plan = SweepPlan::from_sim(&sim, short.clone()).expect("valid");
     let SweepOutcome::Finished(report) = plan.run(&SweepControl::new()).expect("runs") else {
         panic!("not cancelled");
     };
     assert_eq!(report.points[0].steps, 9);
-    let err = SweepPlan::from_trace_simulation(&sim, SweepSpec { steps: 10, ..short })
-        .expect_err("past the end");
+    let err =
+        SweepPlan::from_sim(&sim, SweepSpec { steps: 10, ..short }).expect_err("past the end");
     assert_eq!(
         err.to_string(),
         "steps: the trace has 9 steps after step 30; got 10"

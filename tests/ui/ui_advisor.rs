@@ -58,7 +58,7 @@ fn harness() -> Harness<'static, DebuggerApp> {
 
 /// The live tree's settings (the broad phase's own, not the document's).
 fn live_tree(app: &DebuggerApp) -> TreeConfig {
-    match app.sim().broadphase().tree_view() {
+    match app.inspect().sim().broadphase().tree_view() {
         Some(TreeRef::D2(t)) => *t.config(),
         Some(TreeRef::D3(t)) => *t.config(),
         None => panic!("tree broad phase expected"),
@@ -82,7 +82,7 @@ fn open_with_grid(h: &mut Harness<'_, DebuggerApp>, margins: &str, lookaheads: &
 /// Runs frames until the sweep has ended (bounded).
 fn run_until_idle(h: &mut Harness<'_, DebuggerApp>) {
     for _ in 0..MAX_FRAMES {
-        if !h.state().advisor_running() {
+        if !h.state().inspect().advisor_running() {
             h.run_steps(3);
             return;
         }
@@ -101,9 +101,15 @@ fn swept() -> (Harness<'static, DebuggerApp>, SweepReport) {
     run_until_idle(&mut h);
     let report = h
         .state()
+        .inspect()
         .advisor_report()
         .cloned()
-        .unwrap_or_else(|| panic!("no report; message: {:?}", h.state().advisor_message()));
+        .unwrap_or_else(|| {
+            panic!(
+                "no report; message: {:?}",
+                h.state().inspect().advisor_message()
+            )
+        });
     assert_eq!(report.points.len(), 6);
     assert_eq!(report.steps, 20);
     (h, report)
@@ -117,7 +123,7 @@ fn assert_applied(app: &DebuggerApp, before: &TreeConfig, margin: f32, lookahead
         velocity_lookahead: lookahead,
         ..*before
     };
-    assert_eq!(app.document().tree, want);
+    assert_eq!(app.inspect().document().tree, want);
     let live = live_tree(app);
     assert_eq!(live.margin, margin);
     assert_eq!(live.velocity_lookahead, lookahead);
@@ -126,11 +132,16 @@ fn assert_applied(app: &DebuggerApp, before: &TreeConfig, margin: f32, lookahead
 #[test]
 fn clicking_a_point_applies_its_margin_and_lookahead_to_the_live_tree() {
     let (mut h, report) = swept();
-    let before = h.state().document().tree;
-    let step = h.state().sim().step_index();
+    let before = h.state().inspect().document().tree;
+    let step = h.state().inspect().sim().step_index();
     // A point drawn apart from the others (a click picks the nearest), not the current one.
     let drawn: Vec<(usize, Pos2)> = (0..report.points.len())
-        .filter_map(|i| h.state().advisor_point_screen_pos(i).map(|p| (i, p)))
+        .filter_map(|i| {
+            h.state()
+                .inspect()
+                .advisor_point_screen_pos(i)
+                .map(|p| (i, p))
+        })
         .collect();
     assert_eq!(drawn.len(), 6, "every point is drawn in the reinserts plot");
     let (index, pos) = drawn
@@ -146,17 +157,24 @@ fn clicking_a_point_applies_its_margin_and_lookahead_to_the_live_tree() {
     let point = report.points[index].point;
     let app = h.state();
     assert_applied(app, &before, point.margin, point.lookahead);
-    assert!(app.is_dirty());
-    assert_eq!(app.sim().step_index(), step, "applying does not step");
-    assert!(app.status().starts_with("Margin") || app.status().starts_with("Look-ahead"));
+    assert!(app.inspect().is_dirty());
+    assert_eq!(
+        app.inspect().sim().step_index(),
+        step,
+        "applying does not step"
+    );
+    assert!(
+        app.inspect().status().starts_with("Margin")
+            || app.inspect().status().starts_with("Look-ahead")
+    );
     // The click is one undo step: Ctrl+Z gives back the settings before it, live too.
     h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     h.run_steps(2);
     assert_applied(h.state(), &before, before.margin, before.velocity_lookahead);
     assert!(
-        h.state().status().starts_with("Undone: "),
+        h.state().inspect().status().starts_with("Undone: "),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
 }
 
@@ -165,7 +183,7 @@ fn clicking_a_point_applies_its_margin_and_lookahead_to_the_live_tree() {
 #[test]
 fn a_drag_of_the_margin_is_one_undo_step() {
     let mut h = harness();
-    let before = h.state().document().tree;
+    let before = h.state().inspect().document().tree;
     for k in 1..=5 {
         let settings = TreeConfig {
             margin: before.margin + 0.1 * k as f32,
@@ -175,7 +193,7 @@ fn a_drag_of_the_margin_is_one_undo_step() {
             .push_command(Command::SetTreeSettings(settings));
         h.run_steps(1);
     }
-    let dragged = h.state().document().tree;
+    let dragged = h.state().inspect().document().tree;
     h.run_steps(3);
     let later = TreeConfig {
         velocity_lookahead: 0.25,
@@ -183,24 +201,24 @@ fn a_drag_of_the_margin_is_one_undo_step() {
     };
     h.state_mut().push_command(Command::SetTreeSettings(later));
     h.run_steps(1);
-    assert_eq!(h.state().document().tree, later);
+    assert_eq!(h.state().inspect().document().tree, later);
     h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     h.run_steps(1);
-    assert_eq!(h.state().document().tree, dragged);
+    assert_eq!(h.state().inspect().document().tree, dragged);
     h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     h.run_steps(1);
-    assert_eq!(h.state().document().tree, before);
+    assert_eq!(h.state().inspect().document().tree, before);
     assert_eq!(live_tree(h.state()).margin, before.margin);
     h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     h.run_steps(1);
-    assert_eq!(h.state().document().tree, before);
-    assert_eq!(h.state().status(), "Nothing to undo.");
+    assert_eq!(h.state().inspect().document().tree, before);
+    assert_eq!(h.state().inspect().status(), "Nothing to undo.");
 }
 
 #[test]
 fn apply_best_by_work_and_by_time_apply_those_points() {
     let (mut h, report) = swept();
-    let before = h.state().document().tree;
+    let before = h.state().inspect().document().tree;
     let by_work = report.advice.best_by_work.as_ref().expect("a best by work");
     h.get_by_label("Apply best by work").click();
     h.run_steps(2);
@@ -212,7 +230,7 @@ fn apply_best_by_work_and_by_time_apply_those_points() {
     let p = report.points[by_time.index].point;
     assert_applied(h.state(), &before, p.margin, p.lookahead);
     // The report is the one swept: applying points starts no new sweep.
-    assert_eq!(h.state().advisor_report(), Some(&report));
+    assert_eq!(h.state().inspect().advisor_report(), Some(&report));
 }
 
 #[test]
@@ -238,8 +256,8 @@ fn a_bad_grid_is_refused_inline_and_nothing_starts() {
     open_with_grid(&mut h, "1:0:0.1", "0", "20");
     h.get_by_label("Start").click();
     h.run_steps(2);
-    assert!(!h.state().advisor_running());
-    assert!(h.state().advisor_report().is_none());
+    assert!(!h.state().inspect().advisor_running());
+    assert!(h.state().inspect().advisor_report().is_none());
     assert!(
         h.query_by_label("margin: FROM (1) is greater than TO (0)")
             .is_some()
@@ -256,29 +274,35 @@ fn cancel_leaves_the_live_scene_untouched() {
     }
     let snapshot = |app: &DebuggerApp| {
         (
-            app.sim().step_index(),
-            app.document().clone(),
+            app.inspect().sim().step_index(),
+            app.inspect().document().clone(),
             live_tree(app),
-            app.sim()
+            app.inspect()
+                .sim()
                 .spheres()
                 .iter()
                 .map(|b| (b.sphere.id, b.sphere.center.to_array(), b.alive))
                 .collect::<Vec<_>>(),
-            app.sim().report().candidate_pairs.clone(),
-            app.is_dirty(),
+            app.inspect().sim().report().candidate_pairs.clone(),
+            app.inspect().is_dirty(),
         )
     };
     let before = snapshot(h.state());
     open_with_grid(&mut h, "0.01:4:0.01", "0, 0.1, 0.2", "5000");
     h.get_by_label("Start").click();
     h.run_steps(2);
-    assert!(h.state().advisor_running(), "the sweep runs");
+    assert!(h.state().inspect().advisor_running(), "the sweep runs");
     h.get_by_label("Cancel").click();
     h.run_steps(1);
     run_until_idle(&mut h);
-    let message = h.state().advisor_message().unwrap_or_default().to_owned();
+    let message = h
+        .state()
+        .inspect()
+        .advisor_message()
+        .unwrap_or_default()
+        .to_owned();
     assert!(message.starts_with("Cancelled after"), "{message}");
-    assert!(h.state().advisor_report().is_none());
+    assert!(h.state().inspect().advisor_report().is_none());
     assert_eq!(snapshot(h.state()), before);
 }
 
@@ -289,9 +313,9 @@ fn opening_another_scene_drops_the_report() {
     let (mut h, _report) = swept();
     h.state_mut().push_command(Command::OpenBuiltin);
     h.run_steps(3);
-    assert_eq!(h.state().advisor_report(), None);
+    assert_eq!(h.state().inspect().advisor_report(), None);
     assert_eq!(
-        h.state().advisor_message(),
+        h.state().inspect().advisor_message(),
         Some(
             "The scene changed since the last sweep (another file, or other spheres): sweep it \
              again."
@@ -311,7 +335,7 @@ fn another_scene_starts_from_the_default_grid_around_its_own_margin() {
     // The built-in scene (margin 0.3): its own default grid, not the grid typed before.
     h.state_mut().push_command(Command::OpenBuiltin);
     h.run_steps(3);
-    assert_eq!(h.state().document().tree.margin, 0.3);
+    assert_eq!(h.state().inspect().document().tree.margin, 0.3);
     assert_eq!(
         h.get_by_label("Margins (from:to:step)").value().as_deref(),
         Some("0:0.75:0.019")
@@ -334,14 +358,19 @@ fn the_pair_cost_swept_with_is_kept_with_the_scene() {
     h.get_by_label("Start").click();
     h.run_steps(2);
     run_until_idle(&mut h);
-    let report = h.state().advisor_report().expect("a report");
+    let report = h.state().inspect().advisor_report().expect("a report");
     assert_eq!(
         report.advice.best_by_work.as_ref().map(|b| b.pair_cost),
         Some(25.0)
     );
     assert_eq!(
-        h.state().document().view.as_ref().and_then(|v| v.pair_cost),
+        h.state()
+            .inspect()
+            .document()
+            .view
+            .as_ref()
+            .and_then(|v| v.pair_cost),
         Some(25.0)
     );
-    assert!(h.state().is_dirty(), "a change to save");
+    assert!(h.state().inspect().is_dirty(), "a change to save");
 }

@@ -55,6 +55,7 @@ fn harness() -> Harness<'static, DebuggerApp> {
 
 fn center_of(h: &Harness<'_, DebuggerApp>, id: u32) -> glam::Vec3 {
     h.state()
+        .inspect()
         .sim()
         .spheres()
         .iter()
@@ -68,23 +69,23 @@ fn center_of(h: &Harness<'_, DebuggerApp>, id: u32) -> glam::Vec3 {
 fn loads_a_scene_and_draws_every_sphere_inside_the_world_view() {
     let h = harness();
     let app = h.state();
-    assert_eq!(app.sim().spheres().len(), 5);
-    assert_eq!(app.snapshot().spheres.len(), 5);
-    assert_eq!(app.sim().step_index(), 0);
-    assert!(!app.is_dirty());
+    assert_eq!(app.inspect().sim().spheres().len(), 5);
+    assert_eq!(app.inspect().snapshot().spheres.len(), 5);
+    assert_eq!(app.inspect().sim().step_index(), 0);
+    assert!(!app.inspect().is_dirty());
     for id in [0, 1, 2, 3, 5] {
-        let pos = app.sphere_screen_pos(id).expect("drawn");
+        let pos = app.inspect().sphere_screen_pos(id).expect("drawn");
         assert!(
             pos.x > 0.0 && pos.x < 1400.0 && pos.y > 0.0 && pos.y < 900.0,
             "{id} at {pos:?}"
         );
     }
     // Contacts: only 2 and 5 touch.
-    assert_eq!(app.sim().report().contacts, vec![(2, 5)]);
+    assert_eq!(app.inspect().sim().report().contacts, vec![(2, 5)]);
     assert!(
-        app.title().starts_with("UI test (not saved)"),
+        app.inspect().title().starts_with("UI test (not saved)"),
         "{}",
-        app.title()
+        app.inspect().title()
     );
 }
 
@@ -93,25 +94,25 @@ fn space_plays_and_pauses_and_n_and_right_step_once() {
     let mut h = harness();
     h.key_press(Key::Space);
     h.run_steps(5);
-    assert!(h.state().is_playing());
-    let played = h.state().sim().step_index();
+    assert!(h.state().inspect().is_playing());
+    let played = h.state().inspect().sim().step_index();
     assert!(played >= 3, "played {played} steps");
     h.key_press(Key::Space);
     h.run_steps(2);
-    assert!(!h.state().is_playing());
-    let paused_at = h.state().sim().step_index();
+    assert!(!h.state().inspect().is_playing());
+    let paused_at = h.state().inspect().sim().step_index();
     h.run_steps(3);
     assert_eq!(
-        h.state().sim().step_index(),
+        h.state().inspect().sim().step_index(),
         paused_at,
         "paused means no steps"
     );
     h.key_press(Key::N);
     h.run_steps(1);
-    assert_eq!(h.state().sim().step_index(), paused_at + 1);
+    assert_eq!(h.state().inspect().sim().step_index(), paused_at + 1);
     h.key_press(Key::ArrowRight);
     h.run_steps(1);
-    assert_eq!(h.state().sim().step_index(), paused_at + 2);
+    assert_eq!(h.state().inspect().sim().step_index(), paused_at + 2);
     // Sphere 3 moved at 1 unit/s along x for those steps.
     let dt = 1.0 / 60.0f32;
     let x = center_of(&h, 3).x;
@@ -120,12 +121,12 @@ fn space_plays_and_pauses_and_n_and_right_step_once() {
     // R resets to step 0.
     h.key_press(Key::R);
     h.run_steps(1);
-    assert_eq!(h.state().sim().step_index(), 0);
+    assert_eq!(h.state().inspect().sim().step_index(), 0);
     assert_eq!(center_of(&h, 3).x, 16.0);
 }
 
 fn tree_margin(app: &DebuggerApp) -> f32 {
-    match app.sim().broadphase().tree_view() {
+    match app.inspect().sim().broadphase().tree_view() {
         Some(TreeRef::D2(t)) => t.config().margin,
         Some(TreeRef::D3(t)) => t.config().margin,
         None => panic!("tree broad phase expected"),
@@ -135,101 +136,110 @@ fn tree_margin(app: &DebuggerApp) -> f32 {
 #[test]
 fn margin_slider_changes_the_tree_margin_and_fat_boxes_at_once() {
     let mut h = harness();
-    let before = h.state().fat_box(0).expect("fat box");
+    let before = h.state().inspect().fat_box(0).expect("fat box");
     assert_eq!(before.min.x, 1.0); // 3 - 1 - margin 1
     h.get_by_role_and_label(Role::Slider, "Margin")
         .set_value_accesskit(2.0);
     h.run_steps(2);
     let app = h.state();
-    assert_eq!(app.document().tree.margin, 2.0);
+    assert_eq!(app.inspect().document().tree.margin, 2.0);
     assert_eq!(tree_margin(app), 2.0);
-    let after = app.fat_box(0).expect("fat box");
+    let after = app.inspect().fat_box(0).expect("fat box");
     assert_eq!(after.min.x, 0.0);
     assert_eq!(after.max.x, 6.0);
-    assert!(app.is_dirty());
+    assert!(app.inspect().is_dirty());
     // With margin 2 the fat boxes of 0 (x 0..6) and 1 (x 4..10) overlap: a candidate pair.
-    assert!(app.sim().report().candidate_pairs.contains(&(0, 1)));
-    assert!(!app.sim().report().contacts.contains(&(0, 1)));
+    assert!(
+        app.inspect()
+            .sim()
+            .report()
+            .candidate_pairs
+            .contains(&(0, 1))
+    );
+    assert!(!app.inspect().sim().report().contacts.contains(&(0, 1)));
 }
 
 #[test]
 fn a_layer_checkbox_switches_the_layer() {
     let mut h = harness();
-    assert!(h.state().prefs().layers.leaves);
+    assert!(h.state().inspect().prefs().layers.leaves);
     h.get_by_role_and_label(Role::CheckBox, "Leaf boxes (blue)")
         .click();
     h.run_steps(2);
-    assert!(!h.state().prefs().layers.leaves);
+    assert!(!h.state().inspect().prefs().layers.leaves);
     h.get_by_role_and_label(Role::CheckBox, "Candidate pairs")
         .click();
     h.run_steps(2);
-    assert!(h.state().prefs().layers.pairs);
+    assert!(h.state().inspect().prefs().layers.pairs);
 }
 
 #[test]
 fn clicking_where_a_sphere_is_drawn_selects_it() {
     let mut h = harness();
-    let pos = h.state().sphere_screen_pos(5).expect("drawn");
+    let pos = h.state().inspect().sphere_screen_pos(5).expect("drawn");
     click_at(&mut h, pos);
-    assert_eq!(h.state().selection(), Some(Pick::Sphere(5)));
+    assert_eq!(h.state().inspect().selection(), Some(Pick::Sphere(5)));
     // Clicking empty space (inside the walls, away from everything) clears it.
     let empty = h
         .state()
+        .inspect()
         .screen_pos_of_world(glam::Vec2::new(18.5, 10.5))
         .expect("world view drawn");
     click_at(&mut h, empty);
-    assert_eq!(h.state().selection(), None);
+    assert_eq!(h.state().inspect().selection(), None);
 }
 
 #[test]
 fn dragging_within_the_margin_does_not_reinsert_and_out_of_it_reinserts_once() {
     let mut h = harness();
     let app = h.state();
-    let from = app.sphere_screen_pos(0).expect("drawn");
+    let from = app.inspect().sphere_screen_pos(0).expect("drawn");
     let inside = app
+        .inspect()
         .screen_pos_of_world(glam::Vec2::new(3.5, 4.0))
         .expect("drawn");
     ui::drag(&mut h, PointerButton::Primary, from, inside, 4);
-    let d = h.state().drag().expect("a drag happened");
+    let d = h.state().inspect().drag().expect("a drag happened");
     assert_eq!(d.id, 0);
     assert!(d.moves >= 1);
-    assert_eq!(d.reinserts, 0, "{}", h.state().status());
+    assert_eq!(d.reinserts, 0, "{}", h.state().inspect().status());
     let c = center_of(&h, 0);
     assert!(
         (c.x - 3.5).abs() < 0.05 && (c.y - 4.0).abs() < 0.05,
         "{c:?}"
     );
     assert!(
-        h.state().status().contains("not reinserted"),
+        h.state().inspect().status().contains("not reinserted"),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
-    assert_eq!(h.state().selection(), Some(Pick::Sphere(0)));
+    assert_eq!(h.state().inspect().selection(), Some(Pick::Sphere(0)));
 
     // Far out of its fat box in one move: exactly one reinsert.
-    let from = h.state().sphere_screen_pos(0).expect("drawn");
+    let from = h.state().inspect().sphere_screen_pos(0).expect("drawn");
     let far = h
         .state()
+        .inspect()
         .screen_pos_of_world(glam::Vec2::new(3.5, 9.0))
         .expect("drawn");
     ui::drag(&mut h, PointerButton::Primary, from, far, 1);
-    let d = h.state().drag().expect("a drag happened");
-    assert_eq!(d.reinserts, 1, "{}", h.state().status());
+    let d = h.state().inspect().drag().expect("a drag happened");
+    assert_eq!(d.reinserts, 1, "{}", h.state().inspect().status());
     assert!(
-        h.state().status().contains("reinserted"),
+        h.state().inspect().status().contains("reinserted"),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
     let c = center_of(&h, 0);
     assert!((c.y - 9.0).abs() < 0.05, "{c:?}");
-    assert!(h.state().is_dirty());
+    assert!(h.state().inspect().is_dirty());
 }
 
 #[test]
 fn hovering_a_tree_node_lights_its_box_in_the_world() {
     let mut h = harness();
     let (id, rect) = {
-        let snap = h.state().snapshot();
+        let snap = h.state().inspect().snapshot();
         let node = snap
             .nodes
             .iter()
@@ -240,20 +250,21 @@ fn hovering_a_tree_node_lights_its_box_in_the_world() {
     };
     let pos = h
         .state()
+        .inspect()
         .tree_node_screen_pos(id)
         .expect("drawn in the tree view");
     h.hover_at(pos);
     h.run_steps(2);
-    assert_eq!(h.state().hover(), Some(Pick::Node(id)));
-    assert_eq!(h.state().world_highlight(), Some(rect));
+    assert_eq!(h.state().inspect().hover(), Some(Pick::Node(id)));
+    assert_eq!(h.state().inspect().world_highlight(), Some(rect));
 
     // And the reverse: hovering a sphere in the world marks its leaf.
-    let pos = h.state().sphere_screen_pos(2).expect("drawn");
+    let pos = h.state().inspect().sphere_screen_pos(2).expect("drawn");
     h.hover_at(pos);
     h.run_steps(2);
-    assert_eq!(h.state().hover(), Some(Pick::Sphere(2)));
-    let fat = h.state().snapshot().sphere(2).and_then(|s| s.fat);
-    assert_eq!(h.state().world_highlight(), fat);
+    assert_eq!(h.state().inspect().hover(), Some(Pick::Sphere(2)));
+    let fat = h.state().inspect().snapshot().sphere(2).and_then(|s| s.fat);
+    assert_eq!(h.state().inspect().world_highlight(), fat);
 }
 
 #[test]
@@ -266,17 +277,21 @@ fn opening_a_bad_file_shows_its_error_and_keeps_the_scene() {
     )
     .expect("write");
     let mut h = harness();
-    let before = h.state().sim().scene().expect("a scene");
+    let before = h.state().inspect().sim().scene().expect("a scene");
     h.state_mut().push_command(Command::Open(bad.clone()));
     h.run_steps(2);
     let app = h.state();
-    let error = app.error().expect("an error is shown");
+    let error = app.inspect().error().expect("an error is shown");
     assert!(error.contains("bad.ron"), "{error}");
     let expected = Scene::load(&bad).expect_err("bad file").to_string();
     assert_eq!(error, expected, "the same message as `check`");
-    assert_eq!(app.sim().scene(), Some(before));
-    assert_eq!(app.path(), None);
-    assert!(app.status().contains("unchanged"), "{}", app.status());
+    assert_eq!(app.inspect().sim().scene(), Some(before));
+    assert_eq!(app.inspect().path(), None);
+    assert!(
+        app.inspect().status().contains("unchanged"),
+        "{}",
+        app.inspect().status()
+    );
 }
 
 #[test]
@@ -290,27 +305,31 @@ fn save_then_reopen_through_ui_commands_gives_the_same_scene() {
         center: glam::Vec3::new(8.0, 5.0, 0.0),
     });
     h.run_steps(1);
-    assert!(h.state().is_dirty());
-    let before = h.state().sim().scene().expect("a scene");
+    assert!(h.state().inspect().is_dirty());
+    let before = h.state().inspect().sim().scene().expect("a scene");
     h.state_mut().push_command(Command::SaveAs(path.clone()));
     h.run_steps(1);
-    assert!(!h.state().is_dirty(), "{}", h.state().status());
     assert!(
-        h.state().title().starts_with("saved.ron"),
+        !h.state().inspect().is_dirty(),
         "{}",
-        h.state().title()
+        h.state().inspect().status()
+    );
+    assert!(
+        h.state().inspect().title().starts_with("saved.ron"),
+        "{}",
+        h.state().inspect().title()
     );
     h.state_mut().push_command(Command::Open(path.clone()));
     h.run_steps(1);
     let app = h.state();
     assert_eq!(
-        app.error(),
+        app.inspect().error(),
         None,
         "{}",
         std::fs::read_to_string(&path).unwrap_or_default()
     );
-    assert_eq!(app.path(), Some(path.as_path()));
-    let mut after = app.sim().scene().expect("a scene");
+    assert_eq!(app.inspect().path(), Some(path.as_path()));
+    let mut after = app.inspect().sim().scene().expect("a scene");
     let mut before = before;
     assert!(after.view.is_some(), "the save includes the view");
     after.view = None;
@@ -335,14 +354,14 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
         center: glam::Vec3::new(8.0, 5.0, 0.0),
     });
     h.run_steps(1);
-    assert!(h.state().is_dirty());
-    let scene = h.state().sim().scene().expect("a scene");
+    assert!(h.state().inspect().is_dirty());
+    let scene = h.state().inspect().sim().scene().expect("a scene");
 
     // The save is refused and the question is shown.
     h.state_mut().push_command(Command::SaveAs(path.clone()));
     h.run_steps(2);
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!(
             "{} is read-only: replace it, or cancel the save?",
             path.display()
@@ -352,14 +371,14 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
         h.query_by_label(&question).is_some(),
         "the question is shown"
     );
-    assert_eq!(h.state().error(), None);
+    assert_eq!(h.state().inspect().error(), None);
 
     // Cancel: the file and the scene are untouched, and the status line says so.
     h.get_by_label("Cancel").click();
     h.run_steps(2);
     assert!(h.query_by_label(&question).is_none());
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!(
             "Not saved: {} is read-only and was left unchanged.",
             path.display()
@@ -370,9 +389,9 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
         "// old content\n(name: \"old\")\n"
     );
     assert_eq!(mode(&path), 0o444);
-    assert!(h.state().is_dirty());
-    assert_eq!(h.state().path(), None);
-    assert_eq!(h.state().sim().scene(), Some(scene.clone()));
+    assert!(h.state().inspect().is_dirty());
+    assert_eq!(h.state().inspect().path(), None);
+    assert_eq!(h.state().inspect().sim().scene(), Some(scene.clone()));
 
     // Again, and Replace: the scene is written, the file stays read-only.
     h.state_mut().push_command(Command::SaveAs(path.clone()));
@@ -380,10 +399,13 @@ fn saving_over_a_read_only_file_asks_and_cancel_or_replace_do_what_they_say() {
     h.get_by_label("Replace").click();
     h.run_steps(2);
     assert!(h.query_by_label(&question).is_none());
-    assert_eq!(h.state().status(), format!("Saved {}.", path.display()));
-    assert_eq!(h.state().error(), None);
-    assert!(!h.state().is_dirty());
-    assert_eq!(h.state().path(), Some(path.as_path()));
+    assert_eq!(
+        h.state().inspect().status(),
+        format!("Saved {}.", path.display())
+    );
+    assert_eq!(h.state().inspect().error(), None);
+    assert!(!h.state().inspect().is_dirty());
+    assert_eq!(h.state().inspect().path(), Some(path.as_path()));
     assert_eq!(mode(&path), 0o444);
     let mut saved = Scene::load(&path).expect("the saved file loads");
     let mut expected = scene;
@@ -403,15 +425,15 @@ fn opening_with_unsaved_changes_asks_first() {
     let mut h = harness();
     h.state_mut().push_command(Command::DeleteSphere(3));
     h.run_steps(1);
-    assert!(h.state().is_dirty());
+    assert!(h.state().inspect().is_dirty());
     h.state_mut().push_command(Command::OpenBuiltin);
     h.run_steps(2);
     // Still the same document, and a question on screen.
-    assert_eq!(h.state().document().name, "UI test");
+    assert_eq!(h.state().inspect().document().name, "UI test");
     h.get_by_label("Discard changes").click();
     h.run_steps(2);
-    assert_ne!(h.state().document().name, "UI test");
-    assert!(!h.state().is_dirty());
+    assert_ne!(h.state().inspect().document().name, "UI test");
+    assert!(!h.state().inspect().is_dirty());
 }
 
 #[test]
@@ -419,6 +441,7 @@ fn keys_add_and_delete_spheres() {
     let mut h = harness();
     let pos = h
         .state()
+        .inspect()
         .screen_pos_of_world(glam::Vec2::new(17.0, 9.0))
         .expect("drawn");
     h.hover_at(pos);
@@ -426,8 +449,16 @@ fn keys_add_and_delete_spheres() {
     h.key_press(Key::A);
     h.run_steps(2);
     let app = h.state();
-    assert_eq!(app.sim().spheres().iter().filter(|b| b.alive).count(), 6);
-    assert_eq!(app.selection(), Some(Pick::Sphere(6)));
+    assert_eq!(
+        app.inspect()
+            .sim()
+            .spheres()
+            .iter()
+            .filter(|b| b.alive)
+            .count(),
+        6
+    );
+    assert_eq!(app.inspect().selection(), Some(Pick::Sphere(6)));
     let c = center_of(&h, 6);
     assert!(
         (c.x - 17.0).abs() < 0.05 && (c.y - 9.0).abs() < 0.05,
@@ -436,14 +467,21 @@ fn keys_add_and_delete_spheres() {
     h.key_press(Key::Delete);
     h.run_steps(2);
     assert_eq!(
-        h.state().sim().spheres().iter().filter(|b| b.alive).count(),
+        h.state()
+            .inspect()
+            .sim()
+            .spheres()
+            .iter()
+            .filter(|b| b.alive)
+            .count(),
         5
     );
-    assert_eq!(h.state().selection(), None);
+    assert_eq!(h.state().inspect().selection(), None);
     // With nothing selected, Delete removes nothing, not the sphere under the pointer (a
     // removal has no undo).
     let pos = h
         .state()
+        .inspect()
         .screen_pos_of_world(glam::Vec2::new(c.x, c.y))
         .expect("drawn");
     h.key_press(Key::A);
@@ -452,11 +490,17 @@ fn keys_add_and_delete_spheres() {
     h.run_steps(1);
     h.hover_at(pos);
     h.run_steps(1);
-    assert_eq!(h.state().selection(), None);
+    assert_eq!(h.state().inspect().selection(), None);
     h.key_press(Key::Delete);
     h.run_steps(2);
     assert_eq!(
-        h.state().sim().spheres().iter().filter(|b| b.alive).count(),
+        h.state()
+            .inspect()
+            .sim()
+            .spheres()
+            .iter()
+            .filter(|b| b.alive)
+            .count(),
         6
     );
 }
@@ -488,39 +532,46 @@ fn hitting_the_pair_limit_while_playing_pauses_keeps_the_scene_and_says_why() {
     let mut h = harness_with(scene.clone());
     h.state_mut().push_command(Command::SetPairLimit(2));
     h.run_steps(2);
-    assert_eq!(h.state().pair_limit(), 2);
-    assert!(h.state().stopped().is_none(), "no pairs at step 0");
+    assert_eq!(h.state().inspect().pair_limit(), 2);
+    assert!(
+        h.state().inspect().stopped().is_none(),
+        "no pairs at step 0"
+    );
     h.state_mut().prefs_mut().speed = 4.0;
     h.key_press(Key::Space);
     h.run_steps(1);
-    assert!(h.state().is_playing());
+    assert!(h.state().inspect().is_playing());
     let mut frames = 0;
-    while h.state().is_playing() && frames < 200 {
+    while h.state().inspect().is_playing() && frames < 200 {
         h.run_steps(1);
         frames += 1;
     }
     let app = h.state();
     assert!(
-        !app.is_playing(),
+        !app.inspect().is_playing(),
         "paused by the limit after {frames} frames"
     );
-    let step = app.sim().step_index();
+    let step = app.inspect().sim().step_index();
     assert!(
         (40..70).contains(&step),
         "the columns meet near step 54, stopped at {step}"
     );
-    let message = app.stopped().expect("the reason is shown");
+    let message = app.inspect().stopped().expect("the reason is shown");
     assert!(
         message.starts_with(&format!("Step {step}: more than 2 candidate pairs")),
         "{message}"
     );
     assert!(message.contains("The scene is kept"), "{message}");
-    assert!(app.status().starts_with("Paused: "), "{}", app.status());
+    assert!(
+        app.inspect().status().starts_with("Paused: "),
+        "{}",
+        app.inspect().status()
+    );
     // The scene is kept: every sphere, where the simulation left it; the document unchanged.
-    assert_eq!(app.sim().spheres().len(), 10);
-    assert!(app.sim().spheres().iter().all(|b| b.alive));
-    assert_eq!(app.document(), &scene);
-    assert!(app.sim().report().candidate_pairs.is_empty());
+    assert_eq!(app.inspect().sim().spheres().len(), 10);
+    assert!(app.inspect().sim().spheres().iter().all(|b| b.alive));
+    assert_eq!(app.inspect().document(), &scene);
+    assert!(app.inspect().sim().report().candidate_pairs.is_empty());
     // The message is on screen.
     assert!(
         h.get_all_by_label_contains("more than 2 candidate pairs")
@@ -531,34 +582,37 @@ fn hitting_the_pair_limit_while_playing_pauses_keeps_the_scene_and_says_why() {
     h.state_mut().push_command(Command::SetPairLimit(1000));
     h.run_steps(2);
     let app = h.state();
-    assert!(app.stopped().is_none());
-    assert!(app.sim().report().candidate_pairs.len() > 2);
+    assert!(app.inspect().stopped().is_none());
+    assert!(app.inspect().sim().report().candidate_pairs.len() > 2);
     h.key_press(Key::Space);
     h.run_steps(3);
-    assert!(h.state().sim().step_index() > step);
+    assert!(h.state().inspect().sim().step_index() > step);
 }
 
 #[test]
 fn space_pauses_with_a_number_field_or_slider_focused_but_types_in_free_text() {
     let mut h = harness();
-    let limit = h.state().pair_limit();
+    let limit = h.state().inspect().pair_limit();
     // A click on a number field edits it as text: Space still plays, and types nothing.
     h.get_by_label_contains("Pair limit").click();
     h.run_steps(2);
     assert!(h.get_by_label_contains("Pair limit").is_focused());
     h.key_press(Key::Space);
     h.run_steps(2);
-    assert!(h.state().is_playing(), "Space in a number field plays");
+    assert!(
+        h.state().inspect().is_playing(),
+        "Space in a number field plays"
+    );
     // A focused slider: Space pauses.
     h.get_by_role_and_label(Role::Slider, "Margin").focus();
     h.run_steps(1);
     h.key_press(Key::Space);
     h.run_steps(1);
     assert!(
-        !h.state().is_playing(),
+        !h.state().inspect().is_playing(),
         "Space with a slider focused pauses"
     );
-    assert_eq!(h.state().pair_limit(), limit);
+    assert_eq!(h.state().inspect().pair_limit(), limit);
     // The Advisor's lists take spaces: Space types there.
     h.state_mut().push_command(Command::ShowAdvisor(true));
     h.run_steps(2);
@@ -567,7 +621,10 @@ fn space_pauses_with_a_number_field_or_slider_focused_but_types_in_free_text() {
     h.run_steps(1);
     h.key_press(Key::Space);
     h.run_steps(1);
-    assert!(!h.state().is_playing(), "Space in free text types");
+    assert!(
+        !h.state().inspect().is_playing(),
+        "Space in free text types"
+    );
 }
 
 #[test]
@@ -575,8 +632,8 @@ fn the_branch_depth_range_survives_another_broad_phase_and_the_top_means_all() {
     use aabb_debugger::broadphase::BroadphaseKind;
     let mut h = harness();
     let all = (
-        h.state().prefs().branch_depth_min,
-        h.state().prefs().branch_depth_max,
+        h.state().inspect().prefs().branch_depth_min,
+        h.state().inspect().prefs().branch_depth_max,
     );
     assert_eq!(all, (0, u32::MAX));
     h.state_mut()
@@ -586,28 +643,28 @@ fn the_branch_depth_range_survives_another_broad_phase_and_the_top_means_all() {
         .push_command(Command::SetBroadphase(BroadphaseKind::Tree));
     h.run_steps(3);
     let now = (
-        h.state().prefs().branch_depth_min,
-        h.state().prefs().branch_depth_max,
+        h.state().inspect().prefs().branch_depth_min,
+        h.state().inspect().prefs().branch_depth_max,
     );
     assert_eq!(now, all, "showing no tree does not narrow the range");
     // The user narrows it: kept; then the top of the slider is "to the bottom" again.
-    let deepest = h.state().snapshot().max_depth;
+    let deepest = h.state().inspect().snapshot().max_depth;
     assert!(deepest >= 2, "deepest {deepest}");
     h.get_by_role_and_label(Role::Slider, "… to depth")
         .set_value_accesskit(1.0);
     h.run_steps(2);
-    assert_eq!(h.state().prefs().branch_depth_max, 1);
+    assert_eq!(h.state().inspect().prefs().branch_depth_max, 1);
     h.get_by_role_and_label(Role::Slider, "… to depth")
         .set_value_accesskit(f64::from(deepest));
     h.run_steps(2);
-    assert_eq!(h.state().prefs().branch_depth_max, u32::MAX);
+    assert_eq!(h.state().inspect().prefs().branch_depth_max, u32::MAX);
 }
 
 #[test]
 fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
     use aabb_debugger::scene::Generate;
     let mut h = harness();
-    let before = h.state().document().world;
+    let before = h.state().inspect().document().world;
     h.state_mut()
         .push_command(Command::SetGenerator(Some(Generate {
             count: 20_000,
@@ -618,9 +675,9 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
         })));
     h.run_steps(2);
     let app = h.state();
-    let world = app.document().world;
+    let world = app.inspect().document().world;
     assert_eq!(
-        app.sim().as_scene().expect("a scene").world(),
+        app.inspect().sim().as_scene().expect("a scene").world(),
         world,
         "the document shows the world it runs in"
     );
@@ -633,8 +690,12 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
         "{area} against {want}"
     );
     assert!(size.x > (before.max - before.min).x);
-    assert!(app.status().contains("the world grew"), "{}", app.status());
-    for b in app.sim().spheres() {
+    assert!(
+        app.inspect().status().contains("the world grew"),
+        "{}",
+        app.inspect().status()
+    );
+    for b in app.inspect().sim().spheres() {
         let (c, r) = (b.sphere.center, b.sphere.radius);
         assert!(c.x - r >= world.min.x && c.x + r <= world.max.x, "{c:?}");
         assert!(c.y - r >= world.min.y && c.y + r <= world.max.y, "{c:?}");
@@ -643,7 +704,7 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
 
 /// The tree's settings in the running broad phase.
 fn tree_config(app: &DebuggerApp) -> aabb_debugger::tree::TreeConfig {
-    match app.sim().broadphase().tree_view() {
+    match app.inspect().sim().broadphase().tree_view() {
         Some(TreeRef::D2(t)) => *t.config(),
         Some(TreeRef::D3(t)) => *t.config(),
         None => panic!("tree broad phase expected"),
@@ -654,13 +715,16 @@ fn tree_config(app: &DebuggerApp) -> aabb_debugger::tree::TreeConfig {
 fn the_options_menu_sets_the_rebuild_method_and_the_optimization_share() {
     use aabb_debugger::tree::RebuildMethod;
     let mut h = harness();
-    assert_eq!(h.state().document().tree.rebuild, RebuildMethod::BinnedSah);
+    assert_eq!(
+        h.state().inspect().document().tree.rebuild,
+        RebuildMethod::BinnedSah
+    );
     h.get_by_label("Options…").click();
     h.run_steps(2);
     h.get_by_label("Agglomerative (PLOC, bottom-up)").click();
     h.run_steps(2);
     assert_eq!(
-        h.state().document().tree.rebuild,
+        h.state().inspect().document().tree.rebuild,
         RebuildMethod::Agglomerative
     );
     assert_eq!(tree_config(h.state()).rebuild, RebuildMethod::Agglomerative);
@@ -671,9 +735,9 @@ fn the_options_menu_sets_the_rebuild_method_and_the_optimization_share() {
     h.get_by_label_contains("Optimize share")
         .set_value_accesskit(0.25);
     h.run_steps(2);
-    assert_eq!(h.state().document().tree.optimize_share, 0.25);
+    assert_eq!(h.state().inspect().document().tree.optimize_share, 0.25);
     assert_eq!(tree_config(h.state()).optimize_share, 0.25);
-    assert!(h.state().is_dirty());
+    assert!(h.state().inspect().is_dirty());
 }
 
 /// Spheres all at one point, each drawn large: every circle, leaf box and branch box lands on
@@ -697,7 +761,7 @@ fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
     );
     let scene = Scene::parse(&text, "crowd.ron", false).expect("valid");
     let h = harness_with(scene);
-    let stats = h.state().sim().report().tree.expect("a tree");
+    let stats = h.state().inspect().sim().report().tree.expect("a tree");
     assert_eq!((stats.leaves, stats.height), (60_000, 59_999), "a list");
     let output = h.output().clone();
     let primitives = h.ctx.tessellate(output.shapes, output.pixels_per_point);
@@ -727,23 +791,26 @@ fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
 fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
     use aabb_debugger::broadphase::BroadphaseKind;
     let mut h = harness();
-    let ours = h.state().sim().report().candidate_pairs.clone();
+    let ours = h.state().inspect().sim().report().candidate_pairs.clone();
     assert!(!ours.is_empty());
     h.get_by_label("Box2D's tree").click();
     h.run_steps(3);
-    assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Box2d);
-    assert_eq!(h.state().sim().report().candidate_pairs, ours);
+    assert_eq!(
+        h.state().inspect().sim().broadphase_kind(),
+        BroadphaseKind::Box2d
+    );
+    assert_eq!(h.state().inspect().sim().report().candidate_pairs, ours);
     // Both views draw Box2D's own nodes as they draw ours: the tree view's diagram holds its
     // root, and every sphere sits in one of its leaves.
     let _ = h.get_by_label("Box2D's tree (its own nodes)");
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     let root = snap
         .nodes
         .first()
         .expect("Box2D's nodes in the snapshot")
         .id;
     assert!(
-        h.state().tree_node_screen_pos(root).is_some(),
+        h.state().inspect().tree_node_screen_pos(root).is_some(),
         "the diagram draws it"
     );
     let leaves = snap.nodes.iter().filter(|n| n.sphere.is_some()).count();
@@ -755,6 +822,7 @@ fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
     );
     let foreign = h
         .state()
+        .inspect()
         .snapshot()
         .foreign_tree
         .as_ref()
@@ -766,7 +834,7 @@ fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
         .expect("measured")
         .as_ref()
         .expect("Box2D's tree holds the spheres");
-    assert_eq!(health.leaves, h.state().sim().live_count());
+    assert_eq!(health.leaves, h.state().inspect().sim().live_count());
     assert!(
         h.get_all_by_label_contains("x a fresh build")
             .next()

@@ -57,7 +57,8 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
     step(&mut h, 40);
 
     // The same two runs headless, fresh from the scene.
-    let (sa, sb) = compare::start_scene(&scene, &side(0.05, &scene), &b, DEFAULT_PAIR_LIMIT)
+    let origin = aabb_debugger::source::Origin::Scene(Box::new(scene.clone()));
+    let (sa, sb) = compare::start(&origin, &side(0.05, &scene), &b, DEFAULT_PAIR_LIMIT)
         .expect("both sides start");
     let mut want = Vec::new();
     let summary = compare::run(sa, sb, 40, |d| {
@@ -69,7 +70,7 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
         ))
     });
     assert_eq!(summary.steps, 41);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     let got: Vec<(u64, u32, u32)> = run
         .rows
         .iter()
@@ -89,10 +90,10 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
     assert_eq!(here.pairs, want[40].3);
     assert_eq!(run.b.model.sim.step_index(), 40);
     assert_eq!(run.b.model.sim.tree_settings().margin, 0.2);
-    assert_eq!(h.state().sim().tree_settings().margin, 0.05);
+    assert_eq!(h.state().inspect().sim().tree_settings().margin, 0.05);
 
     // The timeline overlays B's tracks and reads both sides at the playhead.
-    let (values, b_points) = h.state().timeline_values();
+    let (values, b_points) = h.state().inspect().timeline_values();
     let tracks = aabb_app::views::timeline::TRACKS;
     assert_eq!(b_points.len(), tracks.len());
     assert!(b_points.iter().all(|&n| n == 41), "{b_points:?}");
@@ -119,15 +120,33 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
     h.get_by_label_contains("only in B");
 
     // Two world views and two tree views, side by side, with one camera.
-    let a_world = h.state().world_view_rect().expect("A's world is shown");
-    let b_world = h.state().compare_world_rect().expect("B's world is shown");
+    let a_world = h
+        .state()
+        .inspect()
+        .world_view_rect()
+        .expect("A's world is shown");
+    let b_world = h
+        .state()
+        .inspect()
+        .compare_world_rect()
+        .expect("B's world is shown");
     assert!(b_world.left() > a_world.right(), "{a_world:?} {b_world:?}");
     assert!((a_world.width() - b_world.width()).abs() < 1.0);
-    let b_tree = h.state().compare_tree_rect().expect("B's tree is shown");
+    let b_tree = h
+        .state()
+        .inspect()
+        .compare_tree_rect()
+        .expect("B's tree is shown");
     assert!(b_tree.left() > a_world.right());
     assert_eq!(
-        h.state().compare().expect("comparing").b.view.camera,
-        h.state().camera()
+        h.state()
+            .inspect()
+            .compare()
+            .expect("comparing")
+            .b
+            .view
+            .camera,
+        h.state().inspect().camera()
     );
 }
 
@@ -149,7 +168,7 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
     h.state_mut()
         .apply(Command::DeleteSphere(scene.spheres[1].id), false);
     step(&mut h, 10);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     assert_eq!(
         run.rows.len(),
         21,
@@ -158,25 +177,25 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
     assert!(run.rows.iter().all(|r| r.only_a == 0 && r.only_b == 0));
     assert_eq!(
         run.b.model.sim.structure_hash(),
-        h.state().sim().structure_hash()
+        h.state().inspect().sim().structure_hash()
     );
     assert_eq!(
         run.b.model.recording.edits().len(),
-        h.state().recording().edits().len()
+        h.state().inspect().recording().edits().len()
     );
 
     // The playhead moves both; an edit at a past step discards both futures.
     h.state_mut().apply(Command::SeekTo(5), false);
     h.run_steps(2);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     assert_eq!(run.b.model.sim.step_index(), 5);
     assert_eq!(
         run.b.model.sim.structure_hash(),
-        h.state().sim().structure_hash()
+        h.state().inspect().sim().structure_hash()
     );
     h.state_mut().apply(Command::Step, false);
     h.run_steps(2);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     assert_eq!(run.b.model.sim.step_index(), 6);
     assert_eq!(run.b.model.recording.last_step(), 20);
     h.state_mut().apply(
@@ -186,13 +205,13 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
         },
         false,
     );
-    assert_eq!(h.state().recording().last_step(), 6);
+    assert_eq!(h.state().inspect().recording().last_step(), 6);
     step(&mut h, 1);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     assert_eq!(run.b.model.recording.last_step(), 7);
     assert_eq!(
         run.b.model.sim.structure_hash(),
-        h.state().sim().structure_hash()
+        h.state().inspect().sim().structure_hash()
     );
     assert_eq!(run.rows.last().map(|r| r.step), Some(7));
     assert_eq!(run.rows.len(), 8);
@@ -201,8 +220,8 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
     // Another document ends the comparison.
     h.state_mut().apply(Command::Reset, true);
     h.run_steps(2);
-    assert!(h.state().compare().is_none());
-    assert!(h.state().compare_world_rect().is_none());
+    assert!(h.state().inspect().compare().is_none());
+    assert!(h.state().inspect().compare_world_rect().is_none());
 }
 
 fn scene_margin() -> f32 {
@@ -217,14 +236,17 @@ fn the_controls_start_and_stop_a_comparison_of_four_times_the_margin() {
     h.run_steps(2);
     h.get_by_label("Compare with B").click();
     h.run_steps(3);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     assert_eq!(run.side.kind, BroadphaseKind::Tree);
     assert!((run.side.config.margin - 0.4).abs() < 1e-6);
     assert_eq!(run.started_at, 0);
-    assert_eq!(h.state().sim().tree_settings(), side(0.1, &scene).config);
+    assert_eq!(
+        h.state().inspect().sim().tree_settings(),
+        side(0.1, &scene).config
+    );
     h.get_by_label("Stop comparing").click();
     h.run_steps(2);
-    assert!(h.state().compare().is_none());
+    assert!(h.state().inspect().compare().is_none());
 }
 
 #[test]
@@ -234,15 +256,15 @@ fn the_view_menu_starts_and_stops_a_comparison() {
     h.run_steps(2);
     h.get_by_label("Compare with 4x the margin").click();
     h.run_steps(3);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     assert!((run.side.config.margin - 0.2).abs() < 1e-6);
     step(&mut h, 3);
-    assert_eq!(h.state().compare().map(|c| c.rows.len()), Some(4));
+    assert_eq!(h.state().inspect().compare().map(|c| c.rows.len()), Some(4));
     h.get_by_label("View").click();
     h.run_steps(2);
     h.get_by_label("End the comparison").click();
     h.run_steps(2);
-    assert!(h.state().compare().is_none());
+    assert!(h.state().inspect().compare().is_none());
 }
 
 #[test]
@@ -253,10 +275,11 @@ fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
     let (mut h, _) = harness(0.1);
     h.state_mut().apply(Command::Open(path), false);
     h.run_steps(3);
-    let ours = h.state().snapshot().nodes.len();
+    let ours = h.state().inspect().snapshot().nodes.len();
     let theirs: Vec<u32> = {
         let tree = h
             .state()
+            .inspect()
             .engine_step()
             .and_then(|s| s.tree.as_ref())
             .expect("the engine's tree at step 0");
@@ -264,7 +287,7 @@ fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
         ids.sort_unstable();
         ids
     };
-    let a = h.state().sim().tree_settings();
+    let a = h.state().inspect().sim().tree_settings();
     h.state_mut().apply(
         Command::StartCompare(Side {
             kind: BroadphaseKind::Tree,
@@ -276,20 +299,25 @@ fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
     // The readout offers the engine's tree for B.
     h.get_by_label("draw the engine's tree").click();
     h.run_steps(2);
-    assert_eq!(h.state().snapshot().nodes.len(), ours, "A draws ours");
-    let run = h.state().compare().expect("comparing");
+    assert_eq!(
+        h.state().inspect().snapshot().nodes.len(),
+        ours,
+        "A draws ours"
+    );
+    let run = h.state().inspect().compare().expect("comparing");
     let mut b_ids: Vec<u32> = run.b.snapshot.nodes.iter().map(|n| n.id.0).collect();
     b_ids.sort_unstable();
     assert_eq!(b_ids, theirs, "B draws the engine's, node for node");
-    assert!(h.state().compare_tree_rect().is_some());
+    assert!(h.state().inspect().compare_tree_rect().is_some());
     // Stepping on keeps both.
     step(&mut h, 3);
-    let run = h.state().compare().expect("comparing");
+    let run = h.state().inspect().compare().expect("comparing");
     let tree = h
         .state()
+        .inspect()
         .engine_step()
         .and_then(|s| s.tree.as_ref())
         .expect("the engine's tree at step 3");
     assert_eq!(run.b.snapshot.nodes.len(), tree.nodes.len());
-    assert_eq!(h.state().snapshot().nodes.len(), ours);
+    assert_eq!(h.state().inspect().snapshot().nodes.len(), ours);
 }

@@ -57,8 +57,11 @@ fn opened() -> (tempfile::TempDir, Harness<'static, DebuggerApp>) {
     h.state_mut()
         .push_command(Command::Open(dir.path().join("a.ron")));
     h.run_steps(2);
-    assert_eq!(h.state().path(), Some(dir.path().join("a.ron").as_path()));
-    assert_eq!(h.state().document().name, "A");
+    assert_eq!(
+        h.state().inspect().path(),
+        Some(dir.path().join("a.ron").as_path())
+    );
+    assert_eq!(h.state().inspect().document().name, "A");
     (dir, h)
 }
 
@@ -110,10 +113,13 @@ fn save_as_after_open_writes_the_typed_name_in_the_files_folder() {
 
     let b = dir.path().join("b.ron");
     assert!(!dialog_is_open(&h));
-    assert_eq!(h.state().error(), None);
-    assert_eq!(h.state().status(), format!("Saved {}.", b.display()));
-    assert_eq!(h.state().path(), Some(b.as_path()));
-    assert!(!h.state().is_dirty());
+    assert_eq!(h.state().inspect().error(), None);
+    assert_eq!(
+        h.state().inspect().status(),
+        format!("Saved {}.", b.display())
+    );
+    assert_eq!(h.state().inspect().path(), Some(b.as_path()));
+    assert!(!h.state().inspect().is_dirty());
     assert_eq!(saved_scene(&b), scene("A"));
     assert_eq!(saved_scene(&dir.path().join("a.ron")), scene("A"));
 }
@@ -137,7 +143,10 @@ fn save_as_over_the_suggested_name_asks_then_replaces() {
     h.get_by_label("Save").click();
     h.run_steps(2);
     assert!(!dialog_is_open(&h));
-    assert_eq!(h.state().status(), format!("Saved {}.", a.display()));
+    assert_eq!(
+        h.state().inspect().status(),
+        format!("Saved {}.", a.display())
+    );
     assert_eq!(saved_scene(&a), scene("A"));
 }
 
@@ -155,10 +164,10 @@ fn a_typed_name_opens_with_enter() {
     h.run_steps(2);
 
     assert!(!dialog_is_open(&h));
-    assert_eq!(h.state().error(), None);
+    assert_eq!(h.state().inspect().error(), None);
     let c = dir.path().join("c.ron");
-    assert_eq!(h.state().path(), Some(c.as_path()));
-    assert_eq!(h.state().document(), &scene("C"));
+    assert_eq!(h.state().inspect().path(), Some(c.as_path()));
+    assert_eq!(h.state().inspect().document(), &scene("C"));
 }
 
 #[test]
@@ -175,8 +184,8 @@ fn a_typed_path_opens_with_the_button() {
     h.get_by_label("Open").click();
     h.run_steps(2);
     assert!(!dialog_is_open(&h));
-    assert_eq!(h.state().path(), Some(folder(&d).as_path()));
-    assert_eq!(h.state().document().name, "D");
+    assert_eq!(h.state().inspect().path(), Some(folder(&d).as_path()));
+    assert_eq!(h.state().inspect().document().name, "D");
 
     // Absolute.
     h.state_mut().push_command(Command::OpenDialog);
@@ -189,8 +198,8 @@ fn a_typed_path_opens_with_the_button() {
     ui::set_field(&mut h, "File name:", &a.display().to_string());
     h.get_by_label("Open").click();
     h.run_steps(2);
-    assert_eq!(h.state().path(), Some(a.as_path()));
-    assert_eq!(h.state().document().name, "A");
+    assert_eq!(h.state().inspect().path(), Some(a.as_path()));
+    assert_eq!(h.state().inspect().document().name, "A");
 }
 
 /// `path` as the dialog names it: its folder made absolute, then its name.
@@ -216,16 +225,22 @@ fn a_typed_name_that_is_not_there_says_so_and_changes_nothing() {
     );
     assert!(h.query_by_label(&message).is_some(), "{message}");
     assert!(dialog_is_open(&h));
-    assert_eq!(h.state().path(), Some(dir.path().join("a.ron").as_path()));
-    assert_eq!(h.state().document(), &scene("A"));
-    assert_eq!(h.state().error(), None);
+    assert_eq!(
+        h.state().inspect().path(),
+        Some(dir.path().join("a.ron").as_path())
+    );
+    assert_eq!(h.state().inspect().document(), &scene("A"));
+    assert_eq!(h.state().inspect().error(), None);
 
     // Cancel closes it; still nothing changed.
     h.get_by_label("Cancel").click();
     h.run_steps(2);
     assert!(!dialog_is_open(&h));
-    assert_eq!(h.state().path(), Some(dir.path().join("a.ron").as_path()));
-    assert_eq!(h.state().document(), &scene("A"));
+    assert_eq!(
+        h.state().inspect().path(),
+        Some(dir.path().join("a.ron").as_path())
+    );
+    assert_eq!(h.state().inspect().document(), &scene("A"));
 }
 
 #[test]
@@ -252,19 +267,19 @@ fn the_list_enters_folders_and_picks_files() {
     double_click(&mut h, "c.ron");
     h.run_steps(2);
     assert!(!dialog_is_open(&h));
-    assert_eq!(h.state().document().name, "C");
+    assert_eq!(h.state().inspect().document().name, "C");
 }
 
 #[test]
 fn the_file_menu_turns_the_desktops_dialog_off_and_on() {
     let (_dir, mut h) = opened();
-    assert!(h.state().prefs().native_dialogs, "on by default");
+    assert!(h.state().inspect().prefs().native_dialogs, "on by default");
     for on in [false, true] {
         h.get_by_label("File").click();
         h.run_steps(2);
         h.get_by_label("Use the desktop's file dialog").click();
         h.run_steps(2);
-        assert_eq!(h.state().prefs().native_dialogs, on);
+        assert_eq!(h.state().inspect().prefs().native_dialogs, on);
         h.key_press(Key::Escape);
         h.run_steps(2);
     }
@@ -291,7 +306,7 @@ fn export_starts_beside_the_open_file_with_its_extension() {
         "margin,reinserts\n0.5,3\n"
     );
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!("Exported the sweep to {}.", csv.display())
     );
 }
@@ -313,13 +328,18 @@ fn a_fifo_typed_in_the_dialog_is_refused_for_what_it_is() {
     ui::set_field(&mut h, "File name:", "pipe.ron");
     h.get_by_label("Open").click();
     h.run_steps(3);
-    let error = h.state().error().expect("an error is shown").to_owned();
+    let error = h
+        .state()
+        .inspect()
+        .error()
+        .expect("an error is shown")
+        .to_owned();
     assert!(error.contains("is a FIFO, not a regular file"), "{error}");
     assert!(
         h.query_by_label("The document that was open is unchanged.")
             .is_some()
     );
-    assert_eq!(h.state().document(), &scene("A"));
+    assert_eq!(h.state().inspect().document(), &scene("A"));
 }
 
 /// "Save, then continue" when the save fails: the error says the changes were not saved,
@@ -328,11 +348,11 @@ fn a_fifo_typed_in_the_dialog_is_refused_for_what_it_is() {
 #[test]
 fn a_failed_save_then_continue_says_so_before_asking_again() {
     let (dir, mut h) = opened();
-    let mut tree = h.state().document().tree;
+    let mut tree = h.state().inspect().document().tree;
     tree.margin = 2.5;
     h.state_mut().push_command(Command::SetTreeSettings(tree));
     h.run_steps(2);
-    assert!(h.state().is_dirty());
+    assert!(h.state().inspect().is_dirty());
     // The file becomes a folder: saving over it fails.
     let a = dir.path().join("a.ron");
     std::fs::remove_file(&a).expect("remove");
@@ -343,7 +363,12 @@ fn a_failed_save_then_continue_says_so_before_asking_again() {
     assert!(h.query_by_label("Unsaved changes").is_some());
     h.get_by_label("Save, then continue").click();
     h.run_steps(3);
-    let error = h.state().error().expect("the save's error").to_owned();
+    let error = h
+        .state()
+        .inspect()
+        .error()
+        .expect("the save's error")
+        .to_owned();
     assert!(error.contains("is a directory"), "{error}");
     assert!(
         h.query_by_label_contains("Not saved: your changes are still only in the window")
@@ -353,17 +378,17 @@ fn a_failed_save_then_continue_says_so_before_asking_again() {
         h.query_by_label("Unsaved changes").is_none(),
         "one question at a time"
     );
-    assert!(h.state().is_dirty());
-    assert_eq!(h.state().document().tree.margin, 2.5);
-    assert_eq!(h.state().path(), Some(a.as_path()));
+    assert!(h.state().inspect().is_dirty());
+    assert_eq!(h.state().inspect().document().tree.margin, 2.5);
+    assert_eq!(h.state().inspect().path(), Some(a.as_path()));
     h.get_by_label("OK").click();
     h.run_steps(3);
-    assert_eq!(h.state().error(), None);
+    assert_eq!(h.state().inspect().error(), None);
     assert!(h.query_by_label("Unsaved changes").is_some(), "asked again");
     h.get_by_label("Cancel").click();
     h.run_steps(2);
     assert!(h.query_by_label("Unsaved changes").is_none());
-    assert_eq!(h.state().document().tree.margin, 2.5);
+    assert_eq!(h.state().inspect().document().tree.margin, 2.5);
 }
 
 /// A document never saved, with changes, before opening another: "Save as…, then continue"
@@ -374,12 +399,12 @@ fn a_new_document_can_be_saved_as_before_another_opens() {
     let dir = tempfile::tempdir().expect("tempdir");
     scene("C").save(&dir.path().join("c.ron")).expect("save c");
     let mut h = unsaved_harness();
-    assert_eq!(h.state().path(), None);
-    let mut tree = h.state().document().tree;
+    assert_eq!(h.state().inspect().path(), None);
+    let mut tree = h.state().inspect().document().tree;
     tree.margin = 2.5;
     h.state_mut().push_command(Command::SetTreeSettings(tree));
     h.run_steps(2);
-    assert!(h.state().is_dirty());
+    assert!(h.state().inspect().is_dirty());
     let c = dir.path().join("c.ron");
     h.state_mut().push_command(Command::Open(c.clone()));
     h.run_steps(2);
@@ -396,7 +421,7 @@ fn a_new_document_can_be_saved_as_before_another_opens() {
     h.run_steps(3);
     assert!(!dialog_is_open(&h));
     assert!(h.query_by_label("Unsaved changes").is_some(), "asked again");
-    assert_eq!(h.state().document().name, "built in");
+    assert_eq!(h.state().inspect().document().name, "built in");
     // Saved: the opening goes on.
     h.get_by_label("Save as…, then continue").click();
     h.run_steps(3);
@@ -404,11 +429,11 @@ fn a_new_document_can_be_saved_as_before_another_opens() {
     ui::set_field(&mut h, "File name:", &saved.display().to_string());
     h.get_by_label("Save").click();
     h.run_steps(4);
-    assert_eq!(h.state().error(), None);
+    assert_eq!(h.state().inspect().error(), None);
     assert_eq!(saved_scene(&saved).tree.margin, 2.5);
     assert!(h.query_by_label("Unsaved changes").is_none());
-    assert_eq!(h.state().document().name, "C");
-    assert_eq!(h.state().path(), Some(c.as_path()));
+    assert_eq!(h.state().inspect().document().name, "C");
+    assert_eq!(h.state().inspect().path(), Some(c.as_path()));
 }
 
 /// Save As over a file of another kind (a recording named `.ron`) is refused with
@@ -422,7 +447,7 @@ fn save_as_over_a_file_of_another_kind_is_refused_and_the_file_kept() {
     h.state_mut().push_command(Command::SaveAs(code.clone()));
     h.run_steps(2);
     assert_eq!(
-        h.state().error(),
+        h.state().inspect().error(),
         Some(
             format!(
                 "{}: holds a recording, not a scene; it was not replaced (give another path, or \
@@ -433,5 +458,5 @@ fn save_as_over_a_file_of_another_kind_is_refused_and_the_file_kept() {
         )
     );
     assert_eq!(std::fs::read_to_string(&code).expect("read"), "AABBREC\n");
-    assert_eq!(h.state().path(), None);
+    assert_eq!(h.state().inspect().path(), None);
 }

@@ -64,7 +64,7 @@ fn measure(count: u32, frames: usize) -> (f64, f64, Option<f64>) {
     // Start playing only now: the harness runs a new app until it stops asking for frames.
     h.state_mut().push_command(Command::SetPlaying(true));
     h.run_steps(10);
-    let first_step = h.state().sim().step_index();
+    let first_step = h.state().inspect().sim().step_index();
     let cpu_start = thread_cpu_ns();
     let mut ms = Vec::with_capacity(frames);
     for _ in 0..frames {
@@ -80,7 +80,7 @@ fn measure(count: u32, frames: usize) -> (f64, f64, Option<f64>) {
         .zip(thread_cpu_ns())
         .map(|(a, b)| (b - a) as f64 / 1e6 / frames as f64);
     assert_eq!(
-        h.state().sim().step_index() - first_step,
+        h.state().inspect().sim().step_index() - first_step,
         frames as u64,
         "one simulation step a frame"
     );

@@ -75,9 +75,9 @@ fn measured_after(h: &mut Harness<'_, DebuggerApp>, before: u64) -> HealthSample
         h.state_mut().wait_for_health();
         h.run_steps(2);
         let app = h.state();
-        let health = app.health();
+        let health = app.inspect().health();
         if health.taken() > before && !health.is_busy() {
-            let step = app.sim().step_index();
+            let step = app.inspect().sim().step_index();
             let sample = *health
                 .samples()
                 .get(&step)
@@ -92,7 +92,7 @@ fn measured_after(h: &mut Harness<'_, DebuggerApp>, before: u64) -> HealthSample
 
 /// Steps `n` times (paused), then waits for the sample of the step reached.
 fn step_and_measure(h: &mut Harness<'_, DebuggerApp>, n: usize) -> HealthSample {
-    let before = h.state().health().taken();
+    let before = h.state().inspect().health().taken();
     for _ in 0..n {
         h.state_mut().push_command(Command::Step);
     }
@@ -102,6 +102,7 @@ fn step_and_measure(h: &mut Harness<'_, DebuggerApp>, n: usize) -> HealthSample 
 /// The live tree's shape and the fresh build of its leaves, computed here on this thread.
 fn synchronous(app: &DebuggerApp) -> (Shape, aabb_debugger::broadphase::health::FreshBuild) {
     let tree = app
+        .inspect()
         .sim()
         .broadphase()
         .tree_view()
@@ -116,7 +117,7 @@ fn the_readout_shows_the_ratio_measured_on_the_worker_after_n_steps() {
     measured_after(&mut h, 0);
     let sample = step_and_measure(&mut h, 40);
     assert_eq!(sample.step, 40);
-    assert_eq!(h.state().sim().step_index(), 40);
+    assert_eq!(h.state().inspect().sim().step_index(), 40);
     // The worker's result is the synchronous computation on the same boxes, exactly.
     let (live, fresh) = synchronous(h.state());
     assert_eq!(sample.live, live);
@@ -125,7 +126,7 @@ fn the_readout_shows_the_ratio_measured_on_the_worker_after_n_steps() {
     assert_eq!(sample.least_height(), least_height(48));
     assert_eq!(sample.least_height(), 6);
     assert_eq!(sample.ratio(), live.cost / fresh.shape.cost);
-    let Some(TreeRef::D2(tree)) = h.state().sim().broadphase().tree_view() else {
+    let Some(TreeRef::D2(tree)) = h.state().inspect().sim().broadphase().tree_view() else {
         panic!("a 2D tree");
     };
     assert_eq!(sample.live.cost, tree.sah_cost());
@@ -158,11 +159,15 @@ fn past_the_threshold_a_warning_and_its_rebuild_button_restore_a_fresh_tree() {
         .push_command(Command::SetPref(PrefChange::HealthThreshold(ratio - 0.01)));
     h.run_steps(2);
     h.get_by_label(&warning_text(&sample));
-    let before = h.state().health().taken();
-    let edits = h.state().recording().edits().len();
+    let before = h.state().inspect().health().taken();
+    let edits = h.state().inspect().recording().edits().len();
     h.get_by_label("Rebuild").click();
     let after = measured_after(&mut h, before);
-    assert_eq!(h.state().recording().edits().len(), edits + 1, "rebuilt");
+    assert_eq!(
+        h.state().inspect().recording().edits().len(),
+        edits + 1,
+        "rebuilt"
+    );
     assert_eq!(after.step, 60, "measured again at once, at the same step");
     // The tree is now exactly the fresh rebuild of its leaves.
     assert!(after.ratio() <= 1.0 + 1e-6, "{after:?}");
@@ -202,8 +207,8 @@ fn level_harness() -> Harness<'static, DebuggerApp> {
 #[test]
 fn on_a_level_the_button_rebuilds_by_the_method_of_the_cheapest_fresh_build() {
     let mut h = level_harness();
-    assert_eq!(h.state().sim().step_index(), 0);
-    let settings = h.state().document().tree;
+    assert_eq!(h.state().inspect().sim().step_index(), 0);
+    let settings = h.state().inspect().document().tree;
     assert_eq!(settings.rebuild, RebuildMethod::BinnedSah, "the default");
     let sample = measured_after(&mut h, 0);
     assert_eq!(sample.step, 0, "loaded and measured, no step taken");
@@ -220,12 +225,12 @@ fn on_a_level_the_button_rebuilds_by_the_method_of_the_cheapest_fresh_build() {
     h.get_by_label(&warning_text(&sample));
     // A plain rebuild by binned SAH would not reach the fresh build: the button names its method.
     assert!(h.query_by_label("Rebuild").is_none());
-    let before = h.state().health().taken();
-    let edits = h.state().recording().edits().len();
+    let before = h.state().inspect().health().taken();
+    let edits = h.state().inspect().recording().edits().len();
     h.get_by_label("Rebuild (agglomerative)").click();
     let after = measured_after(&mut h, before);
     assert_eq!(
-        h.state().document().tree,
+        h.state().inspect().document().tree,
         TreeConfig {
             rebuild: RebuildMethod::Agglomerative,
             ..settings
@@ -233,7 +238,7 @@ fn on_a_level_the_button_rebuilds_by_the_method_of_the_cheapest_fresh_build() {
         "the method set, every other setting kept"
     );
     assert_eq!(
-        h.state().recording().edits().len(),
+        h.state().inspect().recording().edits().len(),
         edits + 2,
         "the setting, then the rebuild"
     );
@@ -244,13 +249,13 @@ fn on_a_level_the_button_rebuilds_by_the_method_of_the_cheapest_fresh_build() {
     assert!(h.query_by_label(&warning_text(&after)).is_none());
     h.get_by_label(&readout_text(&after));
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         "Tree rebuilt from scratch (agglomerative)."
     );
     // Ctrl+Z sets the method back; the tree keeps its shape until the next rebuild.
     h.state_mut().push_command(Command::Undo);
     h.run_steps(2);
-    assert_eq!(h.state().document().tree, settings);
+    assert_eq!(h.state().inspect().document().tree, settings);
 }
 
 #[test]
@@ -261,16 +266,17 @@ fn the_timeline_track_has_a_point_per_sample_and_a_changed_past_drops_its_sample
     }
     h.run_steps(2);
     let app = h.state();
-    let steps: Vec<u64> = app.health().samples().keys().copied().collect();
+    let steps: Vec<u64> = app.inspect().health().samples().keys().copied().collect();
     assert_eq!(steps, vec![0, 5, 10, 15, 20]);
-    let points = app.timeline_health_points();
+    let points = app.inspect().timeline_health_points();
     assert_eq!(points.len(), steps.len());
     for (p, &s) in points.iter().zip(&steps) {
         let on_axis = app
+            .inspect()
             .timeline_step_pos(s, TRACKS.len())
             .expect("the timeline is shown");
         assert_eq!(p.x, on_axis.x, "step {s}");
-        let half = (app.timeline_step_pos(s, 0).expect("shown").y - on_axis.y).abs()
+        let half = (app.inspect().timeline_step_pos(s, 0).expect("shown").y - on_axis.y).abs()
             / (2.0 * TRACKS.len() as f32);
         assert!(
             (p.y - on_axis.y).abs() <= half,
@@ -279,16 +285,16 @@ fn the_timeline_track_has_a_point_per_sample_and_a_changed_past_drops_its_sample
     }
     // Back to step 12 and rebuild there: the recorded future after 12 is discarded, and with
     // it the samples after 12; step 12 is measured.
-    let before = h.state().health().taken();
+    let before = h.state().inspect().health().taken();
     h.state_mut().push_command(Command::SeekTo(12));
     h.state_mut().push_command(Command::Rebuild);
     measured_after(&mut h, before);
     h.run_steps(2);
     let app = h.state();
-    let steps: Vec<u64> = app.health().samples().keys().copied().collect();
+    let steps: Vec<u64> = app.inspect().health().samples().keys().copied().collect();
     assert_eq!(steps, vec![0, 5, 10, 12]);
-    assert_eq!(app.recording().last_step(), 12);
-    assert_eq!(app.timeline_health_points().len(), 4);
+    assert_eq!(app.inspect().recording().last_step(), 12);
+    assert_eq!(app.inspect().timeline_health_points().len(), 4);
 }
 
 #[test]
@@ -299,12 +305,12 @@ fn brute_force_shows_no_tree() {
         .push_command(Command::SetBroadphase(BroadphaseKind::Brute));
     h.run_steps(2);
     h.get_by_label("no tree (this broad phase keeps none)");
-    assert!(!h.state().health().is_busy());
+    assert!(!h.state().inspect().health().is_busy());
     // Steps without a tree take no sample.
-    let taken = h.state().health().taken();
+    let taken = h.state().inspect().health().taken();
     h.state_mut().push_command(Command::Step);
     h.state_mut().wait_for_health();
     h.run_steps(2);
-    assert_eq!(h.state().health().taken(), taken);
-    assert!(!h.state().health().samples().contains_key(&1));
+    assert_eq!(h.state().inspect().health().taken(), taken);
+    assert!(!h.state().inspect().health().samples().contains_key(&1));
 }

@@ -24,8 +24,8 @@ fn harness(size: Vec2) -> Harness<'static, DebuggerApp> {
 fn rects(h: &Harness<'_, DebuggerApp>) -> (Rect, Rect) {
     let app = h.state();
     (
-        app.world_view_rect().expect("the world is drawn"),
-        app.tree_view_rect().expect("the tree is drawn"),
+        app.inspect().world_view_rect().expect("the world is drawn"),
+        app.inspect().tree_view_rect().expect("the tree is drawn"),
     )
 }
 
@@ -68,10 +68,10 @@ fn the_world_view_takes_the_largest_share_at_every_size() {
 fn the_splitter_moves_the_share_the_views_refit_and_reset_layout_restores_it() {
     let mut h = harness(Vec2::new(1280.0, 800.0));
     let (world, tree) = rects(&h);
-    let zoom_before = h.state().camera().zoom;
+    let zoom_before = h.state().inspect().camera().zoom;
     let area_width = tree.right() - world.left();
     let split_x = (world.right() + tree.left()) * 0.5;
-    assert_eq!(h.state().prefs().tree_share, TREE_SHARE_DEFAULT);
+    assert_eq!(h.state().inspect().prefs().tree_share, TREE_SHARE_DEFAULT);
     // Drag the splitter 150 points to the left: the tree grows by that much.
     ui::drag(
         &mut h,
@@ -80,7 +80,7 @@ fn the_splitter_moves_the_share_the_views_refit_and_reset_layout_restores_it() {
         Pos2::new(split_x - 150.0, world.center().y),
         4,
     );
-    let share = h.state().prefs().tree_share;
+    let share = h.state().inspect().prefs().tree_share;
     let expected = TREE_SHARE_DEFAULT + 150.0 / area_width;
     assert!(
         (share - expected).abs() < 0.002,
@@ -93,7 +93,7 @@ fn the_splitter_moves_the_share_the_views_refit_and_reset_layout_restores_it() {
     );
     assert!(world2.width() < world.width());
     // The world was fitted and not moved since: it fits the narrower view again.
-    let zoom_after = h.state().camera().zoom;
+    let zoom_after = h.state().inspect().camera().zoom;
     assert!(zoom_after < zoom_before, "{zoom_before} -> {zoom_after}");
     // A share past the limits is clamped: the world keeps a quarter.
     h.state_mut()
@@ -108,7 +108,7 @@ fn the_splitter_moves_the_share_the_views_refit_and_reset_layout_restores_it() {
     h.run_steps(2);
     h.get_by_label("Reset layout").click();
     h.run_steps(3);
-    let prefs = h.state().prefs();
+    let prefs = h.state().inspect().prefs();
     assert_eq!(prefs.tree_share, TREE_SHARE_DEFAULT);
     assert!(prefs.show_controls && prefs.show_stats);
     let (world4, tree4) = rects(&h);
@@ -136,19 +136,23 @@ fn a_view_the_user_zoomed_is_not_refit_when_its_size_changes() {
     });
     // Wheel zoom is smoothed over a few frames.
     h.run_steps(30);
-    let zoomed = h.state().camera();
+    let zoomed = h.state().inspect().camera();
     h.set_size(Vec2::new(1100.0, 800.0));
     h.run_steps(3);
-    assert_eq!(h.state().camera(), zoomed, "the user's zoom is kept");
+    assert_eq!(
+        h.state().inspect().camera(),
+        zoomed,
+        "the user's zoom is kept"
+    );
     // F fits again, and from then on a resize refits.
     h.state_mut().push_command(Command::Fit);
     h.run_steps(3);
-    let fitted = h.state().camera();
+    let fitted = h.state().inspect().camera();
     assert_ne!(fitted, zoomed);
     h.set_size(Vec2::new(900.0, 800.0));
     h.run_steps(3);
     assert!(
-        h.state().camera().zoom < fitted.zoom,
+        h.state().inspect().camera().zoom < fitted.zoom,
         "the narrower view fits again"
     );
 }
@@ -163,14 +167,15 @@ fn a_figure_scene_frames_its_content_and_shows_its_caption() {
         scene,
     );
     h.run_steps(3);
-    let world = h.state().world_view_rect().expect("drawn");
+    let world = h.state().inspect().world_view_rect().expect("drawn");
     let app = h.state();
     let (a, b) = (
-        app.fat_box(1).expect("box 1"),
-        app.fat_box(2).expect("box 2"),
+        app.inspect().fat_box(1).expect("box 1"),
+        app.inspect().fat_box(2).expect("box 2"),
     );
     let corner = |x: f32, y: f32| {
-        app.screen_pos_of_world(glam::Vec2::new(x, y))
+        app.inspect()
+            .screen_pos_of_world(glam::Vec2::new(x, y))
             .expect("drawn")
     };
     let (lo, hi) = (corner(a.min.x, b.min.y), corner(b.max.x, a.max.y));

@@ -88,7 +88,7 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
         false,
     );
     h.run_steps(2);
-    let status = h.state().live_status().expect("listening");
+    let status = h.state().inspect().live_status().expect("listening");
     let addr = status.addr.expect("an address");
     assert_ne!(addr.port(), 0);
     assert_eq!(
@@ -97,32 +97,36 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
     );
     let engine = std::thread::spawn(move || send(addr));
     let started = Instant::now();
-    while h.state().live_status().is_some() {
+    while h.state().inspect().live_status().is_some() {
         h.run_steps(1);
         std::thread::sleep(Duration::from_millis(20));
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "still live: {:?}",
-            h.state().live_status()
+            h.state().inspect().live_status()
         );
     }
     let bytes = engine.join().expect("the engine thread");
     h.run_steps(2);
     let app = h.state();
-    assert!(app.error().is_none(), "{:?}", app.error());
-    assert!(app.sim().is_trace(), "{}", app.status());
-    assert_eq!(app.recording().last_step(), u64::from(STEPS) - 1);
     assert!(
-        app.status().starts_with(
+        app.inspect().error().is_none(),
+        "{:?}",
+        app.inspect().error()
+    );
+    assert!(app.inspect().sim().is_trace(), "{}", app.inspect().status());
+    assert_eq!(app.inspect().recording().last_step(), u64::from(STEPS) - 1);
+    assert!(
+        app.inspect().status().starts_with(
             "Live session ended (the engine ended the stream): 100 steps received, showing \
              the last. Recorded from ui test engine."
         ),
         "{}",
-        app.status()
+        app.inspect().status()
     );
     h.state_mut().apply(Command::SeekTo(50), false);
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 50);
+    assert_eq!(h.state().inspect().sim().step_index(), 50);
     let (trace, _) =
         read_stream(&bytes[..], "t", "memory", TraceLimits::default()).expect("the same stream");
     // File > Save received stream… keeps every step, box for box, with the engine's name.
@@ -131,12 +135,12 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
         .apply(Command::SaveStream(dir.path().join("kept")), false);
     let kept = dir.path().join("kept.aabbstream");
     assert!(
-        h.state().status().starts_with(&format!(
+        h.state().inspect().status().starts_with(&format!(
             "Saved the 100 steps received from ui test engine to {}",
             kept.display()
         )),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
     let (saved, info) = stream::load(&kept, TraceLimits::default()).expect("the saved stream");
     assert_eq!(info.engine, "ui test engine");
@@ -155,5 +159,8 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
     for _ in 0..50 {
         Stepper::step(&mut sim).expect("steps");
     }
-    assert_eq!(h.state().sim().structure_hash(), sim.structure_hash());
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        sim.structure_hash()
+    );
 }

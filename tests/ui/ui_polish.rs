@@ -35,18 +35,33 @@ fn the_tree_view_fits_again_as_a_traces_tree_grows() {
     std::fs::write(&path, growing_trace()).expect("write the trace");
     h.state_mut().apply(Command::Open(path), false);
     h.run_steps(3);
-    assert!(h.state().sim().is_trace(), "{}", h.state().status());
+    assert!(
+        h.state().inspect().sim().is_trace(),
+        "{}",
+        h.state().inspect().status()
+    );
     for _ in 0..31 {
         h.state_mut().apply(Command::Step, false);
         h.run_steps(1);
     }
     h.run_steps(2);
-    assert_eq!(h.state().sim().live_count(), 64);
-    let view = h.state().tree_view_rect().expect("the tree view is drawn");
-    let ids: Vec<_> = h.state().snapshot().nodes.iter().map(|n| n.id).collect();
+    assert_eq!(h.state().inspect().sim().live_count(), 64);
+    let view = h
+        .state()
+        .inspect()
+        .tree_view_rect()
+        .expect("the tree view is drawn");
+    let ids: Vec<_> = h
+        .state()
+        .inspect()
+        .snapshot()
+        .nodes
+        .iter()
+        .map(|n| n.id)
+        .collect();
     let mut drawn = 0;
     for id in ids {
-        if let Some(p) = h.state().tree_node_screen_pos(id) {
+        if let Some(p) = h.state().inspect().tree_node_screen_pos(id) {
             drawn += 1;
             assert!(
                 view.contains(p),
@@ -84,7 +99,11 @@ fn a_saved_generated_scene_reopens_with_its_generator_in_the_panel() {
     let path = dir.path().join("saved.ron");
     h.state_mut().apply(Command::SaveAs(path.clone()), false);
     h.run_steps(2);
-    assert!(h.state().error().is_none(), "{:?}", h.state().error());
+    assert!(
+        h.state().inspect().error().is_none(),
+        "{:?}",
+        h.state().inspect().error()
+    );
     let saved = Scene::load(&path).expect("the saved scene loads");
     assert_eq!(saved.generate, None);
     assert_eq!(saved.spheres.len(), 345);
@@ -123,7 +142,11 @@ fn a_stream_with_the_engines_broad_phase_shows_its_tree_and_its_missed_pair() {
     h.run_steps(2);
     h.state_mut().apply(Command::Open(path), false);
     h.run_steps(3);
-    assert!(h.state().sim().is_trace(), "{}", h.state().status());
+    assert!(
+        h.state().inspect().sim().is_trace(),
+        "{}",
+        h.state().inspect().status()
+    );
     assert!(
         h.query_by_label("Engine's broad phase (received)")
             .is_some()
@@ -136,18 +159,19 @@ fn a_stream_with_the_engines_broad_phase_shows_its_tree_and_its_missed_pair() {
     };
     assert!(tree_here(&h).is_some_and(|t| t.starts_with("cost ")));
     assert!(h.query_by_label("Missed here").is_some());
-    let missed_here = |h: &Harness<'_, aabb_app::DebuggerApp>| h.state().engine_missed_here();
+    let missed_here =
+        |h: &Harness<'_, aabb_app::DebuggerApp>| h.state().inspect().engine_missed_here();
     assert_eq!(missed_here(&h), Vec::<[u32; 2]>::new());
     for _ in 0..7 {
         h.state_mut().apply(Command::Step, false);
     }
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 7);
+    assert_eq!(h.state().inspect().sim().step_index(), 7);
     assert_eq!(missed_here(&h), vec![dropped]);
     // The timeline counts it, and "Worst step" finds it from anywhere.
     h.state_mut().apply(Command::SeekTo(2), false);
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 2);
+    assert_eq!(h.state().inspect().sim().step_index(), 2);
     h.state_mut().prefs_mut().show_timeline = true;
     h.run_steps(2);
     h.get_by_label("Worst step").click();
@@ -155,8 +179,13 @@ fn a_stream_with_the_engines_broad_phase_shows_its_tree_and_its_missed_pair() {
     h.get_by_label("first pair the engine missed: step 7")
         .click();
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 7);
-    assert!(h.state().engine_step().is_some_and(|s| s.tree.is_some()));
+    assert_eq!(h.state().inspect().sim().step_index(), 7);
+    assert!(
+        h.state()
+            .inspect()
+            .engine_step()
+            .is_some_and(|s| s.tree.is_some())
+    );
     // Another document forgets the engine.
     h.state_mut().apply(Command::OpenBuiltin, true);
     h.run_steps(2);
@@ -178,16 +207,17 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
     h.run_steps(2);
     h.state_mut().apply(Command::Open(path), false);
     h.run_steps(3);
-    let ours = h.state().snapshot().nodes.len();
+    let ours = h.state().inspect().snapshot().nodes.len();
     let theirs = h
         .state()
+        .inspect()
         .engine_step()
         .and_then(|s| s.tree.as_ref())
         .map(|t| t.nodes.len())
         .expect("the engine's tree at step 0");
     h.get_by_label("the engine's tree").click();
     h.run_steps(2);
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     assert_eq!(snap.nodes.len(), theirs);
     // Its leaves hold the step's boxes, each box's fat box its leaf's.
     let leaves = snap.nodes.iter().filter(|n| n.sphere.is_some()).count();
@@ -195,7 +225,7 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
     assert!(snap.spheres.iter().all(|s| s.node.is_some()));
     let root = snap.nodes.first().expect("a root").id;
     assert!(
-        h.state().tree_node_screen_pos(root).is_some(),
+        h.state().inspect().tree_node_screen_pos(root).is_some(),
         "the diagram draws it"
     );
     // Changes follow the engine's tree: step 1 against step 0, both as the engine sent them.
@@ -203,11 +233,12 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
         .click();
     h.state_mut().apply(Command::Step, false);
     h.run_steps(2);
-    let changes = h.state().tree_view().changes().expect("changes");
+    let changes = h.state().inspect().tree_view().changes().expect("changes");
     assert_eq!(changes.step, 1);
     let d = changes.diff.as_ref().expect("both steps carried a tree");
     let tree_at = |s: u64| {
         h.state()
+            .inspect()
             .engine_tree_at(s)
             .map(aabb_app::views::tree::diff::TreeShape::of_engine)
             .expect("a tree")
@@ -220,7 +251,7 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
     // And back.
     h.get_by_label("our tree").click();
     h.run_steps(2);
-    assert_eq!(h.state().snapshot().nodes.len(), ours);
+    assert_eq!(h.state().inspect().snapshot().nodes.len(), ours);
 }
 
 #[test]
@@ -239,9 +270,9 @@ fn the_engines_pairs_are_drawn_by_why_they_exist_as_many_as_the_statistics_count
         h.state_mut().apply(Command::Step, false);
     }
     h.run_steps(3);
-    let at = h.state().sim().step_index();
+    let at = h.state().inspect().sim().step_index();
     assert_eq!(at, 3);
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     // Every pair the engine reported at this step, by class, none left out.
     assert_eq!(snap.engine_pairs.len(), expected[3].pairs.len());
     let count = |class| snap.engine_pairs.iter().filter(|p| p.2 == class).count() as u64;
@@ -254,6 +285,7 @@ fn the_engines_pairs_are_drawn_by_why_they_exist_as_many_as_the_statistics_count
     // As many as the statistics count for the step, class by class.
     let record = h
         .state()
+        .inspect()
         .engine_step()
         .map(|s| s.index)
         .expect("the engine's step");
@@ -270,5 +302,5 @@ fn the_engines_pairs_are_drawn_by_why_they_exist_as_many_as_the_statistics_count
     h.get_by_label("Draw its tree (magenta), its pairs by why, its missed pairs (red)")
         .click();
     h.run_steps(2);
-    assert!(h.state().snapshot().engine_pairs.is_empty());
+    assert!(h.state().inspect().snapshot().engine_pairs.is_empty());
 }

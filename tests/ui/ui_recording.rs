@@ -26,7 +26,7 @@ fn harness_after(steps: u64) -> Harness<'static, DebuggerApp> {
         h.state_mut().apply(Command::Step, false);
     }
     h.run_steps(2);
-    assert_eq!(h.state().recording().last_step(), steps);
+    assert_eq!(h.state().inspect().recording().last_step(), steps);
     h
 }
 
@@ -35,7 +35,7 @@ fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
     // The first frame applies the queued Open, which starts the worker.
     h.step();
     let start = Instant::now();
-    while h.state().opening_progress().is_some() {
+    while h.state().inspect().opening_progress().is_some() {
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "the recording did not open"
@@ -52,6 +52,7 @@ fn a_saved_recording_opens_back_with_the_same_steps() {
     let mut h = harness_after(20);
     let hash_at_7 = h
         .state()
+        .inspect()
         .recording()
         .state_at(7)
         .expect("step 7")
@@ -71,9 +72,9 @@ fn a_saved_recording_opens_back_with_the_same_steps() {
     h.get_by_label("Save").click();
     h.run_steps(2);
     let saved = dir.path().join("run.rec");
-    assert_eq!(h.state().error(), None);
+    assert_eq!(h.state().inspect().error(), None);
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!("Saved the recording (21 steps) to {}.", saved.display())
     );
     // No temporary file is left beside it.
@@ -85,13 +86,13 @@ fn a_saved_recording_opens_back_with_the_same_steps() {
 
     h.state_mut().push_command(Command::Open(saved.clone()));
     run_until_opened(&mut h);
-    assert_eq!(h.state().error(), None);
-    assert_eq!(h.state().recording().last_step(), 20);
-    assert_eq!(h.state().sim().step_index(), 20);
+    assert_eq!(h.state().inspect().error(), None);
+    assert_eq!(h.state().inspect().recording().last_step(), 20);
+    assert_eq!(h.state().inspect().sim().step_index(), 20);
     h.state_mut().push_command(Command::SeekTo(7));
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 7);
-    assert_eq!(h.state().sim().structure_hash(), hash_at_7);
+    assert_eq!(h.state().inspect().sim().step_index(), 7);
+    assert_eq!(h.state().inspect().sim().structure_hash(), hash_at_7);
 }
 
 #[test]
@@ -103,14 +104,14 @@ fn a_recording_that_cannot_be_written_is_reported_and_kept() {
         .push_command(Command::SaveRecording(target.clone()));
     h.run_steps(2);
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!(
             "Could not save the recording to {}; nothing was changed.",
             target.display()
         )
     );
-    assert!(h.state().error().is_some());
-    assert_eq!(h.state().recording().last_step(), 5);
+    assert!(h.state().inspect().error().is_some());
+    assert_eq!(h.state().inspect().recording().last_step(), 5);
     assert!(!target.exists());
 }
 
@@ -122,16 +123,16 @@ fn a_recording_opens_with_a_progress_window_then_shows() {
     let mut h = harness_after(0);
     h.state_mut().push_command(Command::Open(path.clone()));
     h.run_steps(3);
-    let progress = h.state().opening_progress().expect("opening");
+    let progress = h.state().inspect().opening_progress().expect("opening");
     assert!(progress.steps_done < 4001, "{progress:?}");
     assert!(h.query_by_label("Opening recording").is_some());
     assert!(h.query_by_label("Cancel").is_some());
     run_until_opened(&mut h);
-    assert_eq!(h.state().error(), None);
-    assert_eq!(h.state().recording().last_step(), 4000);
-    assert_eq!(h.state().sim().step_index(), 4000);
+    assert_eq!(h.state().inspect().error(), None);
+    assert_eq!(h.state().inspect().recording().last_step(), 4000);
+    assert_eq!(h.state().inspect().sim().step_index(), 4000);
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!(
             "Opened the recording {} (4001 steps); showing its last step, 4000.",
             path.display()
@@ -146,25 +147,25 @@ fn cancel_leaves_the_open_document_untouched() {
     let path = dir.path().join("long.rec");
     replay_common::record(&path, 4000);
     let mut h = harness_after(3);
-    let name = h.state().document_name();
-    let hash = h.state().sim().structure_hash();
+    let name = h.state().inspect().document_name();
+    let hash = h.state().inspect().sim().structure_hash();
     h.state_mut().push_command(Command::Open(path.clone()));
     h.run_steps(3);
-    assert!(h.state().opening_progress().is_some());
+    assert!(h.state().inspect().opening_progress().is_some());
     h.get_by_label("Cancel").click();
     h.run_steps(2);
-    assert!(h.state().opening_progress().is_none());
+    assert!(h.state().inspect().opening_progress().is_none());
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!(
             "Opening the recording {} cancelled; the open scene is unchanged.",
             path.display()
         )
     );
-    assert_eq!(h.state().error(), None);
-    assert_eq!(h.state().document_name(), name);
-    assert_eq!(h.state().recording().last_step(), 3);
-    assert_eq!(h.state().sim().structure_hash(), hash);
+    assert_eq!(h.state().inspect().error(), None);
+    assert_eq!(h.state().inspect().document_name(), name);
+    assert_eq!(h.state().inspect().recording().last_step(), 3);
+    assert_eq!(h.state().inspect().sim().structure_hash(), hash);
     assert!(h.query_by_label("Opening recording").is_none());
 }
 
@@ -179,13 +180,13 @@ fn a_truncated_recording_shows_its_message() {
     h.state_mut().push_command(Command::Open(path.clone()));
     run_until_opened(&mut h);
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         format!(
             "Could not open the recording {}; the open scene is unchanged.",
             path.display()
         )
     );
-    let error = h.state().error().expect("an error shown");
+    let error = h.state().inspect().error().expect("an error shown");
     assert!(
         error.starts_with(&format!(
             "{}: the file is truncated: the header says 11 steps",
@@ -193,7 +194,7 @@ fn a_truncated_recording_shows_its_message() {
         )),
         "{error}"
     );
-    assert_eq!(h.state().recording().last_step(), 2);
+    assert_eq!(h.state().inspect().recording().last_step(), 2);
 }
 
 #[test]
@@ -204,22 +205,22 @@ fn opening_a_scene_meanwhile_cancels_the_recording_being_opened() {
     let mut h = harness_after(3);
     h.state_mut().push_command(Command::Open(path));
     h.run_steps(1);
-    assert!(h.state().opening_progress().is_some());
+    assert!(h.state().inspect().opening_progress().is_some());
     h.state_mut().push_command(Command::OpenBuiltin);
     h.run_steps(2);
-    assert!(h.state().opening_progress().is_none());
-    assert_eq!(h.state().recording().last_step(), 0);
+    assert!(h.state().inspect().opening_progress().is_none());
+    assert_eq!(h.state().inspect().recording().last_step(), 0);
     assert_eq!(
-        h.state().document_name(),
+        h.state().inspect().document_name(),
         format!("{} (not saved)", Scene::builtin_default().name)
     );
     // Nothing arrives later.
     std::thread::sleep(Duration::from_millis(200));
     h.run_steps(3);
-    assert_eq!(h.state().recording().last_step(), 0);
+    assert_eq!(h.state().inspect().recording().last_step(), 0);
     assert!(
-        h.state().status().starts_with("Opened "),
+        h.state().inspect().status().starts_with("Opened "),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
 }

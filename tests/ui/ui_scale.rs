@@ -46,7 +46,7 @@ fn harness(scene: Scene, size: Vec2, step_secs: f32) -> Harness<'static, Debugge
 fn play(h: &mut Harness<'_, DebuggerApp>) {
     h.key_press(Key::Space);
     h.run_steps(2);
-    assert!(h.state().is_playing(), "Space plays");
+    assert!(h.state().inspect().is_playing(), "Space plays");
 }
 
 /// The first button labelled `label` (the controls and the status line both have Pause).
@@ -61,9 +61,12 @@ fn button_rect(h: &Harness<'_, DebuggerApp>, label: &str) -> Rect {
 fn a_click_pressed_and_released_in_one_frame_pauses_10000_playing_spheres() {
     let mut h = harness(generated(10_000), Vec2::new(1280.0, 800.0), 1.0 / 60.0);
     play(&mut h);
-    let before = h.state().sim().step_index();
+    let before = h.state().inspect().sim().step_index();
     h.run_steps(2);
-    assert!(h.state().sim().step_index() > before, "the scene plays");
+    assert!(
+        h.state().inspect().sim().step_index() > before,
+        "the scene plays"
+    );
     // Move, press and release all arrive before the next frame.
     let at = button_rect(&h, "Pause").center();
     h.event(Event::PointerMoved(at));
@@ -76,11 +79,14 @@ fn a_click_pressed_and_released_in_one_frame_pauses_10000_playing_spheres() {
         });
     }
     h.run_steps(1);
-    assert!(!h.state().is_playing(), "the click paused the run");
-    let paused_at = h.state().sim().step_index();
+    assert!(
+        !h.state().inspect().is_playing(),
+        "the click paused the run"
+    );
+    let paused_at = h.state().inspect().sim().step_index();
     h.run_steps(3);
     assert_eq!(
-        h.state().sim().step_index(),
+        h.state().inspect().sim().step_index(),
         paused_at,
         "paused stays paused"
     );
@@ -102,7 +108,10 @@ fn a_click_split_over_slow_frames_is_still_a_click() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(1);
-    assert!(h.state().is_playing(), "a press alone does nothing");
+    assert!(
+        h.state().inspect().is_playing(),
+        "a press alone does nothing"
+    );
     h.event(Event::PointerButton {
         pos: at,
         button: PointerButton::Primary,
@@ -110,7 +119,10 @@ fn a_click_split_over_slow_frames_is_still_a_click() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(1);
-    assert!(!h.state().is_playing(), "the click paused the run");
+    assert!(
+        !h.state().inspect().is_playing(),
+        "the click paused the run"
+    );
 }
 
 #[test]
@@ -120,13 +132,13 @@ fn space_pauses_10000_playing_spheres_even_after_a_button_was_clicked() {
     // A button clicked with the pointer keeps no hold on Space.
     h.get_all_by_label("Pause").next().expect("Pause").click();
     h.run_steps(1);
-    assert!(!h.state().is_playing());
+    assert!(!h.state().inspect().is_playing());
     h.key_press(Key::Space);
     h.run_steps(1);
-    assert!(h.state().is_playing(), "Space plays again");
+    assert!(h.state().inspect().is_playing(), "Space plays again");
     h.key_press(Key::Space);
     h.run_steps(1);
-    assert!(!h.state().is_playing(), "Space pauses");
+    assert!(!h.state().inspect().is_playing(), "Space pauses");
 }
 
 /// The statistics' frame-time value ("12.3 ms · 81 fps"), as milliseconds.
@@ -205,13 +217,13 @@ fn at_640_by_400_the_sliders_stay_reachable() {
         assert!(on_screen(node.rect(), size), "{label} at {:?}", node.rect());
     }
     // The margin slider moves the margin (the keyboard on the focused slider).
-    let before = h.state().document().tree.margin;
+    let before = h.state().inspect().document().tree.margin;
     h.get_all_by_label("Margin").next().expect("Margin").focus();
     h.run_steps(1);
     h.key_press(Key::ArrowRight);
     h.run_steps(2);
     assert!(
-        h.state().document().tree.margin > before,
+        h.state().inspect().document().tree.margin > before,
         "the margin moved from {before}"
     );
 }
@@ -254,34 +266,43 @@ fn slow_steps_run_on_the_stepping_thread_and_equal_the_frames_own_steps() {
     // build), so the window steps them there.
     let mut h = background_harness(generated(30_000));
     assert!(
-        frames_until(&mut h, |app| app.stepping_in_background()),
+        frames_until(&mut h, |app| app.inspect().stepping_in_background()),
         "a step runs on the stepping thread"
     );
     // While it runs, the window draws on and takes the Pause click at once; the step in
     // flight ends, is shown, and no other starts.
     h.get_all_by_label("Pause").next().expect("Pause").click();
     h.step();
-    assert!(!h.state().is_playing(), "the click paused the run");
-    assert!(frames_until(&mut h, |app| !app.stepping_in_background()));
+    assert!(
+        !h.state().inspect().is_playing(),
+        "the click paused the run"
+    );
+    assert!(frames_until(&mut h, |app| !app
+        .inspect()
+        .stepping_in_background()));
     h.run_steps(3);
-    let at = h.state().sim().step_index();
+    let at = h.state().inspect().sim().step_index();
     assert!(at >= 1, "steps were taken");
     h.run_steps(3);
-    assert_eq!(h.state().sim().step_index(), at, "paused stays paused");
+    assert_eq!(
+        h.state().inspect().sim().step_index(),
+        at,
+        "paused stays paused"
+    );
     // The same steps made in the frame give the same simulation and recording.
     let mut same = harness(generated(30_000), Vec2::new(1280.0, 800.0), 1.0 / 60.0);
     for _ in 0..at {
         same.state_mut().apply(aabb_app::Command::Step, false);
     }
     same.run_steps(1);
-    assert_eq!(same.state().sim().step_index(), at);
+    assert_eq!(same.state().inspect().sim().step_index(), at);
     assert_eq!(
-        same.state().sim().structure_hash(),
-        h.state().sim().structure_hash()
+        same.state().inspect().sim().structure_hash(),
+        h.state().inspect().sim().structure_hash()
     );
     assert_eq!(
-        same.state().recording().last_step(),
-        h.state().recording().last_step()
+        same.state().inspect().recording().last_step(),
+        h.state().inspect().recording().last_step()
     );
 }
 
@@ -300,14 +321,18 @@ fn a_comparisons_side_b_steps_on_the_stepping_thread_beside_the_documents_step()
     let mut h = background_harness(scene.clone());
     h.state_mut()
         .apply(aabb_app::Command::StartCompare(b.clone()), false);
-    assert!(frames_until(&mut h, |app| app.stepping_in_background()));
-    assert!(frames_until(&mut h, |app| app.sim().step_index() >= 2));
+    assert!(frames_until(&mut h, |app| app
+        .inspect()
+        .stepping_in_background()));
+    assert!(frames_until(&mut h, |app| app.inspect().sim().step_index() >= 2));
     h.get_all_by_label("Pause").next().expect("Pause").click();
     h.step();
-    assert!(frames_until(&mut h, |app| !app.stepping_in_background()));
+    assert!(frames_until(&mut h, |app| !app
+        .inspect()
+        .stepping_in_background()));
     h.run_steps(2);
-    let at = h.state().sim().step_index();
-    let run = h.state().compare().expect("comparing");
+    let at = h.state().inspect().sim().step_index();
+    let run = h.state().inspect().compare().expect("comparing");
     assert_eq!(run.b.model.sim.step_index(), at);
     assert_eq!(run.b.model.recording.last_step(), at);
     assert_eq!(run.rows.last().map(|r| r.step), Some(at));
@@ -328,7 +353,7 @@ fn a_comparisons_side_b_steps_on_the_stepping_thread_beside_the_documents_step()
         same.state_mut().apply(aabb_app::Command::Step, false);
     }
     same.run_steps(1);
-    let want = same.state().compare().expect("comparing");
+    let want = same.state().inspect().compare().expect("comparing");
     assert_eq!(
         want.b.model.sim.structure_hash(),
         run.b.model.sim.structure_hash()

@@ -123,10 +123,11 @@ fn every_edge_of_a_leaf_box_is_drawn_in_the_leaf_colour() {
         let leaf = Palette::DARK.leaf;
         let want = [leaf.r(), leaf.g(), leaf.b()];
         for id in [0, 1] {
-            let f = h.state().fat_box(id).expect("fat box");
+            let f = h.state().inspect().fat_box(id).expect("fat box");
             let app = h.state();
             let at = |x: f32, y: f32| {
-                app.screen_pos_of_world(glam::Vec2::new(x, y))
+                app.inspect()
+                    .screen_pos_of_world(glam::Vec2::new(x, y))
                     .expect("drawn")
             };
             let (min, max) = (f.min, f.max);
@@ -184,8 +185,8 @@ fn trace_world_dark() {
     h.state_mut()
         .push_command(Command::Select(Some(Pick::Sphere(3))));
     h.run_steps(4);
-    assert_eq!(h.state().sim().step_index(), 1);
-    assert_eq!(h.state().status(), "End of the trace at step 1.");
+    assert_eq!(h.state().inspect().sim().step_index(), 1);
+    assert_eq!(h.state().inspect().status(), "End of the trace at step 1.");
     h.snapshot("trace_world_dark");
 }
 
@@ -218,7 +219,8 @@ fn static_boxes_are_drawn_in_their_own_colour() {
         let want = [pal.static_box.r(), pal.static_box.g(), pal.static_box.b()];
         let app = h.state();
         let at = |x: f32, y: f32| {
-            app.screen_pos_of_world(glam::Vec2::new(x, y))
+            app.inspect()
+                .screen_pos_of_world(glam::Vec2::new(x, y))
                 .expect("drawn")
         };
         // Platform 101: (4, 7) to (12, 8).

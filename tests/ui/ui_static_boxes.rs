@@ -29,13 +29,14 @@ fn a_sphere_added_to_a_level_takes_a_free_id_and_a_save_keeps_the_boxes() {
     // (6, 2), 1 away, and only the fat box of box 1, whose corner (4, 3) is 1.41 away.
     let ids: Vec<u32> = h
         .state()
+        .inspect()
         .sim()
         .spheres()
         .iter()
         .map(|b| b.sphere.id)
         .collect();
     assert_eq!(ids, [3]);
-    let report = h.state().sim().report();
+    let report = h.state().inspect().sim().report();
     assert_eq!(report.candidate_pairs, [(0, 3), (1, 3), (2, 3)]);
     assert_eq!(report.contacts, [(0, 3), (2, 3)]);
     let dir = tempfile::tempdir().expect("temp dir");
@@ -66,32 +67,35 @@ fn open_imports_a_box_list_as_a_new_scene_and_refuses_a_malformed_one() {
     h.state_mut().push_command(Command::Open(list.clone()));
     h.run_steps(2);
     let app = h.state();
-    assert_eq!(app.error(), None);
-    assert_eq!(app.path(), None, "a new scene, not the list");
-    assert!(!app.is_dirty());
+    assert_eq!(app.inspect().error(), None);
+    assert_eq!(app.inspect().path(), None, "a new scene, not the list");
+    assert!(!app.inspect().is_dirty());
     let want = scene_of(
         &parse_box_list(text, "level.txt").expect("a list"),
         "level".into(),
         0,
     );
-    assert_eq!(app.document().boxes, want.boxes);
-    assert_eq!(app.document().name, "level");
-    assert_eq!(app.document().dimensions, 3);
-    assert_eq!(app.sim().scene().map(|s| s.boxes), Some(want.boxes.clone()));
-    assert!(app.sim().spheres().is_empty());
+    assert_eq!(app.inspect().document().boxes, want.boxes);
+    assert_eq!(app.inspect().document().name, "level");
+    assert_eq!(app.inspect().document().dimensions, 3);
     assert_eq!(
-        app.status(),
+        app.inspect().sim().scene().map(|s| s.boxes),
+        Some(want.boxes.clone())
+    );
+    assert!(app.inspect().sim().spheres().is_empty());
+    assert_eq!(
+        app.inspect().status(),
         format!(
             "Imported 3 static boxes (3D) from {} as a new scene, not yet saved: Save asks \
              where to keep it.",
             list.display()
         )
     );
-    assert_eq!(app.prefs().recent_files.first(), Some(&list));
+    assert_eq!(app.inspect().prefs().recent_files.first(), Some(&list));
     let saved = dir.path().join("level.ron");
     h.state_mut().push_command(Command::SaveAs(saved.clone()));
     h.run_steps(2);
-    assert_eq!(h.state().path(), Some(saved.as_path()));
+    assert_eq!(h.state().inspect().path(), Some(saved.as_path()));
     let scene = Scene::load(&saved).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scene.boxes, want.boxes);
 
@@ -100,7 +104,7 @@ fn open_imports_a_box_list_as_a_new_scene_and_refuses_a_malformed_one() {
     h.state_mut().push_command(Command::Open(bad.clone()));
     h.run_steps(2);
     let app = h.state();
-    let error = app.error().expect("an error is shown");
+    let error = app.inspect().error().expect("an error is shown");
     assert_eq!(
         error,
         format!(
@@ -109,12 +113,18 @@ fn open_imports_a_box_list_as_a_new_scene_and_refuses_a_malformed_one() {
             bad.display()
         )
     );
-    assert_eq!(app.path(), Some(saved.as_path()), "the open scene stays");
-    assert_eq!(app.document().boxes, want.boxes);
+    assert_eq!(
+        app.inspect().path(),
+        Some(saved.as_path()),
+        "the open scene stays"
+    );
+    assert_eq!(app.inspect().document().boxes, want.boxes);
     assert!(
-        app.status().starts_with("Could not import the box list"),
+        app.inspect()
+            .status()
+            .starts_with("Could not import the box list"),
         "{}",
-        app.status()
+        app.inspect().status()
     );
 
     // A list named so, but holding no box yet, is refused by the box list's reader.
@@ -124,10 +134,14 @@ fn open_imports_a_box_list_as_a_new_scene_and_refuses_a_malformed_one() {
     h.run_steps(2);
     let app = h.state();
     assert_eq!(
-        app.error(),
+        app.inspect().error(),
         Some(format!("{}: no boxes (no line holds a box)", empty.display()).as_str())
     );
-    assert_eq!(app.path(), Some(saved.as_path()), "the open scene stays");
+    assert_eq!(
+        app.inspect().path(),
+        Some(saved.as_path()),
+        "the open scene stays"
+    );
 }
 
 /// An imported list's warnings are on the status line after the import, as after opening a
@@ -147,7 +161,7 @@ fn an_imported_box_list_says_its_warnings() {
     h.state_mut().push_command(Command::Open(list.clone()));
     h.run_steps(2);
     let app = h.state();
-    assert_eq!(app.error(), None);
+    assert_eq!(app.inspect().error(), None);
     let want = scene_of(
         &parse_box_list(&text, "stack.boxes").expect("a list"),
         "stack".into(),
@@ -156,7 +170,7 @@ fn an_imported_box_list_says_its_warnings() {
     let warnings = want.warnings(20);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert_eq!(
-        app.status(),
+        app.inspect().status(),
         format!(
             "Imported 6 static boxes (3D) from {} as a new scene, not yet saved: Save asks \
              where to keep it. Warning: {}.",

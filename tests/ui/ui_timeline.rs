@@ -28,8 +28,8 @@ fn harness_after(steps: u64) -> Harness<'static, DebuggerApp> {
         h.state_mut().apply(Command::Step, false);
     }
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), steps);
-    assert_eq!(h.state().recording().last_step(), steps);
+    assert_eq!(h.state().inspect().sim().step_index(), steps);
+    assert_eq!(h.state().inspect().recording().last_step(), steps);
     h
 }
 
@@ -49,6 +49,7 @@ fn fresh_hash_at(step: u64) -> u64 {
 
 fn pos_of(h: &Harness<'_, DebuggerApp>, step: u64) -> Pos2 {
     h.state()
+        .inspect()
         .timeline_step_pos(step, 0)
         .expect("the timeline is shown")
 }
@@ -77,46 +78,59 @@ fn dragging_the_playhead_shows_the_recorded_step_and_arrows_step_through_it() {
     let (from, to) = (pos_of(&h, 200), pos_of(&h, 50));
     ui::drag(&mut h, PointerButton::Primary, from, to, 6);
     let app = h.state();
-    assert_eq!(app.sim().step_index(), 50);
-    assert_eq!(app.sim().structure_hash(), fresh_hash_at(50));
-    assert_eq!(app.sim().structure_hash(), app.recording().steps()[50].hash);
-    assert_eq!(app.status(), "Showing step 50 of 200 (recorded).");
+    assert_eq!(app.inspect().sim().step_index(), 50);
+    assert_eq!(app.inspect().sim().structure_hash(), fresh_hash_at(50));
+    assert_eq!(
+        app.inspect().sim().structure_hash(),
+        app.inspect().recording().steps()[50].hash
+    );
+    assert_eq!(app.inspect().status(), "Showing step 50 of 200 (recorded).");
     // The recording is kept whole while a past step is shown.
-    assert_eq!(app.recording().last_step(), 200);
+    assert_eq!(app.inspect().recording().last_step(), 200);
     // The step's report is that step's: its reinserted leaves are what the views highlight.
     assert_eq!(
-        app.sim().report().reinserted.len() as u32,
-        app.recording().steps()[50].reinserted
+        app.inspect().sim().report().reinserted.len() as u32,
+        app.inspect().recording().steps()[50].reinserted
     );
 
     h.key_press(Key::ArrowLeft);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 49);
-    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(49));
+    assert_eq!(h.state().inspect().sim().step_index(), 49);
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        fresh_hash_at(49)
+    );
     h.key_press(Key::ArrowRight);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 50);
-    assert_eq!(h.state().recording().last_step(), 200);
+    assert_eq!(h.state().inspect().sim().step_index(), 50);
+    assert_eq!(h.state().inspect().recording().last_step(), 200);
 
     h.key_press(Key::Home);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 0);
+    assert_eq!(h.state().inspect().sim().step_index(), 0);
     h.key_press(Key::End);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 200);
+    assert_eq!(h.state().inspect().sim().step_index(), 200);
     // At the last recorded step Right steps the simulation, recorded.
     h.key_press(Key::ArrowRight);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 201);
-    assert_eq!(h.state().recording().last_step(), 201);
-    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(201));
+    assert_eq!(h.state().inspect().sim().step_index(), 201);
+    assert_eq!(h.state().inspect().recording().last_step(), 201);
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        fresh_hash_at(201)
+    );
 }
 
 #[test]
 fn clicking_near_a_spike_moves_the_playhead_onto_it() {
     let mut h = harness_after(200);
-    let spike = h.state().recording().worst_step(Metric::Reinserts);
-    let steps = h.state().recording().steps();
+    let spike = h
+        .state()
+        .inspect()
+        .recording()
+        .worst_step(Metric::Reinserts);
+    let steps = h.state().inspect().recording().steps();
     let peak = steps[spike as usize].reinserted;
     // A real spike: higher than both neighbours.
     assert!(spike > 0 && spike < 200, "spike at {spike}");
@@ -128,8 +142,11 @@ fn clicking_near_a_spike_moves_the_playhead_onto_it() {
     // six points apart here), yet the click lands on the spike.
     assert!(next.x - at.x < 6.0, "{at:?} {next:?}");
     click(&mut h, at + Vec2::new(3.0, 0.0));
-    assert_eq!(h.state().sim().step_index(), spike);
-    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(spike));
+    assert_eq!(h.state().inspect().sim().step_index(), spike);
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        fresh_hash_at(spike)
+    );
 }
 
 #[test]
@@ -137,18 +154,19 @@ fn an_edit_at_a_past_step_discards_the_recorded_future() {
     let mut h = harness_after(200);
     h.state_mut().push_command(Command::SeekTo(50));
     h.run();
-    assert_eq!(h.state().sim().step_index(), 50);
+    assert_eq!(h.state().inspect().sim().step_index(), 50);
     h.state_mut().push_command(Command::Rebuild);
     h.run();
     let app = h.state();
     assert!(
-        app.status()
+        app.inspect()
+            .status()
             .ends_with("Recorded future after step 50 discarded (150 steps, 0 edits)."),
         "{}",
-        app.status()
+        app.inspect().status()
     );
-    assert_eq!(app.recording().last_step(), 50);
-    let edits = app.recording().edits();
+    assert_eq!(app.inspect().recording().last_step(), 50);
+    let edits = app.inspect().recording().edits();
     assert_eq!(edits.len(), 1);
     assert_eq!((edits[0].step, &edits[0].edit), (50, &Edit::Rebuild));
     // Recording goes on from there.
@@ -157,10 +175,17 @@ fn an_edit_at_a_past_step_discards_the_recorded_future() {
         h.run();
     }
     let app = h.state();
-    assert_eq!(app.sim().step_index(), 53);
-    assert_eq!(app.recording().last_step(), 53);
-    let rebuilt = app.recording().state_at(53).expect("step 53 rebuilds");
-    assert_eq!(rebuilt.structure_hash(), app.sim().structure_hash());
+    assert_eq!(app.inspect().sim().step_index(), 53);
+    assert_eq!(app.inspect().recording().last_step(), 53);
+    let rebuilt = app
+        .inspect()
+        .recording()
+        .state_at(53)
+        .expect("step 53 rebuilds");
+    assert_eq!(
+        rebuilt.structure_hash(),
+        app.inspect().sim().structure_hash()
+    );
 }
 
 /// A slider's drag at a past step sends a change a frame: the first discards the recorded
@@ -172,25 +197,25 @@ fn a_drag_at_a_past_step_keeps_saying_the_future_was_discarded() {
     h.state_mut().push_command(Command::SeekTo(40));
     h.run();
     let note = "Recorded future after step 40 discarded (80 steps, 0 edits).";
-    let mut tree = h.state().document().tree;
+    let mut tree = h.state().inspect().document().tree;
     for k in 1..=4 {
         tree.margin = 0.1 + 0.05 * k as f32;
         h.state_mut().push_command(Command::SetTreeSettings(tree));
         h.run_steps(1);
-        let status = h.state().status().to_owned();
+        let status = h.state().inspect().status().to_owned();
         assert!(
             status.starts_with(&format!("Margin {:.3}", tree.margin)) && status.ends_with(note),
             "change {k}: {status}"
         );
     }
-    assert_eq!(h.state().recording().last_step(), 40);
+    assert_eq!(h.state().inspect().recording().last_step(), 40);
     // Another kind of command drops the note.
     h.state_mut().push_command(Command::Rebuild);
     h.run_steps(1);
     assert!(
-        !h.state().status().contains("discarded"),
+        !h.state().inspect().status().contains("discarded"),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
     // The same kind, frames later (a new drag, at the last step): no note.
     h.run_steps(3);
@@ -198,9 +223,9 @@ fn a_drag_at_a_past_step_keeps_saying_the_future_was_discarded() {
     h.state_mut().push_command(Command::SetTreeSettings(tree));
     h.run_steps(1);
     assert!(
-        !h.state().status().contains("discarded"),
+        !h.state().inspect().status().contains("discarded"),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
 }
 
@@ -214,28 +239,28 @@ fn playing_from_a_past_step_discards_the_recorded_future() {
     h.state_mut().push_command(Command::SetPlaying(false));
     h.run();
     let app = h.state();
-    let at = app.sim().step_index();
+    let at = app.inspect().sim().step_index();
     assert!(at > 30 && at < 100, "at {at}");
     assert_eq!(
-        app.status(),
+        app.inspect().status(),
         "Recorded future after step 30 discarded (70 steps, 0 edits)."
     );
-    assert_eq!(app.recording().last_step(), at);
-    assert_eq!(app.sim().structure_hash(), fresh_hash_at(at));
+    assert_eq!(app.inspect().recording().last_step(), at);
+    assert_eq!(app.inspect().sim().structure_hash(), fresh_hash_at(at));
 }
 
 #[test]
 fn the_view_menu_hides_and_shows_the_timeline() {
     let mut h = harness_after(5);
-    assert!(h.state().prefs().show_timeline);
-    assert!(h.state().timeline_step_pos(0, 0).is_some());
+    assert!(h.state().inspect().prefs().show_timeline);
+    assert!(h.state().inspect().timeline_step_pos(0, 0).is_some());
     for shown in [false, true] {
         h.get_by_label("View").click();
         h.run();
         h.get_by_label("Timeline panel").click();
         h.run_steps(2);
-        assert_eq!(h.state().prefs().show_timeline, shown);
-        assert_eq!(h.state().timeline_step_pos(0, 0).is_some(), shown);
+        assert_eq!(h.state().inspect().prefs().show_timeline, shown);
+        assert_eq!(h.state().inspect().timeline_step_pos(0, 0).is_some(), shown);
         h.key_press(Key::Escape);
         h.run();
     }
@@ -246,7 +271,7 @@ fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
     // The first frame applies the queued Open, which starts the worker.
     h.step();
     let start = std::time::Instant::now();
-    while h.state().opening_progress().is_some() {
+    while h.state().inspect().opening_progress().is_some() {
         assert!(
             start.elapsed().as_secs() < 120,
             "the recording did not open"
@@ -281,21 +306,21 @@ fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
     run_until_opened(&mut h);
     let app = h.state();
     assert_eq!(
-        app.status(),
+        app.inspect().status(),
         format!(
             "Opened the recording {} (41 steps); showing its last step, 40.",
             path.display()
         )
     );
-    assert_eq!(app.sim().step_index(), 40);
-    assert_eq!(app.recording().last_step(), 40);
-    assert_eq!(app.sim().structure_hash(), fresh_hash_at(40));
-    assert!(!app.is_playing());
-    assert!(app.timeline_step_pos(40, 0).is_some());
+    assert_eq!(app.inspect().sim().step_index(), 40);
+    assert_eq!(app.inspect().recording().last_step(), 40);
+    assert_eq!(app.inspect().sim().structure_hash(), fresh_hash_at(40));
+    assert!(!app.inspect().is_playing());
+    assert!(app.inspect().timeline_step_pos(40, 0).is_some());
     // The timeline goes back into it.
     h.key_press(Key::Home);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 0);
+    assert_eq!(h.state().inspect().sim().step_index(), 0);
 
     // A damaged recording is refused with the file's message; the open one stays.
     let bytes = std::fs::read(&path).expect("read back");
@@ -305,19 +330,20 @@ fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
     run_until_opened(&mut h);
     let app = h.state();
     assert_eq!(
-        app.status(),
+        app.inspect().status(),
         format!(
             "Could not open the recording {}; the open scene is unchanged.",
             broken.display()
         )
     );
     assert!(
-        app.error()
+        app.inspect()
+            .error()
             .is_some_and(|e| e.starts_with(&format!("{}: ", broken.display()))),
         "{:?}",
-        app.error()
+        app.inspect().error()
     );
-    assert_eq!(app.recording().last_step(), 40);
+    assert_eq!(app.inspect().recording().last_step(), 40);
 }
 
 #[test]
@@ -327,21 +353,26 @@ fn a_full_recording_pauses_at_its_last_step_and_a_bigger_budget_goes_on() {
     h.state_mut()
         .push_command(Command::SetPref(PrefChange::RecordingBudget(1000)));
     h.run();
-    assert_eq!(h.state().recording().budget_bytes(), 1000);
+    assert_eq!(h.state().inspect().recording().budget_bytes(), 1000);
     h.key_press(Key::ArrowRight);
     h.run();
     let app = h.state();
     assert!(
-        app.status().starts_with("Paused: the recording is full: ")
-            && app.status().ends_with("step 21 was not recorded."),
+        app.inspect()
+            .status()
+            .starts_with("Paused: the recording is full: ")
+            && app
+                .inspect()
+                .status()
+                .ends_with("step 21 was not recorded."),
         "{}",
-        app.status()
+        app.inspect().status()
     );
     // The step the recording refused is undone: the window stays at the last recorded step.
-    assert_eq!(app.sim().step_index(), 20);
-    assert_eq!(app.recording().last_step(), 20);
-    assert_eq!(app.sim().structure_hash(), fresh_hash_at(20));
-    assert!(!app.is_playing());
+    assert_eq!(app.inspect().sim().step_index(), 20);
+    assert_eq!(app.inspect().recording().last_step(), 20);
+    assert_eq!(app.inspect().sim().structure_hash(), fresh_hash_at(20));
+    assert!(!app.inspect().is_playing());
 
     let default = aabb_debugger::replay::DEFAULT_BUDGET_BYTES as u64;
     h.state_mut()
@@ -349,15 +380,18 @@ fn a_full_recording_pauses_at_its_last_step_and_a_bigger_budget_goes_on() {
     h.run();
     h.key_press(Key::ArrowRight);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 21);
-    assert_eq!(h.state().recording().last_step(), 21);
-    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(21));
+    assert_eq!(h.state().inspect().sim().step_index(), 21);
+    assert_eq!(h.state().inspect().recording().last_step(), 21);
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        fresh_hash_at(21)
+    );
 }
 
 #[test]
 fn at_a_recorded_step_the_controls_show_the_settings_in_force_then() {
     let mut h = harness_after(10);
-    let before = h.state().document().tree;
+    let before = h.state().inspect().document().tree;
     let mut wider = before;
     wider.margin = 0.9;
     h.state_mut().push_command(Command::SetTreeSettings(wider));
@@ -369,16 +403,23 @@ fn at_a_recorded_step_the_controls_show_the_settings_in_force_then() {
     }
     h.state_mut().push_command(Command::SeekTo(4));
     h.run();
-    assert_eq!(h.state().document().tree, before);
-    assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Tree);
-    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(4));
+    assert_eq!(h.state().inspect().document().tree, before);
+    assert_eq!(
+        h.state().inspect().sim().broadphase_kind(),
+        BroadphaseKind::Tree
+    );
+    assert_eq!(h.state().inspect().sim().structure_hash(), fresh_hash_at(4));
     h.key_press(Key::End);
     h.run();
-    assert_eq!(h.state().sim().step_index(), 15);
-    assert_eq!(h.state().document().tree, wider);
-    assert_eq!(h.state().sim().broadphase_kind(), BroadphaseKind::Sap);
+    assert_eq!(h.state().inspect().sim().step_index(), 15);
+    assert_eq!(h.state().inspect().document().tree, wider);
+    assert_eq!(
+        h.state().inspect().sim().broadphase_kind(),
+        BroadphaseKind::Sap
+    );
     let edits: Vec<(u64, Edit)> = h
         .state()
+        .inspect()
         .recording()
         .edits()
         .iter()
@@ -396,20 +437,27 @@ fn at_a_recorded_step_the_controls_show_the_settings_in_force_then() {
 #[test]
 fn the_worst_step_menu_jumps_to_the_greatest_value_of_a_metric() {
     let mut h = harness_after(120);
-    let worst = h.state().recording().worst_step(Metric::CandidatePairs);
-    let most = h.state().recording().steps()[worst as usize].candidate_pairs;
+    let worst = h
+        .state()
+        .inspect()
+        .recording()
+        .worst_step(Metric::CandidatePairs);
+    let most = h.state().inspect().recording().steps()[worst as usize].candidate_pairs;
     assert_ne!(worst, 120);
     h.get_by_label("Worst step").click();
     h.run();
     h.get_by_label(&format!("most candidate pairs: step {worst} ({most})"))
         .click();
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), worst);
+    assert_eq!(h.state().inspect().sim().step_index(), worst);
     assert_eq!(
-        h.state().sim().report().candidate_pairs.len(),
+        h.state().inspect().sim().report().candidate_pairs.len(),
         most as usize
     );
-    assert_eq!(h.state().sim().structure_hash(), fresh_hash_at(worst));
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        fresh_hash_at(worst)
+    );
 }
 
 /// Reset (the R key) and Apply of the generator start a new run; Ctrl+Z, before the new run
@@ -420,67 +468,84 @@ fn undo_brings_back_the_run_a_reset_or_an_apply_replaced() {
     let mut h = harness_after(120);
     h.state_mut().push_command(Command::SeekTo(90));
     h.run();
-    let hash = h.state().sim().structure_hash();
+    let hash = h.state().inspect().sim().structure_hash();
     h.key_press(Key::R);
     h.run();
     let app = h.state();
     assert_eq!(
-        (app.sim().step_index(), app.recording().last_step()),
+        (
+            app.inspect().sim().step_index(),
+            app.inspect().recording().last_step()
+        ),
         (0, 0)
     );
     assert!(
-        app.status()
+        app.inspect()
+            .status()
             .ends_with("Ctrl+Z brings back the run before it (120 recorded steps)."),
         "{}",
-        app.status()
+        app.inspect().status()
     );
     // R again before the new run moves: Undo still reaches the long run.
     h.key_press(Key::R);
     h.run();
     assert!(
         h.state()
+            .inspect()
             .status()
             .ends_with("Ctrl+Z brings back the run before it (120 recorded steps)."),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
     h.run();
     let app = h.state();
     assert_eq!(
-        app.status(),
+        app.inspect().status(),
         "Undone: Reset. Back at step 90 of the run (120 recorded steps)."
     );
     assert_eq!(
-        (app.sim().step_index(), app.recording().last_step()),
+        (
+            app.inspect().sim().step_index(),
+            app.inspect().recording().last_step()
+        ),
         (90, 120)
     );
-    assert_eq!(app.sim().structure_hash(), hash);
+    assert_eq!(app.inspect().sim().structure_hash(), hash);
     assert_eq!(
-        app.recording().state_at(120).map(|s| s.step_index()).ok(),
+        app.inspect()
+            .recording()
+            .state_at(120)
+            .map(|s| s.step_index())
+            .ok(),
         Some(120)
     );
 
     // Apply of the generator: the document's generator comes back too.
-    let before = h.state().document().generate.expect("a generator");
+    let before = h
+        .state()
+        .inspect()
+        .document()
+        .generate
+        .expect("a generator");
     let mut more = before;
     more.count += 10;
     h.state_mut()
         .push_command(Command::SetGenerator(Some(more)));
     h.run();
-    assert_eq!(h.state().document().generate, Some(more));
-    assert_eq!(h.state().recording().last_step(), 0);
+    assert_eq!(h.state().inspect().document().generate, Some(more));
+    assert_eq!(h.state().inspect().recording().last_step(), 0);
     h.state_mut().push_command(Command::Undo);
     h.run();
     let app = h.state();
     assert!(
-        app.status().starts_with("Undone: Apply."),
+        app.inspect().status().starts_with("Undone: Apply."),
         "{}",
-        app.status()
+        app.inspect().status()
     );
-    assert_eq!(app.document().generate, Some(before));
-    assert_eq!(app.recording().last_step(), 120);
-    assert!(!app.is_dirty());
+    assert_eq!(app.inspect().document().generate, Some(before));
+    assert_eq!(app.inspect().recording().last_step(), 120);
+    assert!(!app.inspect().is_dirty());
 
     // Once the new run steps, the old one is gone for good.
     h.key_press(Key::R);
@@ -489,6 +554,6 @@ fn undo_brings_back_the_run_a_reset_or_an_apply_replaced() {
     h.run();
     h.state_mut().push_command(Command::Undo);
     h.run();
-    assert_eq!(h.state().status(), "Nothing to undo.");
-    assert_eq!(h.state().recording().last_step(), 1);
+    assert_eq!(h.state().inspect().status(), "Nothing to undo.");
+    assert_eq!(h.state().inspect().recording().last_step(), 1);
 }

@@ -58,8 +58,16 @@ fn opened(name: &str) -> (Harness<'static, DebuggerApp>, tempfile::TempDir) {
     let (dir, path) = trace_file(name);
     h.state_mut().apply(Command::Open(path), false);
     h.run_steps(2);
-    assert!(h.state().sim().is_trace(), "{}", h.state().status());
-    assert!(h.state().error().is_none(), "{:?}", h.state().error());
+    assert!(
+        h.state().inspect().sim().is_trace(),
+        "{}",
+        h.state().inspect().status()
+    );
+    assert!(
+        h.state().inspect().error().is_none(),
+        "{:?}",
+        h.state().inspect().error()
+    );
     (h, dir)
 }
 
@@ -77,35 +85,36 @@ fn headless_hash_at(step: u64, config: TreeConfig) -> u64 {
 #[test]
 fn playing_a_trace_pauses_at_its_end_and_says_so() {
     let (mut h, _dir) = opened("falling.txt");
-    assert_eq!(h.state().sim().step_index(), 0);
+    assert_eq!(h.state().inspect().sim().step_index(), 0);
     assert!(
         h.state()
+            .inspect()
             .status()
             .contains("Opened the trace falling.txt (30 steps"),
         "{}",
-        h.state().status()
+        h.state().inspect().status()
     );
     h.state_mut().apply(Command::SetPlaying(true), false);
     let mut frames = 0;
-    while h.state().is_playing() {
+    while h.state().inspect().is_playing() {
         h.step();
         frames += 1;
         assert!(frames < 2000, "still playing after {frames} frames");
     }
     h.run_steps(2);
     let app = h.state();
-    assert_eq!(app.sim().step_index(), STEPS - 1);
-    assert_eq!(app.recording().last_step(), STEPS - 1);
-    assert_eq!(app.status(), "End of the trace at step 29.");
+    assert_eq!(app.inspect().sim().step_index(), STEPS - 1);
+    assert_eq!(app.inspect().recording().last_step(), STEPS - 1);
+    assert_eq!(app.inspect().status(), "End of the trace at step 29.");
     assert_eq!(
-        app.sim().structure_hash(),
+        app.inspect().sim().structure_hash(),
         headless_hash_at(STEPS - 1, TreeConfig::default())
     );
     // Another step at the end does nothing but say so again.
     h.state_mut().apply(Command::Step, false);
-    assert_eq!(h.state().sim().step_index(), STEPS - 1);
-    assert_eq!(h.state().status(), "End of the trace at step 29.");
-    assert!(!h.state().is_playing());
+    assert_eq!(h.state().inspect().sim().step_index(), STEPS - 1);
+    assert_eq!(h.state().inspect().status(), "End of the trace at step 29.");
+    assert!(!h.state().inspect().is_playing());
 }
 
 #[test]
@@ -115,26 +124,29 @@ fn seeking_back_shows_the_headless_tree_at_that_step() {
         h.state_mut().apply(Command::Step, false);
     }
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 20);
+    assert_eq!(h.state().inspect().sim().step_index(), 20);
     // The timeline's keys: Left shows step 19, a seek shows step 7.
     h.key_press(egui::Key::ArrowLeft);
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 19);
+    assert_eq!(h.state().inspect().sim().step_index(), 19);
     assert_eq!(
-        h.state().sim().structure_hash(),
+        h.state().inspect().sim().structure_hash(),
         headless_hash_at(19, TreeConfig::default())
     );
     h.state_mut().apply(Command::SeekTo(7), false);
     h.run_steps(2);
-    assert_eq!(h.state().sim().step_index(), 7);
+    assert_eq!(h.state().inspect().sim().step_index(), 7);
     assert_eq!(
-        h.state().sim().structure_hash(),
+        h.state().inspect().sim().structure_hash(),
         headless_hash_at(7, TreeConfig::default())
     );
-    assert_eq!(h.state().status(), "Showing step 7 of 20 (recorded).");
+    assert_eq!(
+        h.state().inspect().status(),
+        "Showing step 7 of 20 (recorded)."
+    );
     for s in 0..=20 {
         assert_eq!(
-            h.state().recording().steps()[s as usize].hash,
+            h.state().inspect().recording().steps()[s as usize].hash,
             headless_hash_at(s, TreeConfig::default()),
             "step {s}"
         );
@@ -144,7 +156,7 @@ fn seeking_back_shows_the_headless_tree_at_that_step() {
 #[test]
 fn sphere_edits_and_saving_are_refused_on_a_trace() {
     let (mut h, _dir) = opened("refuse.trace");
-    let hash = h.state().sim().structure_hash();
+    let hash = h.state().inspect().sim().structure_hash();
     let refused = "A trace's boxes come from its file: they cannot be added, moved, deleted or \
                    generated.";
     for command in [
@@ -159,15 +171,22 @@ fn sphere_edits_and_saving_are_refused_on_a_trace() {
         Command::SetGenerator(None),
     ] {
         h.state_mut().apply(command, false);
-        assert_eq!(h.state().status(), refused);
+        assert_eq!(h.state().inspect().status(), refused);
     }
     h.state_mut().apply(Command::Save, false);
     assert_eq!(
-        h.state().status(),
+        h.state().inspect().status(),
         "A trace is input, not a document: it is not saved (open a scene to save one)."
     );
-    assert_eq!(h.state().sim().structure_hash(), hash, "nothing changed");
-    assert!(h.state().recording().edits().is_empty(), "nothing recorded");
+    assert_eq!(
+        h.state().inspect().sim().structure_hash(),
+        hash,
+        "nothing changed"
+    );
+    assert!(
+        h.state().inspect().recording().edits().is_empty(),
+        "nothing recorded"
+    );
     // Settings work on a trace and are recorded, but leave nothing unsaved: another file
     // opens without asking.
     let settings = TreeConfig {
@@ -176,11 +195,14 @@ fn sphere_edits_and_saving_are_refused_on_a_trace() {
     };
     h.state_mut()
         .apply(Command::SetTreeSettings(settings), false);
-    assert_eq!(h.state().sim().tree_settings(), settings);
-    assert_eq!(h.state().recording().edits().len(), 1);
-    assert!(!h.state().is_dirty());
+    assert_eq!(h.state().inspect().sim().tree_settings(), settings);
+    assert_eq!(h.state().inspect().recording().edits().len(), 1);
+    assert!(!h.state().inspect().is_dirty());
     h.state_mut().apply(Command::OpenBuiltin, false);
-    assert!(!h.state().sim().is_trace(), "opened without a question");
+    assert!(
+        !h.state().inspect().sim().is_trace(),
+        "opened without a question"
+    );
 }
 
 #[test]
@@ -197,18 +219,23 @@ fn the_advisor_sweeps_the_rest_of_the_trace_and_apply_sets_its_margin() {
     });
     h.run_steps(2);
     let mut frames = 0;
-    while h.state().advisor_running() || h.state().advisor_report().is_none() {
+    while h.state().inspect().advisor_running() || h.state().inspect().advisor_report().is_none() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         h.step();
         frames += 1;
         assert!(
             frames < 3000,
             "no report; message: {:?}",
-            h.state().advisor_message()
+            h.state().inspect().advisor_message()
         );
     }
     h.run_steps(4);
-    let report = h.state().advisor_report().cloned().expect("a report");
+    let report = h
+        .state()
+        .inspect()
+        .advisor_report()
+        .cloned()
+        .expect("a report");
     // From step 10 of 0..=29: 19 steps are left, fewer than the 300 asked for.
     assert_eq!(report.steps, 19);
     assert_eq!(report.points.len(), 3);
@@ -216,9 +243,16 @@ fn the_advisor_sweeps_the_rest_of_the_trace_and_apply_sets_its_margin() {
     let best = report.points[best.index].point;
     h.get_by_label("Apply best by work").click();
     h.run_steps(2);
-    assert_eq!(h.state().sim().tree_settings().margin, best.margin);
-    assert_eq!(h.state().document().tree.margin, best.margin);
-    assert_eq!(h.state().sim().step_index(), 10, "applying does not step");
+    assert_eq!(
+        h.state().inspect().sim().tree_settings().margin,
+        best.margin
+    );
+    assert_eq!(h.state().inspect().document().tree.margin, best.margin);
+    assert_eq!(
+        h.state().inspect().sim().step_index(),
+        10,
+        "applying does not step"
+    );
 }
 
 #[test]
@@ -249,6 +283,7 @@ fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
     let (mut h, _dir) = opened("boxes.trace");
     let ids = |h: &Harness<'_, DebuggerApp>| {
         h.state()
+            .inspect()
             .snapshot()
             .spheres
             .iter()
@@ -267,9 +302,18 @@ fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
         ]
     );
     // Named by what they are (the event list, the tree view's tooltips).
-    assert_eq!(h.state().snapshot().body_name(1), "box 1");
-    assert_eq!(h.state().snapshot().body_name(100), "static box 100");
-    let box1 = h.state().snapshot().sphere(1).expect("box 1").clone();
+    assert_eq!(h.state().inspect().snapshot().body_name(1), "box 1");
+    assert_eq!(
+        h.state().inspect().snapshot().body_name(100),
+        "static box 100"
+    );
+    let box1 = h
+        .state()
+        .inspect()
+        .snapshot()
+        .sphere(1)
+        .expect("box 1")
+        .clone();
     assert_eq!(box1.tight_world.min, Vec3::new(6.0, 12.0, 0.0));
     assert_eq!(box1.tight_world.max, Vec3::new(7.5, 13.5, 0.0));
     assert_eq!(box1.radius, 0.0);
@@ -285,7 +329,7 @@ fn the_snapshot_holds_the_traces_boxes_static_ones_marked() {
         ids(&h)
     );
     // Fit frames every box of every step (the floor included): the world is their bounds.
-    let world = h.state().document().world;
+    let world = h.state().inspect().document().world;
     assert_eq!(world.min, Vec3::new(0.0, 0.0, 0.0));
     assert_eq!(world.max, Vec3::new(20.0, 13.5, 0.0));
 }

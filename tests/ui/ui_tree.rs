@@ -69,7 +69,7 @@ fn harness_with(scene: Scene) -> Harness<'static, DebuggerApp> {
 
 /// The leaves' node ids under snapshot node `index`.
 fn leaves_under(h: &Harness<'_, DebuggerApp>, index: usize) -> Vec<NodeId> {
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     let mut out = Vec::new();
     let mut stack = vec![index];
     while let Some(i) = stack.pop() {
@@ -85,6 +85,7 @@ fn leaves_under(h: &Harness<'_, DebuggerApp>, index: usize) -> Vec<NodeId> {
 /// The texts drawn for a node last frame.
 fn labels_of(h: &Harness<'_, DebuggerApp>, node: NodeId) -> Vec<String> {
     h.state()
+        .inspect()
         .tree_view()
         .labels()
         .iter()
@@ -95,7 +96,7 @@ fn labels_of(h: &Harness<'_, DebuggerApp>, node: NodeId) -> Vec<String> {
 
 /// The snapshot index and id of the branch with the most leaves below the root's children.
 fn a_child_branch(h: &Harness<'_, DebuggerApp>) -> (usize, NodeId) {
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     let [a, b] = snap.nodes[0].children.expect("the root is a branch");
     let i = [a, b]
         .into_iter()
@@ -112,35 +113,51 @@ fn a_branch_folds_by_its_marker_and_opens_again() {
     let leaves = leaves_under(&h, index);
     assert!(leaves.len() >= 2, "{leaves:?}");
     for &leaf in &leaves {
-        assert!(h.state().tree_node_screen_pos(leaf).is_some(), "{leaf:?}");
+        assert!(
+            h.state().inspect().tree_node_screen_pos(leaf).is_some(),
+            "{leaf:?}"
+        );
     }
     let toggle = h
         .state()
+        .inspect()
         .tree_view()
         .toggle_screen_pos(branch)
         .expect("a fold marker at 10 leaves");
     click_at(&mut h, toggle);
     for &leaf in &leaves {
-        assert_eq!(h.state().tree_node_screen_pos(leaf), None, "{leaf:?}");
+        assert_eq!(
+            h.state().inspect().tree_node_screen_pos(leaf),
+            None,
+            "{leaf:?}"
+        );
     }
-    assert!(h.state().tree_node_screen_pos(branch).is_some());
+    assert!(h.state().inspect().tree_node_screen_pos(branch).is_some());
     assert_eq!(labels_of(&h, branch), vec![format!("+{}", leaves.len())]);
-    assert_eq!(h.state().selection(), None, "the marker does not select");
+    assert_eq!(
+        h.state().inspect().selection(),
+        None,
+        "the marker does not select"
+    );
 
     // Still folded after steps of the (still) scene: the folding is kept by key.
     h.state_mut().push_command(Command::Step);
     h.state_mut().push_command(Command::Step);
     h.run_steps(2);
-    assert_eq!(h.state().tree_node_screen_pos(leaves[0]), None);
+    assert_eq!(h.state().inspect().tree_node_screen_pos(leaves[0]), None);
 
     let toggle = h
         .state()
+        .inspect()
         .tree_view()
         .toggle_screen_pos(branch)
         .expect("the folded branch's marker");
     click_at(&mut h, toggle);
     for &leaf in &leaves {
-        assert!(h.state().tree_node_screen_pos(leaf).is_some(), "{leaf:?}");
+        assert!(
+            h.state().inspect().tree_node_screen_pos(leaf).is_some(),
+            "{leaf:?}"
+        );
     }
     assert_eq!(labels_of(&h, branch), Vec::<String>::new());
 }
@@ -156,32 +173,39 @@ fn opening_a_scene_starts_the_folding_over() {
     let leaves = leaves_under(&h, index);
     let toggle = h
         .state()
+        .inspect()
         .tree_view()
         .toggle_screen_pos(branch)
         .expect("a fold marker");
     click_at(&mut h, toggle);
-    assert_eq!(h.state().tree_node_screen_pos(leaves[0]), None);
+    assert_eq!(h.state().inspect().tree_node_screen_pos(leaves[0]), None);
     // The same tree again, from the file: nothing folded any more.
     h.state_mut().push_command(Command::Open(path));
     h.run_steps(3);
-    assert_eq!(h.state().path(), Some(dir.path().join("row.ron").as_path()));
+    assert_eq!(
+        h.state().inspect().path(),
+        Some(dir.path().join("row.ron").as_path())
+    );
     assert_eq!(leaves_under(&h, index), leaves, "the same tree");
     for &leaf in &leaves {
-        assert!(h.state().tree_node_screen_pos(leaf).is_some(), "{leaf:?}");
+        assert!(
+            h.state().inspect().tree_node_screen_pos(leaf).is_some(),
+            "{leaf:?}"
+        );
     }
 }
 
 #[test]
 fn collapse_to_depth_and_expand_all() {
     let mut h = harness_with(row_scene(10, false));
-    let total = h.state().snapshot().nodes.len();
-    assert_eq!(h.state().tree_view().layout().items.len(), total);
+    let total = h.state().inspect().snapshot().nodes.len();
+    assert_eq!(h.state().inspect().tree_view().layout().items.len(), total);
     // "Collapse to depth" at its default, 3 (the row of 10 is deeper than that).
     h.get_by_role_and_label(Role::Button, "Collapse to depth")
         .click();
     h.run_steps(3);
-    assert_eq!(h.state().prefs().tree_collapse_depth, 3);
-    let snap = h.state().snapshot();
+    assert_eq!(h.state().inspect().prefs().tree_collapse_depth, 3);
+    let snap = h.state().inspect().snapshot();
     let shown = snap.nodes.iter().filter(|n| {
         let mut at = n.parent;
         while let Some(p) = at {
@@ -194,19 +218,20 @@ fn collapse_to_depth_and_expand_all() {
     });
     let shown = shown.count();
     assert!(shown < total, "{shown} of {total}");
-    assert_eq!(h.state().tree_view().layout().items.len(), shown);
+    assert_eq!(h.state().inspect().tree_view().layout().items.len(), shown);
     h.get_by_label("Expand all").click();
     h.run_steps(3);
-    assert_eq!(h.state().tree_view().layout().items.len(), total);
+    assert_eq!(h.state().inspect().tree_view().layout().items.len(), total);
 }
 
 #[test]
 fn the_tree_shows_the_scene_labels() {
     let mut h = harness_with(scene_file("abcd-view-and-hierarchy.ron"));
     h.run_steps(1);
-    let snap = h.state().snapshot().clone();
+    let snap = h.state().inspect().snapshot().clone();
     let mut texts: Vec<String> = h
         .state()
+        .inspect()
         .tree_view()
         .labels()
         .iter()
@@ -214,7 +239,7 @@ fn the_tree_shows_the_scene_labels() {
         .collect();
     texts.sort();
     assert_eq!(texts, ["A", "B", "C", "D"]);
-    for label in h.state().tree_view().labels() {
+    for label in h.state().inspect().tree_view().labels() {
         let index = snap.node_index(label.node).expect("a node");
         let id = snap.nodes[index].sphere.expect("a leaf");
         assert_eq!(
@@ -227,7 +252,7 @@ fn the_tree_shows_the_scene_labels() {
 #[test]
 fn randall_step_3_names_the_root_a_and_the_new_branch_b() {
     let h = harness_with(scene_file("randall-tree-step3.ron"));
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     let root = snap.nodes[0].id;
     let leaf_of = |id: u32| {
         snap.sphere(id)
@@ -253,10 +278,13 @@ fn icicle_cells_are_proportional_to_leaves_and_nested() {
             TreeLayoutKind::Icicle,
         )));
     h.run_steps(3);
-    assert_eq!(h.state().prefs().tree_layout, TreeLayoutKind::Icicle);
-    let view = h.state().tree_view();
+    assert_eq!(
+        h.state().inspect().prefs().tree_layout,
+        TreeLayoutKind::Icicle
+    );
+    let view = h.state().inspect().tree_view();
     let layout = view.layout();
-    let snap = h.state().snapshot();
+    let snap = h.state().inspect().snapshot();
     assert_eq!(layout.kind, TreeLayoutKind::Icicle);
     assert_eq!(layout.items.len(), snap.nodes.len());
     assert_eq!(layout.width, 12.0);
@@ -290,9 +318,9 @@ fn icicle_cells_are_proportional_to_leaves_and_nested() {
     // Picking a leaf's cell selects its sphere, as in the node-link diagram.
     let leaf = snap.sphere(5).and_then(|s| s.node).expect("a leaf");
     let id = snap.nodes[leaf].id;
-    let pos = h.state().tree_node_screen_pos(id).expect("drawn");
+    let pos = h.state().inspect().tree_node_screen_pos(id).expect("drawn");
     click_at(&mut h, pos);
-    assert_eq!(h.state().selection(), Some(Pick::Sphere(5)));
+    assert_eq!(h.state().inspect().selection(), Some(Pick::Sphere(5)));
     assert_eq!(labels_of(&h, id), ["s5"]);
 }
 
@@ -304,7 +332,7 @@ fn focus_centres_the_selection_and_opens_its_folded_branches() {
     h.run_steps(3);
     // The deepest leaf: hidden under a folded branch.
     let (id, node) = {
-        let snap = h.state().snapshot();
+        let snap = h.state().inspect().snapshot();
         let leaf = snap
             .nodes
             .iter()
@@ -313,8 +341,19 @@ fn focus_centres_the_selection_and_opens_its_folded_branches() {
             .expect("leaves");
         (leaf.sphere.expect("a sphere"), leaf.id)
     };
-    assert!(h.state().snapshot().nodes.iter().any(|n| n.id == node));
-    assert_eq!(h.state().tree_node_screen_pos(node), None, "folded away");
+    assert!(
+        h.state()
+            .inspect()
+            .snapshot()
+            .nodes
+            .iter()
+            .any(|n| n.id == node)
+    );
+    assert_eq!(
+        h.state().inspect().tree_node_screen_pos(node),
+        None,
+        "folded away"
+    );
     h.state_mut()
         .push_command(Command::Select(Some(Pick::Sphere(id))));
     h.run_steps(2);
@@ -322,12 +361,14 @@ fn focus_centres_the_selection_and_opens_its_folded_branches() {
     h.run_steps(2);
     let center = h
         .state()
+        .inspect()
         .tree_view()
         .diagram_rect()
         .expect("drawn")
         .center();
     let pos = h
         .state()
+        .inspect()
         .tree_node_screen_pos(node)
         .expect("opened and drawn");
     assert!((pos - center).length() < 0.01, "{pos:?} vs {center:?}");
@@ -335,11 +376,19 @@ fn focus_centres_the_selection_and_opens_its_folded_branches() {
     // The Focus button does the same after a pan.
     h.state_mut().push_command(Command::Fit);
     h.run_steps(2);
-    let moved = h.state().tree_node_screen_pos(node).expect("drawn");
+    let moved = h
+        .state()
+        .inspect()
+        .tree_node_screen_pos(node)
+        .expect("drawn");
     assert!((moved - center).length() > 1.0);
     h.get_by_label("Focus").click();
     h.run_steps(2);
-    let pos = h.state().tree_node_screen_pos(node).expect("drawn");
+    let pos = h
+        .state()
+        .inspect()
+        .tree_node_screen_pos(node)
+        .expect("drawn");
     assert!((pos - center).length() < 0.01, "{pos:?} vs {center:?}");
 }
 

@@ -82,6 +82,7 @@ fn step(h: &mut Harness<'_, DebuggerApp>, command: Command) {
 fn shown(h: &Harness<'_, DebuggerApp>, at: u64) -> TreeDiff {
     let changes = h
         .state()
+        .inspect()
         .tree_view()
         .changes()
         .expect("the changes are shown");
@@ -180,10 +181,10 @@ fn a_sphere_leaving_its_fat_box_marks_exactly_the_changed_nodes() {
     let d = shown(&h, 0);
     assert_eq!((d.added.len(), d.removed.len(), d.refit.len()), (13, 0, 0));
     step(&mut h, Command::Step);
-    let report = h.state().sim().report();
+    let report = h.state().inspect().sim().report();
     assert_eq!(report.reinserted, vec![6], "only sphere 6 left its fat box");
     let d = shown(&h, 1);
-    let rec = h.state().recording();
+    let rec = h.state().inspect().recording();
     let (before, after) = (
         rec.state_at(0).expect("step 0"),
         rec.state_at(1).expect("step 1"),
@@ -214,6 +215,7 @@ fn a_sphere_leaving_its_fat_box_marks_exactly_the_changed_nodes() {
     // The leaf's tooltip says how it changed.
     let pos = h
         .state()
+        .inspect()
         .tree_node_screen_pos(leaf)
         .expect("sphere 6's leaf is drawn");
     h.event(egui::Event::PointerMoved(pos));
@@ -228,19 +230,19 @@ fn a_sphere_leaving_its_fat_box_marks_exactly_the_changed_nodes() {
     // Playing on and stepping rebuilt nothing: each previous step was the one shown before.
     step(&mut h, Command::Step);
     let d = shown(&h, 2);
-    let rec = h.state().recording();
+    let rec = h.state().inspect().recording();
     let want2 = expected(
         &rec.state_at(1).expect("step 1"),
         &rec.state_at(2).expect("step 2"),
     );
     assert_eq!(ids(&d), want2);
-    assert_eq!(h.state().tree_view().changes_rebuilt(), 0);
+    assert_eq!(h.state().inspect().tree_view().changes_rebuilt(), 0);
     // Back on the timeline: step 1 against step 0 again, from the kept shapes.
     step(&mut h, Command::SeekTo(1));
     assert_eq!(ids(&shown(&h, 1)), want);
     step(&mut h, Command::SeekTo(2));
     assert_eq!(ids(&shown(&h, 2)), want2);
-    assert_eq!(h.state().tree_view().changes_rebuilt(), 0);
+    assert_eq!(h.state().inspect().tree_view().changes_rebuilt(), 0);
 }
 
 #[test]
@@ -248,7 +250,7 @@ fn a_step_where_nothing_leaves_marks_nothing() {
     // 3 units a second: 0.05 a step, within the margin of 0.2 for three steps.
     let mut h = harness(scene(3.0));
     step(&mut h, Command::Step);
-    assert!(h.state().sim().report().reinserted.is_empty());
+    assert!(h.state().inspect().sim().report().reinserted.is_empty());
     let d = shown(&h, 1);
     assert_eq!(ids(&d), (vec![], vec![], vec![]));
     assert!(
@@ -263,29 +265,37 @@ fn a_past_step_compares_with_its_previous_step_rebuilt_once() {
     // Hidden while playing: nothing computed or kept.
     h.get_by_label(TOGGLE).click();
     h.run_steps(2);
-    assert!(h.state().tree_view().changes().is_none());
+    assert!(h.state().inspect().tree_view().changes().is_none());
     for _ in 0..3 {
         h.state_mut().apply(Command::Step, false);
     }
     step(&mut h, Command::SeekTo(2));
     h.get_by_label(TOGGLE).click();
     h.run_steps(2);
-    let rec = h.state().recording();
+    let rec = h.state().inspect().recording();
     let want = expected(
         &rec.state_at(1).expect("step 1"),
         &rec.state_at(2).expect("step 2"),
     );
     assert_eq!(ids(&shown(&h, 2)), want);
-    assert_eq!(h.state().tree_view().changes_rebuilt(), 1, "step 1 rebuilt");
+    assert_eq!(
+        h.state().inspect().tree_view().changes_rebuilt(),
+        1,
+        "step 1 rebuilt"
+    );
     step(&mut h, Command::SeekTo(3));
     assert_eq!(
-        h.state().tree_view().changes_rebuilt(),
+        h.state().inspect().tree_view().changes_rebuilt(),
         1,
         "step 2 was shown: kept"
     );
     step(&mut h, Command::SeekTo(2));
     assert_eq!(ids(&shown(&h, 2)), want);
-    assert_eq!(h.state().tree_view().changes_rebuilt(), 1, "step 1 kept");
+    assert_eq!(
+        h.state().inspect().tree_view().changes_rebuilt(),
+        1,
+        "step 1 kept"
+    );
 }
 
 /// How the changes look: sphere 6 moved from beside sphere 0 to beside sphere 2 at step 1

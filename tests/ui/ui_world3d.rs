@@ -69,12 +69,16 @@ fn harness_3d() -> Harness<'static, DebuggerApp> {
     let mut h = harness_on(SCENE_3D, Harness::builder().with_step_dt(0.1));
     h.get_by_label("3D").click();
     h.run_steps(3);
-    assert!(h.state().world_3d_rect().is_some(), "the 3D view is shown");
+    assert!(
+        h.state().inspect().world_3d_rect().is_some(),
+        "the 3D view is shown"
+    );
     h
 }
 
 fn view_center(h: &Harness<'_, DebuggerApp>) -> Pos2 {
     h.state()
+        .inspect()
         .world_3d_rect()
         .expect("the 3D view is shown")
         .center()
@@ -126,10 +130,11 @@ fn click(h: &mut Harness<'_, DebuggerApp>, pos: Pos2) {
 }
 
 fn all_centres_inside(h: &Harness<'_, DebuggerApp>) {
-    let rect = h.state().world_3d_rect().expect("shown");
+    let rect = h.state().inspect().world_3d_rect().expect("shown");
     for id in IDS {
         let pos = h
             .state()
+            .inspect()
             .sphere_screen_pos_3d(id)
             .expect("in front of the camera");
         assert!(
@@ -143,9 +148,9 @@ fn all_centres_inside(h: &Harness<'_, DebuggerApp>) {
 fn the_3d_views_orbit_changes_the_projection() {
     let mut h = harness_3d();
     // The world view gives way to the 3D view.
-    assert_eq!(h.state().sphere_screen_pos(0), None);
-    let before = h.state().sphere_screen_pos_3d(0).expect("drawn");
-    let camera = h.state().orbit_camera();
+    assert_eq!(h.state().inspect().sphere_screen_pos(0), None);
+    let before = h.state().inspect().sphere_screen_pos_3d(0).expect("drawn");
+    let camera = h.state().inspect().orbit_camera();
     drag(
         &mut h,
         PointerButton::Primary,
@@ -153,7 +158,7 @@ fn the_3d_views_orbit_changes_the_projection() {
         Vec2::new(120.0, 0.0),
         4,
     );
-    let after = h.state().orbit_camera();
+    let after = h.state().inspect().orbit_camera();
     assert!(
         (after.yaw - (camera.yaw - 120.0 * ORBIT_RADIANS_PER_POINT)).abs() < 1e-5,
         "yaw {} -> {}",
@@ -164,7 +169,7 @@ fn the_3d_views_orbit_changes_the_projection() {
         (after.pitch, after.distance, after.target),
         (camera.pitch, camera.distance, camera.target)
     );
-    let moved = h.state().sphere_screen_pos_3d(0).expect("drawn");
+    let moved = h.state().inspect().sphere_screen_pos_3d(0).expect("drawn");
     assert!((moved - before).length() > 20.0, "{before:?} -> {moved:?}");
     // Down raises the camera by the same measure.
     drag(
@@ -174,13 +179,13 @@ fn the_3d_views_orbit_changes_the_projection() {
         Vec2::new(0.0, 50.0),
         2,
     );
-    let raised = h.state().orbit_camera();
+    let raised = h.state().inspect().orbit_camera();
     assert!((raised.pitch - (camera.pitch + 50.0 * ORBIT_RADIANS_PER_POINT)).abs() < 1e-5);
     assert!((raised.yaw - after.yaw).abs() < 1e-6);
     // Orbiting selects nothing and moves no sphere.
-    assert_eq!(h.state().selection(), None);
+    assert_eq!(h.state().inspect().selection(), None);
     assert_eq!(
-        h.state().sim().spheres()[0].sphere.center,
+        h.state().inspect().sim().spheres()[0].sphere.center,
         glam::Vec3::new(5.0, 5.0, 5.0)
     );
 }
@@ -188,8 +193,8 @@ fn the_3d_views_orbit_changes_the_projection() {
 #[test]
 fn right_drag_pans_and_the_wheel_zooms() {
     let mut h = harness_3d();
-    let camera = h.state().orbit_camera();
-    let target_before = h.state().sphere_screen_pos_3d(2).expect("drawn");
+    let camera = h.state().inspect().orbit_camera();
+    let target_before = h.state().inspect().sphere_screen_pos_3d(2).expect("drawn");
     drag(
         &mut h,
         PointerButton::Secondary,
@@ -197,14 +202,14 @@ fn right_drag_pans_and_the_wheel_zooms() {
         Vec2::new(60.0, -25.0),
         3,
     );
-    let panned = h.state().orbit_camera();
+    let panned = h.state().inspect().orbit_camera();
     assert_eq!(
         (panned.yaw, panned.pitch, panned.distance),
         (camera.yaw, camera.pitch, camera.distance)
     );
     assert_ne!(panned.target, camera.target);
     // Sphere 2 sits at the box's centre, where the camera looks: it follows the drag.
-    let after = h.state().sphere_screen_pos_3d(2).expect("drawn");
+    let after = h.state().inspect().sphere_screen_pos_3d(2).expect("drawn");
     assert!(
         ((after - target_before) - Vec2::new(60.0, -25.0)).length() < 0.5,
         "{target_before:?} -> {after:?}"
@@ -219,7 +224,7 @@ fn right_drag_pans_and_the_wheel_zooms() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(30);
-    let zoomed = h.state().orbit_camera();
+    let zoomed = h.state().inspect().orbit_camera();
     // The whole 200 points of scroll, at the world view's rate.
     let expected = camera.distance / (200.0 * ZOOM_PER_SCROLL_POINT).exp();
     assert!(
@@ -234,7 +239,7 @@ fn right_drag_pans_and_the_wheel_zooms() {
 #[test]
 fn fit_puts_every_sphere_centre_inside_the_view() {
     let mut h = harness_3d();
-    let fitted = h.state().orbit_camera();
+    let fitted = h.state().inspect().orbit_camera();
     all_centres_inside(&h);
     // Look away and come close, then fit with F.
     drag(
@@ -253,11 +258,11 @@ fn fit_puts_every_sphere_centre_inside_the_view() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(30);
-    let away = h.state().orbit_camera();
+    let away = h.state().inspect().orbit_camera();
     assert!(away.distance < fitted.distance && away.target != fitted.target);
     h.key_press(Key::F);
     h.run_steps(2);
-    let refit = h.state().orbit_camera();
+    let refit = h.state().inspect().orbit_camera();
     assert_eq!(
         (refit.target, refit.distance),
         (fitted.target, fitted.distance)
@@ -278,11 +283,12 @@ fn fit_puts_every_sphere_centre_inside_the_view() {
         Vec2::new(600.0, 0.0),
         2,
     );
-    let rect = h.state().world_3d_rect().expect("shown");
+    let rect = h.state().inspect().world_3d_rect().expect("shown");
     let outside = IDS
         .iter()
         .filter(|&&id| {
             h.state()
+                .inspect()
                 .sphere_screen_pos_3d(id)
                 .is_none_or(|p| !rect.contains(p))
         })
@@ -295,7 +301,7 @@ fn fit_puts_every_sphere_centre_inside_the_view() {
     click(&mut h, corner);
     click(&mut h, corner);
     h.run_steps(2);
-    let refit = h.state().orbit_camera();
+    let refit = h.state().inspect().orbit_camera();
     assert_eq!(
         (refit.target, refit.distance),
         (fitted.target, fitted.distance)
@@ -306,27 +312,33 @@ fn fit_puts_every_sphere_centre_inside_the_view() {
 #[test]
 fn hovering_a_sphere_names_it_and_a_click_selects_it() {
     let mut h = harness_3d();
-    let pos = h.state().sphere_screen_pos_3d(1).expect("drawn");
+    let pos = h.state().inspect().sphere_screen_pos_3d(1).expect("drawn");
     h.event(Event::PointerMoved(pos));
     h.run_steps(2);
-    assert_eq!(h.state().hover(), Some(Pick::Sphere(1)));
+    assert_eq!(h.state().inspect().hover(), Some(Pick::Sphere(1)));
     click(&mut h, pos);
     h.run_steps(2);
-    assert_eq!(h.state().selection(), Some(Pick::Sphere(1)));
+    assert_eq!(h.state().inspect().selection(), Some(Pick::Sphere(1)));
     // A click on empty space clears it, as in the world view.
-    let corner = h.state().world_3d_rect().expect("shown").left_top() + Vec2::new(30.0, 60.0);
+    let corner = h
+        .state()
+        .inspect()
+        .world_3d_rect()
+        .expect("shown")
+        .left_top()
+        + Vec2::new(30.0, 60.0);
     h.event(Event::PointerMoved(corner));
     h.run();
-    assert_eq!(h.state().hover(), None);
+    assert_eq!(h.state().inspect().hover(), None);
     click(&mut h, corner);
     h.run_steps(2);
-    assert_eq!(h.state().selection(), None);
+    assert_eq!(h.state().inspect().selection(), None);
 }
 
 #[test]
 fn opening_a_scene_turns_the_camera_back_and_fits_it() {
     let mut h = harness_3d();
-    let opened = h.state().orbit_camera();
+    let opened = h.state().inspect().orbit_camera();
     drag(
         &mut h,
         PointerButton::Primary,
@@ -341,13 +353,13 @@ fn opening_a_scene_turns_the_camera_back_and_fits_it() {
         Vec2::new(50.0, 0.0),
         2,
     );
-    assert_ne!(h.state().orbit_camera(), opened);
+    assert_ne!(h.state().inspect().orbit_camera(), opened);
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("again.ron");
     std::fs::write(&path, SCENE_3D).expect("written");
     h.state_mut().push_command(Command::Open(path));
     h.run_steps(3);
-    assert_eq!(h.state().orbit_camera(), opened);
+    assert_eq!(h.state().inspect().orbit_camera(), opened);
     all_centres_inside(&h);
 }
 
@@ -356,9 +368,9 @@ fn choosing_a_plane_leaves_the_3d_view() {
     let mut h = harness_3d();
     h.get_by_label("XZ").click();
     h.run_steps(2);
-    assert_eq!(h.state().world_3d_rect(), None);
+    assert_eq!(h.state().inspect().world_3d_rect(), None);
     assert!(
-        h.state().sphere_screen_pos(0).is_some(),
+        h.state().inspect().sphere_screen_pos(0).is_some(),
         "the world view is back"
     );
 }
@@ -370,8 +382,8 @@ fn a_2d_scene_offers_no_3d() {
     assert!(h.query_by_label("XY").is_none());
     h.state_mut().push_command(Command::SetWorld3d(true));
     h.run_steps(2);
-    assert_eq!(h.state().world_3d_rect(), None);
-    assert!(h.state().sphere_screen_pos(0).is_some());
+    assert_eq!(h.state().inspect().world_3d_rect(), None);
+    assert!(h.state().inspect().sphere_screen_pos(0).is_some());
 }
 
 #[cfg(feature = "snapshots")]
@@ -443,6 +455,7 @@ fn frame_time_at_ten_thousand_spheres() {
 
 fn view_center_or_middle(h: &Harness<'_, DebuggerApp>) -> Pos2 {
     h.state()
+        .inspect()
         .world_3d_rect()
         .map_or(Pos2::new(700.0, 450.0), |r| r.center())
 }

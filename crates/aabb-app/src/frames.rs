@@ -177,7 +177,7 @@ impl eframe::App for FramesApp {
             raw_input.events.push(egui::Event::PointerGone);
             return;
         }
-        let Some(rect) = self.app.world_view_rect() else {
+        let Some(rect) = self.app.inspect().world_view_rect() else {
             return;
         };
         let t = self.opened.elapsed().as_secs_f32();
@@ -208,8 +208,9 @@ impl eframe::App for FramesApp {
         let now = Instant::now();
         if self.measuring() && !self.done {
             if self.starts.is_empty() {
-                self.first_step = self.app.sim().step_index();
-                self.proxies = self.app.sim().live_count() + self.app.sim().static_boxes().len();
+                self.first_step = self.app.inspect().sim().step_index();
+                self.proxies = self.app.inspect().sim().live_count()
+                    + self.app.inspect().sim().static_boxes().len();
             }
             self.starts.push(now);
             let measured = now.duration_since(self.starts[0]);
@@ -239,7 +240,12 @@ impl FramesApp {
             .duration_since(self.starts[0])
             .as_secs_f64();
         let (fps, median_ms, p90_ms, max_ms) = summarize(&intervals, seconds);
-        let steps = self.app.sim().step_index().saturating_sub(self.first_step);
+        let steps = self
+            .app
+            .inspect()
+            .sim()
+            .step_index()
+            .saturating_sub(self.first_step);
         let report = FramesReport {
             mode: self.plan.mode.name().to_string(),
             width: self.plan.size[0],
@@ -314,10 +320,10 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
                 )?;
                 if by_open && let Some(path) = &path {
                     app.apply(Command::Open(path.clone()), true);
-                    if let Some(e) = app.error() {
+                    if let Some(e) = app.inspect().error() {
                         return Err(anyhow::anyhow!("{e}").into());
                     }
-                    if plan.mode == FramesMode::Play && !app.is_playing() {
+                    if plan.mode == FramesMode::Play && !app.inspect().is_playing() {
                         app.apply(Command::TogglePlay, true);
                     }
                 }

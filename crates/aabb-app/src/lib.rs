@@ -85,7 +85,7 @@ pub use commands::Command;
 pub use eframe::Renderer;
 pub use pick::{Pick, SphereDrag};
 pub use screenshot::{ScreenshotPlan, run_screenshot};
-pub use shell::{AppOptions, DebuggerApp};
+pub use shell::{AppOptions, DebuggerApp, Inspect};
 pub use views::windows::SHORTCUTS;
 
 use crate::scene::Scene;

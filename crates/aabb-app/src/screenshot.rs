@@ -89,12 +89,12 @@ impl eframe::App for ScreenshotApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         self.app.ui(ui, frame);
-        if self.app.advisor_running() {
+        if self.app.inspect().advisor_running() {
             // Wait for the Advisor's sweep; the frames that settle the window come after it.
             ui.ctx().request_repaint_after(Duration::from_millis(50));
             return;
         }
-        if let Some(message) = self.app.advisor_message()
+        if let Some(message) = self.app.inspect().advisor_message()
             && !self.run.advisor_reported
         {
             eprintln!("screenshot: the Advisor says: {message}");
@@ -121,39 +121,35 @@ impl eframe::App for ScreenshotApp {
 fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneError> {
     if let Some(kind) = plan.broadphase {
         app.apply(Command::SetBroadphase(kind), true);
-        if let Some(e) = app.error() {
+        if let Some(e) = app.inspect().error() {
             return Err(SceneError::Invalid {
-                file: app.document_name(),
+                file: app.inspect().document_name(),
                 message: format!("--broadphase: {e}"),
             });
         }
     }
     if let Some(text) = &plan.compare_a {
-        let a =
-            crate::compare_model::Side::parse(text, app.sim().tree_settings()).map_err(|e| {
-                SceneError::Invalid {
-                    file: app.document_name(),
-                    message: format!("--compare-a: {e}"),
-                }
+        let a = crate::compare_model::Side::parse(text, app.inspect().sim().tree_settings())
+            .map_err(|e| SceneError::Invalid {
+                file: app.inspect().document_name(),
+                message: format!("--compare-a: {e}"),
             })?;
-        if a.kind != app.sim().broadphase_kind() {
+        if a.kind != app.inspect().sim().broadphase_kind() {
             app.apply(Command::SetBroadphase(a.kind), true);
         }
         app.apply(Command::SetTreeSettings(a.config), true);
     }
     if let Some(text) = &plan.compare {
-        let side =
-            crate::compare_model::Side::parse(text, app.sim().tree_settings()).map_err(|e| {
-                SceneError::Invalid {
-                    file: app.document_name(),
-                    message: format!("--compare: {e}"),
-                }
+        let side = crate::compare_model::Side::parse(text, app.inspect().sim().tree_settings())
+            .map_err(|e| SceneError::Invalid {
+                file: app.inspect().document_name(),
+                message: format!("--compare: {e}"),
             })?;
         app.apply(Command::StartCompare(side), true);
         if plan.compare_engine_tree {
             if app.state.model.engine.is_none() {
                 return Err(SceneError::Invalid {
-                    file: app.document_name(),
+                    file: app.inspect().document_name(),
                     message: "--compare-engine-tree: the document carries no engine's tree (a \
                               stream that sent one does)"
                         .to_owned(),
@@ -161,10 +157,10 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
             }
             app.state.prefs.compare_b_engine_tree = true;
         }
-        if app.compare().is_none() {
+        if app.inspect().compare().is_none() {
             return Err(SceneError::Invalid {
-                file: app.document_name(),
-                message: format!("--compare: {}", app.status()),
+                file: app.inspect().document_name(),
+                message: format!("--compare: {}", app.inspect().status()),
             });
         }
     }
@@ -337,7 +333,7 @@ pub fn run_screenshot(
                 )?;
                 if by_open {
                     app.apply(Command::Open(path.clone()), true);
-                    if let Some(e) = app.error() {
+                    if let Some(e) = app.inspect().error() {
                         return Err(anyhow::anyhow!("{e}").into());
                     }
                 }

@@ -6,8 +6,9 @@
 //! lockstep, so every difference is the broad phases', not the motion's.
 
 use crate::broadphase::BroadphaseKind;
-use crate::replay::{Replay, TraceStart};
-use crate::scene::{Scene, SceneError, StepReport};
+use crate::replay::Replay;
+use crate::scene::{SceneError, StepReport};
+use crate::source::{Origin, Sim};
 use crate::tree::TreeConfig;
 use serde::Serialize;
 
@@ -288,34 +289,17 @@ pub fn run<S: Replay>(
     summary
 }
 
-/// A scene's two sides, started.
-pub fn start_scene(
-    scene: &Scene,
+/// The two sides of a run of `origin` (a scene from its start, a trace from its first step),
+/// started: each on its side's tree settings and broad phase.
+pub fn start(
+    origin: &Origin,
     a: &Side,
     b: &Side,
     pair_limit: usize,
-) -> Result<(crate::scene::Simulation, crate::scene::Simulation), SceneError> {
+) -> Result<(Sim, Sim), SceneError> {
     let start = |side: &Side| {
-        let mut s = scene.clone();
-        s.tree = side.config;
-        crate::scene::Simulation::paused_at_zero(&s, side.kind, pair_limit)
-    };
-    Ok((start(a)?, start(b)?))
-}
-
-/// A trace's two sides, started.
-pub fn start_trace(
-    trace: &std::sync::Arc<crate::trace::Trace>,
-    a: &Side,
-    b: &Side,
-    pair_limit: usize,
-) -> Result<(crate::trace::TraceSimulation, crate::trace::TraceSimulation), SceneError> {
-    let start = |side: &Side| {
-        <crate::trace::TraceSimulation as Replay>::start(
-            &TraceStart {
-                trace: std::sync::Arc::clone(trace),
-                config: side.config,
-            },
+        <Sim as Replay>::start(
+            &origin.clone().with_tree_settings(side.config),
             side.kind,
             pair_limit,
         )

@@ -8,6 +8,7 @@
 use crate::broadphase::{Body, Broadphase, BroadphaseError, BroadphaseKind};
 use crate::replay::{Edit, EditOutcome, History, Replay, TraceStart};
 use crate::scene::{Scene, SceneError, Simulation, StepReport};
+use crate::stream::StreamInfo;
 use crate::trace::{Stepper, TraceSimulation};
 use crate::tree::TreeConfig;
 
@@ -40,7 +41,228 @@ pub enum Origin {
     Trace(TraceStart),
 }
 
+/// `config` with the fattening margin and the velocity look-ahead replaced where given.
+#[must_use]
+pub fn tree_with(
+    mut config: TreeConfig,
+    margin: Option<f32>,
+    lookahead: Option<f32>,
+) -> TreeConfig {
+    if let Some(m) = margin {
+        config.margin = m;
+    }
+    if let Some(l) = lookahead {
+        config.velocity_lookahead = l;
+    }
+    config
+}
+
+/// A file opened as what is stepped (see [`open`]).
+#[derive(Debug)]
+pub struct Opened {
+    /// A scene from its start, or a trace on the default tree settings.
+    pub origin: Origin,
+    /// A stream file's own account (its engine, steps it dropped, an early stop); `None` for
+    /// a scene or a text trace.
+    pub stream: Option<StreamInfo>,
+}
+
+/// Why a file could not be opened as a scene or a trace (the message names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// A scene file that does not read or breaks a rule.
+    #[error(transparent)]
+    Scene(#[from] SceneError),
+    /// A text trace or a stream file that does not read.
+    #[error(transparent)]
+    Trace(#[from] crate::stream::StreamError),
+}
+
+/// Opens the file at `path` as what `run`, `sweep` and the window step: a trace (a text
+/// trace or a stream file, told by its first bytes as [`crate::fileio::open_as`] tells) on
+/// the default tree settings, else a scene.
+pub fn open(path: &std::path::Path) -> Result<Opened, OpenError> {
+    if crate::trace::is_trace_path(path) {
+        let (trace, stream) = crate::stream::open_trace(path)?;
+        let origin = Origin::Trace(TraceStart {
+            trace: std::sync::Arc::new(trace),
+            config: TreeConfig::default(),
+        });
+        return Ok(Opened { origin, stream });
+    }
+    let scene = Scene::load(path)?;
+    Ok(Opened {
+        origin: Origin::Scene(Box::new(scene)),
+        stream: None,
+    })
+}
+
+impl Origin {
+    /// The scene's or the trace's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        match self {
+            Origin::Scene(scene) => &scene.name,
+            Origin::Trace(t) => t.trace.name(),
+        }
+    }
+
+    /// 2 or 3.
+    #[must_use]
+    pub fn dimensions(&self) -> u8 {
+        match self {
+            Origin::Scene(scene) => scene.dimensions,
+            Origin::Trace(t) => t.trace.dimensions(),
+        }
+    }
+
+    /// The moving bodies a summary counts: a scene's spheres (listed and generated), the
+    /// most boxes a step of the trace holds.
+    #[must_use]
+    pub fn moving_count(&self) -> usize {
+        match self {
+            Origin::Scene(scene) => scene.sphere_count(),
+            Origin::Trace(t) => t.trace.max_boxes(),
+        }
+    }
+
+    /// The most bodies a broad phase of it holds at once: a scene's spheres and static
+    /// boxes, the most boxes a step of the trace holds.
+    #[must_use]
+    pub fn body_count(&self) -> usize {
+        match self {
+            Origin::Scene(scene) => scene.body_count(),
+            Origin::Trace(t) => t.trace.max_boxes(),
+        }
+    }
+
+    /// The tree settings it starts with (a scene's own; a trace's as chosen).
+    #[must_use]
+    pub fn tree_settings(&self) -> TreeConfig {
+        match self {
+            Origin::Scene(scene) => scene.tree,
+            Origin::Trace(t) => t.config,
+        }
+    }
+
+    /// What a pair test costs the engine, in node visits: a scene's own (see
+    /// [`Scene::pair_cost`]), 1 for a trace (a stream's timings give the engine's own: see
+    /// [`crate::stream::engine::CostFit`]).
+    #[must_use]
+    pub fn pair_cost(&self) -> f64 {
+        match self {
+            Origin::Scene(scene) => scene.pair_cost(),
+            Origin::Trace(_) => 1.0,
+        }
+    }
+
+    /// The work a broad phase other than the tree does at its first step (see
+    /// [`crate::broadphase::Work`]).
+    #[must_use]
+    pub fn work_at_start(&self) -> crate::broadphase::Work {
+        match self {
+            Origin::Scene(scene) => scene.work_at_start(),
+            Origin::Trace(t) => t.trace.work_at(0),
+        }
+    }
+
+    /// `self` with the fattening margin and the velocity look-ahead replaced where given
+    /// (nothing is checked here: see [`Origin::validate`]).
+    #[must_use]
+    pub fn with_margin(self, margin: Option<f32>, lookahead: Option<f32>) -> Origin {
+        let config = tree_with(self.tree_settings(), margin, lookahead);
+        self.with_tree_settings(config)
+    }
+
+    /// `self` on tree settings `config`.
+    #[must_use]
+    pub fn with_tree_settings(self, config: TreeConfig) -> Origin {
+        match self {
+            Origin::Scene(mut scene) => {
+                scene.tree = config;
+                Origin::Scene(scene)
+            }
+            Origin::Trace(t) => Origin::Trace(TraceStart { config, ..t }),
+        }
+    }
+
+    /// Checks it can start: a scene's rules (see [`Scene::validate`]; `file` names it in the
+    /// message), a trace's tree settings.
+    pub fn validate(&self, file: &str) -> Result<(), SceneError> {
+        match self {
+            Origin::Scene(scene) => scene.validate(file),
+            Origin::Trace(t) => t.config.check().map_err(|e| SceneError::Invalid {
+                file: file.to_owned(),
+                message: format!("tree settings: {e}"),
+            }),
+        }
+    }
+
+    /// The steps a run of it may take after its first: none for a scene (it has no end),
+    /// the trace's steps after step `start`.
+    #[must_use]
+    pub fn steps_after(&self, start: usize) -> Option<u64> {
+        match self {
+            Origin::Scene(_) => None,
+            Origin::Trace(t) => Some(t.trace.step_count().saturating_sub(start + 1) as u64),
+        }
+    }
+}
+
 impl Sim {
+    /// A simulation of `origin` on tree settings `config`, from step `start`: a trace's step
+    /// (its broad phase built from that step's boxes), a scene's step 0 (a scene has no
+    /// other start: any other is an error). Errors when the start cannot be built or passes
+    /// the pair limit.
+    pub fn starting_at(
+        origin: &Origin,
+        start: usize,
+        config: TreeConfig,
+        kind: BroadphaseKind,
+        pair_limit: usize,
+    ) -> Result<Sim, SceneError> {
+        match origin {
+            Origin::Scene(scene) => {
+                if start != 0 {
+                    return Err(SceneError::Invalid {
+                        file: scene.name.clone(),
+                        message: format!("a scene starts at step 0, not at step {start}"),
+                    });
+                }
+                let scene = Scene {
+                    tree: config,
+                    ..Scene::clone(scene)
+                };
+                Simulation::with_pair_limit(&scene, kind, pair_limit).map(Sim::Scene)
+            }
+            Origin::Trace(t) => TraceSimulation::starting_at(
+                std::sync::Arc::clone(&t.trace),
+                start,
+                kind,
+                config,
+                pair_limit,
+            )
+            .map(Sim::Trace),
+        }
+    }
+
+    /// What a run from the step shown starts from, and the step: a scene as it is now
+    /// (spheres where they are, its tree settings) from its step 0, or the trace on the tree
+    /// settings in use from the step shown.
+    #[must_use]
+    pub fn here(&self) -> (Origin, usize) {
+        match self {
+            Sim::Scene(s) => (Origin::Scene(Box::new(s.scene())), 0),
+            Sim::Trace(t) => (
+                Origin::Trace(TraceStart {
+                    trace: std::sync::Arc::clone(t.trace()),
+                    config: t.tree_settings(),
+                }),
+                usize::try_from(t.step_index()).unwrap_or(usize::MAX),
+            ),
+        }
+    }
+
     /// A scene's static boxes (level geometry), sorted by id; none for a trace (its static
     /// boxes are among [`Sim::boxes`]).
     #[must_use]
@@ -289,6 +511,30 @@ impl Replay for Sim {
         match self {
             Sim::Scene(s) => edit.apply_to(s),
             Sim::Trace(t) => edit.apply_to_trace(t),
+        }
+    }
+}
+
+impl Stepper for Sim {
+    fn step(&mut self) -> Result<&StepReport, SceneError> {
+        match self {
+            Sim::Scene(s) => s.step(),
+            Sim::Trace(t) => Stepper::step(t),
+        }
+    }
+    fn report(&self) -> &StepReport {
+        Replay::report(self)
+    }
+    fn work_counts(&self) -> Option<crate::tree::WorkCounts> {
+        match self {
+            Sim::Scene(s) => s.work_counts(),
+            Sim::Trace(t) => Stepper::work_counts(t),
+        }
+    }
+    fn steps_left(&self) -> Option<u64> {
+        match self {
+            Sim::Scene(_) => None,
+            Sim::Trace(t) => Stepper::steps_left(t),
         }
     }
 }

@@ -14,7 +14,7 @@ use eframe::egui;
 use super::View;
 use crate::commands::Command;
 use crate::files::ExportFormat;
-use crate::source::Sim;
+use crate::source::Origin;
 use crate::state::State;
 use crate::sweep::export::{SweepJson, csv};
 use crate::sweep::{
@@ -317,38 +317,23 @@ impl AdvisorView {
                     "from the start".to_owned()
                 }
             };
-            let (plan, subject, from) = match &state.model.sim {
-                Sim::Trace(t) => {
-                    let start = if form.from_now { t.step_index() } else { 0 };
-                    let left = t.trace().step_count() as u64 - 1 - start;
-                    let mut spec = spec;
-                    if left > 0 {
-                        // A trace ends: the points replay at most the steps left.
-                        spec.steps = spec.steps.min(left);
-                    }
-                    let plan = SweepPlan::for_trace(
-                        std::sync::Arc::clone(t.trace()),
-                        usize::try_from(start).unwrap_or(usize::MAX),
-                        t.tree_settings(),
-                        spec,
-                    )?;
-                    let subject = (t.name().to_owned(), t.trace().max_boxes());
-                    (plan, subject, from_step(start))
+            let (mut origin, mut start) = state.model.sim.here();
+            let from = from_step(state.model.sim.step_index());
+            if !form.from_now {
+                start = 0;
+                if let Origin::Scene(_) = origin {
+                    origin = Origin::Scene(Box::new(state.model.doc.clone()));
                 }
-                Sim::Scene(s) => {
-                    let scene = if form.from_now {
-                        s.scene()
-                    } else {
-                        state.model.doc.clone()
-                    };
-                    let subject = (scene.name.clone(), scene.sphere_count());
-                    (
-                        SweepPlan::new(&scene, spec)?,
-                        subject,
-                        from_step(s.step_index()),
-                    )
-                }
-            };
+            }
+            let mut spec = spec;
+            if let Some(left) = origin.steps_after(start)
+                && left > 0
+            {
+                // A trace ends: the points replay at most the steps left.
+                spec.steps = spec.steps.min(left);
+            }
+            let plan = SweepPlan::of(&origin, start, spec)?;
+            let subject = (origin.name().to_owned(), origin.moving_count());
             Ok(Running {
                 handle: plan.start()?,
                 document_id: state.model.document_id,

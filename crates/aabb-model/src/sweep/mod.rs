@@ -36,8 +36,10 @@ pub use advice::{
 pub use grid::{MAX_POINTS, MAX_STEPS, MAX_TOTAL_STEPS, MarginRange, parse_lookaheads};
 
 use crate::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use crate::scene::{Scene, SceneError, Simulation};
-use crate::trace::{Stepper, Trace, TraceSimulation};
+use crate::replay::TraceStart;
+use crate::scene::{Scene, SceneError};
+use crate::source::{Origin, Sim};
+use crate::trace::{Stepper, Trace};
 use crate::tree::{TreeConfig, WorkCounts};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -416,26 +418,15 @@ pub fn threads_within(wanted: usize, per_point: u64, available: Option<u64>) -> 
         .max(1)
 }
 
-/// A checked sweep, ready to run: the scene (or trace) and the points.
+/// A checked sweep, ready to run: what it steps (a scene from its start, or a trace from one
+/// of its steps) and the points.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
-    source: Source,
+    origin: Origin,
+    /// The step every point starts at (a trace's; 0 for a scene).
+    start: usize,
     spec: SweepSpec,
     points: Vec<SweepPoint>,
-}
-
-/// What every point of a sweep runs.
-#[derive(Clone, Debug)]
-enum Source {
-    /// A scene from its start (boxed: a scene is far larger than a trace's handle).
-    Scene(Box<Scene>),
-    /// A trace from one of its steps.
-    Trace {
-        /// The trace, shared by the points.
-        trace: Arc<Trace>,
-        /// The step each point starts at.
-        start: usize,
-    },
 }
 
 impl SweepPlan {
@@ -459,7 +450,8 @@ impl SweepPlan {
             }
         }
         Ok(SweepPlan {
-            source: Source::Scene(Box::new(scene.clone())),
+            origin: Origin::Scene(Box::new(scene.clone())),
+            start: 0,
             spec,
             points,
         })
@@ -476,7 +468,8 @@ impl SweepPlan {
     ) -> Result<SweepPlan, SweepError> {
         let points = grid_points(&spec, config)?;
         refuse_dimensions(&spec, trace.dimensions())?;
-        let left = trace.step_count().saturating_sub(start + 1) as u64;
+        let origin = Origin::Trace(TraceStart { trace, config });
+        let left = origin.steps_after(start).unwrap_or(u64::MAX);
         if spec.steps > left {
             return Err(SweepError::Grid {
                 field: "steps",
@@ -487,7 +480,8 @@ impl SweepPlan {
             });
         }
         Ok(SweepPlan {
-            source: Source::Trace { trace, start },
+            origin,
+            start,
             spec,
             points,
         })
@@ -582,24 +576,26 @@ fn grid_points(spec: &SweepSpec, base: TreeConfig) -> Result<Vec<SweepPoint>, Sw
 }
 
 impl SweepPlan {
-    /// [`SweepPlan::new`] from a running simulation's current state (the window's): its
-    /// spheres where they are now, its tree settings (when `spec.configs` is empty).
-    pub fn from_simulation(sim: &Simulation, spec: SweepSpec) -> Result<SweepPlan, SweepError> {
-        Self::new(&sim.scene(), spec)
+    /// The plan for what `origin` steps: [`SweepPlan::new`] for a scene (which starts at
+    /// step 0; `start` must be 0), [`SweepPlan::for_trace`] from step `start` of a trace on
+    /// its tree settings.
+    pub fn of(origin: &Origin, start: usize, spec: SweepSpec) -> Result<SweepPlan, SweepError> {
+        match origin {
+            Origin::Scene(scene) if start == 0 => Self::new(scene, spec),
+            Origin::Scene(_) => Err(SweepError::Grid {
+                field: "start",
+                message: format!("a scene starts at step 0, not at step {start}"),
+            }),
+            Origin::Trace(t) => Self::for_trace(Arc::clone(&t.trace), start, t.config, spec),
+        }
     }
 
-    /// [`SweepPlan::for_trace`] from a trace simulation's current step (the window's), on
-    /// its tree settings (when `spec.configs` is empty).
-    pub fn from_trace_simulation(
-        sim: &TraceSimulation,
-        spec: SweepSpec,
-    ) -> Result<SweepPlan, SweepError> {
-        Self::for_trace(
-            Arc::clone(sim.trace()),
-            sim.step_index() as usize,
-            sim.tree_settings(),
-            spec,
-        )
+    /// The plan from a running simulation's current state (the window's, see [`Sim::here`]):
+    /// a scene's spheres where they are now, a trace from the step shown; on its tree
+    /// settings (when `spec.configs` is empty).
+    pub fn from_sim(sim: &Sim, spec: SweepSpec) -> Result<SweepPlan, SweepError> {
+        let (origin, start) = sim.here();
+        Self::of(&origin, start, spec)
     }
 
     /// The points, in grid order.
@@ -623,10 +619,7 @@ impl SweepPlan {
             0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             n => n,
         };
-        let bodies = match &self.source {
-            Source::Scene(scene) => scene.body_count(),
-            Source::Trace { trace, .. } => trace.max_boxes(),
-        };
+        let bodies = self.origin.body_count();
         let per_point = point_bytes(bodies as u64, self.spec.pair_limit as u64);
         threads_within(wanted, per_point, crate::fileio::memory_available())
     }
@@ -650,7 +643,7 @@ impl SweepPlan {
             self.points
                 .par_iter()
                 .with_max_len(1)
-                .map(|point| run_point(&self.source, point, &self.spec, control))
+                .map(|point| run_point(&self.origin, self.start, point, &self.spec, control))
                 .collect()
         });
         // Cancelled: some point did not finish (a cancel after the last step changes nothing).
@@ -696,9 +689,10 @@ fn scene_at(scene: &Scene, config: &TreeConfig, margin: f32, lookahead: f32) -> 
     }
 }
 
-/// Runs one point; `None` when cancelled before it finished.
+/// Runs one point from step `start` of `origin`; `None` when cancelled before it finished.
 fn run_point(
-    source: &Source,
+    origin: &Origin,
+    start: usize,
     point: &SweepPoint,
     spec: &SweepSpec,
     control: &SweepControl,
@@ -706,31 +700,19 @@ fn run_point(
     if control.is_cancelled() {
         return None;
     }
-    match source {
-        Source::Scene(scene) => {
-            let scene = Scene {
-                tree: point.config,
-                ..Scene::clone(scene)
-            };
-            let sim = Simulation::with_pair_limit(&scene, spec.broadphase, spec.pair_limit);
-            run_steps(sim, point, spec, control)
-        }
-        Source::Trace { trace, start } => {
-            let sim = TraceSimulation::starting_at(
-                Arc::clone(trace),
-                *start,
-                spec.broadphase,
-                point.config,
-                spec.pair_limit,
-            );
-            run_steps(sim, point, spec, control)
-        }
-    }
+    let sim = Sim::starting_at(
+        origin,
+        start,
+        point.config,
+        spec.broadphase,
+        spec.pair_limit,
+    );
+    run_steps(sim, point, spec, control)
 }
 
 /// Runs the steps of one point on `sim` (or records why it could not start).
 fn run_steps(
-    sim: Result<impl Stepper, SceneError>,
+    sim: Result<Sim, SceneError>,
     point: &SweepPoint,
     spec: &SweepSpec,
     control: &SweepControl,
