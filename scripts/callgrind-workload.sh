@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions and cache misses of a step of the standard workload, under valgrind's callgrind
 # with its cache simulation: for each size and implementation, the workload bench's profiler
-# run (AABB_BENCH_PROFILE, see the top of benches/workload.rs) counts the update and pair
+# run (AABB_BENCH_PROFILE, see the top of crates/peers/benches/workload.rs) counts the update and pair
 # search of the profiled steps only (the function `profiled_step`), and this prints them per
 # step. Counts are the same from run to run, whatever else the machine is doing: they judge a
 # change where the timings of a shared machine cannot.
@@ -31,7 +31,7 @@ fi
 
 BENCH="${CALLGRIND_BENCH:-}"
 if [ -z "$BENCH" ]; then
-  BENCH=$(cargo bench --bench workload --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*workload-[0-9a-f]*\)).*/\1/p' | tail -1)
+  BENCH=$(cargo bench -p aabb-peers --bench workload --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*workload-[0-9a-f]*\)).*/\1/p' | tail -1)
 fi
 if [ -z "$BENCH" ] || [ ! -x "$BENCH" ]; then
   echo "callgrind-workload: no workload bench executable (set CALLGRIND_BENCH)" >&2

@@ -79,7 +79,7 @@ fi
 
 echo "live-smoke: Rust recorder with rapier2d"
 start_listen "$WORK/rapier.aabbstream"
-cargo run --locked --quiet --example rapier_pile -- --port "$PORT" --balls 300 --steps 400
+cargo run --locked --quiet -p aabb-peers --example rapier_pile -- --port "$PORT" --balls 300 --steps 400
 check_received "$WORK/rapier.aabbstream" "rapier pile"
 # rapier's own broad phase came with it: its trees validate, it misses no pair.
 if ! rapier_check=$("$BIN" check "$WORK/rapier.aabbstream" 2>&1); then
@@ -89,7 +89,7 @@ printf '%s\n' "$rapier_check" | sed -n '1,8s/^/live-smoke: rapier pile: /p'
 
 echo "live-smoke: Rust recorder with Box2D (boxdd)"
 start_listen "$WORK/box2d.aabbstream"
-cargo run --locked --quiet --example box2d_pile -- --port "$PORT" --balls 300 --steps 400
+cargo run --locked --quiet -p aabb-peers --example box2d_pile -- --port "$PORT" --balls 300 --steps 400
 check_received "$WORK/box2d.aabbstream" "Box2D pile"
 if ! box2d_check=$("$BIN" check "$WORK/box2d.aabbstream" 2>&1); then
   echo "live-smoke: Box2D pile: its own broad phase has errors:"; echo "$box2d_check"; exit 1

@@ -78,7 +78,7 @@ done
 if [ "${#WANT[@]}" -eq 0 ] || [[ " ${WANT[*]} " == *" trace-pile "* ]]; then
   TRACE="${CARGO_TARGET_DIR:-target}/pile.trace"
   if [ ! -f "$TRACE" ]; then
-    cargo run --locked --release --example rapier_pile -- --out "$TRACE"
+    cargo run --locked --release -p aabb-peers --example rapier_pile -- --out "$TRACE"
   fi
   "$BIN" screenshot "$TRACE" --out "screenshots/trace-pile.png" --size "$SIZE" \
     --view world --steps 400 --timeline

@@ -38,10 +38,10 @@ fn parse_mode(s: &str) -> Result<FramesMode, String> {
 }
 
 fn parse_renderer(s: &str) -> Result<aabb_app::Renderer, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "glow" => Ok(aabb_app::Renderer::Glow),
-        "wgpu" => Ok(aabb_app::Renderer::Wgpu),
-        _ => Err(format!("expected glow or wgpu, got `{s}`")),
+    match aabb_app::renderer::renderer_from_name(s) {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err(format!("expected glow or wgpu, got `{s}`")),
+        Err(why) => Err(why.to_owned()),
     }
 }
 

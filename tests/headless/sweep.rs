@@ -211,7 +211,7 @@ fn a_cancel_while_running_ends_the_sweep_promptly_with_partial_progress() {
     let outcome = handle.wait().expect("runs");
     // Cancellation is checked before every step (a step here takes about a millisecond, in
     // a debug build a few); the wide bound keeps a loaded machine from failing the test. The
-    // latency itself is measured by `cargo bench --bench sweep`.
+    // latency itself is measured by `cargo bench -p aabb-peers --bench sweep`.
     assert!(
         asked.elapsed() < Duration::from_secs(5),
         "{:?}",

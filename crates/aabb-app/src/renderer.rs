@@ -1,35 +1,53 @@
 //! Which renderer draws the window. OpenGL (glow) first: on the software renderers that
 //! machines without a working GPU driver fall back to (Mesa's llvmpipe, as under Xvfb), it
 //! paints a frame about three times as fast as wgpu on Vulkan's lavapipe; on a real GPU both
-//! are fast. When OpenGL cannot start (no GL driver), the window opens with wgpu instead.
-//! `AABB_DEBUGGER_RENDERER=wgpu` (or `glow`) chooses one and turns the fallback off.
+//! are fast. Built with the `wgpu` feature, when OpenGL cannot start (no GL driver), the window
+//! opens with wgpu instead; `AABB_DEBUGGER_RENDERER=wgpu` (or `glow`) chooses one and turns the
+//! fallback off. Without the feature (the default: wgpu is a third of the first build), OpenGL
+//! alone draws, and asking for wgpu says how to build it in.
 
 use eframe::Renderer;
 
 /// The environment variable that chooses the renderer.
 pub const RENDERER_VAR: &str = "AABB_DEBUGGER_RENDERER";
 
-/// A renderer by name (`glow` or `wgpu`, any case).
-#[must_use]
-pub fn renderer_from_name(name: &str) -> Option<Renderer> {
+/// What asking for wgpu in a build without it says.
+pub const NO_WGPU: &str = "this build draws with OpenGL (glow) only; build with `--features wgpu` \
+                           for the wgpu renderer";
+
+/// A renderer by name (`glow` or `wgpu`, any case): `Ok(None)` for an unknown name; wgpu in a
+/// build without the `wgpu` feature is an error saying so ([`NO_WGPU`]).
+pub fn renderer_from_name(name: &str) -> Result<Option<Renderer>, &'static str> {
     match name.trim().to_ascii_lowercase().as_str() {
-        "glow" | "opengl" | "gl" => Some(Renderer::Glow),
-        "wgpu" => Some(Renderer::Wgpu),
-        _ => None,
+        "glow" | "opengl" | "gl" => Ok(Some(Renderer::Glow)),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => Ok(Some(Renderer::Wgpu)),
+        #[cfg(not(feature = "wgpu"))]
+        "wgpu" => Err(NO_WGPU),
+        _ => Ok(None),
     }
 }
 
 /// The renderers to try, in order: the one `AABB_DEBUGGER_RENDERER` names alone, else glow
-/// then wgpu. An unknown name is an error that says what was expected.
+/// then (built with the `wgpu` feature) wgpu. An unknown name is an error that says what was
+/// expected.
 pub fn renderers_to_try() -> anyhow::Result<Vec<Renderer>> {
     match std::env::var(RENDERER_VAR) {
         Ok(name) if !name.trim().is_empty() => match renderer_from_name(&name) {
-            Some(r) => Ok(vec![r]),
-            None => anyhow::bail!("{RENDERER_VAR}={name:?}: expected glow or wgpu"),
+            Ok(Some(r)) => Ok(vec![r]),
+            Ok(None) => anyhow::bail!("{RENDERER_VAR}={name:?}: expected glow or wgpu"),
+            Err(why) => anyhow::bail!("{RENDERER_VAR}={name:?}: {why}"),
         },
-        _ => Ok(vec![Renderer::Glow, Renderer::Wgpu]),
+        _ => Ok(ALL.to_vec()),
     }
 }
+
+/// Every renderer of this build, in the order they are tried.
+#[cfg(feature = "wgpu")]
+const ALL: &[Renderer] = &[Renderer::Glow, Renderer::Wgpu];
+/// Every renderer of this build, in the order they are tried.
+#[cfg(not(feature = "wgpu"))]
+const ALL: &[Renderer] = &[Renderer::Glow];
 
 /// Runs `eframe::run_native` with each renderer of `renderers` in turn until one opens the
 /// window: `make_options` and `make_app` are called once per try (a failed try never called the app's creator, or
@@ -100,8 +118,11 @@ mod tests {
 
     #[test]
     fn renderers_by_name() {
-        assert_eq!(renderer_from_name(" GLOW "), Some(Renderer::Glow));
-        assert_eq!(renderer_from_name("wgpu"), Some(Renderer::Wgpu));
-        assert_eq!(renderer_from_name("vulkan"), None);
+        assert_eq!(renderer_from_name(" GLOW "), Ok(Some(Renderer::Glow)));
+        #[cfg(feature = "wgpu")]
+        assert_eq!(renderer_from_name("wgpu"), Ok(Some(Renderer::Wgpu)));
+        #[cfg(not(feature = "wgpu"))]
+        assert_eq!(renderer_from_name("wgpu"), Err(NO_WGPU));
+        assert_eq!(renderer_from_name("vulkan"), Ok(None));
     }
 }

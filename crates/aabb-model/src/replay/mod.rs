@@ -28,7 +28,7 @@
 //!
 //! Jumping to a step costs one clone of a keyframe and then as many steps as lie between the
 //! keyframe and the step (each hashed and checked); recording costs one hash a step and, at
-//! each keyframe, one clone. Measured at 10,000 spheres (`benches/replay.rs`, README
+//! each keyframe, one clone. Measured at 10,000 spheres (`crates/peers/benches/replay.rs`, README
 //! "Recording and replay"): a step 1.4 to 2.4 ms (the machine is shared), its record with
 //! the hash about 0.1 ms, a clone about 0.1 ms, a keyframe 2.4 MiB. A step's work, a clone's
 //! time and a keyframe's size all grow with the number of bodies, so the rule counts bodies:

@@ -3,7 +3,7 @@
 //! speed-up is the point), and the latency of a cancel: from `cancel()` to the sweep's
 //! return, while every thread is stepping a point.
 //!
-//! `cargo bench --bench sweep`.
+//! `cargo bench -p aabb-peers --bench sweep`.
 
 use aabb_debugger::scene::Scene;
 use aabb_debugger::sweep::{SweepOutcome, SweepPlan, SweepSpec};

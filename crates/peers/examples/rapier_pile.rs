@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! aabb-debugger listen --out pile.aabbstream &      # or the window: File > Listen for an engine…
-//! cargo run --release --example rapier_pile
+//! cargo run --release -p aabb-peers --example rapier_pile
 //! aabb-debugger run pile.aabbstream --steps 100000
 //! aabb-debugger sweep pile.aabbstream --margin 0:0.2:0.05 --lookahead 0,0.05 --steps 900
 //! ```

@@ -1,5 +1,5 @@
 //! The pile the `rapier_pile` example simulates, as a function a test can call too
-//! (`tests/headless/trace_rapier.rs` includes this file): rapier2d balls poured into an open
+//! (`tests/engines/trace_rapier.rs` includes this file): rapier2d balls poured into an open
 //! box under gravity until they pile up (the pile of `examples/common/pile.rs`), each step's
 //! ball boxes (from rapier's colliders) handed to a [`PileSink`] (a text trace, or the live
 //! link's recorder), the box's walls as its static boxes. A sink that asks for it also gets rapier's own broad phase after each step

@@ -1,5 +1,5 @@
 //! The pile the `box2d_pile` example simulates, as a function a test can call too
-//! (`tests/headless/engine_box2d.rs` includes this file): Box2D v3 (through boxdd) pours balls
+//! (`tests/engines/engine_box2d.rs` includes this file): Box2D v3 (through boxdd) pours balls
 //! into an open box under gravity until they pile up (the pile of `examples/common/pile.rs`,
 //! as rapier pours it), each step's ball boxes (Box2D's own shape AABBs) handed to a
 //! [`PileSink`], the box's walls as its static boxes. A sink that asks for it also gets what

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! aabb-debugger listen --out box2d_pile.aabbstream &   # or the window: File > Listen for an engine…
-//! cargo run --release --example box2d_pile
+//! cargo run --release -p aabb-peers --example box2d_pile
 //! aabb-debugger check box2d_pile.aabbstream
 //! aabb-debugger compare tree box2d box2d_pile.aabbstream
 //! ```
