@@ -144,11 +144,26 @@ impl State {
         }
     }
 
+    /// Applies `command` at once: the part of the state it changes takes it (the run, the
+    /// motion, the files, or the views), each in a function of its own.
     fn apply_now(&mut self, command: Command) {
         if let Some(why) = self.refused_on_trace(&command) {
             self.model.status = format!("{why}.");
             return;
         }
+        let unapplied = self
+            .apply_run(command)
+            .or_else(|c| self.apply_motion(c))
+            .or_else(|c| self.apply_files(c))
+            .or_else(|c| self.apply_view(c));
+        if let Err(command) = unapplied {
+            debug_assert!(false, "no part of the state applies {command:?}");
+        }
+    }
+
+    /// Playing, stepping, seeking, undo, reset and compare mode: the run through time. `Err`
+    /// gives back a command of another kind.
+    fn apply_run(&mut self, command: Command) -> Result<(), Command> {
         match command {
             Command::StartCompare(side) => match self.start_compare(side) {
                 Ok(()) => {
@@ -198,7 +213,7 @@ impl State {
                 if self.model.sim.step_index() == before || self.model.sim.is_at_end() {
                     // Not stepped (the recording is full, or the trace ended), or at the
                     // trace's end: the status says so.
-                    return;
+                    return Ok(());
                 }
                 let r = self.model.sim.report();
                 self.model.status = format!(
@@ -213,30 +228,14 @@ impl State {
                 );
             }
             Command::Reset => self.reset(),
-            // Each setting goes through `apply_edit` (applied and recorded in one call); one
-            // applied that stopped the broad phase is shown by `sync_stopped`.
-            Command::SetTreeSettings(settings) => {
-                match self.apply_edit(Edit::SetTreeSettings(settings)) {
-                    Ok(_) => {
-                        let old = self.model.doc.tree;
-                        self.record_undo(old, settings);
-                        self.model.doc.tree = settings;
-                        self.model.dirty = true;
-                        self.model.rev += 1;
-                        self.record_step();
-                        self.model.status = describe_settings_change(&old, &settings);
-                    }
-                    Err(e) => self.model.status = format!("Setting refused: {e}"),
-                }
-            }
             Command::Undo => {
                 if let Some(before) = self.model.before_restart.take() {
                     self.undo_restart(*before);
-                    return;
+                    return Ok(());
                 }
                 let Some(step) = self.model.undo.pop() else {
                     self.model.status = "Nothing to undo.".into();
-                    return;
+                    return Ok(());
                 };
                 let settings = step.settings;
                 match self.apply_edit(Edit::SetTreeSettings(settings)) {
@@ -253,6 +252,32 @@ impl State {
                         self.model.undo.push(step);
                         self.model.status = format!("Undo refused: {e}");
                     }
+                }
+            }
+            other => return Err(other),
+        }
+        Ok(())
+    }
+
+    /// The tree settings, the broad phase, the pair limit, rebuilds, the generator and the
+    /// spheres: what changes the motion (applied and recorded through `apply_edit`). `Err`
+    /// gives back a command of another kind.
+    fn apply_motion(&mut self, command: Command) -> Result<(), Command> {
+        match command {
+            // Each setting goes through `apply_edit` (applied and recorded in one call); one
+            // applied that stopped the broad phase is shown by `sync_stopped`.
+            Command::SetTreeSettings(settings) => {
+                match self.apply_edit(Edit::SetTreeSettings(settings)) {
+                    Ok(_) => {
+                        let old = self.model.doc.tree;
+                        self.record_undo(old, settings);
+                        self.model.doc.tree = settings;
+                        self.model.dirty = true;
+                        self.model.rev += 1;
+                        self.record_step();
+                        self.model.status = describe_settings_change(&old, &settings);
+                    }
+                    Err(e) => self.model.status = format!("Setting refused: {e}"),
                 }
             }
             Command::SetBroadphase(kind) => match self.apply_edit(Edit::SetBroadphase(kind)) {
@@ -332,7 +357,6 @@ impl State {
                     Err(e) => self.model.status = format!("Generator refused: {e}"),
                 }
             }
-            Command::Select(pick) => self.view.selection = pick,
             Command::BeginDrag { id, press } => {
                 let Some(body) = self
                     .model
@@ -341,7 +365,7 @@ impl State {
                     .iter()
                     .find(|b| b.sphere.id == id && b.alive)
                 else {
-                    return;
+                    return Ok(());
                 };
                 self.view.selection = Some(Pick::Sphere(id));
                 self.view.drag = Some(SphereDrag {
@@ -382,6 +406,26 @@ impl State {
                 }
                 Err(e) => self.model.status = format!("Could not remove sphere {id}: {e}"),
             },
+            Command::SetPairCost(cost) => {
+                let cost = crate::sweep::check_pair_cost(cost).ok();
+                let view = self.model.doc.view.get_or_insert_with(Default::default);
+                if cost.is_some() && view.pair_cost != cost {
+                    view.pair_cost = cost;
+                    // A trace's document is never saved: no unsaved change to warn about.
+                    if !self.model.sim.is_trace() {
+                        self.model.dirty = true;
+                    }
+                }
+            }
+            other => return Err(other),
+        }
+        Ok(())
+    }
+
+    /// Opening, saving and exporting files, recordings and streams, and the live link. `Err`
+    /// gives back a command of another kind.
+    fn apply_files(&mut self, command: Command) -> Result<(), Command> {
+        match command {
             Command::Open(path) => self.open(&path),
             Command::OpenBuiltin => {
                 let scene = Scene::builtin_default();
@@ -416,34 +460,6 @@ impl State {
             Command::SaveAsDialog => {
                 self.request_file(FilePurpose::SaveAs, self.model.path.clone());
             }
-            Command::Fit => {
-                self.view.fit_pending = true;
-                self.view.tree_fit_request += 1;
-                self.view.fit_3d_request += 1;
-            }
-            Command::SetWorld3d(on) => {
-                if self.model.doc.dimensions == 3 {
-                    self.view.world_3d = on;
-                }
-            }
-            Command::SetPlane(plane) => {
-                if self.model.doc.dimensions == 3 && self.view.plane != plane {
-                    self.view.plane = plane;
-                    self.view.fit_pending = true;
-                }
-            }
-            Command::ToggleHelp => self.dialogs.help = !self.dialogs.help,
-            Command::Quit => {
-                self.allow_close = true;
-                self.close_requested = true;
-            }
-            Command::DismissError => self.model.error = None,
-            Command::ShowHelp(on) => self.dialogs.help = on,
-            Command::ShowAbout(on) => self.dialogs.about = on,
-            Command::CloseFileDialog => self.dialogs.file = None,
-            Command::CloseConfirm => self.dialogs.confirm = None,
-            Command::Confirmed(command) => self.apply(*command, true),
-            Command::ShowAdvisor(on) => self.dialogs.advisor = on,
             Command::ExportDialog { text, format } => {
                 self.dialogs.export = Some((text, format));
                 self.request_file(FilePurpose::Export(format), self.model.path.clone());
@@ -487,6 +503,44 @@ impl State {
                 }
             }
             Command::SaveStream(path) => self.save_stream(path),
+            other => return Err(other),
+        }
+        Ok(())
+    }
+
+    /// The views, the dialogs and the preferences: what changes only what is shown. `Err`
+    /// gives back a command of another kind.
+    fn apply_view(&mut self, command: Command) -> Result<(), Command> {
+        match command {
+            Command::Select(pick) => self.view.selection = pick,
+            Command::Fit => {
+                self.view.fit_pending = true;
+                self.view.tree_fit_request += 1;
+                self.view.fit_3d_request += 1;
+            }
+            Command::SetWorld3d(on) => {
+                if self.model.doc.dimensions == 3 {
+                    self.view.world_3d = on;
+                }
+            }
+            Command::SetPlane(plane) => {
+                if self.model.doc.dimensions == 3 && self.view.plane != plane {
+                    self.view.plane = plane;
+                    self.view.fit_pending = true;
+                }
+            }
+            Command::ToggleHelp => self.dialogs.help = !self.dialogs.help,
+            Command::Quit => {
+                self.allow_close = true;
+                self.close_requested = true;
+            }
+            Command::DismissError => self.model.error = None,
+            Command::ShowHelp(on) => self.dialogs.help = on,
+            Command::ShowAbout(on) => self.dialogs.about = on,
+            Command::CloseFileDialog => self.dialogs.file = None,
+            Command::CloseConfirm => self.dialogs.confirm = None,
+            Command::Confirmed(command) => self.apply(*command, true),
+            Command::ShowAdvisor(on) => self.dialogs.advisor = on,
             Command::SetPref(change) => {
                 self.prefs.change(change);
                 if let PrefChange::RecordingBudget(_) = change {
@@ -502,18 +556,9 @@ impl State {
                 }
             }
             Command::AddDrawTime(ms) => self.view.draw_ms += ms,
-            Command::SetPairCost(cost) => {
-                let cost = crate::sweep::check_pair_cost(cost).ok();
-                let view = self.model.doc.view.get_or_insert_with(Default::default);
-                if cost.is_some() && view.pair_cost != cost {
-                    view.pair_cost = cost;
-                    // A trace's document is never saved: no unsaved change to warn about.
-                    if !self.model.sim.is_trace() {
-                        self.model.dirty = true;
-                    }
-                }
-            }
+            other => return Err(other),
         }
+        Ok(())
     }
 
     /// Opens the file dialog for `purpose`, starting beside `start`.
