@@ -522,7 +522,10 @@ pub enum TreeError {
         /// The limit in force.
         limit: usize,
     },
-    /// One item of a batch ([`DynamicTree::create_proxies`]) was refused; nothing was added.
+    /// A batch of moves ([`DynamicTree::move_proxies_with`]) named this proxy twice.
+    DuplicateInBatch(ProxyId),
+    /// One item of a batch ([`DynamicTree::create_proxies`],
+    /// [`DynamicTree::move_proxies_with`]) was refused; nothing was added or moved.
     InBatch {
         /// Position of the first refused item.
         index: usize,
@@ -558,6 +561,9 @@ impl fmt::Display for TreeError {
                 write!(f, "could not allocate room for {requested} proxies")
             }
             Self::PairLimit { limit } => write!(f, "more than {limit} candidate pairs"),
+            Self::DuplicateInBatch(id) => {
+                write!(f, "proxy handle {id:?} given twice in one batch of moves")
+            }
             Self::InBatch { index, error } => write!(f, "item {index} of the batch: {error}"),
         }
     }
@@ -743,8 +749,12 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     /// last pair update; each once (its `MOVED` bit says it is here).
     moved: Vec<u32>,
     /// Scratch bit set of the slots in `moved` (one bit a slot: it fits in cache where the
-    /// proxy table does not), for dropping their pairs.
+    /// proxy table does not), for dropping their pairs; also of the handles a batch of moves
+    /// named, for refusing one named twice ([`DynamicTree::move_proxies_with`]).
     moved_bits: Vec<u64>,
+    /// Scratch list of a batch of moves ([`DynamicTree::move_proxies_with`]): the position,
+    /// slot and new fat box of each move whose tight box left its fat box.
+    batch_leaving: Vec<(usize, u32, Aabb<V>)>,
     /// A fat box changed or a proxy came or went since the last pair update (Choi's
     /// `tree_updated`).
     pairs_stale: bool,
@@ -809,6 +819,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             sorted_pairs: OnceLock::new(),
             moved: Vec::new(),
             moved_bits: Vec::new(),
+            batch_leaving: Vec::new(),
             pairs_stale: false,
             pairs_full: false,
             pair_limit: usize::MAX,

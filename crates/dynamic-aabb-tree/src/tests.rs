@@ -1711,3 +1711,234 @@ fn a_move_within_the_fat_box_is_the_move_proxy_makes() {
     );
     tree.validate().expect("valid");
 }
+
+/// One move of a batch: a handle, its new tight box and velocity.
+type Move = (ProxyId, Aabb<Vec2>, Vec2);
+
+/// Every proxy's tight box, velocity and fat box, in handle order.
+fn proxy_states(tree: &DynamicTree<Vec2, u32>) -> Vec<(ProxyId, Aabb<Vec2>, Vec2, Aabb<Vec2>)> {
+    tree.proxies()
+        .into_iter()
+        .map(|id| {
+            let tight = tree.tight_aabb(id).expect("live");
+            let velocity = tree.velocity(id).expect("live");
+            (id, tight, velocity, tree.fat_aabb(id).expect("live"))
+        })
+        .collect()
+}
+
+/// Moves of every proxy of `ids` (in an order that depends on `step`) by a random shift of
+/// up to `reach` a side: with margin 0.1, some stay in their fat boxes and some leave.
+fn random_moves(
+    tree: &DynamicTree<Vec2, u32>,
+    ids: &[ProxyId],
+    rng: &mut Rng,
+    reach: f32,
+    step: usize,
+) -> Vec<Move> {
+    let mut moves: Vec<_> = ids
+        .iter()
+        .map(|&id| {
+            let tight = tree.tight_aabb(id).expect("live");
+            let d = rand_vec::<Vec2>(rng, -reach, reach);
+            (id, Aabb::new(tight.min + d, tight.max + d), d * 60.0)
+        })
+        .collect();
+    if step % 2 == 1 {
+        moves.reverse();
+    }
+    moves
+}
+
+/// A batch of moves is the moves one by one: for every update mode (and with a look-ahead),
+/// over 30 steps of random moves, the same reinserted items, the same tree (structure hash),
+/// tight and fat boxes, velocities, work counts, events and pairs, and the tree valid.
+#[test]
+fn a_batch_of_moves_is_the_moves_one_by_one() {
+    for (c, update) in [
+        UpdateMode::LocalReinsert,
+        UpdateMode::Reinsert,
+        UpdateMode::EnlargeAndRebuild,
+        UpdateMode::LocalReinsert,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let config = TreeConfig {
+            update,
+            velocity_lookahead: if c == 3 { 0.02 } else { 0.0 },
+            ..TreeConfig::default()
+        };
+        let mut rng = Rng(41 + c as u64);
+        let mut one = DynamicTree::<Vec2, u32>::new(config);
+        one.set_recording(true);
+        let mut ids = one
+            .create_proxies(&random_items(&mut rng, 300, 100.0, 3.0))
+            .expect("batch");
+        // A slot destroyed and used again: handles of another generation in the batch.
+        one.destroy_proxy(ids[10]).expect("destroy");
+        ids[10] = one
+            .create_proxy(b2(5.0, 5.0, 6.0, 6.0), Vec2::ZERO, 10)
+            .expect("create");
+        assert_eq!(ids[10].generation, 1);
+        one.update_pairs().expect("no limit");
+        let _ = one.take_events();
+        let mut batch = one.clone();
+        let (mut stayed, mut left) = (0, 0);
+        for step in 0..30 {
+            let moves = random_moves(&one, &ids, &mut rng, 0.15, step);
+            let mut expected = Vec::new();
+            for (k, &(id, tight, velocity)) in moves.iter().enumerate() {
+                if one.move_proxy(id, tight, velocity).expect("valid move") {
+                    expected.push(k);
+                }
+            }
+            let mut got = Vec::new();
+            let count = batch
+                .move_proxies_with(moves.len(), |k| moves[k], |k| got.push(k))
+                .expect("valid batch");
+            assert_eq!(got, expected, "step {step}: reinserted items");
+            assert_eq!(count, expected.len());
+            left += count;
+            stayed += moves.len() - count;
+            batch.validate().expect("valid after a batch");
+            assert_eq!(batch.structure_hash(), one.structure_hash(), "step {step}");
+            assert_eq!(proxy_states(&batch), proxy_states(&one), "step {step}");
+            assert_eq!(batch.work(), one.work(), "step {step}");
+            assert_eq!(batch.take_events(), one.take_events(), "step {step}");
+            one.update_pairs().expect("no limit");
+            batch.update_pairs().expect("no limit");
+            assert_eq!(batch.pairs(), one.pairs(), "step {step}");
+            assert_eq!(batch.structure_hash(), one.structure_hash(), "step {step}");
+        }
+        assert!(
+            stayed > 500 && left > 500,
+            "{update:?}: {stayed} stayed, {left} left"
+        );
+    }
+    // An empty batch changes nothing.
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let ids = tree
+        .create_proxies(&random_items(&mut Rng(5), 20, 30.0, 2.0))
+        .expect("batch");
+    tree.update_pairs().expect("no limit");
+    let before = tree.clone();
+    assert_eq!(
+        tree.move_proxies_with(
+            0,
+            |k| (ids[k], b2(0.0, 0.0, 1.0, 1.0), Vec2::ZERO),
+            |_| { unreachable!("no item") }
+        ),
+        Ok(0)
+    );
+    assert!(!tree.update_pairs().expect("no limit").recomputed);
+    assert_eq!(observable(tree), observable(before));
+}
+
+/// A batch of moves with one bad item is refused whole, naming the item and its error (as
+/// `move_proxy` would give it; a handle given twice is refused too), and leaves the tree as
+/// it was: pool, proxies' boxes and velocities, work counts, events, move buffer (so the
+/// next update finds the same pairs). The good batch then goes in as the moves one by one.
+#[test]
+fn a_refused_batch_of_moves_leaves_the_tree_as_it_was() {
+    let mut rng = Rng(77);
+    let config = TreeConfig {
+        velocity_lookahead: 4.0,
+        ..TreeConfig::default()
+    };
+    let mut tree = DynamicTree::<Vec2, u32>::new(config);
+    let ids = tree
+        .create_proxies(&random_items(&mut rng, 200, 80.0, 3.0))
+        .expect("batch");
+    let gone = tree
+        .create_proxy(b2(1.0, 1.0, 2.0, 2.0), Vec2::ZERO, 999)
+        .expect("create");
+    tree.destroy_proxy(gone).expect("destroy");
+    tree.update_pairs().expect("no limit");
+    tree.set_recording(true);
+    // Moves whose first 60 leave their fat boxes (before any bad item), the rest stay.
+    let good: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| {
+            let tight = tree.tight_aabb(id).expect("live");
+            let d = Vec2::splat(if k < 60 { 0.5 } else { 0.01 });
+            (id, Aabb::new(tight.min + d, tight.max + d), Vec2::X)
+        })
+        .collect();
+    let inside = good[150].1;
+    let nan = Aabb::new(Vec2::new(f32::NAN, 0.0), inside.max);
+    let far = Aabb::new(
+        inside.min + Vec2::splat(20.0),
+        inside.max + Vec2::splat(20.0),
+    );
+    let never = ProxyId {
+        index: 5000,
+        generation: 0,
+    };
+    let cases: [(usize, Move, TreeError); 7] = [
+        (150, (gone, inside, Vec2::X), TreeError::StaleProxy(gone)),
+        (150, (never, inside, Vec2::X), TreeError::StaleProxy(never)),
+        (150, good[3], TreeError::DuplicateInBatch(ids[3])),
+        (150, (ids[150], nan, Vec2::X), TreeError::NonFinite),
+        (
+            150,
+            (ids[150], Aabb::new(inside.max, inside.min), Vec2::X),
+            TreeError::Inverted,
+        ),
+        (
+            150,
+            (ids[150], inside, Vec2::new(f32::INFINITY, 0.0)),
+            TreeError::NonFinite,
+        ),
+        // A fat box stretched by the look-ahead past f32.
+        (
+            150,
+            (ids[150], far, Vec2::new(f32::MAX, 0.0)),
+            TreeError::NonFinite,
+        ),
+    ];
+    for (at, bad, error) in cases {
+        let before = tree.clone();
+        let mut moves = good.clone();
+        moves[at] = bad;
+        let mut called = 0;
+        let refused = tree.move_proxies_with(moves.len(), |k| moves[k], |_| called += 1);
+        assert_eq!(
+            refused,
+            Err(TreeError::InBatch {
+                index: at,
+                error: Box::new(error.clone())
+            }),
+            "{bad:?}"
+        );
+        assert_eq!(called, 0);
+        // `move_proxy` refuses the item alike (a handle twice is only wrong in a batch).
+        if !matches!(error, TreeError::DuplicateInBatch(_)) {
+            assert_eq!(tree.clone().move_proxy(bad.0, bad.1, bad.2), Err(error));
+        }
+        tree.validate().expect("valid after a refused batch");
+        assert_eq!(proxy_states(&tree), proxy_states(&before));
+        assert_eq!(tree.work(), before.work());
+        assert!(tree.take_events().is_empty());
+        assert_eq!(observable(tree.clone()), observable(before));
+    }
+    let mut one = tree.clone();
+    let expected: Vec<usize> = good
+        .iter()
+        .enumerate()
+        .filter(|&(_, &(id, tight, velocity))| one.move_proxy(id, tight, velocity).expect("valid"))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(expected, (0..60).collect::<Vec<_>>());
+    let mut got = Vec::new();
+    assert_eq!(
+        tree.move_proxies_with(good.len(), |k| good[k], |k| got.push(k)),
+        Ok(60)
+    );
+    assert_eq!(got, expected);
+    tree.validate().expect("valid");
+    assert_eq!(proxy_states(&tree), proxy_states(&one));
+    assert_eq!(tree.take_events(), one.take_events());
+    assert_eq!(observable(tree), observable(one));
+}

@@ -395,6 +395,120 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let slot = &mut self.proxies[id.index as usize];
         slot.tight = tight;
         slot.velocity = velocity;
+        self.relocate_leaf(id, leaf, fat)?;
+        Ok(true)
+    }
+
+    /// Moves many proxies at once: move `k`, for `k` in `0..count`, is `item(k)`, a handle
+    /// with its proxy's new tight box and velocity. `reinserted(k)` is called, in increasing
+    /// `k`, for each move whose tight box had left its fat box (where
+    /// [`DynamicTree::move_proxy`] returns true); the count of those is returned.
+    ///
+    /// The outcome is exactly that of `move_proxy` on each item in turn: the same tree, fat
+    /// and tight boxes, velocities, move buffer, events and work counts. It costs less: the
+    /// handles are checked and the boxes tested against their fat boxes in one tight loop,
+    /// and the moves that leave their fat boxes are made after it, in order (a move that
+    /// stays changes nothing in the tree, so it cannot change what the others do).
+    ///
+    /// Every item is checked before anything changes: a stale handle, a handle given twice
+    /// ([`TreeError::DuplicateInBatch`]), a box or velocity that is not finite, an inverted box
+    /// or a fat box that would overflow is refused as [`TreeError::InBatch`] naming the first
+    /// bad item and its error (the one `move_proxy` would give), and the tree is left as it
+    /// was. `item` is asked twice for each `k` (to check, then to apply) and must give the
+    /// same answer both times.
+    pub fn move_proxies_with(
+        &mut self,
+        count: usize,
+        item: impl Fn(usize) -> (ProxyId, Aabb<V>, V),
+        mut reinserted: impl FnMut(usize),
+    ) -> Result<usize, TreeError> {
+        // Stage 1: check every item and list those that leave their fat boxes, with their
+        // new fat boxes; nothing changes.
+        let mut leaving = std::mem::take(&mut self.batch_leaving);
+        leaving.clear();
+        let checked = self.check_moves(count, &item, &mut leaving);
+        if let Err(error) = checked {
+            self.batch_leaving = leaving;
+            return Err(error);
+        }
+        // Stage 2: every proxy takes its tight box and velocity (one leaf visit each: the
+        // containment test).
+        for k in 0..count {
+            let (id, tight, velocity) = item(k);
+            if let Some(slot) = self.proxies.get_mut(id.index as usize) {
+                slot.tight = tight;
+                slot.velocity = velocity;
+            }
+        }
+        self.moves_tested += count as u64;
+        // Stage 3: the leaves that left their fat boxes move, in order.
+        let mut result = Ok(leaving.len());
+        for &(k, index, fat) in &leaving {
+            let id = self.proxy_id(index);
+            let leaf = self.proxies[index as usize].leaf;
+            if let Err(error) = self.relocate_leaf(id, leaf, fat) {
+                result = Err(error);
+                break;
+            }
+            reinserted(k);
+        }
+        self.batch_leaving = leaving;
+        result
+    }
+
+    /// Stage 1 of [`DynamicTree::move_proxies_with`]: checks each item and pushes
+    /// `(k, slot index, new fat box)` to `leaving` for each whose tight box leaves its fat
+    /// box; the first bad item is an error. Changes nothing but the scratch bit set.
+    fn check_moves(
+        &mut self,
+        count: usize,
+        item: &impl Fn(usize) -> (ProxyId, Aabb<V>, V),
+        leaving: &mut Vec<(usize, u32, Aabb<V>)>,
+    ) -> Result<(), TreeError> {
+        // One bit a slot: the handles seen so far.
+        let mut seen = std::mem::take(&mut self.moved_bits);
+        seen.clear();
+        seen.resize(self.proxies.len().div_ceil(64), 0);
+        let mut result = Ok(());
+        for k in 0..count {
+            let (id, tight, velocity) = item(k);
+            let index = id.index as usize;
+            let slot = match self.proxies.get(index) {
+                Some(s) if s.is_alive() && s.generation() == id.generation => s,
+                _ => {
+                    result = Err((k, TreeError::StaleProxy(id)));
+                    break;
+                }
+            };
+            let (word, bit) = (index / 64, 1u64 << (index % 64));
+            if seen[word] & bit != 0 {
+                result = Err((k, TreeError::DuplicateInBatch(id)));
+                break;
+            }
+            seen[word] |= bit;
+            // As in `move_within_fat`: a box inside the finite fat box is finite.
+            if slot.fat.contains(&tight) && tight.min.all_le(tight.max) && velocity.all_finite() {
+                continue;
+            }
+            match self.checked_fat(&tight, velocity) {
+                Ok(fat) => leaving.push((k, id.index, fat)),
+                Err(error) => {
+                    result = Err((k, error));
+                    break;
+                }
+            }
+        }
+        self.moved_bits = seen;
+        result.map_err(|(index, error)| TreeError::InBatch {
+            index,
+            error: Box::new(error),
+        })
+    }
+
+    /// The tree's part of a move whose tight box left its fat box (the proxy already holds
+    /// the new tight box and velocity): the leaf gets the fat box `fat` and its place, as the
+    /// [`UpdateMode`] says; the proxy goes in the move buffer and the move is recorded.
+    fn relocate_leaf(&mut self, id: ProxyId, leaf: u32, fat: Aabb<V>) -> Result<(), TreeError> {
         match self.config.update {
             UpdateMode::Reinsert | UpdateMode::LocalReinsert => {
                 // Stage 1: the lowest ancestor whose box holds the new one (`LocalReinsert`).
@@ -425,7 +539,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         }
         self.mark_moved(id.index);
         self.record(TreeEvent::Reinsert(id));
-        Ok(true)
+        Ok(())
     }
 
     /// Box2D v3's `EnlargeProxy`: the leaf takes its new fat box in place; every ancestor whose

@@ -1166,11 +1166,18 @@ mod tests {
         }
     }
 
-    /// The tree's update in runs (from 50 bodies in the unit tests, runs of 16): in each run
-    /// some bodies stay in their fat boxes and some leave, interleaved. The outcome (the
-    /// leavers, sorted), the fat boxes and the pairs are brute force's, step after step.
+    /// The tree's update, in one batch of moves (below 50 bodies in the unit tests) and in
+    /// runs (from 50, runs of 16): in each step some bodies stay in their fat boxes and some
+    /// leave, interleaved. The outcome (the leavers, in id order), the fat boxes and the
+    /// pairs are brute force's, step after step.
     #[test]
     fn bodies_that_stay_and_leave_in_one_run_update_as_brute_force_does() {
+        for n in [40u32, 120] {
+            stay_and_leave_as_brute_force(n);
+        }
+    }
+
+    fn stay_and_leave_as_brute_force(n: u32) {
         let config = TreeConfig {
             margin: 0.3,
             ..TreeConfig::default()
@@ -1178,7 +1185,7 @@ mod tests {
         let mut tree = TreeBroadphase::<Vec2>::new(config).expect("valid config");
         let mut brute = BruteForce::<Vec2>::new(config);
         let mut rng = Pcg64::seed_from_u64(11);
-        let mut now = bodies(&mut rng, 120, 100);
+        let mut now = bodies(&mut rng, n, 100);
         let mut out = [UpdateOutcome::default(), UpdateOutcome::default()];
         tree.update_bodies(&now, &mut out[0]).expect("usable");
         brute.update_bodies(&now, &mut out[1]).expect("usable");
@@ -1194,9 +1201,12 @@ mod tests {
             }
             tree.update_bodies(&now, &mut out[0]).expect("usable");
             brute.update_bodies(&now, &mut out[1]).expect("usable");
-            assert_eq!(out[0], out[1], "step {step}");
+            assert_eq!(out[0], out[1], "{n} bodies, step {step}");
             let left = out[0].reinserted.len();
-            assert!((30..=60).contains(&left), "step {step}: {left} of 120 left");
+            assert!(
+                (n as usize / 4..=n as usize / 2).contains(&left),
+                "{n} bodies, step {step}: {left} left"
+            );
             let fat: Vec<(u32, Aabb<Vec2>)> = now
                 .iter()
                 .map(|b| {
@@ -1206,7 +1216,7 @@ mod tests {
                 })
                 .collect();
             let expected = reference(&fat);
-            assert_eq!(visited(&mut tree).0, expected, "step {step}");
+            assert_eq!(visited(&mut tree).0, expected, "{n} bodies, step {step}");
             tree.tree().validate().expect("a valid tree");
         }
     }

@@ -190,6 +190,19 @@ fn refused(id: u32, error: &TreeError) -> BroadphaseError {
     }
 }
 
+/// The error for a batch of moves the tree refused: the body of the item it names.
+#[cold]
+#[inline(never)]
+fn batch_refused<V: SceneVector>(
+    bodies: &(impl Bodies<V> + ?Sized),
+    error: TreeError,
+) -> BroadphaseError {
+    match error {
+        TreeError::InBatch { index, error } => refused(bodies.body(index).id, &error),
+        error => error.into(),
+    }
+}
+
 impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
     fn kind(&self) -> BroadphaseKind {
         BroadphaseKind::Tree
@@ -209,20 +222,30 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         out.removed.clear();
         // The usual step: the same bodies as last time, each only moved.
         if same {
+            // Up to a large tree, one batch: the tree checks every body and tests it against
+            // its fat box in one loop, then moves those that left, in order (the tree and the
+            // outcome are those of moving every body in order).
+            //
             // A large tree (far bigger than the cache) goes in runs: the bodies of a run that
             // stay in their fat boxes are moved at once (nothing else in the tree changes),
             // the tree reads ahead for those that leave (their first reads from memory in
-            // flight together), then they are moved, in order. The tree and the outcome are
-            // those of moving every body in order. Smaller trees, in the cache, would only pay
-            // for the extra step (10% of the update at 10,000 circles).
+            // flight together), then they are moved, in order. Smaller trees, in the cache,
+            // would only pay for the extra step (10% of the update at 10,000 circles).
             if bodies.len() < WARM_MIN_BODIES {
-                for k in 0..bodies.len() {
-                    let body = bodies.body(k);
-                    if self.move_to(self.handles[k], &body)? {
-                        out.reinserted.push(body.id);
-                    }
-                }
-                return Ok(());
+                let handles = &self.handles;
+                let reinserted = &mut out.reinserted;
+                return self
+                    .tree
+                    .move_proxies_with(
+                        bodies.len(),
+                        |k| {
+                            let body = bodies.body(k);
+                            (handles[k], body.tight, body.velocity)
+                        },
+                        |k| reinserted.push(bodies.body(k).id),
+                    )
+                    .map(|_| ())
+                    .map_err(|e| batch_refused(bodies, e));
             }
             let mut leaving: Vec<(ProxyId, Body<V>)> = Vec::with_capacity(WARM_RUN);
             for run in (0..bodies.len()).step_by(WARM_RUN) {
