@@ -208,9 +208,9 @@ impl eframe::App for FramesApp {
         let now = Instant::now();
         if self.measuring() && !self.done {
             if self.starts.is_empty() {
-                self.first_step = self.app.inspect().sim().step_index();
-                self.proxies = self.app.inspect().sim().live_count()
-                    + self.app.inspect().sim().static_boxes().len();
+                let sim = self.app.inspect().sim();
+                self.first_step = sim.step_index();
+                self.proxies = sim.live_count() + sim.static_boxes().len();
             }
             self.starts.push(now);
             let measured = now.duration_since(self.starts[0]);

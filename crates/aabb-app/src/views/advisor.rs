@@ -14,7 +14,7 @@ use eframe::egui;
 use super::View;
 use crate::commands::Command;
 use crate::files::ExportFormat;
-use crate::source::Origin;
+use crate::source::{Origin, Sim};
 use crate::state::State;
 use crate::sweep::export::{SweepJson, csv};
 use crate::sweep::{
@@ -317,14 +317,15 @@ impl AdvisorView {
                     "from the start".to_owned()
                 }
             };
-            let (mut origin, mut start) = state.model.sim.here();
             let from = from_step(state.model.sim.step_index());
-            if !form.from_now {
-                start = 0;
-                if let Origin::Scene(_) = origin {
-                    origin = Origin::Scene(Box::new(state.model.doc.clone()));
+            // From the start: a scene's document, a trace's first step.
+            let (origin, start) = match (&state.model.sim, form.from_now) {
+                (Sim::Scene(_), false) => (Origin::Scene(Box::new(state.model.doc.clone())), 0),
+                (sim, from_now) => {
+                    let (origin, here) = sim.here();
+                    (origin, if from_now { here } else { 0 })
                 }
-            }
+            };
             let mut spec = spec;
             if let Some(left) = origin.steps_after(start)
                 && left > 0
