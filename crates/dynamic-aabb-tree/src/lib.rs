@@ -480,6 +480,59 @@ pub struct ProxyId {
     pub generation: u32,
 }
 
+/// Handles for [`DynamicTree::move_batch_with`], checked once and trusted while the tree's
+/// set of live proxies stays as it was: a broad phase that moves the same bodies every step
+/// keeps one and the tree checks its handles (live, each once) only on the first step and
+/// after a proxy was created or destroyed, instead of on every move.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MoveBatch {
+    ids: Vec<ProxyId>,
+    /// The [`DynamicTree`] live-set stamp the handles were last found good against; 0: never
+    /// checked.
+    stamp: u64,
+}
+
+impl MoveBatch {
+    /// A batch of these handles (not checked yet: the first move checks them).
+    #[must_use]
+    pub fn new(ids: Vec<ProxyId>) -> Self {
+        Self { ids, stamp: 0 }
+    }
+
+    /// The handles, in the order of the moves.
+    #[must_use]
+    pub fn ids(&self) -> &[ProxyId] {
+        &self.ids
+    }
+
+    /// Number of handles.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True when there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Bytes held (capacity).
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.ids.capacity() * std::mem::size_of::<ProxyId>()
+    }
+}
+
+/// A stamp no tree has had: each tree takes one when its set of live proxies has changed
+/// since it last took one and a [`MoveBatch`] asks, so two trees share a stamp only when one
+/// is a copy of the other and neither has created or destroyed a proxy since.
+pub(crate) fn fresh_live_stamp() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Index of a node in the tree's pool; valid until the next mutation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
@@ -788,6 +841,10 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     /// `move_proxy` calls on a live proxy since the counts were taken: one leaf visit each
     /// (kept apart so the common call adds to one counter).
     moves_tested: u64,
+    /// The stamp of the set of live proxies ([`fresh_live_stamp`]); 0 once a proxy was
+    /// created or destroyed since the last stamp was taken. A [`MoveBatch`] checked against
+    /// this stamp holds live handles, each once.
+    live_stamp: u64,
 }
 
 impl<V: Vector, T: Copy> DynamicTree<V, T> {
@@ -834,6 +891,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             events: Vec::new(),
             work: WorkCounts::default(),
             moves_tested: 0,
+            live_stamp: 0,
         }
     }
 

@@ -1942,3 +1942,260 @@ fn a_refused_batch_of_moves_leaves_the_tree_as_it_was() {
     assert_eq!(tree.take_events(), one.take_events());
     assert_eq!(observable(tree), observable(one));
 }
+
+/// A [`MoveBatch`] moved step after step is the moves one by one: for every update mode, over
+/// 30 steps of random moves in an order that changes with the step, with proxies created and
+/// destroyed between steps (the batch is then made anew, and its handles checked again), the
+/// same reinserted items, tree, boxes, velocities, work counts, events and pairs.
+#[test]
+fn a_move_batch_is_the_moves_one_by_one() {
+    for (c, update) in [
+        UpdateMode::LocalReinsert,
+        UpdateMode::Reinsert,
+        UpdateMode::EnlargeAndRebuild,
+        UpdateMode::LocalReinsert,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let config = TreeConfig {
+            update,
+            velocity_lookahead: if c == 3 { 0.02 } else { 0.0 },
+            ..TreeConfig::default()
+        };
+        let mut rng = Rng(141 + c as u64);
+        let mut one = DynamicTree::<Vec2, u32>::new(config);
+        one.set_recording(true);
+        let mut ids = one
+            .create_proxies(&random_items(&mut rng, 300, 100.0, 3.0))
+            .expect("batch");
+        one.update_pairs().expect("no limit");
+        let _ = one.take_events();
+        let mut batch_tree = one.clone();
+        let (mut stayed, mut left) = (0, 0);
+        let mut handles = MoveBatch::new(ids.clone());
+        for step in 0..30 {
+            // Every seventh step a proxy goes and another comes, in both trees alike.
+            if step % 7 == 6 {
+                let gone = ids.remove(step % ids.len());
+                one.destroy_proxy(gone).expect("destroy");
+                batch_tree.destroy_proxy(gone).expect("destroy");
+                let made = one
+                    .create_proxy(b2(5.0, 5.0, 6.0, 6.0), Vec2::ZERO, 1000 + step as u32)
+                    .expect("create");
+                assert_eq!(
+                    batch_tree.create_proxy(b2(5.0, 5.0, 6.0, 6.0), Vec2::ZERO, 1000 + step as u32),
+                    Ok(made)
+                );
+                ids.push(made);
+                handles = MoveBatch::new(ids.clone());
+            }
+            let moves = random_moves(&one, &ids, &mut rng, 0.15, 0);
+            let mut expected = Vec::new();
+            for (k, &(id, tight, velocity)) in moves.iter().enumerate() {
+                if one.move_proxy(id, tight, velocity).expect("valid move") {
+                    expected.push(k);
+                }
+            }
+            let mut got = Vec::new();
+            let count = batch_tree
+                .move_batch_with(&mut handles, |k| (moves[k].1, moves[k].2), |k| got.push(k))
+                .expect("valid batch");
+            assert_eq!(got, expected, "step {step}: reinserted items");
+            assert_eq!(count, expected.len());
+            left += count;
+            stayed += moves.len() - count;
+            batch_tree.validate().expect("valid after a batch");
+            assert_eq!(
+                batch_tree.structure_hash(),
+                one.structure_hash(),
+                "step {step}"
+            );
+            assert_eq!(proxy_states(&batch_tree), proxy_states(&one), "step {step}");
+            assert_eq!(batch_tree.work(), one.work(), "step {step}");
+            assert_eq!(batch_tree.take_events(), one.take_events(), "step {step}");
+            one.update_pairs().expect("no limit");
+            batch_tree.update_pairs().expect("no limit");
+            assert_eq!(batch_tree.pairs(), one.pairs(), "step {step}");
+        }
+        assert!(
+            stayed > 500 && left > 500,
+            "{update:?}: {stayed} stayed, {left} left"
+        );
+    }
+}
+
+/// A [`MoveBatch`] whose handles are bad is refused before anything moves, naming the first
+/// bad handle: a destroyed proxy, a handle given twice, a slot never made; also a batch
+/// checked against one tree and then used on a copy that destroyed one of its proxies, or on
+/// the tree it was copied from when the batch names a proxy only the copy made.
+#[test]
+fn a_move_batch_with_bad_handles_moves_nothing() {
+    let mut rng = Rng(78);
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    let ids = tree
+        .create_proxies(&random_items(&mut rng, 120, 60.0, 3.0))
+        .expect("batch");
+    tree.update_pairs().expect("no limit");
+    let shifted = |tree: &DynamicTree<Vec2, u32>, id: ProxyId| {
+        let tight = tree.tight_aabb(id).unwrap_or(b2(0.0, 0.0, 1.0, 1.0));
+        let d = Vec2::splat(0.5);
+        (Aabb::new(tight.min + d, tight.max + d), Vec2::X)
+    };
+    let never = ProxyId {
+        index: 5000,
+        generation: 0,
+    };
+    let mut gone_tree = tree.clone();
+    gone_tree.destroy_proxy(ids[40]).expect("destroy");
+    for (at, bad, error) in [
+        (0, never, TreeError::StaleProxy(never)),
+        (70, ids[3], TreeError::DuplicateInBatch(ids[3])),
+        (119, never, TreeError::StaleProxy(never)),
+    ] {
+        let mut handles = ids.clone();
+        handles[at] = bad;
+        let mut batch = MoveBatch::new(handles);
+        let before = tree.clone();
+        let mut moved = tree.clone();
+        let ids_now = batch.ids().to_vec();
+        let refused = moved.move_batch_with(
+            &mut batch,
+            |k| shifted(&before, ids_now[k]),
+            |_| unreachable!("nothing moves"),
+        );
+        assert_eq!(
+            refused,
+            Err(TreeError::InBatch {
+                index: at,
+                error: Box::new(error)
+            })
+        );
+        assert_eq!(proxy_states(&moved), proxy_states(&before));
+        assert_eq!(moved.work(), before.work());
+        assert_eq!(observable(moved), observable(before));
+    }
+    // Checked against the tree, then used on a copy that destroyed proxy 40.
+    let mut batch = MoveBatch::new(ids.clone());
+    let mut checked = tree.clone();
+    checked
+        .move_batch_with(&mut batch, |k| shifted(&tree, ids[k]), |_| {})
+        .expect("good handles");
+    let before = gone_tree.clone();
+    assert_eq!(
+        gone_tree.move_batch_with(&mut batch, |k| shifted(&before, ids[k]), |_| {}),
+        Err(TreeError::InBatch {
+            index: 40,
+            error: Box::new(TreeError::StaleProxy(ids[40]))
+        })
+    );
+    assert_eq!(proxy_states(&gone_tree), proxy_states(&before));
+    // Checked against a copy that made a proxy, then used on the tree without it.
+    let mut grown = tree.clone();
+    let extra = grown
+        .create_proxy(b2(1.0, 1.0, 2.0, 2.0), Vec2::ZERO, 999)
+        .expect("create");
+    let mut all = ids.clone();
+    all.push(extra);
+    let mut batch = MoveBatch::new(all.clone());
+    let grown_before = grown.clone();
+    grown
+        .move_batch_with(&mut batch, |k| shifted(&grown_before, all[k]), |_| {})
+        .expect("good handles");
+    let before = tree.clone();
+    assert_eq!(
+        tree.move_batch_with(&mut batch, |k| shifted(&before, all[k]), |_| {}),
+        Err(TreeError::InBatch {
+            index: 120,
+            error: Box::new(TreeError::StaleProxy(extra))
+        })
+    );
+    assert_eq!(observable(tree), observable(before));
+}
+
+/// A [`MoveBatch`] with a bad box or velocity at item `k` makes the moves before it, exactly
+/// as `move_proxy` one by one, and none after it; the tree stays valid, and the next good
+/// batch goes in as the moves one by one.
+#[test]
+fn a_move_batch_with_a_bad_box_makes_the_moves_before_it() {
+    let mut rng = Rng(79);
+    let config = TreeConfig {
+        velocity_lookahead: 4.0,
+        ..TreeConfig::default()
+    };
+    let mut start = DynamicTree::<Vec2, u32>::new(config);
+    let ids = start
+        .create_proxies(&random_items(&mut rng, 200, 80.0, 3.0))
+        .expect("batch");
+    start.update_pairs().expect("no limit");
+    start.set_recording(true);
+    // The first 60 leave their fat boxes, the rest stay.
+    let good: Vec<(Aabb<Vec2>, Vec2)> = ids
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| {
+            let tight = start.tight_aabb(id).expect("live");
+            let d = Vec2::splat(if k < 60 { 0.5 } else { 0.01 });
+            (Aabb::new(tight.min + d, tight.max + d), Vec2::X)
+        })
+        .collect();
+    let nan = Aabb::new(Vec2::new(f32::NAN, 0.0), Vec2::ONE);
+    let far = Aabb::new(good[150].0.min + 20.0, good[150].0.max + 20.0);
+    for (at, bad, error) in [
+        (150, (nan, Vec2::X), TreeError::NonFinite),
+        (30, (nan, Vec2::X), TreeError::NonFinite),
+        (
+            0,
+            (good[0].0, Vec2::new(f32::NAN, 0.0)),
+            TreeError::NonFinite,
+        ),
+        (
+            150,
+            (Aabb::new(good[150].0.max, good[150].0.min), Vec2::X),
+            TreeError::Inverted,
+        ),
+        (150, (far, Vec2::new(f32::MAX, 0.0)), TreeError::NonFinite),
+    ] {
+        let mut moves = good.clone();
+        moves[at] = bad;
+        let mut one = start.clone();
+        let expected: Vec<usize> = (0..at)
+            .filter(|&k| {
+                one.move_proxy(ids[k], moves[k].0, moves[k].1)
+                    .expect("good")
+            })
+            .collect();
+        assert_eq!(expected, (0..at.min(60)).collect::<Vec<_>>());
+        assert_eq!(
+            one.clone().move_proxy(ids[at], bad.0, bad.1),
+            Err(error.clone())
+        );
+        let mut tree = start.clone();
+        let mut batch = MoveBatch::new(ids.clone());
+        let mut got = Vec::new();
+        assert_eq!(
+            tree.move_batch_with(&mut batch, |k| moves[k], |k| got.push(k)),
+            Err(TreeError::InBatch {
+                index: at,
+                error: Box::new(error)
+            })
+        );
+        assert_eq!(got, expected);
+        tree.validate().expect("valid after a refused item");
+        assert_eq!(proxy_states(&tree), proxy_states(&one), "at {at}");
+        assert_eq!(tree.work(), one.work());
+        assert_eq!(tree.take_events(), one.take_events());
+        assert_eq!(observable(tree.clone()), observable(one.clone()));
+        // The good batch goes in after it as one by one.
+        let mut got = Vec::new();
+        let count = tree
+            .move_batch_with(&mut batch, |k| good[k], |k| got.push(k))
+            .expect("good");
+        let expected: Vec<usize> = (0..good.len())
+            .filter(|&k| one.move_proxy(ids[k], good[k].0, good[k].1).expect("good"))
+            .collect();
+        assert_eq!((got, count), (expected.clone(), expected.len()));
+        assert_eq!(proxy_states(&tree), proxy_states(&one));
+        assert_eq!(observable(tree), observable(one));
+    }
+}

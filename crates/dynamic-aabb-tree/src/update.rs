@@ -3,8 +3,8 @@
 
 use super::node::{ALIVE, GENERATION_MASK, MAX_PROXIES, MOVED, NULL, Node, ProxySlot, RETIRED};
 use super::{
-    Aabb, Balancing, DynamicTree, InsertionCost, PairMethod, ProxyId, RebuildMethod, TreeConfig,
-    TreeError, TreeEvent, UpdateMode, Vector, check_setting,
+    Aabb, Balancing, DynamicTree, InsertionCost, MoveBatch, PairMethod, ProxyId, RebuildMethod,
+    TreeConfig, TreeError, TreeEvent, UpdateMode, Vector, check_setting, fresh_live_stamp,
 };
 
 /// How many ancestors up `LocalReinsert` looks for one whose box holds a moved leaf's new fat
@@ -193,6 +193,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// their old order, or off the end of the table and pool), and the move buffer, counts
     /// and flags are as they were.
     fn undo_batch(&mut self, mark: &BatchMark, leaves: &[u32]) {
+        self.live_stamp = 0;
         for &leaf in leaves.iter().rev() {
             let slot = self.nodes[leaf as usize].child1;
             if (slot as usize) < mark.proxies {
@@ -245,6 +246,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// A new live proxy slot (from the free list, or pushed) with leaf `leaf`; returns its
     /// index. Counts the proxy live.
     fn new_slot(&mut self, tight: Aabb<V>, velocity: V, user: T, fat: Aabb<V>, leaf: u32) -> u32 {
+        self.live_stamp = 0;
         let index = if self.free_proxy != NULL {
             let index = self.free_proxy;
             let slot = &mut self.proxies[index as usize];
@@ -283,6 +285,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         self.free_node(slot.leaf);
         // In the move buffer, so the next pair update drops the pairs that name the slot.
         self.mark_moved(id.index);
+        self.live_stamp = 0;
         let free_proxy = self.free_proxy;
         let s = &mut self.proxies[id.index as usize];
         // A new generation, not alive. `MOVED` stays: it says the slot index is already in the
@@ -497,6 +500,119 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     break;
                 }
             }
+        }
+        self.moved_bits = seen;
+        result.map_err(|(index, error)| TreeError::InBatch {
+            index,
+            error: Box::new(error),
+        })
+    }
+
+    /// Moves the proxies of a [`MoveBatch`]: move `k` gives proxy `batch.ids()[k]` the tight
+    /// box and velocity `item(k)`. `reinserted(k)` is called, in increasing `k`, for each move
+    /// whose tight box had left its fat box; the count of those is returned. The outcome is
+    /// exactly that of [`DynamicTree::move_proxy`] on each handle in turn.
+    ///
+    /// The handles are checked (each live, none twice) the first time and then only after a
+    /// proxy was created or destroyed, so the usual step (the same proxies moved again) pays
+    /// for none of it: one tight loop tests each box against its fat box and gives the proxies
+    /// that stay their boxes, then the leaves that left move, in order. A stale handle or a
+    /// handle given twice is refused before anything moves ([`TreeError::InBatch`] naming the
+    /// first, with [`TreeError::StaleProxy`] or [`TreeError::DuplicateInBatch`]). A box or
+    /// velocity that is not finite, an inverted box or a fat box that would overflow is
+    /// refused as [`TreeError::InBatch`] naming the first bad item, with the error
+    /// `move_proxy` would give; the moves before it are then made (as `move_proxy` one by one
+    /// would have made them) and none after it. `item` is asked once for each `k` up to the
+    /// bad one.
+    pub fn move_batch_with(
+        &mut self,
+        batch: &mut MoveBatch,
+        item: impl Fn(usize) -> (Aabb<V>, V),
+        mut reinserted: impl FnMut(usize),
+    ) -> Result<usize, TreeError> {
+        // Stage 1: the handles, when the set of live proxies changed since they were checked.
+        if self.live_stamp == 0 {
+            self.live_stamp = fresh_live_stamp();
+        }
+        if batch.stamp != self.live_stamp {
+            self.check_handles(batch.ids())?;
+            batch.stamp = self.live_stamp;
+        }
+        // Stage 2: every box against its fat box; those that stay take their boxes.
+        let mut leaving = std::mem::take(&mut self.batch_leaving);
+        leaving.clear();
+        let mut stayed = 0u64;
+        let mut refused = None;
+        for (k, id) in batch.ids().iter().enumerate() {
+            let (tight, velocity) = item(k);
+            // Checked live above, and nothing was destroyed since: the slot exists.
+            let Some(slot) = self.proxies.get_mut(id.index as usize) else {
+                refused = Some((k, TreeError::StaleProxy(*id)));
+                break;
+            };
+            // As in `move_within_fat`: a box inside the finite fat box is finite.
+            if slot.fat.contains(&tight) && tight.min.all_le(tight.max) && velocity.all_finite() {
+                slot.tight = tight;
+                slot.velocity = velocity;
+                stayed += 1;
+                continue;
+            }
+            match self.checked_fat(&tight, velocity) {
+                Ok(fat) => {
+                    let slot = &mut self.proxies[id.index as usize];
+                    slot.tight = tight;
+                    slot.velocity = velocity;
+                    leaving.push((k, id.index, fat));
+                }
+                Err(error) => {
+                    refused = Some((k, error));
+                    break;
+                }
+            }
+        }
+        // One leaf visit a move: the containment test.
+        self.moves_tested += stayed + leaving.len() as u64;
+        // Stage 3: the leaves that left their fat boxes move, in order. (A relocation only
+        // fails when the node pool is full, and the removal before it frees a node.)
+        let mut result = Ok(leaving.len());
+        for &(k, index, fat) in &leaving {
+            let id = self.proxy_id(index);
+            let leaf = self.proxies[index as usize].leaf;
+            if let Err(error) = self.relocate_leaf(id, leaf, fat) {
+                result = Err(error);
+                break;
+            }
+            reinserted(k);
+        }
+        self.batch_leaving = leaving;
+        match refused {
+            Some((index, error)) if result.is_ok() => Err(TreeError::InBatch {
+                index,
+                error: Box::new(error),
+            }),
+            _ => result,
+        }
+    }
+
+    /// Stage 1 of [`DynamicTree::move_batch_with`]: every handle live and none twice, else
+    /// the first bad one as [`TreeError::InBatch`]. Changes nothing but the scratch bit set.
+    fn check_handles(&mut self, ids: &[ProxyId]) -> Result<(), TreeError> {
+        let mut seen = std::mem::take(&mut self.moved_bits);
+        seen.clear();
+        seen.resize(self.proxies.len().div_ceil(64), 0);
+        let mut result = Ok(());
+        for (k, &id) in ids.iter().enumerate() {
+            let index = id.index as usize;
+            if self.slot(id).is_err() {
+                result = Err((k, TreeError::StaleProxy(id)));
+                break;
+            }
+            let (word, bit) = (index / 64, 1u64 << (index % 64));
+            if seen[word] & bit != 0 {
+                result = Err((k, TreeError::DuplicateInBatch(id)));
+                break;
+            }
+            seen[word] |= bit;
         }
         self.moved_bits = seen;
         result.map_err(|(index, error)| TreeError::InBatch {

@@ -7,7 +7,7 @@ use super::{
     check_bodies_against, sorted_bodies,
 };
 use crate::tree::{
-    Aabb, DynamicTree, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats, WorkCounts,
+    Aabb, DynamicTree, MoveBatch, ProxyId, TreeConfig, TreeError, TreeEvent, TreeStats, WorkCounts,
 };
 use glam::Vec3;
 
@@ -26,10 +26,11 @@ const WARM_MIN_BODIES: usize = if cfg!(test) { 50 } else { 1 << 18 };
 #[derive(Clone, Debug)]
 pub struct TreeBroadphase<V: SceneVector> {
     tree: DynamicTree<V, u32>,
-    /// Body ids, ascending; `handles[k]` is the proxy of body `ids[k]` (two arrays, so the
-    /// step's id check reads only the ids).
+    /// Body ids, ascending; `handles.ids()[k]` is the proxy of body `ids[k]` (two arrays, so
+    /// the step's id check reads only the ids). The tree checks the handles once, not on
+    /// every step ([`MoveBatch`]).
     ids: Vec<u32>,
-    handles: Vec<ProxyId>,
+    handles: MoveBatch,
     /// The body id of each proxy slot (`ProxyId::index`): pairs come from the tree as slots.
     id_of_slot: Vec<u32>,
     /// The pairs of the last search as body ids, sorted, when `sorted_valid`.
@@ -54,7 +55,7 @@ impl<V: SceneVector> TreeBroadphase<V> {
         Ok(Self {
             tree,
             ids: Vec::new(),
-            handles: Vec::new(),
+            handles: MoveBatch::default(),
             id_of_slot: Vec::new(),
             pairs: Vec::new(),
             sorted_valid: false,
@@ -111,7 +112,7 @@ impl<V: SceneVector> TreeBroadphase<V> {
         for (k, &proxy) in created.iter().enumerate() {
             self.record_slot(proxy, self.ids[k]);
         }
-        self.handles = created;
+        self.handles = MoveBatch::new(created);
         Ok(())
     }
 
@@ -128,7 +129,10 @@ impl<V: SceneVector> TreeBroadphase<V> {
     }
 
     fn proxy(&self, id: u32) -> Option<ProxyId> {
-        self.ids.binary_search(&id).ok().map(|k| self.handles[k])
+        self.ids
+            .binary_search(&id)
+            .ok()
+            .map(|k| self.handles.ids()[k])
     }
 
     /// Brings the tree's pairs up to date; true when they were recomputed.
@@ -232,15 +236,14 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
             // flight together), then they are moved, in order. Smaller trees, in the cache,
             // would only pay for the extra step (10% of the update at 10,000 circles).
             if bodies.len() < WARM_MIN_BODIES {
-                let handles = &self.handles;
                 let reinserted = &mut out.reinserted;
                 return self
                     .tree
-                    .move_proxies_with(
-                        bodies.len(),
+                    .move_batch_with(
+                        &mut self.handles,
                         |k| {
                             let body = bodies.body(k);
-                            (handles[k], body.tight, body.velocity)
+                            (body.tight, body.velocity)
                         },
                         |k| reinserted.push(bodies.body(k).id),
                     )
@@ -251,7 +254,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
             for run in (0..bodies.len()).step_by(WARM_RUN) {
                 leaving.clear();
                 for k in run..bodies.len().min(run + WARM_RUN) {
-                    let (proxy, body) = (self.handles[k], bodies.body(k));
+                    let (proxy, body) = (self.handles.ids()[k], bodies.body(k));
                     let moved = self
                         .tree
                         .move_within_fat(proxy, body.tight, body.velocity)
@@ -275,7 +278,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         // Stage 1: remove the proxies of bodies that are gone, so their nodes can be reused.
         let mut kept = Vec::with_capacity(self.ids.len());
         let mut next = bodies.iter().peekable();
-        for (&id, &proxy) in self.ids.iter().zip(&self.handles) {
+        for (&id, &proxy) in self.ids.iter().zip(self.handles.ids()) {
             while next.next_if(|b| b.id < id).is_some() {}
             if next.peek().is_some_and(|b| b.id == id) {
                 kept.push((id, proxy));
@@ -314,7 +317,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
             self.changed = true;
         }
         self.ids = ids;
-        self.handles = handles;
+        self.handles = MoveBatch::new(handles);
         Ok(())
     }
 
@@ -345,7 +348,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         use std::mem::size_of;
         self.tree.bytes()
             + self.ids.capacity() * size_of::<u32>()
-            + self.handles.capacity() * size_of::<ProxyId>()
+            + self.handles.bytes()
             + self.id_of_slot.capacity() * size_of::<u32>()
             + self.pairs.capacity() * size_of::<(u32, u32)>()
             + self.static_ids.capacity() * size_of::<u32>()
@@ -378,7 +381,7 @@ impl<V: SceneVector> Broadphase for TreeBroadphase<V> {
         self.static_slot.clear();
         if !self.static_ids.is_empty() {
             self.static_slot.resize(self.id_of_slot.len(), false);
-            for (&id, proxy) in self.ids.iter().zip(&self.handles) {
+            for (&id, proxy) in self.ids.iter().zip(self.handles.ids()) {
                 self.static_slot[proxy.index as usize] = self.static_ids.binary_search(&id).is_ok();
             }
         }
