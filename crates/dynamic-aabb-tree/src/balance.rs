@@ -2,7 +2,7 @@
 //! post "AABB Trees for Collision Detection"; Box2D v2's `b2Balance`) and surface-area
 //! rotations (Box2D v3's `b2RotateNodes`, Kopta et al.).
 
-use super::node::NULL;
+use super::node::{NULL, Node, parent_fit_bits};
 use super::{Balancing, DynamicTree, NodeId, TreeEvent, Vector};
 
 /// How deep the AVL repair may recurse into a demoted subtree. Far more than a tree that was
@@ -27,6 +27,22 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let mut visits = 0u64;
         while index != NULL {
             visits += 1;
+            if balancing == Balancing::Rotations {
+                let (kept, rotated) = self.refit_and_rotate(index);
+                if index != start && kept && !rotated {
+                    // A node that kept its box and children leaves its parent's rotation
+                    // inputs unchanged but for its children's boxes; once the parent is
+                    // unchanged too, nothing above sees a difference: stop there.
+                    quiet += 1;
+                    if quiet == 2 {
+                        break;
+                    }
+                } else {
+                    quiet = 0;
+                }
+                index = self.nodes[index as usize].parent;
+                continue;
+            }
             let before = self.nodes[index as usize];
             self.refit_node(index);
             match balancing {
@@ -41,25 +57,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                     }
                 }
                 Balancing::Avl => index = self.avl_fix(index, 0),
-                Balancing::Rotations => {
-                    let rotated = self.rotate_nodes(index);
-                    let after = &self.nodes[index as usize];
-                    if index != start
-                        && !rotated
-                        && after.aabb == before.aabb
-                        && after.height() == before.height()
-                    {
-                        // A node that kept its box and children leaves its parent's rotation
-                        // inputs unchanged but for its children's boxes; once the parent is
-                        // unchanged too, nothing above sees a difference: stop there.
-                        quiet += 1;
-                        if quiet == 2 {
-                            break;
-                        }
-                    } else {
-                        quiet = 0;
-                    }
-                }
+                // Taken above.
+                Balancing::Rotations => {}
             }
             index = self.nodes[index as usize].parent;
         }
@@ -140,8 +139,30 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         c
     }
 
-    /// Box2D v3's `b2RotateNodes` at `a`: swaps a child of `a` with a grandchild under the
-    /// other child when that shrinks the SAH measure of the child that changes.
+    /// The walk up's step at the branch `a` under `Rotations`: [`DynamicTree::refit_node`]
+    /// then [`DynamicTree::rotate_children`], with the branch and its children read once.
+    /// Returns whether the refit kept the branch's box and height, and whether it rotated.
+    fn refit_and_rotate(&mut self, a: u32) -> (bool, bool) {
+        let before = self.nodes[a as usize];
+        if before.is_leaf() {
+            return (true, false);
+        }
+        let (b, c) = (before.child1, before.child2);
+        let nb = self.nodes[b as usize];
+        let nc = self.nodes[c as usize];
+        let aabb = nb.aabb.union(&nc.aabb);
+        let node = &mut self.nodes[a as usize];
+        node.aabb = aabb;
+        node.set_fit_bits(parent_fit_bits(nb.fit_bits(), nc.fit_bits()));
+        let height = node.height();
+        let kept = aabb == before.aabb && height == before.height();
+        let rotated = height >= 2 && self.rotate_children(a, b, &nb, c, &nc);
+        (kept, rotated)
+    }
+
+    /// Box2D v3's `b2RotateNodes` at the branch `a` (of height 2 or more; its children `b`
+    /// and `c` are `nb` and `nc`): swaps a child of `a` with a grandchild under the other
+    /// child when that shrinks the SAH measure of the child that changes.
     ///
     /// Cases, with B and C the children of A, D and E B's, F and G C's:
     /// - both leaves (or A is a leaf): nothing;
@@ -152,14 +173,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
     /// the swap taken is the one of least resulting area, and only if it is smaller than the
     /// area of the child it changes.
     /// Returns true when it rotated.
-    pub(crate) fn rotate_nodes(&mut self, a: u32) -> bool {
-        let na = self.nodes[a as usize];
-        if na.is_leaf() || na.height() < 2 {
-            return false;
-        }
-        let (b, c) = (na.child1, na.child2);
-        let nb = self.nodes[b as usize];
-        let nc = self.nodes[c as usize];
+    fn rotate_children(&mut self, a: u32, b: u32, nb: &Node<V>, c: u32, nc: &Node<V>) -> bool {
         // (gain, child of A moved down, grandchild moved up, its parent)
         let mut best: Option<(f32, u32, u32, u32)> = None;
         let mut consider = |gain: f32, down: u32, up: u32, under: u32| {

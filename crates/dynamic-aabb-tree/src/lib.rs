@@ -805,9 +805,10 @@ pub struct DynamicTree<V: Vector, T: Copy = u32> {
     /// proxy table does not), for dropping their pairs; also of the handles a batch of moves
     /// named, for refusing one named twice ([`DynamicTree::move_proxies_with`]).
     moved_bits: Vec<u64>,
-    /// Scratch list of a batch of moves ([`DynamicTree::move_proxies_with`]): the position,
-    /// slot and new fat box of each move whose tight box left its fat box.
-    batch_leaving: Vec<(usize, u32, Aabb<V>)>,
+    /// Scratch list of a batch of moves ([`DynamicTree::move_proxies_with`],
+    /// [`DynamicTree::move_batch_with`]): the position, slot, leaf and new fat box of each
+    /// move whose tight box left its fat box.
+    batch_leaving: Vec<update::BatchMove<V>>,
     /// A fat box changed or a proxy came or went since the last pair update (Choi's
     /// `tree_updated`).
     pairs_stale: bool,

@@ -93,7 +93,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
                 .map_or(0, |v| v.capacity() * size_of::<(ProxyId, ProxyId)>())
             + self.moved.capacity() * size_of::<u32>()
             + self.moved_bits.capacity() * size_of::<u64>()
-            + self.batch_leaving.capacity() * size_of::<(usize, u32, super::Aabb<V>)>()
+            + self.batch_leaving.capacity() * size_of::<super::update::BatchMove<V>>()
             + self.build_items.capacity() * size_of::<u32>()
             + self.sibling_queue.capacity() * size_of::<super::insert::Candidate>()
             + self.ploc.bytes()

@@ -1944,9 +1944,9 @@ fn a_refused_batch_of_moves_leaves_the_tree_as_it_was() {
 }
 
 /// A [`MoveBatch`] moved step after step is the moves one by one: for every update mode, over
-/// 30 steps of random moves in an order that changes with the step, with proxies created and
-/// destroyed between steps (the batch is then made anew, and its handles checked again), the
-/// same reinserted items, tree, boxes, velocities, work counts, events and pairs.
+/// 30 steps of random moves, with proxies created and destroyed between steps (the batch is
+/// then made anew, and its handles checked again), in one run and in runs with reading
+/// ahead, the same reinserted items, tree, boxes, velocities, work counts, events and pairs.
 #[test]
 fn a_move_batch_is_the_moves_one_by_one() {
     for (c, update) in [
@@ -1966,8 +1966,11 @@ fn a_move_batch_is_the_moves_one_by_one() {
         let mut rng = Rng(141 + c as u64);
         let mut one = DynamicTree::<Vec2, u32>::new(config);
         one.set_recording(true);
+        // 300 proxies: the batch goes in runs, reading ahead (from 250 in the unit tests);
+        // 200: in one run.
+        let n = if c == 1 { 200 } else { 300 };
         let mut ids = one
-            .create_proxies(&random_items(&mut rng, 300, 100.0, 3.0))
+            .create_proxies(&random_items(&mut rng, n, 100.0, 3.0))
             .expect("batch");
         one.update_pairs().expect("no limit");
         let _ = one.take_events();
@@ -2118,6 +2121,13 @@ fn a_move_batch_with_bad_handles_moves_nothing() {
 /// batch goes in as the moves one by one.
 #[test]
 fn a_move_batch_with_a_bad_box_makes_the_moves_before_it() {
+    // 200 proxies: one run; 400: runs of 16 with reading ahead (from 250 in the unit tests).
+    for n in [200, 400] {
+        a_move_batch_with_a_bad_box_of(n);
+    }
+}
+
+fn a_move_batch_with_a_bad_box_of(n: u32) {
     let mut rng = Rng(79);
     let config = TreeConfig {
         velocity_lookahead: 4.0,
@@ -2125,7 +2135,7 @@ fn a_move_batch_with_a_bad_box_makes_the_moves_before_it() {
     };
     let mut start = DynamicTree::<Vec2, u32>::new(config);
     let ids = start
-        .create_proxies(&random_items(&mut rng, 200, 80.0, 3.0))
+        .create_proxies(&random_items(&mut rng, n, 80.0, 3.0))
         .expect("batch");
     start.update_pairs().expect("no limit");
     start.set_recording(true);
@@ -2182,7 +2192,7 @@ fn a_move_batch_with_a_bad_box_makes_the_moves_before_it() {
         );
         assert_eq!(got, expected);
         tree.validate().expect("valid after a refused item");
-        assert_eq!(proxy_states(&tree), proxy_states(&one), "at {at}");
+        assert_eq!(proxy_states(&tree), proxy_states(&one), "{n}: at {at}");
         assert_eq!(tree.work(), one.work());
         assert_eq!(tree.take_events(), one.take_events());
         assert_eq!(observable(tree.clone()), observable(one.clone()));

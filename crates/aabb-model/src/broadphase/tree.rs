@@ -11,16 +11,6 @@ use crate::tree::{
 };
 use glam::Vec3;
 
-/// Bodies per run of [`BroadphaseCore::update_bodies`] on a large tree: the tree reads ahead
-/// for the moves of a run, then they are made (the nodes read stay in the cache in between).
-const WARM_RUN: usize = if cfg!(test) { 16 } else { 256 };
-
-/// From this many bodies [`BroadphaseCore::update_bodies`] has the tree read ahead (see
-/// [`WARM_RUN`]): at 1,000,000 circles (the standard workload, 60 steps) it took the update
-/// to 0.75 to 0.8 of the time; at 100,000 it gained nothing, and at 10,000 it cost 10%. (The
-/// unit tests read ahead from 50 bodies in runs of 16, so that their scenes take this path.)
-const WARM_MIN_BODIES: usize = if cfg!(test) { 50 } else { 1 << 18 };
-
 /// A [`DynamicTree`] keyed by body id; made by [`super::make`] it records its events for the
 /// debugger.
 #[derive(Clone, Debug)]
@@ -224,54 +214,24 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         out.reinserted.clear();
         out.added.clear();
         out.removed.clear();
-        // The usual step: the same bodies as last time, each only moved.
+        // The usual step: the same bodies as last time, each only moved: one batch (the tree
+        // checks the handles only when proxies came or went, tests every box against its fat
+        // box in one loop and moves those that left, in order, reading ahead for them on a
+        // large tree; the tree and the outcome are those of moving every body in order).
         if same {
-            // Up to a large tree, one batch: the tree checks every body and tests it against
-            // its fat box in one loop, then moves those that left, in order (the tree and the
-            // outcome are those of moving every body in order).
-            //
-            // A large tree (far bigger than the cache) goes in runs: the bodies of a run that
-            // stay in their fat boxes are moved at once (nothing else in the tree changes),
-            // the tree reads ahead for those that leave (their first reads from memory in
-            // flight together), then they are moved, in order. Smaller trees, in the cache,
-            // would only pay for the extra step (10% of the update at 10,000 circles).
-            if bodies.len() < WARM_MIN_BODIES {
-                let reinserted = &mut out.reinserted;
-                return self
-                    .tree
-                    .move_batch_with(
-                        &mut self.handles,
-                        |k| {
-                            let body = bodies.body(k);
-                            (body.tight, body.velocity)
-                        },
-                        |k| reinserted.push(bodies.body(k).id),
-                    )
-                    .map(|_| ())
-                    .map_err(|e| batch_refused(bodies, e));
-            }
-            let mut leaving: Vec<(ProxyId, Body<V>)> = Vec::with_capacity(WARM_RUN);
-            for run in (0..bodies.len()).step_by(WARM_RUN) {
-                leaving.clear();
-                for k in run..bodies.len().min(run + WARM_RUN) {
-                    let (proxy, body) = (self.handles.ids()[k], bodies.body(k));
-                    let moved = self
-                        .tree
-                        .move_within_fat(proxy, body.tight, body.velocity)
-                        .map_err(|e| refused(body.id, &e))?;
-                    if !moved {
-                        leaving.push((proxy, body));
-                    }
-                }
-                self.tree
-                    .warm_moves(leaving.iter().map(|(proxy, body)| (*proxy, body.tight)));
-                for (proxy, body) in &leaving {
-                    if self.move_to(*proxy, body)? {
-                        out.reinserted.push(body.id);
-                    }
-                }
-            }
-            return Ok(());
+            let reinserted = &mut out.reinserted;
+            return self
+                .tree
+                .move_batch_with(
+                    &mut self.handles,
+                    |k| {
+                        let body = bodies.body(k);
+                        (body.tight, body.velocity)
+                    },
+                    |k| reinserted.push(bodies.body(k).id),
+                )
+                .map(|_| ())
+                .map_err(|e| batch_refused(bodies, e));
         }
         let owned = bodies.to_vec();
         let bodies = sorted_bodies(&owned);
