@@ -296,13 +296,14 @@ impl<V: Vector, B: PairBudget, E: FnMut(u32, u32), const DIRTY_ONLY: bool>
     /// aside past [`MAX_WALK_DEPTH`]).
     #[inline(always)]
     fn test(&mut self, x: u32, nx: &Node<V>, y: u32, ny: &Node<V>, depth: u32) -> bool {
-        if DIRTY_ONLY && !nx.is_dirty() && !ny.is_dirty() {
-            return false;
-        }
-        self.stats.node_visits += 1;
+        // The flags and the boxes are tested together, one branch: a branch on the flags
+        // alone, which follow no pattern a predictor learns, cost more than the box tests it
+        // saved.
+        let followed = !DIRTY_ONLY || (nx.is_dirty() | ny.is_dirty());
+        self.stats.node_visits += u32::from(followed);
         let (x_leaf, y_leaf) = (nx.is_leaf(), ny.is_leaf());
-        self.stats.leaf_visits += u32::from(x_leaf & y_leaf);
-        if !nx.aabb.overlaps(&ny.aabb) {
+        self.stats.leaf_visits += u32::from(followed & x_leaf & y_leaf);
+        if !(followed & nx.aabb.overlaps(&ny.aabb)) {
             return false;
         }
         match (x_leaf, y_leaf) {
@@ -342,13 +343,12 @@ impl<V: Vector, B: PairBudget, E: FnMut(u32, u32), const DIRTY_ONLY: bool>
             let (n1, n2) = (&nodes[c1 as usize], &nodes[c2 as usize]);
             let mut next = NULL;
             for (c, n) in [(c1, n1), (c2, n2)] {
-                if DIRTY_ONLY && !leaf_dirty && !n.is_dirty() {
-                    continue;
-                }
-                self.stats.node_visits += 1;
+                // As in `test`: the flags and the box in one branch.
+                let followed = !DIRTY_ONLY || (leaf_dirty | n.is_dirty());
+                self.stats.node_visits += u32::from(followed);
                 let leaf = n.is_leaf();
-                self.stats.leaf_visits += u32::from(leaf);
-                if n.aabb.overlaps(&aabb) {
+                self.stats.leaf_visits += u32::from(followed & leaf);
+                if followed & n.aabb.overlaps(&aabb) {
                     if leaf {
                         self.emitted += 1;
                         (self.emit)(n.child1, slot);
