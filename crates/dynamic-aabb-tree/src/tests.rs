@@ -1750,12 +1750,9 @@ fn random_moves(
     moves
 }
 
-/// A batch of moves is the moves one by one: for every update mode (and with a look-ahead),
-/// over 30 steps of random moves, the same reinserted items, the same tree (structure hash),
-/// tight and fat boxes, velocities, work counts, events and pairs, and the tree valid.
-#[test]
-fn a_batch_of_moves_is_the_moves_one_by_one() {
-    for (c, update) in [
+/// The settings the batch tests run under: every update mode, and one with a look-ahead.
+fn batch_configs() -> impl Iterator<Item = (usize, TreeConfig)> {
+    [
         UpdateMode::LocalReinsert,
         UpdateMode::Reinsert,
         UpdateMode::EnlargeAndRebuild,
@@ -1763,12 +1760,51 @@ fn a_batch_of_moves_is_the_moves_one_by_one() {
     ]
     .into_iter()
     .enumerate()
-    {
+    .map(|(c, update)| {
         let config = TreeConfig {
             update,
             velocity_lookahead: if c == 3 { 0.02 } else { 0.0 },
             ..TreeConfig::default()
         };
+        (c, config)
+    })
+}
+
+/// `moves` made with `move_proxy` one by one; the positions of those that reinserted.
+fn moved_one_by_one(one: &mut DynamicTree<Vec2, u32>, moves: &[Move]) -> Vec<usize> {
+    (0..moves.len())
+        .filter(|&k| {
+            let (id, tight, velocity) = moves[k];
+            one.move_proxy(id, tight, velocity).expect("valid move")
+        })
+        .collect()
+}
+
+/// After a step, the batch's tree is the one moved one by one: valid, the same structure,
+/// boxes, velocities, work counts and events, and (after a pair update of each) the same
+/// pairs and structure.
+fn assert_batch_is_one_by_one(
+    batch: &mut DynamicTree<Vec2, u32>,
+    one: &mut DynamicTree<Vec2, u32>,
+    step: usize,
+) {
+    batch.validate().expect("valid after a batch");
+    assert_eq!(batch.structure_hash(), one.structure_hash(), "step {step}");
+    assert_eq!(proxy_states(batch), proxy_states(one), "step {step}");
+    assert_eq!(batch.work(), one.work(), "step {step}");
+    assert_eq!(batch.take_events(), one.take_events(), "step {step}");
+    one.update_pairs().expect("no limit");
+    batch.update_pairs().expect("no limit");
+    assert_eq!(batch.pairs(), one.pairs(), "step {step}");
+    assert_eq!(batch.structure_hash(), one.structure_hash(), "step {step}");
+}
+
+/// A batch of moves is the moves one by one: for every update mode (and with a look-ahead),
+/// over 30 steps of random moves, the same reinserted items, the same tree (structure hash),
+/// tight and fat boxes, velocities, work counts, events and pairs, and the tree valid.
+#[test]
+fn a_batch_of_moves_is_the_moves_one_by_one() {
+    for (c, config) in batch_configs() {
         let mut rng = Rng(41 + c as u64);
         let mut one = DynamicTree::<Vec2, u32>::new(config);
         one.set_recording(true);
@@ -1787,12 +1823,7 @@ fn a_batch_of_moves_is_the_moves_one_by_one() {
         let (mut stayed, mut left) = (0, 0);
         for step in 0..30 {
             let moves = random_moves(&one, &ids, &mut rng, 0.15, step);
-            let mut expected = Vec::new();
-            for (k, &(id, tight, velocity)) in moves.iter().enumerate() {
-                if one.move_proxy(id, tight, velocity).expect("valid move") {
-                    expected.push(k);
-                }
-            }
+            let expected = moved_one_by_one(&mut one, &moves);
             let mut got = Vec::new();
             let count = batch
                 .move_proxies_with(moves.len(), |k| moves[k], |k| got.push(k))
@@ -1801,19 +1832,11 @@ fn a_batch_of_moves_is_the_moves_one_by_one() {
             assert_eq!(count, expected.len());
             left += count;
             stayed += moves.len() - count;
-            batch.validate().expect("valid after a batch");
-            assert_eq!(batch.structure_hash(), one.structure_hash(), "step {step}");
-            assert_eq!(proxy_states(&batch), proxy_states(&one), "step {step}");
-            assert_eq!(batch.work(), one.work(), "step {step}");
-            assert_eq!(batch.take_events(), one.take_events(), "step {step}");
-            one.update_pairs().expect("no limit");
-            batch.update_pairs().expect("no limit");
-            assert_eq!(batch.pairs(), one.pairs(), "step {step}");
-            assert_eq!(batch.structure_hash(), one.structure_hash(), "step {step}");
+            assert_batch_is_one_by_one(&mut batch, &mut one, step);
         }
         assert!(
             stayed > 500 && left > 500,
-            "{update:?}: {stayed} stayed, {left} left"
+            "{config:?}: {stayed} stayed, {left} left"
         );
     }
     // An empty batch changes nothing.
@@ -1949,20 +1972,7 @@ fn a_refused_batch_of_moves_leaves_the_tree_as_it_was() {
 /// ahead, the same reinserted items, tree, boxes, velocities, work counts, events and pairs.
 #[test]
 fn a_move_batch_is_the_moves_one_by_one() {
-    for (c, update) in [
-        UpdateMode::LocalReinsert,
-        UpdateMode::Reinsert,
-        UpdateMode::EnlargeAndRebuild,
-        UpdateMode::LocalReinsert,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let config = TreeConfig {
-            update,
-            velocity_lookahead: if c == 3 { 0.02 } else { 0.0 },
-            ..TreeConfig::default()
-        };
+    for (c, config) in batch_configs() {
         let mut rng = Rng(141 + c as u64);
         let mut one = DynamicTree::<Vec2, u32>::new(config);
         one.set_recording(true);
@@ -1994,12 +2004,7 @@ fn a_move_batch_is_the_moves_one_by_one() {
                 handles = MoveBatch::new(ids.clone());
             }
             let moves = random_moves(&one, &ids, &mut rng, 0.15, 0);
-            let mut expected = Vec::new();
-            for (k, &(id, tight, velocity)) in moves.iter().enumerate() {
-                if one.move_proxy(id, tight, velocity).expect("valid move") {
-                    expected.push(k);
-                }
-            }
+            let expected = moved_one_by_one(&mut one, &moves);
             let mut got = Vec::new();
             let count = batch_tree
                 .move_batch_with(&mut handles, |k| (moves[k].1, moves[k].2), |k| got.push(k))
@@ -2008,24 +2013,29 @@ fn a_move_batch_is_the_moves_one_by_one() {
             assert_eq!(count, expected.len());
             left += count;
             stayed += moves.len() - count;
-            batch_tree.validate().expect("valid after a batch");
-            assert_eq!(
-                batch_tree.structure_hash(),
-                one.structure_hash(),
-                "step {step}"
-            );
-            assert_eq!(proxy_states(&batch_tree), proxy_states(&one), "step {step}");
-            assert_eq!(batch_tree.work(), one.work(), "step {step}");
-            assert_eq!(batch_tree.take_events(), one.take_events(), "step {step}");
-            one.update_pairs().expect("no limit");
-            batch_tree.update_pairs().expect("no limit");
-            assert_eq!(batch_tree.pairs(), one.pairs(), "step {step}");
+            assert_batch_is_one_by_one(&mut batch_tree, &mut one, step);
         }
         assert!(
             stayed > 500 && left > 500,
-            "{update:?}: {stayed} stayed, {left} left"
+            "{config:?}: {stayed} stayed, {left} left"
         );
     }
+    // An empty batch changes nothing.
+    let mut tree = DynamicTree::<Vec2, u32>::new(TreeConfig::default());
+    tree.create_proxies(&random_items(&mut Rng(5), 20, 30.0, 2.0))
+        .expect("batch");
+    tree.update_pairs().expect("no limit");
+    let before = tree.clone();
+    assert_eq!(
+        tree.move_batch_with(
+            &mut MoveBatch::default(),
+            |_| unreachable!("no item"),
+            |_| unreachable!("no item")
+        ),
+        Ok(0)
+    );
+    assert!(!tree.update_pairs().expect("no limit").recomputed);
+    assert_eq!(observable(tree), observable(before));
 }
 
 /// A [`MoveBatch`] whose handles are bad is refused before anything moves, naming the first

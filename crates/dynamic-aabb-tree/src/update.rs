@@ -497,20 +497,13 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         let mut result = Ok(());
         for k in 0..count {
             let (id, tight, velocity) = item(k);
-            let index = id.index as usize;
-            let slot = match self.proxies.get(index) {
-                Some(s) if s.is_alive() && s.generation() == id.generation => s,
-                _ => {
-                    result = Err((k, TreeError::StaleProxy(id)));
+            let slot = match self.check_handle(&mut seen, id) {
+                Ok(slot) => slot,
+                Err(error) => {
+                    result = Err((k, error));
                     break;
                 }
             };
-            let (word, bit) = (index / 64, 1u64 << (index % 64));
-            if seen[word] & bit != 0 {
-                result = Err((k, TreeError::DuplicateInBatch(id)));
-                break;
-            }
-            seen[word] |= bit;
             // As in `move_within_fat`: a box inside the finite fat box is finite.
             if slot.fat.contains(&tight) && tight.min.all_le(tight.max) && velocity.all_finite() {
                 continue;
@@ -658,23 +651,30 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         seen.resize(self.proxies.len().div_ceil(64), 0);
         let mut result = Ok(());
         for (k, &id) in ids.iter().enumerate() {
-            let index = id.index as usize;
-            if self.slot(id).is_err() {
-                result = Err((k, TreeError::StaleProxy(id)));
+            if let Err(error) = self.check_handle(&mut seen, id) {
+                result = Err((k, error));
                 break;
             }
-            let (word, bit) = (index / 64, 1u64 << (index % 64));
-            if seen[word] & bit != 0 {
-                result = Err((k, TreeError::DuplicateInBatch(id)));
-                break;
-            }
-            seen[word] |= bit;
         }
         self.moved_bits = seen;
         result.map_err(|(index, error)| TreeError::InBatch {
             index,
             error: Box::new(error),
         })
+    }
+
+    /// One handle of a batch: its slot when it is live and not in `seen` (one bit a slot,
+    /// then set); else [`TreeError::StaleProxy`] or [`TreeError::DuplicateInBatch`].
+    #[inline]
+    fn check_handle(&self, seen: &mut [u64], id: ProxyId) -> Result<&ProxySlot<V, T>, TreeError> {
+        let slot = self.slot(id)?;
+        let index = id.index as usize;
+        let (word, bit) = (index / 64, 1u64 << (index % 64));
+        if seen[word] & bit != 0 {
+            return Err(TreeError::DuplicateInBatch(id));
+        }
+        seen[word] |= bit;
+        Ok(slot)
     }
 
     /// The tree's part of a move whose tight box left its fat box (the proxy already holds
