@@ -339,6 +339,11 @@ impl Bodies<Vec2> for CircleBodies<'_> {
     fn known_usable(&self, config: &TreeConfig) -> bool {
         config.velocity_lookahead == 0.0 && config.margin.is_finite() && config.margin < 1e30
     }
+
+    /// Circle `k` is body `k`.
+    fn ids_are_positions(&self) -> bool {
+        true
+    }
 }
 
 /// The workload's settings for a tree configuration: its margin, no look-ahead.

@@ -190,13 +190,17 @@ pub enum PairMethod {
     /// The tree against itself (Chou's `childrenCrossed`, Choi's `collision_check`),
     /// recomputed only when the tree changed (Choi's `tree_updated`).
     SelfTraversal,
-    /// Query each moved proxy and keep a persistent pair set (Box2D's move buffer).
+    /// Query each moved proxy and keep a persistent pair set (Box2D's move buffer; each query
+    /// goes up from the proxy's leaf, testing the sibling at each ancestor, where Box2D's
+    /// goes down from the root).
     MovedQueries,
-    /// Keep a persistent pair set; the pairs of the moved proxies come from the tree against
-    /// itself, followed only down branches with a moved proxy below (one shared walk of the
-    /// upper tree instead of one query from the root per moved proxy); on a small tree, or
-    /// when a large share moved, the whole traversal. The default: the fastest on the
-    /// standard workload.
+    /// Keep a persistent pair set: when few proxies moved (at most one in 8), their pairs come
+    /// from one query each, as `MovedQueries`; when more moved, from the whole traversal. On a
+    /// tree of 262,144 leaves or more, the few moved proxies' pairs come instead from the tree
+    /// against itself followed only down branches with a moved proxy below (one shared walk
+    /// of the upper tree instead of one query per moved proxy, which there would read
+    /// memory), and the whole traversal is taken past one in 32. The default: the fastest on
+    /// the standard workload.
     #[default]
     MovedTraversal,
 }

@@ -4,7 +4,6 @@
 //! against itself cut down to the branches above a moved proxy.
 
 use super::node::{InlineStack, MOVED, NULL, Node, NodeStack};
-use super::query::walk_tree;
 use super::{
     DynamicTree, PairMethod, PairUpdate, ProxyId, QueryStats, TreeError, UpdateMode, Vector,
 };
@@ -12,26 +11,30 @@ use std::sync::OnceLock;
 #[cfg(feature = "parallel")]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// `MovedTraversal` recomputes every pair by the self traversal when more than one proxy in
-/// this many moved since the last pair update: past that share the walk cut down to the
-/// branches above a moved proxy, with flagging those branches and dropping the pairs of the
-/// moved ones, costs more than the whole walk. Measured on the standard workload (each step's
-/// pair update both ways, by share moved) the two cost the same at about 12% moved at 10,000
-/// and 100,000 circles.
-const MOST_MOVED_DENOMINATOR: usize = 8;
+/// How `MovedTraversal` finds the pairs of the proxies that moved since the last pair update,
+/// on a tree of fewer than [`LARGE_TREE_LEAVES`] leaves: when at most one proxy in this many
+/// moved, by one query each ([`leaf_neighbours`], into the persistent pair set); past that
+/// share, by the whole walk of the tree against itself. On the standard workload (paired runs
+/// against the same code with other shares, 2026-11-28) one in 4, 8 and 16 gave the same mean
+/// step at 1,000 circles, one in 4 and 8 the best at 10,000, one in 8 and 32 at 100,000; one in
+/// 4 lost 15% at 100,000. The walk cut down to the branches above a moved proxy lies between
+/// the two and lost to both at every size below 262,144.
+const FEW_MOVED_DENOMINATOR: usize = 8;
 
-/// [`MOST_MOVED_DENOMINATOR`] for trees of [`LARGE_TREE_LEAVES`] or more: when the pool is
-/// much bigger than the cache, every branch flagged is a read from memory, and the two walks
-/// cost the same at about 3% moved (1,000,000 circles).
+/// How `MovedTraversal` finds the pairs on a tree of [`LARGE_TREE_LEAVES`] leaves or more:
+/// when more than one proxy in this many moved, by the whole walk; otherwise by the walk cut
+/// down to the branches above a moved proxy. The pool is then much bigger than the cache:
+/// every branch flagged is a read from memory, and the two walks cost the same at about 3%
+/// moved (1,000,000 circles); one query per moved proxy (one in 8) took 1.14 times the step
+/// there.
 const MOST_MOVED_DENOMINATOR_LARGE: usize = 32;
 
-/// See [`MOST_MOVED_DENOMINATOR_LARGE`] (a pool of 16 MiB in 2D).
+/// See [`MOST_MOVED_DENOMINATOR_LARGE`] (a pool of 16 MiB in 2D). 2,048 in the crate's unit
+/// tests, so that their trees take the cut-down walk too.
+#[cfg(not(test))]
 const LARGE_TREE_LEAVES: usize = 1 << 18;
-
-/// Below this many leaves `MovedTraversal` always recomputes every pair by the self traversal:
-/// on a tree that fits in the first-level cache the whole walk costs less than the move
-/// bookkeeping (measured on the standard workload: 0.79x the time at 1,000, 1.6x at 10,000).
-const SMALL_TREE_LEAVES: usize = 2048;
+#[cfg(test)]
+const LARGE_TREE_LEAVES: usize = 2048;
 
 /// The node pairs [`self_pairs`] sets aside (see [`PairWalk`]).
 type PairStack = InlineStack<(u32, u32), 256>;
@@ -479,6 +482,55 @@ pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
     (stats, false)
 }
 
+/// Calls `hit(proxy slot)` for each leaf other than `leaf` whose box overlaps `leaf`'s;
+/// `hit` returns false to stop. The walk goes up from the leaf: at each ancestor the
+/// sibling of the way up is tested, and when it overlaps, its subtree is walked (each
+/// child tested before it is pushed). Every ancestor holds the leaf's box, so the query
+/// from the root would find them all overlapping; going up skips those tests.
+fn leaf_neighbours<V: Vector>(
+    nodes: &[Node<V>],
+    leaf: u32,
+    mut hit: impl FnMut(u32) -> bool,
+) -> QueryStats {
+    let mut stats = QueryStats::default();
+    let aabb = nodes[leaf as usize].aabb;
+    let mut stack = NodeStack::new();
+    let mut below = leaf;
+    let mut above = nodes[leaf as usize].parent;
+    while above != NULL {
+        let parent = &nodes[above as usize];
+        let sibling = if parent.child1 == below {
+            parent.child2
+        } else {
+            parent.child1
+        };
+        (below, above) = (above, parent.parent);
+        let mut next = sibling;
+        loop {
+            let node = &nodes[next as usize];
+            stats.node_visits += 1;
+            let is_leaf = node.is_leaf();
+            stats.leaf_visits += u32::from(is_leaf);
+            if node.aabb.overlaps(&aabb) {
+                if is_leaf {
+                    if !hit(node.child1) {
+                        return stats;
+                    }
+                } else {
+                    stack.push(node.child2);
+                    next = node.child1;
+                    continue;
+                }
+            }
+            match stack.pop() {
+                Some(n) => next = n,
+                None => break,
+            }
+        }
+    }
+    stats
+}
+
 /// How many climbs [`mark_dirty_above`] advances side by side.
 pub(crate) const CLIMBS: usize = 8;
 
@@ -604,22 +656,28 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         if self.allocs_since_layout > self.live as usize {
             self.compact_layout_from(super::layout::LAYOUT_MIN_LEAVES);
         }
-        // When a large share of the proxies moved, the whole self traversal costs less than
-        // dropping and finding again the pairs of nearly everything (same pairs either way).
-        let denominator = if self.live as usize >= LARGE_TREE_LEAVES {
-            MOST_MOVED_DENOMINATOR_LARGE
-        } else {
-            MOST_MOVED_DENOMINATOR
-        };
-        let whole_walk_cheaper = self.moved.len() * denominator > self.live as usize
-            || (self.live as usize) < SMALL_TREE_LEAVES;
-        let (stats, over) = if self.pairs_full
-            || self.config.pairs == PairMethod::SelfTraversal
-            || (self.config.pairs == PairMethod::MovedTraversal && whole_walk_cheaper)
-        {
-            self.pairs_by_self_traversal(parallel)
-        } else {
-            self.pairs_by_move_buffer(parallel)
+        // The pairs of the proxies that moved: by a query each when few moved, else by the
+        // whole walk; on a large tree by the walk cut down to the branches above them when
+        // few moved (see FEW_MOVED_DENOMINATOR; the same pairs every way).
+        let (live, moved) = (self.live as usize, self.moved.len());
+        let (stats, over) = match self.config.pairs {
+            _ if self.pairs_full => self.pairs_by_self_traversal(parallel),
+            PairMethod::SelfTraversal => self.pairs_by_self_traversal(parallel),
+            PairMethod::MovedQueries => self.pairs_by_move_buffer(parallel, true),
+            PairMethod::MovedTraversal if live >= LARGE_TREE_LEAVES => {
+                if moved.saturating_mul(MOST_MOVED_DENOMINATOR_LARGE) > live {
+                    self.pairs_by_self_traversal(parallel)
+                } else {
+                    self.pairs_by_move_buffer(parallel, false)
+                }
+            }
+            PairMethod::MovedTraversal => {
+                if moved.saturating_mul(FEW_MOVED_DENOMINATOR) > live {
+                    self.pairs_by_self_traversal(parallel)
+                } else {
+                    self.pairs_by_move_buffer(parallel, true)
+                }
+            }
         };
         self.count_pairs(stats);
         for &i in &self.moved {
@@ -673,15 +731,14 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         })
     }
 
-    /// Updates the persistent pair set from the move buffer: by one query per moved proxy
-    /// (`MovedQueries`) or by the tree against itself cut down to the branches above a moved
-    /// proxy (`MovedTraversal`).
+    /// Updates the persistent pair set from the move buffer: with `by_queries`, by one query
+    /// per moved proxy ([`leaf_neighbours`]; on one thread whatever `parallel` says), else by
+    /// the tree against itself cut down to the branches above a moved proxy.
     ///
     /// Stage 1: the move buffer without destroyed proxies. Stage 2: drop every pair that
     /// touches a moved or destroyed proxy. Stage 3: the new pairs of the moved proxies, until
     /// the pairs kept and found are more than the limit (then true).
-    fn pairs_by_move_buffer(&mut self, parallel: bool) -> (QueryStats, bool) {
-        let traversal = self.config.pairs == PairMethod::MovedTraversal;
+    fn pairs_by_move_buffer(&mut self, parallel: bool, by_queries: bool) -> (QueryStats, bool) {
         let Self {
             nodes,
             root,
@@ -721,28 +778,24 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             return (QueryStats::default(), true);
         };
         // Stage 3.
-        if !traversal {
-            // Box2D: query each moved proxy's fat box; a pair of two moved proxies is added by
-            // the query of the one with the smaller index. The queries stop at the limit.
+        if by_queries {
+            // Box2D's move buffer: query each moved proxy's fat box (here from its leaf up, not
+            // from the root); a pair of two moved proxies is added by the query of the one
+            // with the smaller index. The queries stop at the limit.
             let mut stats = QueryStats::default();
             let mut over = false;
             for &i in moved.iter() {
-                let fat = nodes[proxies[i as usize].leaf as usize].aabb;
-                let s = walk_tree(
-                    nodes,
-                    *root,
-                    |b| b.overlaps(&fat),
-                    |j| {
-                        if j != i && (!proxies[j as usize].is_moved() || i < j) {
-                            pairs.push(ordered(i, j));
-                            if pairs.len() > limit {
-                                over = true;
-                                return false;
-                            }
+                let s = leaf_neighbours(nodes, proxies[i as usize].leaf, |j| {
+                    let j_moved = bits[j as usize / 64] & (1 << (j % 64)) != 0;
+                    if !j_moved || i < j {
+                        pairs.push(ordered(i, j));
+                        if pairs.len() > limit {
+                            over = true;
+                            return false;
                         }
-                        true
-                    },
-                );
+                    }
+                    true
+                });
                 stats.node_visits += s.node_visits;
                 stats.leaf_visits += s.leaf_visits;
                 if over {

@@ -1748,7 +1748,7 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
                 })
             })
             .collect();
-    // Above SMALL_TREE_LEAVES, where MovedTraversal prunes.
+    // A few moved of 3,000: MovedTraversal finds their pairs by a query each.
     let n = 3000;
     let items: Vec<_> = (0..n as u32)
         .map(|i| (rand_box::<Vec2>(&mut rng, 160.0, 2.0), Vec2::ZERO, i))
@@ -1791,10 +1791,75 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
         }
         assert!(
             visits[1] < visits[0] / 2,
-            "pruned traversal {} vs full {}",
+            "queries {} vs full walk {}",
             visits[1],
             visits[0]
         );
+    }
+}
+
+/// `MovedTraversal` below 262,144 leaves: a step where at most one proxy in 8 moved finds
+/// their pairs by a query each (the same tests counted as `MovedQueries`), one where more
+/// moved by the whole walk (the same tests as `SelfTraversal`); both the pairs of brute force.
+#[test]
+fn moved_traversal_queries_a_few_moved_and_walks_the_whole_tree_for_more() {
+    let mut rng = SplitMix(17);
+    let methods = [
+        PairMethod::SelfTraversal,
+        PairMethod::MovedQueries,
+        PairMethod::MovedTraversal,
+    ];
+    let mut trees: Vec<DynamicTree<Vec2, u32>> = methods
+        .iter()
+        .map(|&pairs| {
+            DynamicTree::new(TreeConfig {
+                pairs,
+                ..TreeConfig::default()
+            })
+        })
+        .collect();
+    let n = 1000;
+    let items: Vec<_> = (0..n as u32)
+        .map(|i| (rand_box::<Vec2>(&mut rng, 120.0, 2.0), Vec2::ZERO, i))
+        .collect();
+    let ids: Vec<Vec<ProxyId>> = trees
+        .iter_mut()
+        .map(|t| t.create_proxies(&items).expect("batch"))
+        .collect();
+    for t in &mut trees {
+        t.update_pairs().expect("no pair limit");
+    }
+    // 125 is one in 8 of 1,000: the last count that takes the queries.
+    for (step, moving) in [1usize, 125, 126, 40, 700, 0, 125].into_iter().enumerate() {
+        // Distinct proxies (7 is prime to 1,000), each far from its fat box.
+        let moves: Vec<(usize, Aabb<Vec2>)> = (0..moving)
+            .map(|j| (j * 7 % n, rand_box::<Vec2>(&mut rng, 120.0, 2.0)))
+            .collect();
+        let mut stats = Vec::new();
+        for (t, ids) in trees.iter_mut().zip(&ids) {
+            let reinserted = moves
+                .iter()
+                .filter(|&&(k, b)| t.move_proxy(ids[k], b, Vec2::ZERO).expect("move"))
+                .count();
+            assert_eq!(
+                reinserted, moving,
+                "step {step}: every move leaves its fat box"
+            );
+            stats.push(t.update_pairs().expect("no pair limit").stats);
+            t.validate().expect("valid");
+            assert_eq!(t.pairs(), brute_pairs(t).as_slice(), "step {step}");
+        }
+        let like = if moving * 8 <= n { stats[1] } else { stats[0] };
+        assert_eq!(
+            stats[2], like,
+            "step {step}, {moving} moved: the tests counted"
+        );
+        if moving > 0 && moving * 8 <= n {
+            assert!(
+                stats[1].node_visits < stats[0].node_visits,
+                "step {step}: {stats:?}"
+            );
+        }
     }
 }
 

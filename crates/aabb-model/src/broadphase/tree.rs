@@ -20,6 +20,9 @@ pub struct TreeBroadphase<V: SceneVector> {
     /// the step's id check reads only the ids). The tree checks the handles once, not on
     /// every step ([`MoveBatch`]).
     ids: Vec<u32>,
+    /// True when `ids[k] == k` for every `k` (bodies numbered by their places, as a
+    /// simulation's array of bodies is): see [`Bodies::ids_are_positions`].
+    ids_are_positions: bool,
     handles: MoveBatch,
     /// The body id of each proxy slot (`ProxyId::index`): pairs come from the tree as slots.
     id_of_slot: Vec<u32>,
@@ -45,6 +48,7 @@ impl<V: SceneVector> TreeBroadphase<V> {
         Ok(Self {
             tree,
             ids: Vec::new(),
+            ids_are_positions: true,
             handles: MoveBatch::default(),
             id_of_slot: Vec::new(),
             pairs: Vec::new(),
@@ -99,6 +103,7 @@ impl<V: SceneVector> TreeBroadphase<V> {
         self.ids
             .extend((0..bodies.len()).map(|k| bodies.body(k).id));
         self.ids.shrink_to_fit();
+        self.ids_are_positions = positions(&self.ids);
         for (k, &proxy) in created.iter().enumerate() {
             self.record_slot(proxy, self.ids[k]);
         }
@@ -173,6 +178,11 @@ impl<V: SceneVector> TreeBroadphase<V> {
     }
 }
 
+/// True when `ids[k] == k` for every `k`.
+fn positions(ids: &[u32]) -> bool {
+    ids.iter().enumerate().all(|(k, &id)| id as usize == k)
+}
+
 /// The error for a body the tree refused (kept out of line: the step's loop never takes it).
 #[cold]
 #[inline(never)]
@@ -210,7 +220,17 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         // Every body is checked first, so a refused one changes nothing (the tree would refuse
         // the same ones, but only after moving those before it).
         let ids = &self.ids;
-        let same = check_bodies_against(bodies, self.tree.config(), ids.len(), |k| ids[k])?;
+        let config = self.tree.config();
+        // Bodies numbered by their places, as these were, need no id compared: the same ones
+        // when there are as many.
+        let same = if self.ids_are_positions
+            && bodies.ids_are_positions()
+            && bodies.known_usable(config)
+        {
+            bodies.len() == ids.len()
+        } else {
+            check_bodies_against(bodies, config, ids.len(), |k| ids[k])?
+        };
         out.reinserted.clear();
         out.added.clear();
         out.removed.clear();
@@ -276,6 +296,7 @@ impl<V: SceneVector> BroadphaseCore<V> for TreeBroadphase<V> {
         if !(out.added.is_empty() && out.removed.is_empty()) {
             self.changed = true;
         }
+        self.ids_are_positions = positions(&ids);
         self.ids = ids;
         self.handles = MoveBatch::new(handles);
         Ok(())
