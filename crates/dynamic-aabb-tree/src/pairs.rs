@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// share, by the whole walk of the tree against itself. On the standard workload (paired runs
 /// against the same code with other shares, 2026-11-28) one in 4, 8 and 16 gave the same mean
 /// step at 1,000 circles, one in 4 and 8 the best at 10,000, one in 8 and 32 at 100,000; one in
-/// 4 lost 15% at 100,000. The walk cut down to the branches above a moved proxy lies between
-/// the two and lost to both at every size below 262,144.
+/// 4 lost 15% at 100,000. The walk cut down to the branches above a moved proxy, which stood
+/// between the two before, gave nothing more: at 100,000, taking it from one in 32 to one in
+/// 8 was within the runs' noise of the queries alone, and below 2,048 leaves it had lost to
+/// the whole walk.
 const FEW_MOVED_DENOMINATOR: usize = 8;
 
 /// How `MovedTraversal` finds the pairs on a tree of [`LARGE_TREE_LEAVES`] leaves or more:
@@ -484,9 +486,10 @@ pub(crate) fn par_self_pairs<V: Vector, const DIRTY_ONLY: bool>(
 
 /// Calls `hit(proxy slot)` for each leaf other than `leaf` whose box overlaps `leaf`'s;
 /// `hit` returns false to stop. The walk goes up from the leaf: at each ancestor the
-/// sibling of the way up is tested, and when it overlaps, its subtree is walked (each
-/// child tested before it is pushed). Every ancestor holds the leaf's box, so the query
-/// from the root would find them all overlapping; going up skips those tests.
+/// sibling of the way up is tested, and when it overlaps, its subtree is walked (each node
+/// tested as it is reached, a branch's second child set aside while the first is walked).
+/// Every ancestor holds the leaf's box, so a query from the root would find the whole path
+/// overlapping; going up skips those tests.
 fn leaf_neighbours<V: Vector>(
     nodes: &[Node<V>],
     leaf: u32,
