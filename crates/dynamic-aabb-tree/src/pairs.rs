@@ -667,18 +667,17 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             _ if self.pairs_full => self.pairs_by_self_traversal(parallel),
             PairMethod::SelfTraversal => self.pairs_by_self_traversal(parallel),
             PairMethod::MovedQueries => self.pairs_by_move_buffer(parallel, true),
-            PairMethod::MovedTraversal if live >= LARGE_TREE_LEAVES => {
-                if moved.saturating_mul(MOST_MOVED_DENOMINATOR_LARGE) > live {
-                    self.pairs_by_self_traversal(parallel)
-                } else {
-                    self.pairs_by_move_buffer(parallel, false)
-                }
-            }
             PairMethod::MovedTraversal => {
-                if moved.saturating_mul(FEW_MOVED_DENOMINATOR) > live {
+                let large = live >= LARGE_TREE_LEAVES;
+                let denominator = if large {
+                    MOST_MOVED_DENOMINATOR_LARGE
+                } else {
+                    FEW_MOVED_DENOMINATOR
+                };
+                if moved.saturating_mul(denominator) > live {
                     self.pairs_by_self_traversal(parallel)
                 } else {
-                    self.pairs_by_move_buffer(parallel, true)
+                    self.pairs_by_move_buffer(parallel, !large)
                 }
             }
         };
@@ -773,8 +772,8 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
         });
         // Stage 2.
         let bits: &[u64] = moved_bits;
-        let keep = |i: u32| bits[i as usize / 64] & (1 << (i % 64)) == 0;
-        pairs.retain(|&(a, b)| keep(a) && keep(b));
+        let in_buffer = |i: u32| bits[i as usize / 64] & (1 << (i % 64)) != 0;
+        pairs.retain(|&(a, b)| !in_buffer(a) && !in_buffer(b));
         // The kept pairs count towards the limit (they are more only after a lowered limit,
         // which forces a full recompute; checked all the same).
         let Some(room) = limit.checked_sub(pairs.len()) else {
@@ -789,8 +788,7 @@ impl<V: Vector, T: Copy> DynamicTree<V, T> {
             let mut over = false;
             for &i in moved.iter() {
                 let s = leaf_neighbours(nodes, proxies[i as usize].leaf, |j| {
-                    let j_moved = bits[j as usize / 64] & (1 << (j % 64)) != 0;
-                    if !j_moved || i < j {
+                    if !in_buffer(j) || i < j {
                         pairs.push(ordered(i, j));
                         if pairs.len() > limit {
                             over = true;

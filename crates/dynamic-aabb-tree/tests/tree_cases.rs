@@ -1735,31 +1735,42 @@ fn a_pile_of_equal_boxes_overflows_the_pair_stack_and_still_gives_every_pair() {
     }
 }
 
+/// One default tree per pair method over the same `n` random boxes (size up to 2 in a square
+/// of `side`), their pairs found once; with each tree's handles, in item order.
+fn trees_by_pair_method(
+    methods: &[PairMethod],
+    rng: &mut SplitMix,
+    n: usize,
+    side: f32,
+) -> (Vec<DynamicTree<Vec2, u32>>, Vec<Vec<ProxyId>>) {
+    let items: Vec<_> = (0..n as u32)
+        .map(|i| (rand_box::<Vec2>(rng, side, 2.0), Vec2::ZERO, i))
+        .collect();
+    let mut trees = Vec::new();
+    let mut ids = Vec::new();
+    for &pairs in methods {
+        let mut tree = DynamicTree::new(TreeConfig {
+            pairs,
+            ..TreeConfig::default()
+        });
+        ids.push(tree.create_proxies(&items).expect("batch"));
+        tree.update_pairs().expect("no pair limit");
+        trees.push(tree);
+    }
+    (trees, ids)
+}
+
 #[test]
 fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
     let mut rng = SplitMix(5);
-    let mut trees: Vec<DynamicTree<Vec2, u32>> =
-        [PairMethod::SelfTraversal, PairMethod::MovedTraversal]
-            .into_iter()
-            .map(|pairs| {
-                DynamicTree::new(TreeConfig {
-                    pairs,
-                    ..TreeConfig::default()
-                })
-            })
-            .collect();
     // A few moved of 3,000: MovedTraversal finds their pairs by a query each.
     let n = 3000;
-    let items: Vec<_> = (0..n as u32)
-        .map(|i| (rand_box::<Vec2>(&mut rng, 160.0, 2.0), Vec2::ZERO, i))
-        .collect();
-    let mut ids: Vec<Vec<ProxyId>> = trees
-        .iter_mut()
-        .map(|t| t.create_proxies(&items).expect("batch"))
-        .collect();
-    for t in &mut trees {
-        t.update_pairs().expect("no pair limit");
-    }
+    let (mut trees, mut ids) = trees_by_pair_method(
+        &[PairMethod::SelfTraversal, PairMethod::MovedTraversal],
+        &mut rng,
+        n,
+        160.0,
+    );
     for step in 0..8u32 {
         // Thirty of 3,000 move far, three go and three come (in the slots just freed): well
         // under the share that makes MovedTraversal go over the whole tree.
@@ -1804,31 +1815,17 @@ fn moved_traversal_visits_only_where_few_moved_and_matches_brute_force() {
 #[test]
 fn moved_traversal_queries_a_few_moved_and_walks_the_whole_tree_for_more() {
     let mut rng = SplitMix(17);
-    let methods = [
-        PairMethod::SelfTraversal,
-        PairMethod::MovedQueries,
-        PairMethod::MovedTraversal,
-    ];
-    let mut trees: Vec<DynamicTree<Vec2, u32>> = methods
-        .iter()
-        .map(|&pairs| {
-            DynamicTree::new(TreeConfig {
-                pairs,
-                ..TreeConfig::default()
-            })
-        })
-        .collect();
     let n = 1000;
-    let items: Vec<_> = (0..n as u32)
-        .map(|i| (rand_box::<Vec2>(&mut rng, 120.0, 2.0), Vec2::ZERO, i))
-        .collect();
-    let ids: Vec<Vec<ProxyId>> = trees
-        .iter_mut()
-        .map(|t| t.create_proxies(&items).expect("batch"))
-        .collect();
-    for t in &mut trees {
-        t.update_pairs().expect("no pair limit");
-    }
+    let (mut trees, ids) = trees_by_pair_method(
+        &[
+            PairMethod::SelfTraversal,
+            PairMethod::MovedQueries,
+            PairMethod::MovedTraversal,
+        ],
+        &mut rng,
+        n,
+        120.0,
+    );
     // 125 is one in 8 of 1,000: the last count that takes the queries.
     for (step, moving) in [1usize, 125, 126, 40, 700, 0, 125].into_iter().enumerate() {
         // Distinct proxies (7 is prime to 1,000), each far from its fat box.
