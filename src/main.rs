@@ -26,6 +26,11 @@ struct Args {
     /// A scene file to open in the window (RON or JSON), or a recording, trace, stream file or
     /// box list; the built-in scene when absent.
     scene: Option<PathBuf>,
+    /// Opens the window already listening for an engine on this port (7616 when no port is
+    /// given) of 127.0.0.1, on an empty world that waits for it.
+    #[arg(long, value_name = "PORT", num_args = 0..=1,
+          default_missing_value = "7616", conflicts_with = "scene")]
+    listen: Option<u16>,
     /// A subcommand; none opens the window.
     #[command(subcommand)]
     command: Option<BinCommand>,
@@ -51,13 +56,27 @@ fn run(args: Args) -> anyhow::Result<i32> {
         Some(BinCommand::Screenshot(args)) => screenshot::main(&args),
         #[cfg(feature = "app")]
         Some(BinCommand::Frames(args)) => frames::main(&args),
-        None => open_window(args.scene),
+        None => match args.listen {
+            Some(port) => open_listening(port),
+            None => open_window(args.scene),
+        },
     }
 }
 
 #[cfg(feature = "app")]
 fn open_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
     aabb_app::run_window(scene)
+}
+
+#[cfg(feature = "app")]
+fn open_listening(port: u16) -> anyhow::Result<i32> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    aabb_app::run_window_listening(addr)
+}
+
+#[cfg(not(feature = "app"))]
+fn open_listening(_port: u16) -> anyhow::Result<i32> {
+    open_window(None)
 }
 
 #[cfg(not(feature = "app"))]

@@ -1,11 +1,14 @@
-//! The `listen` subcommand: waits for one engine on a TCP port (loopback unless `--bind`
-//! opens it up), receives its stream to its end, prints a line (or a JSON object) per step,
-//! and writes every accepted frame to `--out` as it arrives. When the engine sent its own broad
-//! phase (fat boxes, pairs, tree), the end says what its checks found (see
+//! The `listen` subcommand: listens on a TCP port (loopback unless `--bind` opens it up) and
+//! keeps listening whatever connects: a peer that is not a recorder is refused with one line on
+//! stderr and does not end it. The first engine's stream is received to its end (one line, or
+//! one JSON object, per step), every accepted frame written to `--out` as it arrives; then
+//! `listen` ends, or with `--keep-listening` waits for the next engine, each session to its own
+//! numbered file. Ctrl-C ends it at once, keeping every step received. When the engine sent its
+//! own broad phase (fat boxes, pairs, tree), the end says what its checks found (see
 //! [`super::engine_report`]).
 
-use crate::fileio::FileKind;
-use crate::stream::listen::{self as live, End};
+use crate::fileio::{FileKind, WriteOptions};
+use crate::stream::listen::{self as live, Listener};
 use crate::stream::{Intake, StreamIntake};
 use crate::text::escape_controls;
 use crate::trace::TraceLimits;
@@ -14,6 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// Arguments of `listen`.
 #[derive(Debug, clap::Args)]
@@ -26,7 +30,9 @@ pub struct ListenArgs {
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub bind: IpAddr,
     /// Writes the stream to this file as it arrives (every accepted frame; a stream file that
-    /// `run`, `sweep`, `convert` and the window open).
+    /// `run`, `sweep`, `convert` and the window open). It is created (or emptied) when an
+    /// engine's handshake arrives, not before. With `--keep-listening`, each session has its
+    /// own file: `NAME-1.aabbstream`, `NAME-2.aabbstream`, ...
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Replaces an `--out` file that is not a stream file.
@@ -35,82 +41,159 @@ pub struct ListenArgs {
     /// One JSON object a line instead of readable lines.
     #[arg(long)]
     pub json: bool,
-    /// Seconds a connection may take to send its handshake before it is dropped.
+    /// Seconds a connection may take to send its handshake (the magic bytes and HELLO) before
+    /// it is refused.
     #[arg(long, default_value_t = live::HANDSHAKE_TIMEOUT.as_secs_f64())]
     pub handshake_timeout: f64,
+    /// Seconds one frame may take to arrive whole once its first byte came (the engine may
+    /// pause between frames as long as it likes).
+    #[arg(long, default_value_t = live::FRAME_TIMEOUT.as_secs_f64())]
+    pub frame_timeout: f64,
+    /// After an engine's stream ends, waits for the next engine (a restarted game) instead of
+    /// ending; each session is written to its own numbered `--out` file. Ctrl-C ends it.
+    #[arg(long)]
+    pub keep_listening: bool,
 }
 
-/// Runs `listen`: exit 0 when the engine ended or closed the stream, 1 when its stream was
-/// refused (the steps before are kept in `--out`), 2 for a bad command line.
+/// Runs `listen`: exit 0 when the (last) engine ended or closed the stream or the user pressed
+/// Ctrl-C, 1 when its stream was refused or lost (the steps before are kept in `--out`), 2 for
+/// a bad command line.
 pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
     let addr = SocketAddr::new(args.bind, args.port);
-    if !(args.handshake_timeout.is_finite()
-        && args.handshake_timeout > 0.0
-        && args.handshake_timeout <= 3600.0)
+    let Some(handshake_timeout) = seconds("--handshake-timeout", args.handshake_timeout) else {
+        return Ok(2);
+    };
+    let Some(frame_timeout) = seconds("--frame-timeout", args.frame_timeout) else {
+        return Ok(2);
+    };
+    if let Some(path) = &args.out
+        && let Err(message) = check_out(path, args.force)
     {
-        eprintln!(
-            "--handshake-timeout: must be a number of seconds in (0, 3600], got {}",
-            args.handshake_timeout
-        );
+        eprintln!("{message}");
         return Ok(2);
     }
-    let mut out = match &args.out {
-        Some(path) => match open_out(path, args.force) {
-            Ok(file) => Some(std::io::BufWriter::with_capacity(1 << 20, file)),
-            Err(message) => {
-                eprintln!("{message}");
-                return Ok(2);
-            }
-        },
-        None => None,
-    };
-    let listener = match live::bind(addr) {
+    let socket = match live::bind(addr) {
         Ok(l) => l,
         Err(message) => {
             eprintln!("{message}");
             return Ok(2);
         }
     };
-    let local = listener.local_addr()?;
+    let local = socket.local_addr()?;
     if !live::is_loopback(&local) {
         eprintln!("{}", live::open_warning(&local));
     }
+    // Ctrl-C (and a polite kill) stops listening: the session's end is said, the file is whole.
+    let cancel = Arc::new(AtomicBool::new(false));
+    // A second Ctrl-C while the first is being honoured ends the process at once.
+    #[cfg(unix)]
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&cancel))?;
+        signal_hook::flag::register(signal, Arc::clone(&cancel))?;
+    }
+    let listener = Listener::start(
+        socket,
+        live::ListenRules { handshake_timeout },
+        Arc::new(|refusal: &live::Refusal| eprintln!("{}", escape_controls(&refusal.line()))),
+    )?;
     if args.json {
         line(&serde_json::json!({ "listening": local.to_string() }).to_string())?;
     } else {
         line(&format!("listening on {local}"))?;
     }
-    let cancel = AtomicBool::new(false);
-    let Some((conn, peer)) = live::accept(&listener, &cancel)? else {
-        return Ok(0);
-    };
-    // One engine at a time: later connections are refused (and said) while this one lives.
-    let stop = Arc::new(AtomicBool::new(false));
-    let refuser = listener.try_clone().map(|l| {
-        live::refuse_others(l, Arc::clone(&stop), move |other| {
-            eprintln!(
-                "refused a second engine from {other}: one engine at a time (the engine from \
-                 {peer} is live)"
-            );
-        })
-    });
+    let mut code = 0;
+    let mut session = 0u64;
+    while let Some(engine) = listener.next_engine(&cancel) {
+        session += 1;
+        if !args.keep_listening {
+            // One engine: any other is refused from now on, not left waiting.
+            listener.stop_taking_engines();
+        }
+        code = receive_one(args, engine, session, &cancel, frame_timeout)?;
+        if !args.keep_listening {
+            break;
+        }
+    }
+    // Stopped (Ctrl-C) with sessions to count, or before any engine came.
+    if args.keep_listening || session == 0 {
+        let turned = listener.turned();
+        if args.json {
+            line(
+                &serde_json::json!({
+                    "stopped_listening": true,
+                    "sessions": session,
+                    "not_recorders": turned.not_recorders,
+                    "busy": turned.busy,
+                    "crowded": turned.crowded,
+                })
+                .to_string(),
+            )?;
+        } else {
+            line(&format!(
+                "stopped listening: {} {}; refused {} {} that {} not recorders and {} second \
+                 {}",
+                session,
+                plural(session, "session", "sessions"),
+                turned.not_recorders + turned.crowded,
+                plural(turned.not_recorders + turned.crowded, "peer", "peers"),
+                if turned.not_recorders + turned.crowded == 1 {
+                    "was"
+                } else {
+                    "were"
+                },
+                turned.busy,
+                plural(turned.busy, "engine", "engines"),
+            ))?;
+        }
+    }
+    Ok(code)
+}
+
+/// Receives one engine's session to its end; its exit code.
+fn receive_one(
+    args: &ListenArgs,
+    engine: live::Engine,
+    session: u64,
+    cancel: &AtomicBool,
+    frame_timeout: Duration,
+) -> anyhow::Result<i32> {
+    let peer = engine.peer();
     let json = args.json;
+    let out_path = args.out.as_ref().map(|p| {
+        if args.keep_listening {
+            numbered(p, session)
+        } else {
+            p.clone()
+        }
+    });
+    let mut out = match &out_path {
+        Some(path) => match open_out(path, args.force) {
+            Ok(file) => Some(file),
+            Err(message) => {
+                // Not written, but received: the engine is not left hanging.
+                eprintln!("{message}");
+                None
+            }
+        },
+        None => None,
+    };
     if json {
-        line(&serde_json::json!({ "connected": peer.to_string() }).to_string())?;
+        line(
+            &serde_json::json!({ "connected": peer.to_string(), "session": session }).to_string(),
+        )?;
     } else {
         line(&format!("engine connected from {peer}"))?;
     }
     let intake = StreamIntake::counting_only(&format!("connection from {peer}"));
     let mut print_error = None;
     let received = live::receive(
-        conn,
-        peer,
+        engine,
         intake,
         out.as_mut().map(|w| w as &mut dyn Write),
         &live::Receiving {
-            cancel: &cancel,
+            cancel,
             limits: TraceLimits::default(),
-            handshake_timeout: std::time::Duration::from_secs_f64(args.handshake_timeout),
+            frame_timeout,
         },
         |event, intake| {
             if print_error.is_some() {
@@ -124,10 +207,7 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
             }
         },
     );
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    if let Ok(handle) = refuser {
-        let _joined = handle.join();
-    }
+    let out_written = out.is_some();
     drop(out);
     if let Some(e) = print_error {
         return Err(e);
@@ -136,13 +216,17 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
     let steps = received.intake.step_count();
     let mb = received.bytes as f64 / 1e6;
     let secs = received.secs.max(1e-9);
+    let written_to = out_path.as_ref().filter(|_| out_written);
     if json {
         line(
             &serde_json::json!({
-                "end": end_word(&received.end),
+                "end": received.end.word(),
                 "message": received.end.describe(),
+                "session": session,
                 "engine": info.engine,
                 "steps": steps,
+                "steps_written": written_to.map(|_| received.steps_written),
+                "out": written_to.map(|p| p.display().to_string()),
                 "dropped_steps": info.dropped_steps(),
                 "bytes": received.bytes,
                 "seconds": received.secs,
@@ -154,15 +238,17 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
         )?;
     } else {
         line(&format!(
-            "{}: {steps} steps received ({} dropped by the engine), {mb:.1} MB in {:.2} s \
+            "{}: {steps} {} received ({} dropped by the engine), {mb:.1} MB in {:.2} s \
              ({:.1} steps/s, {:.1} MB/s){}",
             received.end.describe(),
+            plural(steps, "step", "steps"),
             info.dropped_steps(),
             received.secs,
             steps as f64 / secs,
             mb / secs,
-            args.out.as_ref().map_or_else(String::new, |p| format!(
-                "; written to {}",
+            written_to.map_or_else(String::new, |p| format!(
+                "; {} written to {}",
+                received.steps_written,
                 escape_controls(&p.display().to_string())
             ))
         ))?;
@@ -177,15 +263,30 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn end_word(end: &End) -> &'static str {
-    match end {
-        End::Bye => "bye",
-        End::Closed => "closed",
-        End::Refused(_) => "refused",
-        End::Failed(_) => "failed",
-        End::HandshakeTimeout => "timeout",
-        End::Cancelled => "cancelled",
+fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
+/// A number of seconds in (0, 3600], or `None` after saying what is wrong.
+fn seconds(flag: &str, value: f64) -> Option<Duration> {
+    if value.is_finite() && value > 0.0 && value <= 3600.0 {
+        Some(Duration::from_secs_f64(value))
+    } else {
+        eprintln!("{flag}: must be a number of seconds in (0, 3600], got {value}");
+        None
     }
+}
+
+/// `PATH` with `-N` before its extension: `pile.aabbstream` -> `pile-2.aabbstream`.
+fn numbered(path: &Path, n: u64) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{n}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{n}"),
+    };
+    path.with_file_name(name)
 }
 
 /// The line printed for one event, or none.
@@ -201,7 +302,7 @@ fn describe(event: &Intake, intake: &StreamIntake, json: bool) -> Option<String>
             escape_controls(&info.units)
         )),
         Intake::Statics(n) if json => Some(serde_json::json!({ "static_boxes": n }).to_string()),
-        Intake::Statics(n) => Some(format!("{n} static boxes")),
+        Intake::Statics(n) => Some(format!("{n} static {}", plural(*n as u64, "box", "boxes"))),
         Intake::Step {
             index,
             engine_step,
@@ -221,8 +322,9 @@ fn describe(event: &Intake, intake: &StreamIntake, json: bool) -> Option<String>
             .to_string()
         } else {
             format!(
-                "{}step {index}: {boxes} boxes (+{} ~{} -{})",
+                "{}step {index}: {boxes} {} (+{} ~{} -{})",
                 gap.map_or_else(String::new, |g| format!("({g})\n")),
+                plural(*boxes as u64, "box", "boxes"),
                 changes.0,
                 changes.1,
                 changes.2
@@ -232,44 +334,39 @@ fn describe(event: &Intake, intake: &StreamIntake, json: bool) -> Option<String>
     }
 }
 
-/// Opens `--out` for writing: never through a symbolic link, and an existing file that is
-/// not a stream file only with `--force`.
-fn open_out(path: &Path, force: bool) -> Result<std::fs::File, String> {
+/// Checks `--out` before listening, writing nothing: never a symbolic link, a regular file if
+/// it exists, ours (or in a folder of our own: another user's file in a sticky folder such as
+/// /tmp is refused), and a stream file unless `force`.
+fn check_out(path: &Path, force: bool) -> Result<(), String> {
     let shown = escape_controls(&path.display().to_string());
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if meta.file_type().is_symlink() {
-            return Err(format!(
-                "{shown}: is a symbolic link; --out writes a new file, never through a link \
-                 (nothing was written)"
-            ));
-        }
-        if !meta.is_file() {
-            return Err(format!(
-                "{shown}: is not a regular file (nothing was written)"
-            ));
-        }
-        match crate::fileio::kind_of_path(path) {
-            Some(FileKind::Stream | FileKind::Empty) => {}
-            _ if force => {}
-            kind => {
-                return Err(format!(
-                    "{shown}: holds {}, not a stream file; it was not replaced (give another \
-                     path, or --force to replace it)",
-                    kind.map_or("a file that cannot be read", FileKind::noun)
-                ));
-            }
-        }
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && meta.file_type().is_symlink()
+    {
+        return Err(format!(
+            "{shown}: is a symbolic link; --out writes a new file, never through a link \
+             (nothing was written)"
+        ));
     }
+    crate::fileio::check_replaceable(path, WriteOptions::of_kind(FileKind::Stream, force))
+        .map(|_| ())
+        .map_err(|e| escape_controls(&e.to_string()))
+}
+
+/// Opens `--out` for writing when an engine arrives: checked again (it may have changed while
+/// listening), then created or emptied, never through a link.
+fn open_out(path: &Path, force: bool) -> Result<std::fs::File, String> {
+    check_out(path, force)?;
+    let shown = escape_controls(&path.display().to_string());
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
     options
         .open(path)
-        .map_err(|e| format!("{shown}: could not create the stream file: {e}"))
+        .map_err(|e| format!("{shown}: could not create the stream file: {e} (the stream is received but not written)"))
 }
 
 /// Prints one line to stdout and flushes it (a test or a pipe reads each line as it comes).

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// A 2D trace of `steps` steps: boxes 0..8 drift right, box 3 leaves at step 4, box 20 arrives
 /// at step 2, box 5 stands still; two static boxes.
-fn drifting(steps: u32) -> Trace {
+pub(crate) fn drifting(steps: u32) -> Trace {
     let b = |id: u32, x: f32, y: f32| TraceBox {
         id,
         aabb: Aabb::new(Vec3::new(x, y, 0.0), Vec3::new(x + 1.2, y + 0.5, 0.0)),
@@ -54,13 +54,13 @@ fn drifting(steps: u32) -> Trace {
     .expect("a valid trace")
 }
 
-fn stream_bytes(trace: &Trace) -> Vec<u8> {
+pub(crate) fn stream_bytes(trace: &Trace) -> Vec<u8> {
     let mut bytes = Vec::new();
     stream::write_trace(trace, "test", &mut bytes).expect("written");
     bytes
 }
 
-fn assert_same_steps(a: &Trace, b: &Trace) {
+pub(crate) fn assert_same_steps(a: &Trace, b: &Trace) {
     assert_eq!(a.header(), b.header());
     assert_eq!(a.statics(), b.statics());
     assert_eq!(a.step_count(), b.step_count());
@@ -179,8 +179,8 @@ fn run_and_convert_take_a_stream_file_as_they_take_its_text_trace() {
 
 /// `listen --port 0 --json` started: the child, its stdout lines and the port it took.
 pub(crate) struct Listening {
-    child: Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    pub(crate) child: Child,
+    pub(crate) lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
     pub(crate) port: u16,
 }
 
@@ -206,6 +206,15 @@ pub(crate) fn listen(extra: &[&str]) -> Listening {
     Listening { child, lines, port }
 }
 
+/// A test that fails part-way leaves no `listen` running behind it.
+impl Drop for Listening {
+    fn drop(&mut self) {
+        // Already ended when the test finished it: nothing to kill or wait for.
+        let _killed = self.child.kill();
+        let _waited = self.child.wait();
+    }
+}
+
 impl Listening {
     /// Waits for the child (at most 60 s); its exit code, the rest of stdout and stderr.
     pub(crate) fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
@@ -219,7 +228,7 @@ impl Listening {
     }
 }
 
-fn wbox(id: u32, x: f32, y: f32) -> WireBox {
+pub(crate) fn wbox(id: u32, x: f32, y: f32) -> WireBox {
     WireBox {
         id,
         min: [x, y, 0.0],
@@ -227,14 +236,14 @@ fn wbox(id: u32, x: f32, y: f32) -> WireBox {
     }
 }
 
-fn hello_bytes() -> Vec<u8> {
+pub(crate) fn hello_bytes() -> Vec<u8> {
     let mut b = Vec::new();
     wire::encode_magic(&mut b);
     wire::encode_hello(&mut b, &Hello::new("hand-made", 2, 0.02)).expect("hello");
     b
 }
 
-fn step_bytes(step: u64, boxes: &[WireBox], keyframe: bool) -> Vec<u8> {
+pub(crate) fn step_bytes(step: u64, boxes: &[WireBox], keyframe: bool) -> Vec<u8> {
     let mut b = Vec::new();
     let frame = StepFrame {
         step,
@@ -277,20 +286,36 @@ fn listen_records_every_step_a_recorder_sent_box_for_box() {
 }
 
 #[test]
-fn listen_refuses_an_http_request_naming_the_connection_and_the_byte() {
+fn listen_refuses_an_http_request_naming_the_connection_and_the_byte_and_keeps_listening() {
     let l = listen(&[]);
     let mut conn = TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
     let local = conn.local_addr().expect("addr");
     conn.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         .expect("send");
-    let (code, _, err) = l.finish();
-    assert_eq!(code, Some(1), "{err}");
+    // The refusal line, then the end of the connection.
+    let mut reply = String::new();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    conn.read_to_string(&mut reply).expect("the refusal");
+    assert_eq!(reply, "AABB refused: not a recorder's handshake\n");
+    // Still listening: an engine after it is received.
+    let mut engine = TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
+    engine.write_all(&stream_bytes(&drifting(3))).expect("send");
+    drop(engine);
+    let (code, lines, err) = l.finish();
+    assert_eq!(code, Some(0), "{err}");
     let first = err.lines().next().unwrap_or_default();
     assert!(
-        first.starts_with(&format!("connection from {local}: byte 0")),
+        first.starts_with(&format!(
+            "refused a peer that is not a recorder: connection from {local}: byte 0"
+        )),
         "{err}"
     );
     assert!(first.contains("HTTP"), "{err}");
+    assert!(
+        lines.last().is_some_and(|l| l.contains("\"steps\":3")),
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -352,29 +377,50 @@ fn a_second_engine_is_refused_while_one_is_live() {
     std::thread::sleep(Duration::from_millis(300));
     let mut second = TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
     let second_addr = second.local_addr().expect("addr");
+    second.write_all(&hello_bytes()).expect("send");
     second
-        .set_read_timeout(Some(Duration::from_secs(5)))
+        .set_read_timeout(Some(Duration::from_secs(20)))
         .expect("timeout");
-    let mut buf = [0u8; 1];
-    // Refused: closed at once, nothing sent.
-    assert_eq!(second.read(&mut buf).map_err(|e| e.kind()), Ok(0));
+    // Refused after its handshake, with the line a recorder reads to fall back to its file.
+    let mut reply = String::new();
+    second.read_to_string(&mut reply).expect("the refusal");
+    assert_eq!(reply, "AABB refused: busy: another engine is live\n");
     drop(first);
-    let (code, _, err) = l.finish();
+    let (code, lines, err) = l.finish();
     assert_eq!(code, Some(0), "{err}");
     assert!(
         err.contains(&format!("refused a second engine from {second_addr}")),
         "{err}"
     );
+    assert!(
+        lines.last().is_some_and(|l| l.contains("\"steps\":1")),
+        "{lines:?}"
+    );
 }
 
 #[test]
-fn a_connection_that_sends_nothing_is_dropped_after_the_handshake_timeout() {
+fn a_connection_that_sends_nothing_is_refused_after_the_handshake_timeout_and_listen_goes_on() {
     let l = listen(&["--handshake-timeout", "0.5"]);
-    let conn = TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
+    let mut idle = TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
+    let idle_addr = idle.local_addr().expect("addr");
+    idle.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut reply = String::new();
+    idle.read_to_string(&mut reply).expect("the refusal");
+    assert_eq!(reply, "AABB refused: not a recorder's handshake\n");
+    let mut engine = TcpStream::connect(("127.0.0.1", l.port)).expect("connect");
+    engine.write_all(&stream_bytes(&drifting(2))).expect("send");
+    drop(engine);
     let (code, _, err) = l.finish();
-    drop(conn);
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("no handshake in time"), "{err}");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        err.lines().next().unwrap_or_default(),
+        format!(
+            "refused a peer that is not a recorder: connection from {idle_addr}: no handshake \
+             in time (the magic bytes and HELLO) after 0 bytes"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

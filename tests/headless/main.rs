@@ -15,6 +15,7 @@ mod cli_replay;
 mod cli_run;
 mod cli_sweep;
 mod engine_parts;
+mod listener;
 mod live_link;
 mod reliability;
 mod reliability3;

@@ -93,7 +93,7 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
     assert_ne!(addr.port(), 0);
     assert_eq!(
         status.line(),
-        format!("Listening on {addr}: start the engine with its recorder.")
+        format!("Waiting for an engine on {addr}: start it with its recorder.")
     );
     let engine = std::thread::spawn(move || send(addr));
     let started = Instant::now();
@@ -163,4 +163,194 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
         h.state().inspect().sim().structure_hash(),
         sim.structure_hash()
     );
+}
+
+/// Reads the refusal line the debugger writes before it closes a peer.
+fn refusal(conn: &mut std::net::TcpStream) -> String {
+    use std::io::Read;
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut reply = Vec::new();
+    // A reset after the line (the peer's own unread bytes) is no failure here.
+    let _read = conn.read_to_end(&mut reply);
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+/// Runs frames until `done` holds (at most 60 s), keeping the window live meanwhile; the
+/// longest frame, to show the window never waited on the link.
+fn frames_until(
+    h: &mut Harness<'static, DebuggerApp>,
+    mut done: impl FnMut(&Harness<'static, DebuggerApp>) -> bool,
+) -> Duration {
+    let started = Instant::now();
+    let mut longest = Duration::ZERO;
+    while !done(h) {
+        let frame = Instant::now();
+        h.run_steps(1);
+        longest = longest.max(frame.elapsed());
+        std::thread::sleep(Duration::from_millis(10));
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not done: {:?}",
+            h.state().inspect().live_status()
+        );
+    }
+    longest
+}
+
+#[test]
+fn the_window_keeps_listening_after_peers_that_are_not_recorders() {
+    use std::io::Write;
+    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(
+        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
+        false,
+    );
+    h.run_steps(2);
+    let addr = h
+        .state()
+        .inspect()
+        .live_status()
+        .and_then(|s| s.addr)
+        .expect("listening");
+    let mut garbage = std::net::TcpStream::connect(addr).expect("connect");
+    garbage
+        .write_all(b"\x16\x03\x01 not a stream")
+        .expect("send");
+    let mut http = std::net::TcpStream::connect(addr).expect("connect");
+    http.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .expect("send");
+    // An idle socket stays open through the engine's session.
+    let idle = std::net::TcpStream::connect(addr).expect("connect");
+    assert_eq!(
+        refusal(&mut garbage),
+        "AABB refused: not a recorder's handshake\n"
+    );
+    assert_eq!(
+        refusal(&mut http),
+        "AABB refused: not a recorder's handshake\n"
+    );
+    frames_until(&mut h, |h| {
+        h.state()
+            .inspect()
+            .live_status()
+            .is_some_and(|s| s.refused_count == 2)
+    });
+    let status = h.state().inspect().live_status().expect("still listening");
+    assert_eq!(status.peer, None);
+    assert_eq!(
+        status.line(),
+        format!("Waiting for an engine on {addr}: start it with its recorder.")
+    );
+    assert_eq!(status.refused.len(), 2);
+    assert!(
+        status.refused[1].starts_with("refused a peer that is not a recorder: connection from"),
+        "{:?}",
+        status.refused
+    );
+    let engine = std::thread::spawn(move || send(addr));
+    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    engine.join().expect("the engine thread");
+    drop(idle);
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.inspect().sim().is_trace(), "{}", app.inspect().status());
+    assert_eq!(app.inspect().recording().last_step(), u64::from(STEPS) - 1);
+}
+
+#[test]
+fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
+    use std::io::Write;
+    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(
+        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
+        false,
+    );
+    h.run_steps(2);
+    let addr = h
+        .state()
+        .inspect()
+        .live_status()
+        .and_then(|s| s.addr)
+        .expect("listening");
+    // Three whole steps, then a frame a byte every 50 ms, never finished while the test runs.
+    let mut bytes = Vec::new();
+    let trace = {
+        let steps: Vec<Vec<aabb_debugger::trace::TraceBox>> = (0..4)
+            .map(|s| {
+                boxes(s)
+                    .into_iter()
+                    .map(|(id, min, max)| aabb_debugger::trace::TraceBox {
+                        id,
+                        aabb: aabb_debugger::tree::Aabb::new(
+                            glam::Vec3::new(min[0], min[1], 0.0),
+                            glam::Vec3::new(max[0], max[1], 0.0),
+                        ),
+                    })
+                    .collect()
+            })
+            .collect();
+        aabb_debugger::trace::Trace::from_steps(
+            "trickle",
+            aabb_debugger::trace::TraceHeader {
+                dimensions: 2,
+                dt: 1.0 / 60.0,
+            },
+            Vec::new(),
+            steps,
+        )
+        .expect("a trace")
+    };
+    stream::write_trace(&trace, "trickler", &mut bytes).expect("bytes");
+    // Everything but the BYE (17 bytes) and half of the last step.
+    let whole = bytes.len() - 17;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let engine = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut conn = std::net::TcpStream::connect(addr).expect("connect");
+            let last_start = whole - 60;
+            conn.write_all(&bytes[..last_start]).expect("send");
+            for b in &bytes[last_start..whole] {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) || conn.write_all(&[*b]).is_err()
+                {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    frames_until(&mut h, |h| {
+        h.state()
+            .inspect()
+            .live_status()
+            .is_some_and(|s| s.steps == 3)
+    });
+    h.state_mut().apply(Command::StopListening, false);
+    h.run_steps(1);
+    let stopping = h.state().inspect().live_status();
+    // Either still stopping (and saying so) or already done.
+    if let Some(status) = stopping {
+        assert!(status.line().starts_with("Stopping"), "{}", status.line());
+    }
+    let asked = Instant::now();
+    let longest = frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    let took = asked.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    engine.join().expect("the engine thread");
+    // A bound on hanging, not a speed test: the worker sees Stop between two reads.
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(longest < Duration::from_secs(3), "{longest:?}");
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.inspect().sim().is_trace(), "{}", app.inspect().status());
+    assert_eq!(app.inspect().recording().last_step(), 2);
 }

@@ -491,7 +491,7 @@ impl State {
                 if let Some(job) = &self.dialogs.live {
                     job.stop();
                     self.model.status =
-                        "Stopped listening; what the engine sent opens as a trace.".to_owned();
+                        "Stopping: what the engine sent opens as a trace in a moment.".to_owned();
                 }
             }
             Command::FinishLive => self.finish_live(),
@@ -989,7 +989,7 @@ impl State {
                 self.dialogs.listen = false;
                 let local = job.addr();
                 self.model.status = if crate::stream::listen::is_loopback(&local) {
-                    format!("Listening on {local}: start the engine with its recorder.")
+                    format!("Waiting for an engine on {local}: start it with its recorder.")
                 } else {
                     crate::stream::listen::open_warning(&local)
                 };

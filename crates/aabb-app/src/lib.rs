@@ -4,7 +4,8 @@
 //!
 //! - [`DebuggerApp`]: the app, exported so tests drive it headless with egui_kittest.
 //! - [`Command`]: what the UI asks for; applied after the panels are drawn.
-//! - [`run_window`] and [`run_screenshot`]: what the command line calls.
+//! - [`run_window`], [`run_window_listening`] and [`run_screenshot`]: what the command line
+//!   calls.
 //!
 //! # Shape
 //!
@@ -94,6 +95,45 @@ use std::path::PathBuf;
 /// The window's initial size, points.
 const WINDOW_SIZE: [f32; 2] = [1440.0, 880.0];
 
+/// The main window's size and title.
+fn window_options() -> eframe::NativeOptions {
+    eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("aabb-debugger")
+            .with_app_id("aabb-debugger")
+            .with_inner_size(WINDOW_SIZE)
+            .with_min_inner_size([640.0, 400.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    }
+}
+
+/// Opens the window already listening for an engine on `addr` (as `--listen`), on an empty
+/// world that says it waits for one; nothing plays behind it.
+pub fn run_window_listening(addr: std::net::SocketAddr) -> anyhow::Result<i32> {
+    let renderers = renderer::renderers_to_try()?;
+    renderer::run_native_with("aabb-debugger", window_options, &renderers, || {
+        Box::new(move |cc| {
+            let mut app = DebuggerApp::new(
+                &cc.egui_ctx,
+                cc.storage,
+                Scene::waiting_for_engine(),
+                None,
+                AppOptions {
+                    playing: false,
+                    native_dialogs: true,
+                    background_steps: true,
+                    ..AppOptions::default()
+                },
+            )?;
+            app.push_command(Command::StartListening(addr));
+            Ok(Box::new(app))
+        })
+    })
+    .map_err(|e| anyhow::anyhow!("could not open the window: {e}"))?;
+    Ok(0)
+}
+
 /// Opens the debugger window on a scene file, or on the built-in scene, already playing.
 /// Returns the process exit code.
 pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
@@ -112,16 +152,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
         None => (Scene::builtin_default(), None, None),
     };
     let renderers = renderer::renderers_to_try()?;
-    let make_options = || eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("aabb-debugger")
-            .with_app_id("aabb-debugger")
-            .with_inner_size(WINDOW_SIZE)
-            .with_min_inner_size([640.0, 400.0])
-            .with_drag_and_drop(true),
-        ..Default::default()
-    };
-    renderer::run_native_with("aabb-debugger", make_options, &renderers, || {
+    renderer::run_native_with("aabb-debugger", window_options, &renderers, || {
         let (scene, path, recording) = (scene.clone(), path.clone(), recording.clone());
         Box::new(move |cc| {
             let mut app = DebuggerApp::new(

@@ -1,12 +1,15 @@
 //! The window's live link: File > "Listen for an engine…" binds a TCP port (loopback unless
-//! the user opens it up) and a worker thread waits for one engine's recorder, receives its
-//! stream (every frame checked, every step kept) and says how it goes; the window shows that
-//! in the live window ("Listening on 127.0.0.1:7616", then "Live: ENGINE, step N, B boxes,
-//! S steps/s") and never waits on it. When the engine ends the stream, or the user stops
-//! listening, what arrived opens as a trace: the timeline, the tree view, Changes, health
-//! and the Advisor work on it as on a trace file.
+//! the user opens it up) and a worker thread listens: a peer that is not a recorder (a port
+//! scan, a browser, an idle socket) is refused, counted and logged, and the worker goes on
+//! listening; the first engine whose handshake is valid is received (every frame checked,
+//! every step kept) and says how it goes; the window shows that in the live window ("Listening
+//! on 127.0.0.1:7616", then "Live: ENGINE, step N, B boxes, S steps/s") and never waits on it.
+//! When the engine ends the stream, or the user stops listening (effective between two reads,
+//! within a tenth of a second; the status says "Stopping…" until then), what arrived opens as
+//! a trace: the timeline, the tree view, Changes, health and the Advisor work on it as on a
+//! trace file.
 
-use crate::stream::listen::{self as live, End};
+use crate::stream::listen::{self as live, End, Listener, Refusal};
 use crate::stream::{Gap, Intake, StreamInfo, StreamIntake};
 use crate::trace::{Trace, TraceLimits};
 use std::net::SocketAddr;
@@ -37,17 +40,28 @@ pub struct LiveStatus {
     pub last_gap: Option<Gap>,
     /// Engine steps dropped in all.
     pub dropped: u64,
-    /// Second engines refused while this one was live.
-    pub refused: Vec<SocketAddr>,
+    /// The last peers refused (not recorders, or second engines while one was live), newest
+    /// last, at most [`REFUSAL_LOG`] lines.
+    pub refused: Vec<String>,
+    /// Peers refused in all.
+    pub refused_count: u64,
+    /// The user asked to stop; the worker has not ended yet.
+    pub stopping: bool,
 }
+
+/// The refusal lines the live window keeps.
+pub const REFUSAL_LOG: usize = 20;
 
 impl LiveStatus {
     /// The status line: listening, or live with the engine's numbers.
     #[must_use]
     pub fn line(&self) -> String {
         let addr = self.addr.map_or_else(|| "?".to_owned(), |a| a.to_string());
+        if self.stopping {
+            return "Stopping: what arrived opens as a trace in a moment…".to_owned();
+        }
         match self.peer {
-            None => format!("Listening on {addr}: start the engine with its recorder."),
+            None => format!("Waiting for an engine on {addr}: start it with its recorder."),
             Some(peer) if self.engine.is_empty() => {
                 format!("An engine connected from {peer}; waiting for its handshake…")
             }
@@ -78,6 +92,9 @@ pub struct LiveResult {
     pub end: End,
     /// The engine's address.
     pub peer: Option<SocketAddr>,
+    /// The stream's bytes as they arrived (every accepted frame, from the magic on): what
+    /// `listen --out` writes of the same session.
+    pub stream: Vec<u8>,
 }
 
 struct Shared {
@@ -112,7 +129,7 @@ impl LiveJob {
             let cancel = Arc::clone(&cancel);
             std::thread::Builder::new()
                 .name("live link".to_owned())
-                .spawn(move || work(&listener, &shared, &cancel))
+                .spawn(move || work(listener, &shared, &cancel))
                 .map_err(|e| format!("could not start the live link's thread: {e}"))?
         };
         Ok(LiveJob {
@@ -141,9 +158,14 @@ impl LiveJob {
         lock(&self.shared).result.is_some()
     }
 
-    /// Asks the worker to stop: it ends within a tenth of a second, keeping what arrived.
+    /// Asks the worker to stop: it ends within a tenth of a second, keeping what arrived; the
+    /// status says "stopping" until it has.
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+        let mut shared = lock(&self.shared);
+        if shared.result.is_none() {
+            shared.status.stopping = true;
+        }
     }
 
     /// The session's result once it has ended; `None` before.
@@ -167,39 +189,54 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The worker: waits for one engine (refusing any other while it is live), receives its
-/// stream to its end, and leaves the result.
-fn work(listener: &std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &AtomicBool) {
-    let accepted = live::accept(listener, cancel);
-    let (conn, peer) = match accepted {
-        Ok(Some(pair)) => pair,
-        Ok(None) => {
-            lock(shared).result = Some(LiveResult {
-                trace: Err("no engine connected".to_owned()),
-                info: StreamInfo::default(),
-                end: End::Cancelled,
-                peer: None,
-            });
-            return;
-        }
+/// The worker: listens (refusing and logging every peer that is not a recorder) until one
+/// engine's handshake arrives, receives its stream to its end, and leaves the result.
+fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &AtomicBool) {
+    let on_refused = {
+        let shared = Arc::clone(shared);
+        Arc::new(move |refusal: &Refusal| {
+            let mut s = lock(&shared);
+            let status = &mut s.status;
+            status.refused_count += 1;
+            if status.refused.len() >= REFUSAL_LOG {
+                status.refused.remove(0);
+            }
+            status
+                .refused
+                .push(crate::text::excerpt(&refusal.line(), 200));
+        })
+    };
+    let listener = match Listener::start(listener, live::ListenRules::default(), on_refused) {
+        Ok(listener) => listener,
         Err(e) => {
             lock(shared).result = Some(LiveResult {
-                trace: Err(format!("could not accept a connection: {e}")),
+                trace: Err(format!("could not start listening: {e}")),
                 info: StreamInfo::default(),
                 end: End::Failed(e.to_string()),
                 peer: None,
+                stream: Vec::new(),
             });
             return;
         }
     };
-    lock(shared).status.peer = Some(peer);
-    let stop_refusing = Arc::new(AtomicBool::new(false));
-    let refuser = listener.try_clone().map(|l| {
-        let shared = Arc::clone(shared);
-        live::refuse_others(l, Arc::clone(&stop_refusing), move |other| {
-            lock(&shared).status.refused.push(other);
-        })
-    });
+    let Some(engine) = listener.next_engine(cancel) else {
+        lock(shared).result = Some(LiveResult {
+            trace: Err("no engine connected".to_owned()),
+            info: StreamInfo::default(),
+            end: End::Cancelled,
+            peer: None,
+            stream: Vec::new(),
+        });
+        return;
+    };
+    // One session a job: any other engine is refused from now on.
+    listener.stop_taking_engines();
+    let peer = engine.peer();
+    {
+        let mut s = lock(shared);
+        s.status.peer = Some(peer);
+        s.status.engine = engine.hello().engine.clone();
+    }
     let name = format!("live {peer}");
     let intake = StreamIntake::new(
         &name,
@@ -207,15 +244,16 @@ fn work(listener: &std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &
         TraceLimits::default(),
     );
     let mut window_start = (Instant::now(), 0u64);
+    // The frames as they arrived: "Save received stream…" writes these bytes.
+    let mut stream = Vec::new();
     let received = live::receive(
-        conn,
-        peer,
+        engine,
         intake,
-        None,
+        Some(&mut stream),
         &live::Receiving {
             cancel,
             limits: TraceLimits::default(),
-            handshake_timeout: live::HANDSHAKE_TIMEOUT,
+            frame_timeout: live::FRAME_TIMEOUT,
         },
         |event, intake| {
             let mut s = lock(shared);
@@ -240,10 +278,8 @@ fn work(listener: &std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &
             }
         },
     );
-    stop_refusing.store(true, Ordering::Relaxed);
-    if let Ok(handle) = refuser {
-        let _joined = handle.join();
-    }
+    // Later engines are refused while the trace is made (the listener closes with this).
+    drop(listener);
     let bytes = received.bytes;
     let end = received.end;
     let (trace, info) = match received.intake.finish() {
@@ -252,10 +288,12 @@ fn work(listener: &std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &
     };
     let mut s = lock(shared);
     s.status.bytes = bytes;
+    s.status.stopping = false;
     s.result = Some(LiveResult {
         trace,
         info,
         end,
         peer: Some(peer),
+        stream,
     });
 }

@@ -343,6 +343,26 @@ pub enum WriteError {
         /// The folder's owner's uid.
         folder_owner: u32,
     },
+    /// The target is a regular file in a sticky folder anyone may write to (as the system's
+    /// temporary folder) that belongs neither to us nor to the folder's owner: another user
+    /// made it there, and could read and change what is written into it. The kernel's
+    /// `protected_regular` rule, applied to every output of ours.
+    #[error(
+        "{path}: belongs to user {file_owner}, neither us ({caller}) nor the owner of its \
+         folder ({folder_owner}), in a sticky folder anyone may write to; another user could \
+         read and change what is written into it, so nothing was written (give a path in a \
+         folder of your own)"
+    )]
+    ForeignFile {
+        /// The path given.
+        path: PathBuf,
+        /// The file's owner's uid.
+        file_owner: u32,
+        /// Our effective uid.
+        caller: u32,
+        /// The folder's owner's uid.
+        folder_owner: u32,
+    },
     /// More than [`MAX_SYMLINKS`] symbolic links (or a loop).
     #[error("{path}: more than {max} symbolic links to follow (a loop?)")]
     TooManyLinks {
@@ -574,6 +594,37 @@ fn check_link_owner(path: &Path, link: &Path, meta: &Metadata) -> Result<(), Wri
     })
 }
 
+/// Refuses an existing regular file `real` (its metadata `meta`) in a sticky, world-writable
+/// folder when it belongs neither to us nor to the folder's owner (the kernel's
+/// `protected_regular` rule, [`may_follow_link`]'s test on the file's owner); `path` is the
+/// path given. Every output of ours goes through it: saves, `listen --out`, `--record`.
+#[cfg(unix)]
+pub fn check_file_owner(path: &Path, real: &Path, meta: &Metadata) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let folder = folder_of(real);
+    let folder_meta = std::fs::metadata(&folder).map_err(|source| WriteError::Io {
+        path: path.to_path_buf(),
+        action: format!("look up the folder {}", folder.display()),
+        source,
+    })?;
+    let caller = effective_uid().unwrap_or(u32::MAX);
+    if may_follow_link(meta.uid(), folder_meta.uid(), folder_meta.mode(), caller) {
+        return Ok(());
+    }
+    Err(WriteError::ForeignFile {
+        path: path.to_path_buf(),
+        file_owner: meta.uid(),
+        caller,
+        folder_owner: folder_meta.uid(),
+    })
+}
+
+/// Files have no owners that matter outside unix.
+#[cfg(not(unix))]
+pub fn check_file_owner(_path: &Path, _real: &Path, _meta: &Metadata) -> Result<(), WriteError> {
+    Ok(())
+}
+
 /// Links have no owners that matter outside unix.
 #[cfg(not(unix))]
 fn check_link_owner(_path: &Path, _link: &Path, _meta: &Metadata) -> Result<(), WriteError> {
@@ -752,6 +803,7 @@ pub fn check_replaceable(
                 kind: kind_of(meta),
             });
         }
+        check_file_owner(path, &real, meta)?;
         if !options.replace_read_only && is_read_only(&real, meta) {
             return Err(WriteError::ReadOnly {
                 path: path.to_path_buf(),

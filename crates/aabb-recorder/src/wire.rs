@@ -23,6 +23,9 @@ pub const VERSION: u16 = 1;
 pub const MAX_FRAME_BYTES: u32 = 64 << 20;
 /// The longest string (engine name, units) in bytes.
 pub const MAX_STR_BYTES: usize = 255;
+/// The longest HELLO frame (its length field's value): kind, version, dimensions, flags, dt and
+/// two strings of at most [`MAX_STR_BYTES`]. A first frame that says more is no handshake.
+pub const MAX_HELLO_BYTES: u32 = 1 + 2 + 1 + 1 + 4 + 2 * (2 + MAX_STR_BYTES as u32);
 
 /// Frame kind of the handshake, the first frame.
 pub const KIND_HELLO: u8 = 0x01;
@@ -476,6 +479,11 @@ pub enum WireErrorKind {
         /// The limit in force.
         limit: u32,
     },
+    /// The first frame (which must be HELLO) says it is longer than a HELLO can be.
+    HelloLength {
+        /// The length field.
+        len: u32,
+    },
     /// The stream ends inside a frame's length field.
     TruncatedLength {
         /// The bytes of the field there were.
@@ -625,6 +633,11 @@ impl fmt::Display for WireErrorKind {
             K::FrameLength { len, limit } => {
                 write!(f, "a frame of {len} bytes, over the limit of {limit}")
             }
+            K::HelloLength { len } => write!(
+                f,
+                "the first frame says it is {len} bytes long; it must be a HELLO, at most \
+                 {MAX_HELLO_BYTES} bytes (not a recorder's handshake)"
+            ),
             K::TruncatedLength { got } => {
                 write!(
                     f,
@@ -901,6 +914,11 @@ impl<R: Read> Decoder<R> {
         let limit = self.limits.max_frame_bytes.min(MAX_FRAME_BYTES);
         if len == 0 || len > limit {
             return Err(self.fail(WireErrorKind::FrameLength { len, limit }));
+        }
+        // Before HELLO only a HELLO may come: a longer first frame is refused before a byte
+        // of it is read (a peer cannot hold the reader on a handshake that never ends).
+        if self.dims.is_none() && len > MAX_HELLO_BYTES {
+            return Err(self.fail(WireErrorKind::HelloLength { len }));
         }
         // The buffer grows with the bytes that arrive, never from the length claimed.
         let got = self.fill(u64::from(len))?;

@@ -107,14 +107,18 @@ impl View for LiveView {
                 if status.bytes > 0 || status.steps > 0 {
                     ui.weak(format!("{} static boxes", status.statics));
                 }
-                if let Some(other) = status.refused.last() {
+                if let Some(last) = status.refused.last() {
+                    let n = status.refused_count;
                     ui.weak(format!(
-                        "Refused {} other engine(s) (one at a time), the last from {other}.",
-                        status.refused.len()
-                    ));
+                        "Refused {n} {} (not recorders, or a second engine while one is live); \
+                         still listening.",
+                        if n == 1 { "peer" } else { "peers" }
+                    ))
+                    .on_hover_text(status.refused.join("\n"));
+                    ui.add(egui::Label::new(egui::RichText::new(last).weak().small()).wrap());
                 }
                 stop = ui
-                    .button("Stop and show")
+                    .add_enabled(!status.stopping, egui::Button::new("Stop and show"))
                     .on_hover_text(
                         "Stop listening; the steps received so far open as a trace (the \
                          engine's recorder counts the rest as lost and goes on).",

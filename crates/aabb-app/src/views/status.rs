@@ -34,7 +34,11 @@ impl View for StatusBar {
             }
             // One line: a long message ends in "…" at the window's edge and shows whole on
             // hover.
-            ui.add(egui::Label::new(&state.model.status).truncate());
+            // While live, the link's own line: true at every moment of the session.
+            match &state.dialogs.live {
+                Some(job) => ui.add(egui::Label::new(job.status().line()).truncate()),
+                None => ui.add(egui::Label::new(&state.model.status).truncate()),
+            };
         });
     }
 }

@@ -367,6 +367,17 @@ impl Scene {
         self.sphere_count() + self.boxes.len()
     }
 
+    /// An empty world (the built-in scene's walls and settings, no sphere): what the window
+    /// shows while it waits for an engine.
+    #[must_use]
+    pub fn waiting_for_engine() -> Scene {
+        let mut scene = Scene::builtin_default();
+        scene.name = "Waiting for an engine".to_owned();
+        scene.spheres.clear();
+        scene.generate = None;
+        scene
+    }
+
     /// The scene the binary opens when given no file (`scenes/default.ron`, built in).
     #[must_use]
     pub fn builtin_default() -> Scene {

@@ -61,8 +61,13 @@ pub struct StreamInfo {
     /// The engine's number of each received step, in order (the trace's step k is engine
     /// step `engine_steps[k]`).
     pub engine_steps: Vec<u64>,
-    /// The steps the engine dropped, in order.
+    /// The steps the engine dropped, in order (an intake that only counts lists none: see
+    /// [`StreamInfo::gap_count`]).
     pub gaps: Vec<Gap>,
+    /// How many gaps there were, listed or not.
+    pub gap_count: u64,
+    /// How many engine steps were dropped in all, listed or not.
+    pub dropped: u64,
     /// The recorder's own count of steps sent and dropped, when the stream ended with BYE.
     pub bye: Option<(u64, u64)>,
     /// Why the stream stopped before a clean end, when it did (the steps before were kept).
@@ -76,7 +81,7 @@ impl StreamInfo {
     /// How many engine steps were dropped in all.
     #[must_use]
     pub fn dropped_steps(&self) -> u64 {
-        self.gaps.iter().map(|g| g.last - g.first + 1).sum()
+        self.dropped
     }
 }
 
@@ -180,7 +185,8 @@ impl StreamIntake {
     }
 
     /// An intake that checks and counts the steps but keeps none of them (memory: the
-    /// current set of boxes only; of the engine's parts, only the run's summary).
+    /// current set of boxes only, whatever the stream sends: no step numbers or gaps are
+    /// listed, only counted; of the engine's parts, only the run's summary).
     #[must_use]
     pub fn counting_only(source_name: &str) -> Self {
         let mut intake = StreamIntake {
@@ -251,9 +257,16 @@ impl StreamIntake {
                     last: update.step - 1,
                 });
                 if let Some(gap) = gap {
-                    self.info.gaps.push(gap);
+                    self.info.gap_count += 1;
+                    self.info.dropped = self.info.dropped.saturating_add(gap.last - gap.first + 1);
+                    // Counting only: memory stays the current step's, whatever the peer sends.
+                    if self.keep_steps {
+                        self.info.gaps.push(gap);
+                    }
                 }
-                self.info.engine_steps.push(update.step);
+                if self.keep_steps {
+                    self.info.engine_steps.push(update.step);
+                }
                 self.info.engine_parts.take(
                     index,
                     update.step,
