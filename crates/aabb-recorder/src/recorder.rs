@@ -797,7 +797,13 @@ impl Recorder {
         let timings = self.parts.timings.get_or_insert_with(Vec::new);
         let why = if !valid_timing_key(key) {
             Some(format!(
-                "timing key {key:?} is not 1 to 32 bytes of a-z, 0-9, _"
+                "timing key {:?}{} is not 1 to 32 bytes of a-z, 0-9, _",
+                key.chars().take(40).collect::<String>(),
+                if key.chars().nth(40).is_some() {
+                    "..."
+                } else {
+                    ""
+                }
             ))
         } else if !value.is_finite() {
             Some(format!("timing {key} is {value}"))

@@ -1076,3 +1076,44 @@ fn exact_mode_waits_at_most_the_timeout_for_room() {
     );
     out.open();
 }
+
+#[test]
+fn hostile_arguments_are_counted_with_short_messages() {
+    let out = SharedVec::default();
+    let mut rec = Recorder::to_writer(out.clone(), hello()).expect("starts");
+    rec.begin_step();
+    rec.add_box_2d(1, [0.0, 0.0], [1.0, 1.0]);
+    let key = "x".repeat(1_000_000);
+    rec.timing(&key, 1.0);
+    assert_eq!(
+        rec.stats().last_rejection,
+        Some(format!(
+            "timing key {:?}... is not 1 to 32 bytes of a-z, 0-9, _",
+            "x".repeat(40)
+        ))
+    );
+    rec.timing("k", f64::NAN);
+    rec.timing("k2", f64::INFINITY);
+    rec.fat_box(1, &[0.0], &[1.0, 1.0]);
+    rec.fat_box(u32::MAX, &[0.0, 0.0], &[1.0, 1.0]); // not a box of the step
+    rec.pair(1, 1);
+    rec.add_box(2, &[], &[]);
+    rec.add_box_3d(3, [0.0; 3], [1.0; 3]);
+    assert_eq!(rec.end_step(), StepStatus::Queued);
+    let s = rec.finish();
+    assert_eq!(
+        (s.steps_sent, s.boxes_rejected, s.parts_rejected),
+        (1, 2, 6)
+    );
+    let (_, steps, err) = decode(&out.bytes()[..]);
+    assert_eq!(err, None);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(
+        steps[0].boxes,
+        vec![WireBox {
+            id: 1,
+            min: [0.0; 3],
+            max: [1.0, 1.0, 0.0]
+        }]
+    );
+}
