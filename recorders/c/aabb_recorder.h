@@ -10,8 +10,8 @@
  * Use:
  *
  *     aabb_rec_hello hello = { "my engine 1.0", "m", 2, 1.0f / 60.0f };
- *     aabb_rec *rec = aabb_rec_connect("127.0.0.1", AABB_REC_DEFAULT_PORT, &hello);
- *     if (!rec) rec = aabb_rec_open_file("run.aabbstream", &hello);   // no debugger
+ *     aabb_rec *rec = aabb_rec_connect_or_file("127.0.0.1", AABB_REC_DEFAULT_PORT,
+ *                                              "run.aabbstream", &hello, NULL);
  *     aabb_rec_static_box(rec, 1000, ground_min, ground_max);         // before the first step
  *     for (;;) {
  *         aabb_rec_begin_step(rec);

@@ -18,6 +18,8 @@ crates/aabb-recorder/tests/python_recorder.rs checks against the decoded stream.
                                             once), a reader that stops reading (close within
                                             the timeout, the steps not delivered counted
                                             dropped) and a reader that exits
+    python3 check_recorder.py stall PORT    a debugger that reads nothing: close returns within
+                                            the timeout, the steps it cut counted dropped
     python3 check_recorder.py refused PORT FILE
                                             connect_or_file to a debugger that refuses the
                                             stream after 4 steps: the rest goes to FILE
@@ -316,6 +318,19 @@ def fifo(d):
     print(f"exits error: {st.error}")
 
 
+def stall(port):
+    """A debugger that reads nothing: close() returns within the timeout."""
+    rec = Recorder.connect("127.0.0.1", port, engine="check stall", dimensions=2, dt=0.5,
+                           timeout=0.3)
+    crowd(rec, 0, 40, 20000)
+    t = time.monotonic()
+    st = rec.close()
+    took = time.monotonic() - t
+    print(f"stall: steps {st.steps} sent and dropped {st.steps_sent + st.steps_dropped} "
+          f"some dropped {st.steps_dropped > 0} closed within the timeout {took < 0.3 + 1.0}")
+    print(f"stall error: {st.error}")
+
+
 def refused(port, path):
     """connect_or_file to a debugger that refuses after 4 steps: the rest in the file."""
     rec = Recorder.connect_or_file(path, port=port, engine="check refused", dimensions=2,
@@ -357,6 +372,8 @@ def main():
         hostile(arg)
     elif mode == "fifo":
         fifo(arg)
+    elif mode == "stall":
+        stall(int(arg))
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -16,6 +16,7 @@ mod cli_run;
 mod cli_sweep;
 mod engine_parts;
 mod live_link;
+mod recorders_hostile;
 mod reliability;
 mod reliability3;
 mod replay;

@@ -472,3 +472,48 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
     let bye = state.bye().expect("a clean end");
     assert_eq!((bye.steps_sent, bye.steps_dropped), (6, 4));
 }
+
+#[test]
+fn close_leaves_a_debugger_that_reads_nothing_within_the_timeout() {
+    if !have_python() {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let child = check_script()
+        .args(["stall", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts python3");
+    // Accepts and reads nothing until the script has ended.
+    let (conn, _) = listener.accept().expect("the script connects");
+    let out = child.wait_with_output().expect("the script ends");
+    drop(conn);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(
+        lines[0],
+        "stall: steps 40 sent and dropped 40 some dropped True closed within the timeout True"
+    );
+    let stalled = format!(
+        "stall error: writing to socket 127.0.0.1:{port}: no progress within the timeout (it \
+         stopped reading)"
+    );
+    let cut = format!(
+        "stall error: closing: socket 127.0.0.1:{port} took nothing more within the timeout \
+         (0.3 s); "
+    );
+    assert!(
+        lines[1] == stalled
+            || (lines[1].starts_with(&cut) && lines[1].ends_with(" steps not written were cut")),
+        "{}",
+        lines[1]
+    );
+}
