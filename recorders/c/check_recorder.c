@@ -16,7 +16,8 @@
  *     check_recorder fifo DIR       FIFOs made in DIR: with no reader (an error at once), a
  *                                   reader that stops reading (close within the timeout, the
  *                                   steps not delivered counted dropped), a reader that exits
- *                                   (no SIGPIPE: the loss is counted and said)
+ *                                   (no SIGPIPE: the loss is counted and said); and
+ *                                   /dev/full (a full disk)
  *     check_recorder refused PORT FILE
  *                                   connect_or_file to a debugger that refuses the stream
  *                                   after 4 steps: the rest goes to FILE
@@ -339,6 +340,14 @@ static int fifo(const char *dir) {
     printf("exits: steps %lu sent %lu dropped %lu connected %d\n", (unsigned long)st.steps,
            (unsigned long)st.steps_sent, (unsigned long)st.steps_dropped, st.connected);
     printf("exits error: %s\n", st.error);
+
+    /* A full disk. */
+    rec = aabb_rec_open_file("/dev/full", &hello);
+    if (!rec) return 1;
+    crowd(rec, 0, 5, 10);
+    aabb_rec_close(rec, &st);
+    printf("full: steps %lu sent %lu dropped %lu error %s\n", (unsigned long)st.steps,
+           (unsigned long)st.steps_sent, (unsigned long)st.steps_dropped, st.error);
     return 0;
 }
 

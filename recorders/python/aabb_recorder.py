@@ -41,6 +41,7 @@ import collections
 import errno
 import functools
 import math
+import operator
 import os
 import socket
 import struct
@@ -149,8 +150,26 @@ def _show(x) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _as_u32(x) -> Optional[int]:
+    """x as a u32 id (an int, or anything with __index__ such as numpy's), or None."""
+    if isinstance(x, bool):
+        return int(x)
+    try:
+        i = operator.index(x)
+    except Exception:  # noqa: BLE001 - not an integer
+        return None
+    return i if 0 <= i <= NONE_ID else None
+
+
 def _u32(x) -> bool:
-    return isinstance(x, int) and 0 <= x <= NONE_ID
+    return _as_u32(x) is not None
+
+
+def _num(v) -> float:
+    """v as a float; a string is not a number here (TypeError)."""
+    if isinstance(v, (str, bytes, bytearray)):
+        raise TypeError(f"a {type(v).__name__} where a number goes")
+    return float(v)
 
 
 def _never_raises(part: bool):
@@ -378,12 +397,13 @@ class Recorder:
         if not _u32(id):
             self._reject(f"box {_show(id)}: not a u32 id")
             return None
+        id = _as_u32(id)
         try:
             if len(min) != d or len(max) != d:
                 self._reject(f"box {_show(id)}: {len(min)} and {len(max)} coordinates in a {d}D stream")
                 return None
-            lo = [float(v) for v in min]
-            hi = [float(v) for v in max]
+            lo = [_num(v) for v in min]
+            hi = [_num(v) for v in max]
             if not all(math.isfinite(v) for v in lo + hi):
                 self._reject(f"box {_show(id)} is not finite")
                 return None
@@ -406,6 +426,7 @@ class Recorder:
         packed = self._pack(id, min, max)
         if packed is None:
             return
+        id = _as_u32(id)
         if id in self._statics:
             self._reject(f"static box {_show(id)} added twice")
             return
@@ -445,6 +466,7 @@ class Recorder:
         packed = self._pack(id, min, max)
         if packed is None:
             return
+        id = _as_u32(id)
         if id in self._cur:
             self._reject(f"box {_show(id)} added twice in step {self._step}")
             return
@@ -472,8 +494,8 @@ class Recorder:
             if len(min) != d or len(max) != d:
                 self._reject_part(f"{what}: not {d} coordinates")
                 return None
-            packed = struct.pack(f"<{2 * d}f", *[float(v) for v in min],
-                                 *[float(v) for v in max])
+            packed = struct.pack(f"<{2 * d}f", *[_num(v) for v in min],
+                                 *[_num(v) for v in max])
         except (TypeError, ValueError, OverflowError, struct.error) as e:
             self._reject_part(f"{what}: {str(e)[:100]}")
             return None
@@ -491,6 +513,7 @@ class Recorder:
         if not _u32(id):
             self._reject_part(f"fat box {_show(id)}: not a u32 id")
             return
+        id = _as_u32(id)
         packed = self._corners(f"fat box {_show(id)}", min, max)
         if packed is None:
             return
@@ -513,13 +536,13 @@ class Recorder:
         """Adds one of the engine's candidate pairs, in either order."""
         if not self._part_ok("a pair"):
             return
-        if not (isinstance(a, int) and isinstance(b, int) and 0 <= a < NONE_ID + 1
-                and 0 <= b < NONE_ID + 1) or a == b:
+        a2, b2 = _as_u32(a), _as_u32(b)
+        if a2 is None or b2 is None or a2 == b2:
             self._reject_part(f"pair ({_show(a)}, {_show(b)}): not two different u32 ids")
             return
         if self._pairs is None:
             self._pairs = set()
-        key = (a, b) if a < b else (b, a)
+        key = (a2, b2) if a2 < b2 else (b2, a2)
         if key in self._pairs:
             self._reject_part(f"pair {key} added twice in step {self._step}")
             return
@@ -535,10 +558,10 @@ class Recorder:
         """Sets the root of this step's tree (None: an empty tree)."""
         if not self._part_ok("the tree's root"):
             return
-        if root is not None and not (isinstance(root, int) and 0 <= root < NONE_ID):
+        if root is not None and not (_u32(root) and _as_u32(root) < NONE_ID):
             self._reject_part(f"tree root {_show(root)}: not a node id")
             return
-        self._tree_part()["root"] = NONE_ID if root is None else root
+        self._tree_part()["root"] = NONE_ID if root is None else _as_u32(root)
 
     @_never_raises(True)
     def tree_partial(self):
@@ -586,7 +609,7 @@ class Recorder:
         ok_key = (isinstance(key, str) and 1 <= len(key) <= 32
                   and all(c in "abcdefghijklmnopqrstuvwxyz0123456789_" for c in key))
         try:
-            value = float(value)
+            value = _num(value)
         except (TypeError, ValueError, OverflowError):
             value = math.nan
         if not ok_key:

@@ -17,7 +17,7 @@ crates/aabb-recorder/tests/python_recorder.rs checks against the decoded stream.
     python3 check_recorder.py fifo DIR      FIFOs made in DIR: with no reader (an error at
                                             once), a reader that stops reading (close within
                                             the timeout, the steps not delivered counted
-                                            dropped) and a reader that exits
+                                            dropped) and a reader that exits; /dev/full
     python3 check_recorder.py stall PORT    a debugger that reads nothing: close returns within
                                             the timeout, the steps it cut counted dropped
     python3 check_recorder.py refused PORT FILE
@@ -200,7 +200,7 @@ def hostile(path):
         except BaseException:  # noqa: BLE001 - the count is what is checked
             raised += 1
 
-    boxes = [  # 12 bad statics and boxes
+    boxes = [  # 2 bad statics
         (rec.static_box, (huge, (0, 0), (1, 1))),
         (rec.static_box, (None, None, None)),
     ]
@@ -212,13 +212,14 @@ def hostile(path):
         for args in [(huge, (0, 0), (1, 1)), (text, (0, 0), (1, 1)), (None, None, None),
                      (3, (nan, 0), (1, 1)), (4, [1], (1, 1)), (5, ("a", "b"), (1, 1)),
                      (6, (huge, 0), (1, 1)), (7, 5, 6), (-1, (0, 0), (1, 1)),
-                     (1.5, (0, 0), (1, 1))]:
+                     (1.5, (0, 0), (1, 1)), (8, ("0", "0"), ("1", "1"))]:
             call(rec.add_box, *args)
         call(rec.timing, "k", huge)
         call(rec.timing, "k2", None)
         call(rec.timing, None, 1.0)
         call(rec.timing, text, 1.0)
         call(rec.timing, "nan_key", nan)
+        call(rec.timing, "text", "1.5")
         call(rec.fat_box, [1], (0, 0), (1, 1))
         call(rec.fat_box, 1, [1], (1, 1))
         call(rec.fat_box, 1, (0, 0), (huge, 1))
@@ -316,6 +317,12 @@ def fifo(d):
     print(f"exits: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped} "
           f"connected {st.connected}")
     print(f"exits error: {st.error}")
+
+    rec = Recorder.open_file("/dev/full", **hello)
+    crowd(rec, 0, 5, 10)
+    st = rec.close()
+    print(f"full: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped} "
+          f"error {st.error}")
 
 
 def stall(port):

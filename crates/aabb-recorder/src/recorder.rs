@@ -49,6 +49,15 @@ pub struct Options {
     pub timeout: Duration,
 }
 
+impl Options {
+    /// The options with a timeout of at least 1 ms (a zero timeout cannot be set on a
+    /// socket).
+    fn bounded(mut self) -> Self {
+        self.timeout = self.timeout.max(Duration::from_millis(1));
+        self
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Self {
@@ -301,6 +310,7 @@ impl Recorder {
         fallback: Option<PathBuf>,
     ) -> io::Result<Self> {
         check_hello(&hello)?;
+        let options = options.bounded();
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to");
         for a in addr.to_socket_addrs()? {
             match TcpStream::connect_timeout(&a, options.timeout) {
@@ -416,6 +426,7 @@ impl Recorder {
         options: Options,
         fallback: Option<PathBuf>,
     ) -> io::Result<Self> {
+        let options = options.bounded();
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 frames: VecDeque::new(),

@@ -426,7 +426,7 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_process() {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = stdout.lines().collect();
     let d = fifos.display();
-    assert_eq!(lines.len(), 6, "{stdout}");
+    assert_eq!(lines.len(), 7, "{stdout}");
     assert_eq!(
         lines[..2],
         [
@@ -460,6 +460,10 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_process() {
     assert_eq!(
         lines[5],
         format!("exits error: writing to {d}/exits.fifo: its reader went away: Broken pipe")
+    );
+    assert_eq!(
+        lines[6],
+        "full: steps 5 sent 0 dropped 5 error writing to /dev/full: No space left on device"
     );
 }
 

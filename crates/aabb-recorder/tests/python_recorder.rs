@@ -309,10 +309,10 @@ fn hostile_arguments_are_counted_never_raised() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = dir.path().join("hostile.aabbstream");
     let out = run(check_script().arg("hostile").arg(&file));
-    // 2 statics and 10 boxes a step; 18 parts a step; over 3 steps.
+    // 2 statics, and 11 boxes and 19 parts a step over 3 steps.
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "hostile: steps 3 sent 3 rejected 32 parts rejected 54 raised 0\n"
+        "hostile: steps 3 sent 3 rejected 35 parts rejected 57 raised 0\n"
     );
     let (_, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
     let sets: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
@@ -337,7 +337,7 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_loop() {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = stdout.lines().collect();
     let d = dir.path().display();
-    assert_eq!(lines.len(), 6, "{stdout}");
+    assert_eq!(lines.len(), 7, "{stdout}");
     assert_eq!(
         lines[0],
         format!(
@@ -388,6 +388,11 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_loop() {
             "exits error: writing to file {d}/exits.fifo: its reader went away ([Errno 32] \
              Broken pipe)"
         )
+    );
+    assert_eq!(
+        lines[6],
+        "full: steps 5 sent 0 dropped 5 error writing to file /dev/full: [Errno 28] No space \
+         left on device"
     );
 }
 

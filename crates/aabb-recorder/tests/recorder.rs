@@ -1117,3 +1117,33 @@ fn hostile_arguments_are_counted_with_short_messages() {
         }]
     );
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_costs_steps_and_says_so() {
+    let path = std::path::Path::new("/dev/full");
+    if std::fs::OpenOptions::new().write(true).open(path).is_err() {
+        eprintln!("skipped: no writable /dev/full on this machine");
+        return;
+    }
+    let options = Options {
+        timeout: Duration::ZERO,
+        ..Options::default()
+    };
+    let mut rec = Recorder::to_file_with(path, hello(), options).expect("opens /dev/full");
+    crowd(&mut rec, 0, 5, 10);
+    let stats = rec.finish();
+    assert_eq!(
+        stats.error.as_deref(),
+        Some("writing to /dev/full: No space left on device (os error 28)")
+    );
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.bytes_sent
+        ),
+        (5, 0, 5, 0)
+    );
+}
