@@ -908,7 +908,8 @@ class _Writer:
                 while True:
                     if rec._cut:
                         return
-                    if rec._refused is not None and self.on_socket():
+                    # After the BYE, the debugger closing is the stream's end.
+                    if rec._refused is not None and not rec._ended and self.on_socket():
                         item = ("refused", rec._refused)
                         rec._refused = None
                         break

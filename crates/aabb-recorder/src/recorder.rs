@@ -1351,7 +1351,8 @@ impl FrameWriter {
                     if q.cut {
                         break None;
                     }
-                    if q.refused.is_some() && matches!(self.sink, Sink::Socket(_)) {
+                    // After the BYE, the debugger closing is the stream's end.
+                    if q.refused.is_some() && !q.ended && matches!(self.sink, Sink::Socket(_)) {
                         break Some(Next::Refused(q.refused.take()));
                     }
                     if let Some(f) = q.frames.pop_front() {

@@ -1147,3 +1147,32 @@ fn a_full_disk_costs_steps_and_says_so() {
         (5, 0, 5, 0)
     );
 }
+
+#[test]
+fn connect_or_file_to_a_debugger_that_reads_it_all_writes_no_file() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let debugger = thread::spawn(move || {
+        let (conn, _) = listener.accept().expect("a connection");
+        let (state, steps, err) = decode(conn);
+        // Closes once the stream ended.
+        (state.bye().is_some(), steps.len(), err)
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("unused.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 20, 30);
+    let stats = rec.finish();
+    assert_eq!(debugger.join().expect("the debugger"), (true, 20, None));
+    assert_eq!(
+        (
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.target,
+            stats.fallback,
+            stats.error
+        ),
+        (20, 0, Target::Socket(addr), None, None)
+    );
+    assert!(!path.exists());
+}
