@@ -175,6 +175,8 @@ struct Refusal {
     reason: String,
     /// Whether the debugger sent a refusal line (not just closed).
     said: bool,
+    /// Whether the connection was reset (closed with what we sent unread).
+    reset: bool,
 }
 
 /// The queue between the engine's thread and the writer's.
@@ -448,6 +450,7 @@ impl Recorder {
             }),
             cond: Condvar::new(),
         });
+        let fallback_retained = fallback.as_ref().map(|_| Vec::new());
         let mut w = FrameWriter {
             shared: Arc::clone(&shared),
             name: target_name(&target),
@@ -458,6 +461,8 @@ impl Recorder {
             statics: None,
             steps_here: 0,
             need_keyframe: false,
+            retained: fallback_retained,
+            retain_budget: options.buffer_bytes.min(MAX_RETAINED),
         };
         let writer = std::thread::Builder::new()
             .name("aabb-recorder".to_owned())
@@ -1179,6 +1184,12 @@ fn valid(b: &WireBox, dims: u8) -> bool {
 /// How often the socket's reader looks whether the stream has ended.
 const READ_TICK: Duration = Duration::from_millis(50);
 
+/// The most bytes of a stream the writer keeps to replay into the fallback file.
+const MAX_RETAINED: usize = 16 << 20;
+
+/// The longest the writer waits, after the stream's end, for a debugger's refusal.
+const REFUSAL_GRACE: Duration = Duration::from_millis(500);
+
 /// The longest a refusal line may be, newline included.
 const MAX_REFUSAL: usize = 256;
 
@@ -1339,6 +1350,11 @@ struct FrameWriter {
     steps_here: u64,
     /// After a change of sink: STEP frames are left out (counted lost) until a keyframe.
     need_keyframe: bool,
+    /// Every frame written to the debugger so far, while they fit in the budget: a
+    /// refusal then replays them into the file and nothing is lost.
+    retained: Option<Vec<u8>>,
+    /// The most bytes `retained` holds.
+    retain_budget: usize,
 }
 
 impl FrameWriter {
@@ -1382,7 +1398,15 @@ impl FrameWriter {
                 }
             };
             match self.write(&frame, kind) {
-                Ok(written) => self.written(frame, kind, written),
+                Ok(written) => {
+                    self.written(frame, kind, written);
+                    if let Kind::Bye { .. } = kind
+                        && matches!(self.sink, Sink::Socket(_))
+                        && self.fallback.is_some()
+                    {
+                        self.after_the_end(kind);
+                    }
+                }
                 Err(e) => {
                     if matches!(self.sink, Sink::Socket(_)) && self.fallback.is_some() {
                         // A refusal shows first as a write that fails: wait a little for
@@ -1424,6 +1448,7 @@ impl FrameWriter {
         let bytes = match kind {
             Kind::Header | Kind::Static => {
                 self.write_bytes(frame)?;
+                self.retain(frame);
                 // Kept for the fallback file, once written.
                 if self.fallback.is_some() {
                     let keep = Some(frame.to_vec());
@@ -1456,7 +1481,24 @@ impl FrameWriter {
             }
         };
         self.write_bytes(bytes)?;
+        if !matches!(kind, Kind::Bye { .. }) {
+            self.retain(bytes);
+        }
         Ok(true)
+    }
+
+    /// Keeps a frame written to the debugger while the budget lasts.
+    fn retain(&mut self, bytes: &[u8]) {
+        if !matches!(self.sink, Sink::Socket(_)) {
+            return;
+        }
+        if let Some(r) = &mut self.retained {
+            if r.len() + bytes.len() <= self.retain_budget {
+                r.extend_from_slice(bytes);
+            } else {
+                self.retained = None;
+            }
+        }
     }
 
     fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -1497,6 +1539,40 @@ impl FrameWriter {
         self.shared.cond.notify_all();
     }
 
+    /// After the BYE: waits a little (this thread only) for the debugger to close (its end
+    /// of a stream it took) or refuse (a fast engine can end its stream before a refusal
+    /// arrives); a refusal or a reset sends the stream to the file, with its BYE.
+    fn after_the_end(&mut self, bye: Kind) {
+        let deadline = Instant::now() + self.timeout.min(REFUSAL_GRACE);
+        let verdict = {
+            let mut q = self.shared.lock();
+            loop {
+                if let Some(r) = q.refused.take() {
+                    break Some(r);
+                }
+                let now = Instant::now();
+                if now >= deadline || q.cut {
+                    break None;
+                }
+                q = match self.shared.cond.wait_timeout(q, deadline - now) {
+                    Ok((q, _)) => q,
+                    Err(e) => e.into_inner().0,
+                };
+            }
+        };
+        let Some(r) = verdict.filter(|r| r.said || r.reset) else {
+            return;
+        };
+        if !self.leave_socket(r, None) {
+            self.give_up(&[], Kind::Header);
+            return;
+        }
+        match self.write(&[], bye) {
+            Ok(_) => self.shared.lock().bytes_sent += 21,
+            Err(e) => self.fail(&[], Kind::Header, &e),
+        }
+    }
+
     /// Waits (this thread only, a bounded time) for the socket's reader to say why the
     /// debugger went; what it said, or that it closed.
     fn await_refusal(&self) -> Refusal {
@@ -1511,6 +1587,7 @@ impl FrameWriter {
                 return Refusal {
                     reason: "it closed the connection".to_owned(),
                     said: false,
+                    reset: false,
                 };
             }
             q = match self.shared.cond.wait_timeout(q, deadline - now) {
@@ -1547,6 +1624,29 @@ impl FrameWriter {
             }
         };
         self.sink = Sink::File(file);
+        if let Some(stream) = self.retained.take() {
+            // Everything written to the debugger is here: the file gets the stream from its
+            // start and nothing is lost.
+            {
+                let mut q = self.shared.lock();
+                q.bytes_sent = 0;
+                q.target = Target::File(path.clone());
+                q.fallback = Some(format!("{why}; the stream goes on in {}", path.display()));
+            }
+            self.name = format!("{}", path.display());
+            self.header = None;
+            self.statics = None;
+            if let Err(e) = self.write_bytes(&stream) {
+                let why = describe_write_error(&self.name, &e);
+                let mut q = self.shared.lock();
+                q.error = Some(why);
+                // The steps the debugger took are lost with the file.
+                q.steps_lost += self.steps_here;
+                return false;
+            }
+            self.shared.lock().bytes_sent += stream.len() as u64;
+            return true;
+        }
         {
             let mut q = self.shared.lock();
             // What the debugger got is lost with it.
@@ -1681,14 +1781,17 @@ fn read_refusal(shared: &Shared, mut socket: TcpStream) {
         Refusal {
             reason: reason.trim().to_owned(),
             said: true,
+            reset: false,
         }
     } else if !got.is_empty() {
         Refusal {
             reason: format!("it wrote {} bytes that are not a refusal line", got.len()),
             said: true,
+            reset: false,
         }
     } else {
         Refusal {
+            reset: error.is_some(),
             reason: match error {
                 Some(e) => format!("reset the connection ({e})"),
                 None => "closed the connection".to_owned(),
@@ -1696,8 +1799,9 @@ fn read_refusal(shared: &Shared, mut socket: TcpStream) {
             said: false,
         }
     };
+    // Also after the stream's end: the writer waits a little for it then.
     let mut q = shared.lock();
-    if !q.ended && !q.done {
+    if !q.done {
         q.refused = Some(refusal);
         shared.cond.notify_all();
     }

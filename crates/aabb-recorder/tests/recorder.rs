@@ -891,8 +891,34 @@ fn await_fallback(rec: &Recorder) {
     }
 }
 
+/// Ends steps `from..from + steps` of 50 boxes, each once the writer took the last (so
+/// that none is dropped for a full queue).
+fn paced_crowd(rec: &mut Recorder, from: u32, steps: u32) {
+    for step in from..from + steps {
+        let before = rec.stats().bytes_sent;
+        crowd(rec, step, 1, 50);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rec.stats().bytes_sent == before && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+fn fifty(step: u64) -> Vec<WireBox> {
+    (0..50)
+        .map(|i| {
+            let x = i as f32 + step as f32 * 0.5;
+            WireBox {
+                id: i,
+                min: [x, 0.0, 0.0],
+                max: [x + 1.0, 0.5, 0.0],
+            }
+        })
+        .collect()
+}
+
 #[test]
-fn a_refusing_debugger_sends_the_stream_to_the_file() {
+fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
     let (addr, debugger) = refusing_debugger(4, Some("AABB refused: another engine is live\n"));
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("refused.aabbstream");
@@ -917,6 +943,7 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
         )
     );
     assert_eq!(stats.target, Target::File(path.clone()));
+    // What the debugger was sent is replayed into the file: nothing is lost.
     assert_eq!(
         (
             stats.steps,
@@ -924,7 +951,7 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
             stats.steps_dropped,
             stats.steps_refused
         ),
-        (10, 6, 4, 4)
+        (10, 10, 0, 0)
     );
     assert_eq!(stats.error, None);
     assert_eq!(stats.bytes_sent, bytes.len() as u64);
@@ -943,6 +970,49 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
         .iter()
         .map(|u| (u.step, u.keyframe, u.dropped_before))
         .collect();
+    assert_eq!(seen, (0..10u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
+    for u in &steps {
+        assert_eq!(u.boxes, fifty(u.step), "step {}", u.step);
+    }
+    let bye = state.bye().expect("a clean end");
+    assert_eq!((bye.steps_sent, bye.steps_dropped), (10, 0));
+}
+
+#[test]
+fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
+    let (addr, debugger) = refusing_debugger(4, Some("AABB refused: another engine is live\n"));
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("refused.aabbstream");
+    // Steps of 1 kB against 3 kB kept to replay: step 2 is past it.
+    let options = Options {
+        buffer_bytes: 3_000,
+        ..Options::default()
+    };
+    let mut rec = Recorder::connect_or_file_with(addr, &path, hello(), options).expect("connects");
+    rec.static_box(77, &[-5.0, -5.0], &[5.0, -4.0]);
+    paced_crowd(&mut rec, 0, 4);
+    assert_eq!(debugger.join().expect("the debugger"), 4);
+    await_fallback(&rec);
+    paced_crowd(&mut rec, 4, 6);
+    let stats = rec.finish();
+    let bytes = std::fs::read(&path).expect("the fallback file");
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.steps_refused
+        ),
+        (10, 6, 4, 4)
+    );
+    assert_eq!((stats.error, stats.bytes_sent), (None, bytes.len() as u64));
+    let (state, steps, err) = decode(&bytes[..]);
+    assert_eq!(err, None);
+    assert_eq!(state.statics().len(), 1);
+    let seen: Vec<(u64, bool, u64)> = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
     assert_eq!(
         seen,
         [
@@ -955,24 +1025,46 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
         ]
     );
     for u in &steps {
-        let expected: Vec<WireBox> = (0..50)
-            .map(|i| {
-                let x = i as f32 + u.step as f32 * 0.5;
-                WireBox {
-                    id: i,
-                    min: [x, 0.0, 0.0],
-                    max: [x + 1.0, 0.5, 0.0],
-                }
-            })
-            .collect();
-        assert_eq!(u.boxes, expected, "step {}", u.step);
+        assert_eq!(u.boxes, fifty(u.step), "step {}", u.step);
     }
     let bye = state.bye().expect("a clean end");
     assert_eq!((bye.steps_sent, bye.steps_dropped), (6, 4));
 }
 
 #[test]
-fn a_debugger_closing_before_the_end_sends_the_rest_to_the_file() {
+fn a_fast_engine_refused_after_its_end_still_writes_its_file() {
+    // The debugger refuses at once, reading nothing; the engine ends 70 steps before or
+    // after the refusal arrives.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let debugger = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("a connection");
+        conn.write_all(b"AABB refused: another engine is live\n")
+            .expect("writes the refusal");
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("fast.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 70, 5);
+    let stats = rec.finish();
+    debugger.join().expect("the debugger");
+    assert_eq!(stats.target, Target::File(path.clone()));
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.error
+        ),
+        (70, 70, 0, None)
+    );
+    let (_, steps, err) = decode(&std::fs::read(&path).expect("the file")[..]);
+    assert_eq!(err, None);
+    assert_eq!(steps.len(), 70);
+}
+
+#[test]
+fn a_debugger_closing_before_the_end_sends_the_stream_to_the_file() {
     let (addr, debugger) = refusing_debugger(2, None);
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("closed.aabbstream");
@@ -1000,7 +1092,7 @@ fn a_debugger_closing_before_the_end_sends_the_rest_to_the_file() {
             stats.steps_dropped,
             stats.steps_refused
         ),
-        (5, 3, 2, 2)
+        (5, 5, 0, 0)
     );
     let (_, steps, err) = decode(&std::fs::read(&path).expect("the file")[..]);
     assert_eq!(err, None);
@@ -1008,7 +1100,8 @@ fn a_debugger_closing_before_the_end_sends_the_rest_to_the_file() {
         .iter()
         .map(|u| (u.step, u.keyframe, u.dropped_before))
         .collect();
-    assert_eq!(seen, [(2, true, 2), (3, false, 0), (4, false, 0)]);
+    // The two steps the debugger took are replayed into the file.
+    assert_eq!(seen, (0..5u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
 }
 
 #[test]
@@ -1126,11 +1219,7 @@ fn a_full_disk_costs_steps_and_says_so() {
         eprintln!("skipped: no writable /dev/full on this machine");
         return;
     }
-    let options = Options {
-        timeout: Duration::ZERO,
-        ..Options::default()
-    };
-    let mut rec = Recorder::to_file_with(path, hello(), options).expect("opens /dev/full");
+    let mut rec = Recorder::to_file(path, hello()).expect("opens /dev/full");
     crowd(&mut rec, 0, 5, 10);
     let stats = rec.finish();
     assert_eq!(
