@@ -251,6 +251,13 @@ struct aabb_rec {
     size_t n_pending, head_pending, cap_pending;
     uint64_t steps_refused;
     char fallback[300];
+    /* Every byte written to the debugger while connect_or_file may still fall back, up to
+       retain_budget: a refusal replays them into the file and nothing is lost. */
+    int retaining;
+    size_t retain_budget;
+    aabb_rec_buf_ retained;
+    uint64_t *retained_ends; /* where each STEP frame in `retained` ends */
+    size_t n_retained_ends, cap_retained_ends;
     int exact;
     int timeout_ms;
     size_t cap;
@@ -393,11 +400,44 @@ static void aabb_rec_lose_pending_(aabb_rec *rec) {
     rec->n_pending = rec->head_pending = 0;
 }
 
+static void aabb_rec_stop_retaining_(aabb_rec *rec) {
+    rec->retaining = 0;
+    free(rec->retained.p);
+    memset(&rec->retained, 0, sizeof rec->retained);
+    free(rec->retained_ends);
+    rec->retained_ends = NULL;
+    rec->n_retained_ends = rec->cap_retained_ends = 0;
+}
+
+/* A STEP frame ending at `end` is all written to the debugger: kept for the replay. */
+static void aabb_rec_retain_end_(aabb_rec *rec, uint64_t end) {
+    if (!rec->retaining) return;
+    if (!aabb_rec_grow_((void **)&rec->retained_ends, &rec->cap_retained_ends,
+                        rec->n_retained_ends + 1, sizeof(uint64_t))) {
+        aabb_rec_stop_retaining_(rec);
+        return;
+    }
+    rec->retained_ends[rec->n_retained_ends++] = end;
+}
+
+/* Bytes were written to the socket or file: kept for the replay while the budget lasts. */
+static void aabb_rec_wrote_(aabb_rec *rec, const unsigned char *p, size_t n) {
+    if (!rec->retaining || rec->is_file) return;
+    if (rec->retained.len + n > rec->retain_budget) {
+        aabb_rec_stop_retaining_(rec);
+        return;
+    }
+    aabb_rec_put_(&rec->retained, p, n);
+    if (rec->retained.failed) aabb_rec_stop_retaining_(rec);
+}
+
 /* Bytes were written: the steps whose frames are all out are sent. */
 static void aabb_rec_settle_(aabb_rec *rec) {
     while (rec->head_pending < rec->n_pending &&
-           rec->pending[rec->head_pending] <= rec->total_out)
+           rec->pending[rec->head_pending] <= rec->total_out) {
+        if (!rec->is_file) aabb_rec_retain_end_(rec, rec->pending[rec->head_pending]);
         rec->head_pending++;
+    }
     if (rec->head_pending == rec->n_pending) rec->head_pending = rec->n_pending = 0;
 }
 
@@ -455,6 +495,60 @@ static void aabb_rec_write_failed_(aabb_rec *rec, int err) {
 static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int force, int kind);
 static int aabb_rec_open_nowait_(const char *path);
 
+/* Goes on in the fallback file with every byte the debugger was sent (retained), then what
+   waits in the buffer: the same stream, nothing lost. */
+static void aabb_rec_replay_(aabb_rec *rec, const char *why) {
+    aabb_rec_buf_ out;
+    uint64_t *pending;
+    size_t waiting = rec->out.len - rec->out_head, k, n_old = rec->n_pending - rec->head_pending;
+    int fd;
+    memset(&out, 0, sizeof out);
+    aabb_rec_put_(&out, rec->retained.p, rec->retained.len);
+    aabb_rec_put_(&out, rec->out.p + rec->out_head, waiting);
+    pending = (uint64_t *)malloc((rec->n_retained_ends + n_old + 1) * sizeof(uint64_t));
+    close(rec->fd);
+    rec->fd = -1;
+    fd = aabb_rec_open_nowait_(rec->fallback_path);
+    if (fd < 0 || out.failed || !pending) {
+        int err = fd < 0 ? errno : ENOMEM;
+        if (fd >= 0) close(fd);
+        free(out.p);
+        free(pending);
+        rec->dead = 1;
+        /* The steps the debugger took are lost with the file. */
+        rec->steps_sent -= rec->n_retained_ends;
+        rec->steps_dropped += rec->n_retained_ends;
+        aabb_rec_lose_pending_(rec);
+        aabb_rec_stop_retaining_(rec);
+        snprintf(rec->error, sizeof rec->error, "%.120s; the fallback file: %.55s", why,
+                 aabb_rec_strerror(err));
+        free(rec->fallback_path);
+        rec->fallback_path = NULL;
+        return;
+    }
+    for (k = 0; k < rec->n_retained_ends; k++) pending[k] = rec->retained_ends[k];
+    for (k = 0; k < n_old; k++) pending[rec->n_retained_ends + k] = rec->pending[rec->head_pending + k];
+    free(rec->pending);
+    rec->pending = pending;
+    rec->cap_pending = rec->n_retained_ends + n_old + 1;
+    rec->n_pending = rec->n_retained_ends + n_old;
+    rec->head_pending = 0;
+    free(rec->out.p);
+    rec->out = out;
+    rec->out_head = 0;
+    rec->total_out = 0;
+    rec->fd = fd;
+    rec->is_file = 1;
+    rec->bytes_sent = 0;
+    rec->stalled_since = 0.0;
+    aabb_rec_stop_retaining_(rec);
+    snprintf(rec->fallback, sizeof rec->fallback, "%.200s; the stream goes on in %.70s", why,
+             rec->fallback_path);
+    snprintf(rec->target, sizeof rec->target, "%s", rec->fallback_path);
+    free(rec->fallback_path);
+    rec->fallback_path = NULL;
+}
+
 /* Leaves the debugger that refused the stream (said: it wrote a line) or closed it, for the
    fallback file: its magic, HELLO and STATIC, then the steps from the next keyframe. */
 static void aabb_rec_refused_(aabb_rec *rec, int said, const char *how) {
@@ -486,6 +580,10 @@ static void aabb_rec_refused_(aabb_rec *rec, int said, const char *how) {
         rec->dead = 1;
         aabb_rec_lose_pending_(rec);
         snprintf(rec->error, sizeof rec->error, "%.199s", why);
+        return;
+    }
+    if (rec->retaining) {
+        aabb_rec_replay_(rec, why);
         return;
     }
     /* What the debugger got is lost with it. */
@@ -546,7 +644,7 @@ static void aabb_rec_check_refusal_(aabb_rec *rec) {
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
         rec->peer_closed = 1;
         if (rec->n_refusal) aabb_rec_refused_(rec, 1, "");
-        else if (!rec->ending)
+        else if (r < 0 || !rec->ending)
             aabb_rec_refused_(rec, 0, r == 0 ? "closed the connection" : "reset the connection");
         return;
     }
@@ -558,6 +656,7 @@ static int aabb_rec_pump_(aabb_rec *rec) {
     while (!rec->dead && rec->out_head < rec->out.len) {
         ssize_t n = aabb_rec_out_(rec, rec->out.p + rec->out_head, rec->out.len - rec->out_head);
         if (n > 0) {
+            aabb_rec_wrote_(rec, rec->out.p + rec->out_head, (size_t)n);
             rec->out_head += (size_t)n;
             rec->bytes_sent += (uint64_t)n;
             rec->total_out += (uint64_t)n;
@@ -583,7 +682,7 @@ static int aabb_rec_pump_(aabb_rec *rec) {
             int err = errno;
             /* A refusal shows first as a write that fails: its line may wait to be read. */
             aabb_rec_check_refusal_(rec);
-            if (rec->switched || rec->dead) continue;
+            if (rec->switched || rec->dead || rec->is_file) continue;
             errno = err;
         }
         aabb_rec_write_failed_(rec, n < 0 ? errno : EIO);
@@ -650,6 +749,7 @@ static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int f
         while (done < n) {
             ssize_t k = aabb_rec_out_(rec, p + done, n - done);
             if (k > 0) {
+                aabb_rec_wrote_(rec, p + done, (size_t)k);
                 done += (size_t)k;
                 rec->bytes_sent += (uint64_t)k;
                 rec->total_out += (uint64_t)k;
@@ -662,6 +762,8 @@ static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int f
         }
         p += done;
         n -= done;
+        if (n == 0 && kind == AABB_REC_STEP_ && !rec->is_file)
+            aabb_rec_retain_end_(rec, rec->total_in);
     }
     if (n > 0) {
         aabb_rec_put_(&rec->out, p, n);
@@ -744,6 +846,8 @@ static void aabb_rec_free_(aabb_rec *rec) {
     free(rec->header.p);
     free(rec->statics_frame.p);
     free(rec->pending);
+    free(rec->retained.p);
+    free(rec->retained_ends);
     free(rec->statics);
     free(rec->prev);
     free(rec->cur);
@@ -909,6 +1013,8 @@ static aabb_rec *aabb_rec_connect_to_(const char *host, int port, const aabb_rec
             return NULL;
         }
         memcpy(rec->fallback_path, path, n + 1);
+        rec->retaining = 1;
+        rec->retain_budget = rec->cap < ((size_t)16 << 20) ? rec->cap : ((size_t)16 << 20);
     }
     rec->fd = aabb_rec_dial_(host, port, rec->timeout_ms);
     if (rec->fd < 0) {
@@ -1521,6 +1627,24 @@ void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out) {
     memcpy(out->fallback, rec->fallback, sizeof out->fallback);
 }
 
+/* Writes what waits until deadline; then cuts it, counting its steps dropped. */
+static void aabb_rec_drain_(aabb_rec *rec, double deadline) {
+    while (!rec->dead && rec->fd >= 0 && rec->out.len > rec->out_head) {
+        double left = deadline - aabb_rec_now_();
+        if (left <= 0.0) {
+            uint64_t cut = (uint64_t)(rec->n_pending - rec->head_pending);
+            rec->dead = 1;
+            aabb_rec_lose_pending_(rec);
+            snprintf(rec->error, sizeof rec->error,
+                     "closing: %.100s took nothing more for %d ms; %lu steps not written "
+                     "were cut", rec->target, rec->timeout_ms, (unsigned long)cut);
+            break;
+        }
+        aabb_rec_wait_writable_(rec, (int)(left * 1000.0) + 1);
+        aabb_rec_pump_(rec);
+    }
+}
+
 void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out) {
     unsigned char bye[21];
     if (!rec) {
@@ -1536,22 +1660,23 @@ void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out) {
     aabb_rec_u32le_(bye + 17, (uint32_t)(rec->steps_dropped >> 32));
     rec->ending = 1;
     aabb_rec_emit_(rec, bye, sizeof bye, 1, AABB_REC_BYE_);
-    if (rec->fd >= 0) {
-        double deadline = aabb_rec_now_() + (double)rec->timeout_ms / 1000.0;
-        while (!rec->dead && rec->fd >= 0 && rec->out.len > rec->out_head) {
-            double left = deadline - aabb_rec_now_();
-            if (left <= 0.0) {
-                uint64_t cut = (uint64_t)(rec->n_pending - rec->head_pending);
-                rec->dead = 1;
-                aabb_rec_lose_pending_(rec);
-                snprintf(rec->error, sizeof rec->error,
-                         "closing: %.100s took nothing more for %d ms; %lu steps not written "
-                         "were cut", rec->target, rec->timeout_ms, (unsigned long)cut);
-                break;
-            }
-            aabb_rec_wait_writable_(rec, (int)(left * 1000.0) + 1);
-            aabb_rec_pump_(rec);
+    aabb_rec_drain_(rec, aabb_rec_now_() + (double)rec->timeout_ms / 1000.0);
+    if (!rec->dead && rec->fd >= 0 && !rec->is_file && rec->fallback_path) {
+        /* A fast engine can end its stream before a refusal arrives: wait a little for the
+           debugger to close (its end of a stream it took) or to refuse. */
+        double wait = rec->timeout_ms < 500 ? rec->timeout_ms / 1000.0 : 0.5;
+        double until = aabb_rec_now_() + wait;
+        while (!rec->dead && !rec->peer_closed && !rec->is_file && rec->fd >= 0) {
+            struct pollfd p;
+            double left = until - aabb_rec_now_();
+            if (left <= 0.0) break;
+            p.fd = rec->fd;
+            p.events = POLLIN;
+            p.revents = 0;
+            if (poll(&p, 1, (int)(left * 1000.0) + 1) < 0 && errno != EINTR) break;
+            aabb_rec_check_refusal_(rec);
         }
+        if (rec->is_file) aabb_rec_drain_(rec, aabb_rec_now_() + (double)rec->timeout_ms / 1000.0);
     }
     if (rec->fd >= 0) {
         if (!rec->is_file) shutdown(rec->fd, SHUT_WR);

@@ -18,9 +18,13 @@
  *                                   steps not delivered counted dropped), a reader that exits
  *                                   (no SIGPIPE: the loss is counted and said); and
  *                                   /dev/full (a full disk)
- *     check_recorder refused PORT FILE
+ *     check_recorder refused PORT FILE [BUFFER]
  *                                   connect_or_file to a debugger that refuses the stream
- *                                   after 4 steps: the rest goes to FILE
+ *                                   after 4 steps: the stream goes to FILE (replayed from
+ *                                   its start, or with BUFFER bytes too few to replay it,
+ *                                   from the next step)
+ *     check_recorder fast PORT FILE 70 steps at once to a debugger that refuses before
+ *                                   reading anything: all of them in FILE
  */
 #define AABB_RECORDER_IMPLEMENTATION
 #include "aabb_recorder.h"
@@ -351,12 +355,16 @@ static int fifo(const char *dir) {
     return 0;
 }
 
-static int refused(int port, const char *path) {
+static int refused(int port, const char *path, size_t buffer_bytes) {
     aabb_rec_hello hello = {"check refused", "m", 2, 0.5f};
     struct aabb_rec_stats st;
     float w0[2] = {-5.0f, -5.0f}, w1[2] = {5.0f, -4.0f};
-    aabb_rec *rec = aabb_rec_connect_or_file("127.0.0.1", port, path, &hello, NULL);
+    aabb_rec_options options;
+    aabb_rec *rec;
     double deadline;
+    memset(&options, 0, sizeof options);
+    options.buffer_bytes = buffer_bytes;
+    rec = aabb_rec_connect_or_file("127.0.0.1", port, path, &hello, &options);
     if (!rec) {
         fprintf(stderr, "cannot connect to port %d nor write %s\n", port, path);
         return 1;
@@ -385,6 +393,20 @@ static int refused(int port, const char *path) {
     return 0;
 }
 
+/* 70 steps at once to a debugger that refuses before reading anything. */
+static int fast(int port, const char *path) {
+    aabb_rec_hello hello = {"check fast", "m", 2, 0.5f};
+    struct aabb_rec_stats st;
+    aabb_rec *rec = aabb_rec_connect_or_file("127.0.0.1", port, path, &hello, NULL);
+    if (!rec) return 1;
+    crowd(rec, 0, 70, 5);
+    aabb_rec_close(rec, &st);
+    printf("fast: steps %lu sent %lu dropped %lu to file %d error \"%s\"\n",
+           (unsigned long)st.steps, (unsigned long)st.steps_sent,
+           (unsigned long)st.steps_dropped, st.to_file, st.error);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "rejects") == 0) return rejects(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "parts") == 0) return parts(argv[2]);
@@ -392,10 +414,12 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "exact") == 0) return drops(atoi(argv[2]), 1);
     if (argc >= 4 && strcmp(argv[1], "bench") == 0) return bench(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "fifo") == 0) return fifo(argv[2]);
-    if (argc >= 4 && strcmp(argv[1], "refused") == 0) return refused(atoi(argv[2]), argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "fast") == 0) return fast(atoi(argv[2]), argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "refused") == 0)
+        return refused(atoi(argv[2]), argv[3], argc >= 5 ? (size_t)atol(argv[4]) : 0);
     fprintf(stderr,
             "usage: %s rejects FILE | parts FILE | drops PORT | exact PORT | bench N STEPS | "
-            "fifo DIR | refused PORT FILE\n",
+            "fifo DIR | refused PORT FILE [BUFFER] | fast PORT FILE\n",
             argv[0]);
     return 2;
 }

@@ -467,18 +467,20 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_process() {
     );
 }
 
-#[test]
-fn a_refusing_debugger_sends_the_stream_to_the_file() {
+/// Runs `check_recorder refused` against a debugger that reads 4 steps, then refuses;
+/// its stdout, the file's steps as (step, keyframe, dropped before), and the file's BYE.
+fn refused_case(
+    extra: &[&str],
+) -> Option<(String, Vec<(u64, bool, u64)>, (u64, u64), u16, PathBuf)> {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let Some(exe) = compile("check_recorder.c", dir.path()) else {
-        return;
-    };
+    let exe = compile("check_recorder.c", dir.path())?;
     let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
     let port = listener.local_addr().expect("an address").port();
     let file = dir.path().join("refused.aabbstream");
     let child = Command::new(&exe)
         .args(["refused", &port.to_string()])
         .arg(&file)
+        .args(extra)
         .stdout(Stdio::piped())
         .spawn()
         .expect("starts the check");
@@ -498,24 +500,73 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
     let out = child.wait_with_output().expect("the check ends");
     assert!(out.status.success());
     let bytes = std::fs::read(&file).expect("the fallback file");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        format!(
-            "first target: debugger\n\
-             refused: steps 10 sent 6 dropped 4 refused 4 bytes {} error \"\"\n\
-             to file 1\n\
-             fallback: the debugger at 127.0.0.1:{port} refused the stream: another engine is \
-             live; the stream goes on in {}\n",
-            bytes.len(),
-            file.display()
-        )
-    );
     let (state, steps) = decode(&bytes[..]);
     assert_eq!(state.statics(), &[wb(77, [-5.0, -5.0], [5.0, -4.0])]);
-    let seen: Vec<(u64, bool, u64)> = steps
+    for u in &steps {
+        let expected: Vec<WireBox> = (0..50u32)
+            .map(|i| {
+                let x = i as f32 + u.step as f32 * 0.5;
+                wb(i, [x, 0.0], [x + 1.0, 0.5])
+            })
+            .collect();
+        assert_eq!(u.boxes, expected, "step {}", u.step);
+    }
+    let seen = steps
         .iter()
         .map(|u| (u.step, u.keyframe, u.dropped_before))
         .collect();
+    let bye = state.bye().expect("a clean end");
+    let stdout = String::from_utf8_lossy(&out.stdout).replace(&bytes.len().to_string(), "N");
+    // Keeps the folder (and the file) until the caller is done.
+    let kept = dir.keep();
+    Some((
+        stdout,
+        seen,
+        (bye.steps_sent, bye.steps_dropped),
+        port,
+        kept.join("refused.aabbstream"),
+    ))
+}
+
+#[test]
+fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
+    let Some((stdout, seen, bye, port, file)) = refused_case(&[]) else {
+        return;
+    };
+    // What the debugger was sent is replayed into the file: nothing is lost.
+    assert_eq!(
+        stdout,
+        format!(
+            "first target: debugger\n\
+             refused: steps 10 sent 10 dropped 0 refused 0 bytes N error \"\"\n\
+             to file 1\n\
+             fallback: the debugger at 127.0.0.1:{port} refused the stream: another engine is \
+             live; the stream goes on in {}\n",
+            file.display()
+        )
+    );
+    assert_eq!(seen, (0..10u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
+    assert_eq!(bye, (10, 0));
+    let _cleanup = std::fs::remove_dir_all(file.parent().expect("its folder"));
+}
+
+#[test]
+fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
+    // 3,000 bytes kept to replay: the steps (1 kB each) are past it at step 2.
+    let Some((stdout, seen, bye, port, file)) = refused_case(&["3000"]) else {
+        return;
+    };
+    assert_eq!(
+        stdout,
+        format!(
+            "first target: debugger\n\
+             refused: steps 10 sent 6 dropped 4 refused 4 bytes N error \"\"\n\
+             to file 1\n\
+             fallback: the debugger at 127.0.0.1:{port} refused the stream: another engine is \
+             live; the stream goes on in {}\n",
+            file.display()
+        )
+    );
     assert_eq!(
         seen,
         [
@@ -527,15 +578,40 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
             (9, false, 0)
         ]
     );
-    for u in &steps {
-        let expected: Vec<WireBox> = (0..50u32)
-            .map(|i| {
-                let x = i as f32 + u.step as f32 * 0.5;
-                wb(i, [x, 0.0], [x + 1.0, 0.5])
-            })
-            .collect();
-        assert_eq!(u.boxes, expected, "step {}", u.step);
-    }
-    let bye = state.bye().expect("a clean end");
-    assert_eq!((bye.steps_sent, bye.steps_dropped), (6, 4));
+    assert_eq!(bye, (6, 4));
+    let _cleanup = std::fs::remove_dir_all(file.parent().expect("its folder"));
+}
+
+#[test]
+fn a_fast_engine_refused_after_its_end_still_writes_its_file() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let file = dir.path().join("fast.aabbstream");
+    let child = Command::new(&exe)
+        .args(["fast", &port.to_string()])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts the check");
+    // Refuses at once, reading nothing.
+    let (mut conn, _) = listener.accept().expect("the check connects");
+    conn.write_all(b"AABB refused: another engine is live\n")
+        .expect("writes the refusal");
+    drop(conn);
+    let out = child.wait_with_output().expect("the check ends");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "fast: steps 70 sent 70 dropped 0 to file 1 error \"\"\n"
+    );
+    let (state, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    assert_eq!(steps.len(), 70);
+    assert_eq!(
+        state.bye().map(|b| (b.steps_sent, b.steps_dropped)),
+        Some((70, 0))
+    );
 }
