@@ -467,11 +467,18 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_process() {
     );
 }
 
-/// Runs `check_recorder refused` against a debugger that reads 4 steps, then refuses;
-/// its stdout, the file's steps as (step, keyframe, dropped before), and the file's BYE.
-fn refused_case(
-    extra: &[&str],
-) -> Option<(String, Vec<(u64, bool, u64)>, (u64, u64), u16, PathBuf)> {
+/// What a `check_recorder refused` run left: its stdout (the file's size as N), the file's
+/// steps as (step, keyframe, dropped before), the file's BYE, the port, the file.
+struct Refused {
+    stdout: String,
+    seen: Vec<(u64, bool, u64)>,
+    bye: (u64, u64),
+    port: u16,
+    file: PathBuf,
+}
+
+/// Runs `check_recorder refused` against a debugger that reads 4 steps, then refuses.
+fn refused_case(extra: &[&str]) -> Option<Refused> {
     let dir = tempfile::tempdir().expect("a temp dir");
     let exe = compile("check_recorder.c", dir.path())?;
     let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
@@ -519,18 +526,25 @@ fn refused_case(
     let stdout = String::from_utf8_lossy(&out.stdout).replace(&bytes.len().to_string(), "N");
     // Keeps the folder (and the file) until the caller is done.
     let kept = dir.keep();
-    Some((
+    Some(Refused {
         stdout,
         seen,
-        (bye.steps_sent, bye.steps_dropped),
+        bye: (bye.steps_sent, bye.steps_dropped),
         port,
-        kept.join("refused.aabbstream"),
-    ))
+        file: kept.join("refused.aabbstream"),
+    })
 }
 
 #[test]
 fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
-    let Some((stdout, seen, bye, port, file)) = refused_case(&[]) else {
+    let Some(Refused {
+        stdout,
+        seen,
+        bye,
+        port,
+        file,
+    }) = refused_case(&[])
+    else {
         return;
     };
     // What the debugger was sent is replayed into the file: nothing is lost.
@@ -553,7 +567,14 @@ fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
 #[test]
 fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
     // 3,000 bytes kept to replay: the steps (1 kB each) are past it at step 2.
-    let Some((stdout, seen, bye, port, file)) = refused_case(&["3000"]) else {
+    let Some(Refused {
+        stdout,
+        seen,
+        bye,
+        port,
+        file,
+    }) = refused_case(&["3000"])
+    else {
         return;
     };
     assert_eq!(
