@@ -192,6 +192,10 @@ def _never_raises(part: bool):
 
 
 _REFUSED = b"AABB refused: "
+_MAX_RETAINED = 16 << 20
+"""The most bytes of a stream the writer keeps to replay into the fallback file."""
+_REFUSAL_GRACE = 0.5
+"""The longest the writer waits, after the stream's end, for a debugger's refusal."""
 _HEADER, _STATICS, _DELTA, _KEY, _END = range(5)
 """What a queued frame is, for the writer: the magic and HELLO, STATIC, a STEP (a delta or
 a keyframe), the end (its BYE encoded by the writer)."""
@@ -792,15 +796,16 @@ class Recorder:
         if got.startswith(_REFUSED):
             line = got[len(_REFUSED):].split(b"\n")[0]
             reason = "".join(chr(c) if 0x20 <= c < 0x7F else "?" for c in line).strip()
-            refusal = (reason, True)
+            refusal = (reason, True, False)
         elif got:
-            refusal = (f"it wrote {len(got)} bytes that are not a refusal line", True)
+            refusal = (f"it wrote {len(got)} bytes that are not a refusal line", True, False)
         elif error is not None:
-            refusal = (f"reset the connection ({error})", False)
+            refusal = (f"reset the connection ({error})", False, True)
         else:
-            refusal = ("closed the connection", False)
+            refusal = ("closed the connection", False, False)
+        # Also after the stream's end: the writer waits a little for it then.
         with self._cond:
-            if not self._ended and not self._done:
+            if not self._done:
                 self._refused = refusal
                 self._cond.notify_all()
 
@@ -897,9 +902,47 @@ class _Writer:
         self.statics = None
         self.steps_here = 0
         self.need_keyframe = False
+        # Every frame written to the debugger while they fit in the budget: a refusal then
+        # replays them into the file and nothing is lost.
+        self.retained = bytearray() if self.fallback is not None else None
+        self.retain_budget = min(rec._buffer_bytes, _MAX_RETAINED)
 
     def on_socket(self) -> bool:
         return isinstance(self.sink, _SocketSink)
+
+    def retain(self, frame: bytes):
+        if self.retained is None or not self.on_socket():
+            return
+        if len(self.retained) + len(frame) <= self.retain_budget:
+            self.retained += frame
+        else:
+            self.retained = None
+
+    def after_the_end(self):
+        """After the BYE: waits a little (this thread only) for the debugger to close (its
+        end of a stream it took) or refuse (a fast engine can end before a refusal
+        arrives); a refusal or a reset sends the stream to the file, with its BYE."""
+        rec = self.rec
+        deadline = time.monotonic() + min(rec._timeout, _REFUSAL_GRACE)
+        with rec._cond:
+            while rec._refused is None and not rec._cut:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                rec._cond.wait(left)
+            verdict, rec._refused = rec._refused, None
+        if verdict is None or not (verdict[1] or verdict[2]):
+            return
+        if not self.leave_socket(verdict[0], verdict[1]):
+            self.stop(_HEADER)
+            return
+        try:
+            self.write(b"", _END)
+        except Exception as e:  # noqa: BLE001
+            self.fail(_HEADER, e)
+            return
+        with rec._cond:
+            rec._bytes_sent += 21
 
     def run(self):
         rec = self.rec
@@ -924,7 +967,7 @@ class _Writer:
             if item is None:
                 break
             if item[0] == "refused":
-                reason, said = item[1]
+                reason, said, _ = item[1]
                 # Without a fallback, a close shows as the write that fails; a refusal
                 # line stops the stream at once.
                 if (said or self.fallback is not None) and not self.leave_socket(reason, said):
@@ -936,7 +979,7 @@ class _Writer:
                 written = self.write(frame, kind)
             except Exception as e:  # noqa: BLE001 - any failure of the sink
                 if self.on_socket() and self.fallback is not None:
-                    reason, said = self.await_refusal()
+                    reason, said, _ = self.await_refusal()
                     if self.leave_socket(reason, said, e):
                         try:
                             written = self.write(frame, kind)
@@ -957,6 +1000,8 @@ class _Writer:
                     self.fail(kind, e)
                 return
             self.written(frame, kind, written)
+            if kind == _END and self.on_socket() and self.fallback is not None:
+                self.after_the_end()
         try:
             if hasattr(self.sink, "flush"):
                 self.sink.flush()
@@ -974,6 +1019,7 @@ class _Writer:
         """Writes one frame (a BYE encoded here); False when it was left out."""
         if kind in (_HEADER, _STATICS):
             self.sink.write(frame)
+            self.retain(frame)
             if self.fallback is not None:
                 if kind == _HEADER:
                     self.header = frame
@@ -984,6 +1030,7 @@ class _Writer:
                 return False
             self.need_keyframe = False
             self.sink.write(frame)
+            self.retain(frame)
         else:
             steps = self.rec._bye_steps
             self.sink.write(struct.pack("<IBQQ", 17, _BYE, self.steps_here,
@@ -1017,9 +1064,9 @@ class _Writer:
             while rec._refused is None and not rec._cut:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    return ("closed the connection", False)
+                    return ("closed the connection", False, False)
                 rec._cond.wait(left)
-            r = rec._refused or ("closed the connection", False)
+            r = rec._refused or ("closed the connection", False, False)
             rec._refused = None
             return r
 
@@ -1047,6 +1094,26 @@ class _Writer:
             return False
         rec._close_sink(self.sink)
         self.sink = sink
+        if self.retained is not None:
+            # Everything written to the debugger is here: the file gets the stream from its
+            # start and nothing is lost.
+            stream, self.retained = bytes(self.retained), None
+            with rec._cond:
+                rec._bytes_sent = 0
+                rec._target = f"file {path}"
+                rec._fallback = f"{why}; the stream goes on in {path}"
+            self.name = f"file {path}"
+            self.header = self.statics = None
+            try:
+                sink.write(stream)
+            except Exception as e3:  # noqa: BLE001
+                with rec._cond:
+                    rec._error = _describe(self.name, e3)
+                    rec._steps_lost += self.steps_here
+                return False
+            with rec._cond:
+                rec._bytes_sent += len(stream)
+            return True
         with rec._cond:
             # What the debugger got is lost with it.
             rec._steps_lost += self.steps_here

@@ -20,9 +20,14 @@ crates/aabb-recorder/tests/python_recorder.rs checks against the decoded stream.
                                             dropped) and a reader that exits; /dev/full
     python3 check_recorder.py stall PORT    a debugger that reads nothing: close returns within
                                             the timeout, the steps it cut counted dropped
-    python3 check_recorder.py refused PORT FILE
+    python3 check_recorder.py refused PORT FILE [BUFFER]
                                             connect_or_file to a debugger that refuses the
-                                            stream after 4 steps: the rest goes to FILE
+                                            stream after 4 steps: the stream goes to FILE
+                                            (replayed from its start, or with BUFFER bytes
+                                            too few to replay it, from the next step)
+    python3 check_recorder.py fast PORT FILE
+                                            70 steps at once to a debugger that refuses
+                                            before reading anything: all of them in FILE
 """
 
 import os
@@ -338,17 +343,40 @@ def stall(port):
     print(f"stall error: {st.error}")
 
 
-def refused(port, path):
-    """connect_or_file to a debugger that refuses after 4 steps: the rest in the file."""
-    rec = Recorder.connect_or_file(path, port=port, engine="check refused", dimensions=2,
+def fast(port, path):
+    """70 steps at once to a debugger that refuses before reading anything."""
+    rec = Recorder.connect_or_file(path, port=port, engine="check fast", dimensions=2,
                                    dt=0.5)
+    crowd(rec, 0, 70, 5)
+    st = rec.close()
+    print(f"fast: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped} "
+          f"target {st.target.split(' ')[0]} error {st.error}")
+
+
+def paced(rec, start, steps):
+    """Steps of 50 boxes, each once the writer took the last (none dropped for a full
+    queue)."""
+    for s in range(start, start + steps):
+        before = rec.stats().bytes_sent
+        crowd(rec, s, 1, 50)
+        deadline = time.monotonic() + 10
+        while rec.stats().bytes_sent == before and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def refused(port, path, buffer_bytes=64 << 20):
+    """connect_or_file to a debugger that refuses after 4 steps: the stream goes on in the
+    file (replayed from its start, or with a buffer too small to replay it, from the next
+    step)."""
+    rec = Recorder.connect_or_file(path, port=port, engine="check refused", dimensions=2,
+                                   dt=0.5, buffer_bytes=buffer_bytes)
     print(f"first target: {rec.target}")
     rec.static_box(77, (-5, -5), (5, -4))
-    crowd(rec, 0, 4, 50)
+    paced(rec, 0, 4)
     deadline = time.monotonic() + 10
     while rec.stats().fallback is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    crowd(rec, 4, 6, 50)
+    paced(rec, 4, 6)
     st = rec.close()
     print(f"refused: steps {st.steps} sent {st.steps_sent} dropped {st.steps_dropped} "
           f"refused {st.steps_refused} bytes {st.bytes_sent} error {st.error}")
@@ -357,8 +385,11 @@ def refused(port, path):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "refused":
-        refused(int(sys.argv[2]), sys.argv[3])
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "refused":
+        refused(int(sys.argv[2]), sys.argv[3], *[int(a) for a in sys.argv[4:]])
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "fast":
+        fast(int(sys.argv[2]), sys.argv[3])
         return 0
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)

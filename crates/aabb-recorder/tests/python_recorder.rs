@@ -396,11 +396,13 @@ fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_loop() {
     );
 }
 
-#[test]
-fn a_refusing_debugger_sends_the_stream_to_the_file() {
-    if !have_python() {
-        return;
-    }
+/// A decoded step: its number, whether a keyframe, the steps dropped before it.
+type Seen = (u64, bool, u64);
+
+/// Runs `check_recorder.py refused` (with `extra` arguments) against a debugger that reads
+/// 4 steps, then refuses; checks the file's boxes and gives its stdout (the file's size as
+/// N, the port as P, the file as F) and its steps as (step, keyframe, dropped before).
+fn refused_case(extra: &[&str]) -> (String, Vec<Seen>, Option<(u64, u64)>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
     let port = listener.local_addr().expect("an address").port();
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -408,6 +410,7 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
     let child = check_script()
         .args(["refused", &port.to_string()])
         .arg(&file)
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -432,35 +435,8 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     let bytes = std::fs::read(&file).expect("the fallback file");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        format!(
-            "first target: socket 127.0.0.1:{port}\n\
-             refused: steps 10 sent 6 dropped 4 refused 4 bytes {} error None\n\
-             target: file {f}\n\
-             fallback: socket 127.0.0.1:{port} refused the stream: another engine is live; the \
-             stream goes on in {f}\n",
-            bytes.len(),
-            f = file.display()
-        )
-    );
     let (state, steps) = decode(&bytes[..]);
     assert_eq!(state.statics().len(), 1);
-    let seen: Vec<(u64, bool, u64)> = steps
-        .iter()
-        .map(|u| (u.step, u.keyframe, u.dropped_before))
-        .collect();
-    assert_eq!(
-        seen,
-        [
-            (4, true, 4),
-            (5, false, 0),
-            (6, false, 0),
-            (7, false, 0),
-            (8, false, 0),
-            (9, false, 0)
-        ]
-    );
     for u in &steps {
         let expected: Vec<WireBox> = (0..50u32)
             .map(|i| {
@@ -474,8 +450,103 @@ fn a_refusing_debugger_sends_the_stream_to_the_file() {
             .collect();
         assert_eq!(u.boxes, expected, "step {}", u.step);
     }
-    let bye = state.bye().expect("a clean end");
-    assert_eq!((bye.steps_sent, bye.steps_dropped), (6, 4));
+    let stdout = String::from_utf8_lossy(&out.stdout)
+        .replace(&format!(" bytes {} ", bytes.len()), " bytes N ")
+        .replace(&file.display().to_string(), "F")
+        .replace(&port.to_string(), "P");
+    let seen = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
+    let bye = state.bye().map(|b| (b.steps_sent, b.steps_dropped));
+    (stdout, seen, bye)
+}
+
+#[test]
+fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
+    if !have_python() {
+        return;
+    }
+    let (stdout, seen, bye) = refused_case(&[]);
+    // What the debugger was sent is replayed into the file: nothing is lost.
+    assert_eq!(
+        stdout,
+        "first target: socket 127.0.0.1:P\n\
+         refused: steps 10 sent 10 dropped 0 refused 0 bytes N error None\n\
+         target: file F\n\
+         fallback: socket 127.0.0.1:P refused the stream: another engine is live; the stream \
+         goes on in F\n"
+    );
+    assert_eq!(seen, (0..10u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
+    assert_eq!(bye, Some((10, 0)));
+}
+
+#[test]
+fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
+    if !have_python() {
+        return;
+    }
+    // 3,000 bytes kept to replay: the steps (1 kB each) are past it at step 2.
+    let (stdout, seen, bye) = refused_case(&["3000"]);
+    assert_eq!(
+        stdout,
+        "first target: socket 127.0.0.1:P\n\
+         refused: steps 10 sent 6 dropped 4 refused 4 bytes N error None\n\
+         target: file F\n\
+         fallback: socket 127.0.0.1:P refused the stream: another engine is live; the stream \
+         goes on in F\n"
+    );
+    assert_eq!(
+        seen,
+        [
+            (4, true, 4),
+            (5, false, 0),
+            (6, false, 0),
+            (7, false, 0),
+            (8, false, 0),
+            (9, false, 0)
+        ]
+    );
+    assert_eq!(bye, Some((6, 4)));
+}
+
+#[test]
+fn a_fast_engine_refused_after_its_end_still_writes_its_file() {
+    if !have_python() {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("fast.aabbstream");
+    let child = check_script()
+        .args(["fast", &port.to_string()])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts python3");
+    // Refuses at once, reading nothing.
+    let (mut conn, _) = listener.accept().expect("the script connects");
+    conn.write_all(b"AABB refused: another engine is live\n")
+        .expect("writes the refusal");
+    drop(conn);
+    let out = child.wait_with_output().expect("the script ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "fast: steps 70 sent 70 dropped 0 target file error None\n"
+    );
+    let (state, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    assert_eq!(steps.len(), 70);
+    assert_eq!(
+        state.bye().map(|b| (b.steps_sent, b.steps_dropped)),
+        Some((70, 0))
+    );
 }
 
 #[test]
