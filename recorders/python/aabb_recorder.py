@@ -779,8 +779,9 @@ class Recorder:
                 try:
                     chunk = r.recv(256 - len(got))
                 except socket.timeout:
+                    # Past the BYE too: the writer waits a little for a late refusal.
                     with self._cond:
-                        if self._done or self._ended:
+                        if self._done:
                             return
                     continue
                 except OSError as e:

@@ -1758,8 +1758,8 @@ fn read_refusal(shared: &Shared, mut socket: TcpStream) {
                         | io::ErrorKind::Interrupted
                 ) =>
             {
-                let q = shared.lock();
-                if q.done || q.ended {
+                // Past the BYE too: the writer waits a little for a late refusal.
+                if shared.lock().done {
                     return;
                 }
             }
