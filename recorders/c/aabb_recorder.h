@@ -172,8 +172,10 @@ int aabb_rec_poll(aabb_rec *rec);
 /* Fills *out with what the recorder did so far. */
 void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out);
 /* Ends the open step, sends the end of the stream, writes what waits (at most timeout_ms;
-   the steps it cuts count as dropped), closes and frees. Fills *out (when not NULL) with the
-   final counts. */
+   the steps it cuts count as dropped), closes and frees. After connect_or_file it then waits
+   at most 500 ms (or timeout_ms, if shorter) for the debugger to close or to refuse a stream
+   that ended before its refusal came (the stream then goes to the file). Fills *out (when
+   not NULL) with the final counts. */
 void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out);
 
 #ifdef __cplusplus

@@ -856,6 +856,11 @@ class Recorder:
             self._cond.notify_all()
         self._thread.join(self._timeout)
         with self._cond:
+            if not self._done and self._ended:
+                # All written; the writer only waits for a late refusal: stop it.
+                self._cut = True
+                self._done = True
+                self._cond.notify_all()
             if not self._done:
                 # A sink that stopped taking bytes: what it holds is lost.
                 lost = (sum(1 for f in self._frames if f[1] in (_DELTA, _KEY))

@@ -1129,6 +1129,13 @@ impl Recorder {
                     break !q.cut;
                 }
                 let now = Instant::now();
+                if now >= deadline && q.ended {
+                    // All written; the writer only waits for a late refusal: stop it.
+                    q.cut = true;
+                    q.done = true;
+                    self.shared.cond.notify_all();
+                    break false;
+                }
                 if now >= deadline {
                     // A sink that stopped taking bytes: what it holds is lost.
                     let lost = q.frames.iter().filter(|f| is_step(f.1)).count() as u64

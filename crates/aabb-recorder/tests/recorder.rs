@@ -1265,3 +1265,46 @@ fn connect_or_file_to_a_debugger_that_reads_it_all_writes_no_file() {
     );
     assert!(!path.exists());
 }
+
+#[test]
+fn a_refusal_that_comes_after_the_end_still_sends_the_stream_to_the_file() {
+    // A debugger slow to refuse: the engine's 20 steps and BYE are written first.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let debugger = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("a connection");
+        let _ = rx.recv_timeout(Duration::from_secs(10));
+        thread::sleep(Duration::from_millis(100));
+        conn.write_all(b"AABB refused: another engine is live\n")
+            .expect("writes the refusal");
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("late.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 20, 5);
+    let sender = thread::spawn(move || {
+        // The refusal goes once finish has begun.
+        thread::sleep(Duration::from_millis(50));
+        let _ = tx.send(());
+    });
+    let stats = rec.finish();
+    sender.join().expect("the sender");
+    debugger.join().expect("the debugger");
+    assert_eq!(
+        (
+            stats.target,
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.error
+        ),
+        (Target::File(path.clone()), 20, 20, 0, None)
+    );
+    let (state, steps, err) = decode(&std::fs::read(&path).expect("the file")[..]);
+    assert_eq!((err, steps.len()), (None, 20));
+    assert_eq!(
+        state.bye().map(|b| (b.steps_sent, b.steps_dropped)),
+        Some((20, 0))
+    );
+}
