@@ -10,8 +10,8 @@
  * Use:
  *
  *     aabb_rec_hello hello = { "my engine 1.0", "m", 2, 1.0f / 60.0f };
- *     aabb_rec *rec = aabb_rec_connect("127.0.0.1", AABB_REC_DEFAULT_PORT, &hello);
- *     if (!rec) rec = aabb_rec_open_file("run.aabbstream", &hello);   // no debugger
+ *     aabb_rec *rec = aabb_rec_connect_or_file("127.0.0.1", AABB_REC_DEFAULT_PORT,
+ *                                              "run.aabbstream", &hello, NULL);
  *     aabb_rec_static_box(rec, 1000, ground_min, ground_max);         // before the first step
  *     for (;;) {
  *         aabb_rec_begin_step(rec);
@@ -30,13 +30,19 @@
  * Add every box every step: the recorder sends what appeared, moved or went (boxes added in
  * the same order as the step before are diffed index by index; another order falls back to
  * a sorted copy and binary search). Nothing here aborts, raises a signal or blocks the host:
- * the socket is non-blocking and bytes it will not take wait in a buffer bounded in bytes
- * (64 MiB by default); when that is full the whole step is dropped and counted, and the next
- * step sent is a keyframe (the debugger shows the gap). With options.exact the step waits
- * for room instead. A debugger that closes, or takes nothing for options.timeout_ms, ends
- * the connection: later steps are counted dropped and aabb_rec_stats says why. NaN boxes,
- * min > max and ids added twice in a step are left out and counted. Every function accepts
- * a NULL recorder and does nothing.
+ * the socket and the file are non-blocking (a FIFO that no process reads fails the open at
+ * once, errno ENXIO) and bytes they will not take wait in a buffer bounded in bytes (64 MiB
+ * by default); when that is full the whole step is dropped and counted, and the next step
+ * sent is a keyframe (the debugger shows the gap). With options.exact the step waits for
+ * room instead, at most options.timeout_ms. A debugger or a FIFO's reader that closes, or
+ * takes nothing for options.timeout_ms, ends the stream: later steps, and those still
+ * waiting in the buffer, are counted dropped and aabb_rec_stats says why. Writes never raise
+ * SIGPIPE (MSG_NOSIGNAL on sockets; on pipes SIGPIPE is blocked around the write with
+ * pthread_sigmask and consumed, or F_SETNOSIGPIPE; glibc before 2.34 links with -pthread).
+ * aabb_rec_connect_or_file goes on in the file when the debugger refuses the stream (it
+ * writes "AABB refused: REASON") or closes it before its end. NaN boxes, min > max and ids
+ * added twice in a step are left out and counted. Every function accepts a NULL recorder
+ * and does nothing.
  *
  * The format is docs/formats.md ("Stream") of the aabb-debugger. License: MIT OR Apache-2.0.
  */
@@ -79,14 +85,19 @@ typedef struct aabb_rec_options {
 /* What a recorder did so far. */
 struct aabb_rec_stats {
     uint64_t steps;          /* steps ended */
-    uint64_t steps_sent;     /* steps written or waiting in the buffer */
-    uint64_t steps_dropped;  /* steps not sent: buffer full, or the socket or file failed */
-    uint64_t bytes_sent;     /* bytes handed to the socket or file */
+    uint64_t steps_sent;     /* steps written, or waiting in the buffer (steps_waiting) */
+    uint64_t steps_dropped;  /* steps not sent: buffer full, the socket or file failed, cut
+                                at close, or refused by the debugger */
+    uint64_t bytes_sent;     /* bytes written to the target in use */
     uint64_t boxes_rejected; /* boxes left out: NaN, min > max, twice in a step, ... */
     uint64_t parts_rejected; /* fat boxes, pairs, tree nodes, timings left out */
     int connected;           /* the socket or file still takes bytes */
     char error[200];         /* why it stopped taking bytes, or "" */
     char last_rejection[120];/* why the last box was left out, or "" */
+    uint64_t steps_waiting;  /* of steps_sent, those still (partly) in the buffer */
+    uint64_t steps_refused;  /* of steps_dropped, those written to a debugger that refused */
+    int to_file;             /* nonzero: the bytes go to a file (asked for, or the fallback) */
+    char fallback[300];      /* why connect_or_file left the debugger for the file, or "" */
 };
 
 /* Connects to a debugger at host:port (e.g. "127.0.0.1", AABB_REC_DEFAULT_PORT) and sends
@@ -96,9 +107,23 @@ aabb_rec *aabb_rec_connect(const char *host, int port, const aabb_rec_hello *hel
 /* aabb_rec_connect with options (NULL: the defaults). */
 aabb_rec *aabb_rec_connect_ex(const char *host, int port, const aabb_rec_hello *hello,
                               const aabb_rec_options *options);
-/* Writes a stream file at path (created or emptied). NULL when it cannot be created or the
-   handshake is invalid (errno says why). */
+/* Writes a stream file at path (created or emptied), opened without waiting. NULL when it
+   cannot be created, is a FIFO that no process reads (errno ENXIO) or the handshake is
+   invalid (errno says why; aabb_rec_strerror names it). */
 aabb_rec *aabb_rec_open_file(const char *path, const aabb_rec_hello *hello);
+/* aabb_rec_open_file with options (NULL: the defaults). */
+aabb_rec *aabb_rec_open_file_ex(const char *path, const aabb_rec_hello *hello,
+                                const aabb_rec_options *options);
+/* Connects to the debugger at host:port, or, when none listens, writes the stream file at
+   path. When the debugger later refuses the stream or closes it before its end, the
+   recorder goes on in the file: a valid stream from the next step on (a keyframe), the steps
+   lost in between counted dropped. NULL when neither works (errno says why). */
+aabb_rec *aabb_rec_connect_or_file(const char *host, int port, const char *path,
+                                   const aabb_rec_hello *hello,
+                                   const aabb_rec_options *options);
+/* What errno err means for a recorder's open: strerror, or for ENXIO "a FIFO that no
+   process reads (opened without waiting)". */
+const char *aabb_rec_strerror(int err);
 /* Adds a box that never moves; only before the first step. min and max have `dimensions`
    floats. */
 void aabb_rec_static_box(aabb_rec *rec, uint32_t id, const float *min, const float *max);
@@ -140,10 +165,17 @@ void aabb_rec_tree_node(aabb_rec *rec, const aabb_rec_node *node);
    "narrow_phase_ns", "pairs_tested", "reinserts", "margin", or your own), value finite; a
    key at most once a step, at most 64 a step. */
 void aabb_rec_timing(aabb_rec *rec, const char *key, double value);
+/* Writes what waits in the buffer without blocking and notices a debugger that refused the
+   stream (begin_step and end_step do it too; call it when the engine idles). 1 while the
+   stream goes on, 0 once it stopped. */
+int aabb_rec_poll(aabb_rec *rec);
 /* Fills *out with what the recorder did so far. */
 void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out);
-/* Ends the open step, sends the end of the stream, writes what waits (at most timeout_ms),
-   closes and frees. Fills *out (when not NULL) with the final counts. */
+/* Ends the open step, sends the end of the stream, writes what waits (at most timeout_ms;
+   the steps it cuts count as dropped), closes and frees. After connect_or_file it then waits
+   at most 500 ms (or timeout_ms, if shorter) for the debugger to close or to refuse a stream
+   that ended before its refusal came (the stream then goes to the file). Fills *out (when
+   not NULL) with the final counts. */
 void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out);
 
 #ifdef __cplusplus
@@ -164,6 +196,8 @@ void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out);
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,11 +231,35 @@ typedef struct aabb_rec_buf_ {
     int failed; /* out of memory once: everything after is left out */
 } aabb_rec_buf_;
 
+/* What a frame handed to aabb_rec_emit_ is. */
+#define AABB_REC_HEAD_ 0 /* the magic and HELLO, or STATIC (kept for the fallback file) */
+#define AABB_REC_STEP_ 1
+#define AABB_REC_BYE_ 2
+
 struct aabb_rec {
     int dims;
-    int fd;      /* socket, or -1 */
-    FILE *file;  /* stream file, or NULL */
+    int fd;      /* socket or file (non-blocking), or -1 */
+    int is_file; /* fd is a file or FIFO (write), not a socket (send) */
     int dead;    /* the socket or file failed */
+    char target[160];      /* "the debugger at HOST:PORT", or the file's path */
+    char *fallback_path;   /* connect_or_file's file, until it is used */
+    aabb_rec_buf_ header, statics_frame; /* kept for the fallback file */
+    int switched;          /* the fallback happened during the emit in progress */
+    int peer_closed, ending;
+    unsigned char refusal[256];
+    size_t n_refusal;
+    uint64_t total_in, total_out; /* bytes ever emitted, written, to the fd in use */
+    uint64_t *pending;     /* where each STEP frame not all written ends (total_in) */
+    size_t n_pending, head_pending, cap_pending;
+    uint64_t steps_refused;
+    char fallback[300];
+    /* Every byte written to the debugger while connect_or_file may still fall back, up to
+       retain_budget: a refusal replays them into the file and nothing is lost. */
+    int retaining;
+    size_t retain_budget;
+    aabb_rec_buf_ retained;
+    uint64_t *retained_ends; /* where each STEP frame in `retained` ends */
+    size_t n_retained_ends, cap_retained_ends;
     int exact;
     int timeout_ms;
     size_t cap;
@@ -336,23 +394,276 @@ static const char *aabb_rec_check_(const aabb_rec_box_ *b, int dims) {
     return NULL;
 }
 
+/* The steps still (partly) in the buffer are lost: counted dropped, not sent. */
+static void aabb_rec_lose_pending_(aabb_rec *rec) {
+    uint64_t n = (uint64_t)(rec->n_pending - rec->head_pending);
+    rec->steps_sent -= n;
+    rec->steps_dropped += n;
+    rec->n_pending = rec->head_pending = 0;
+}
+
+static void aabb_rec_stop_retaining_(aabb_rec *rec) {
+    rec->retaining = 0;
+    free(rec->retained.p);
+    memset(&rec->retained, 0, sizeof rec->retained);
+    free(rec->retained_ends);
+    rec->retained_ends = NULL;
+    rec->n_retained_ends = rec->cap_retained_ends = 0;
+}
+
+/* A STEP frame ending at `end` is all written to the debugger: kept for the replay. */
+static void aabb_rec_retain_end_(aabb_rec *rec, uint64_t end) {
+    if (!rec->retaining) return;
+    if (!aabb_rec_grow_((void **)&rec->retained_ends, &rec->cap_retained_ends,
+                        rec->n_retained_ends + 1, sizeof(uint64_t))) {
+        aabb_rec_stop_retaining_(rec);
+        return;
+    }
+    rec->retained_ends[rec->n_retained_ends++] = end;
+}
+
+/* Bytes were written to the socket or file: kept for the replay while the budget lasts. */
+static void aabb_rec_wrote_(aabb_rec *rec, const unsigned char *p, size_t n) {
+    if (!rec->retaining || rec->is_file) return;
+    if (rec->retained.len + n > rec->retain_budget) {
+        aabb_rec_stop_retaining_(rec);
+        return;
+    }
+    aabb_rec_put_(&rec->retained, p, n);
+    if (rec->retained.failed) aabb_rec_stop_retaining_(rec);
+}
+
+/* Bytes were written: the steps whose frames are all out are sent. */
+static void aabb_rec_settle_(aabb_rec *rec) {
+    while (rec->head_pending < rec->n_pending &&
+           rec->pending[rec->head_pending] <= rec->total_out) {
+        if (!rec->is_file) aabb_rec_retain_end_(rec, rec->pending[rec->head_pending]);
+        rec->head_pending++;
+    }
+    if (rec->head_pending == rec->n_pending) rec->head_pending = rec->n_pending = 0;
+}
+
 static void aabb_rec_fail_(aabb_rec *rec, const char *what, int err) {
     if (rec->dead) return;
     rec->dead = 1;
-    snprintf(rec->error, sizeof rec->error, "%s: %s", what, strerror(err));
+    aabb_rec_lose_pending_(rec);
+    snprintf(rec->error, sizeof rec->error, "%.140s: %.55s", what, strerror(err));
 }
 
-/* -- output ------------------------------------------------------------------------------- */
+/* write(2) that never raises SIGPIPE: blocked around the write and consumed if raised. */
+static ssize_t aabb_rec_write_nosig_(int fd, const void *p, size_t n) {
+#if defined(F_SETNOSIGPIPE)
+    return write(fd, p, n); /* F_SETNOSIGPIPE is set on the fd */
+#else
+    sigset_t pipe_set, old, pending;
+    ssize_t r;
+    int err, was_pending = 0;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    if (sigpending(&pending) == 0) was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    r = write(fd, p, n);
+    err = errno;
+    if (r < 0 && err == EPIPE && !was_pending) {
+        struct timespec zero;
+        zero.tv_sec = 0;
+        zero.tv_nsec = 0;
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return r;
+#endif
+}
 
-/* Sends what waits in rec->out without blocking; 0 when the socket failed. */
+static ssize_t aabb_rec_out_(aabb_rec *rec, const unsigned char *p, size_t n) {
+    if (rec->is_file) return aabb_rec_write_nosig_(rec->fd, p, n);
+    return send(rec->fd, p, n, AABB_REC_SEND_FLAGS_);
+}
+
+/* A write failed: names the cause. */
+static void aabb_rec_write_failed_(aabb_rec *rec, int err) {
+    char what[220];
+    if (rec->is_file && err == EPIPE)
+        snprintf(what, sizeof what, "writing to %.160s: its reader went away", rec->target);
+    else if (!rec->is_file && (err == EPIPE || err == ECONNRESET))
+        snprintf(what, sizeof what, "writing to %.160s (the connection was closed)", rec->target);
+    else
+        snprintf(what, sizeof what, "writing to %.160s", rec->target);
+    aabb_rec_fail_(rec, what, err);
+}
+
+static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int force, int kind);
+static int aabb_rec_open_nowait_(const char *path);
+
+/* Goes on in the fallback file with every byte the debugger was sent (retained), then what
+   waits in the buffer: the same stream, nothing lost. */
+static void aabb_rec_replay_(aabb_rec *rec, const char *why) {
+    aabb_rec_buf_ out;
+    uint64_t *pending;
+    size_t waiting = rec->out.len - rec->out_head, k, n_old = rec->n_pending - rec->head_pending;
+    int fd;
+    memset(&out, 0, sizeof out);
+    aabb_rec_put_(&out, rec->retained.p, rec->retained.len);
+    aabb_rec_put_(&out, rec->out.p + rec->out_head, waiting);
+    pending = (uint64_t *)malloc((rec->n_retained_ends + n_old + 1) * sizeof(uint64_t));
+    close(rec->fd);
+    rec->fd = -1;
+    fd = aabb_rec_open_nowait_(rec->fallback_path);
+    if (fd < 0 || out.failed || !pending) {
+        int err = fd < 0 ? errno : ENOMEM;
+        if (fd >= 0) close(fd);
+        free(out.p);
+        free(pending);
+        rec->dead = 1;
+        /* The steps the debugger took are lost with the file. */
+        rec->steps_sent -= rec->n_retained_ends;
+        rec->steps_dropped += rec->n_retained_ends;
+        aabb_rec_lose_pending_(rec);
+        aabb_rec_stop_retaining_(rec);
+        snprintf(rec->error, sizeof rec->error, "%.120s; the fallback file: %.55s", why,
+                 aabb_rec_strerror(err));
+        free(rec->fallback_path);
+        rec->fallback_path = NULL;
+        return;
+    }
+    for (k = 0; k < rec->n_retained_ends; k++) pending[k] = rec->retained_ends[k];
+    for (k = 0; k < n_old; k++) pending[rec->n_retained_ends + k] = rec->pending[rec->head_pending + k];
+    free(rec->pending);
+    rec->pending = pending;
+    rec->cap_pending = rec->n_retained_ends + n_old + 1;
+    rec->n_pending = rec->n_retained_ends + n_old;
+    rec->head_pending = 0;
+    free(rec->out.p);
+    rec->out = out;
+    rec->out_head = 0;
+    rec->total_out = 0;
+    rec->fd = fd;
+    rec->is_file = 1;
+    rec->bytes_sent = 0;
+    rec->stalled_since = 0.0;
+    aabb_rec_stop_retaining_(rec);
+    snprintf(rec->fallback, sizeof rec->fallback, "%.200s; the stream goes on in %.70s", why,
+             rec->fallback_path);
+    snprintf(rec->target, sizeof rec->target, "%s", rec->fallback_path);
+    free(rec->fallback_path);
+    rec->fallback_path = NULL;
+}
+
+/* Leaves the debugger that refused the stream (said: it wrote a line) or closed it, for the
+   fallback file: its magic, HELLO and STATIC, then the steps from the next keyframe. */
+static void aabb_rec_refused_(aabb_rec *rec, int said, const char *how) {
+    char why[260], reason[200];
+    uint64_t written;
+    int fd;
+    size_t i, n = 0;
+    if (said) {
+        static const char prefix[] = "AABB refused: ";
+        size_t k = sizeof prefix - 1;
+        if (rec->n_refusal >= k && memcmp(rec->refusal, prefix, k) == 0) {
+            for (i = k; i < rec->n_refusal && rec->refusal[i] != '\n' && n + 1 < sizeof reason;
+                 i++) {
+                unsigned char c = rec->refusal[i];
+                reason[n++] = (char)(c >= 0x20 && c < 0x7f ? c : '?');
+            }
+            while (n > 0 && reason[n - 1] == ' ') n--;
+            reason[n] = 0;
+        } else {
+            snprintf(reason, sizeof reason, "it wrote %lu bytes that are not a refusal line",
+                     (unsigned long)rec->n_refusal);
+        }
+        snprintf(why, sizeof why, "%.110s refused the stream: %.120s", rec->target, reason);
+    } else {
+        snprintf(why, sizeof why, "%.120s %.60s before the stream's end", rec->target, how);
+    }
+    if (!rec->fallback_path) {
+        if (!said) return; /* a close shows as the write that fails */
+        rec->dead = 1;
+        aabb_rec_lose_pending_(rec);
+        snprintf(rec->error, sizeof rec->error, "%.199s", why);
+        return;
+    }
+    if (rec->retaining) {
+        aabb_rec_replay_(rec, why);
+        return;
+    }
+    /* What the debugger got is lost with it. */
+    written = rec->steps_sent - (uint64_t)(rec->n_pending - rec->head_pending);
+    rec->steps_refused += written;
+    rec->steps_sent -= written;
+    rec->steps_dropped += written;
+    aabb_rec_lose_pending_(rec);
+    close(rec->fd);
+    rec->fd = -1;
+    fd = aabb_rec_open_nowait_(rec->fallback_path);
+    if (fd < 0) {
+        rec->dead = 1;
+        snprintf(rec->error, sizeof rec->error, "%.120s; the fallback file: %.55s", why,
+                 aabb_rec_strerror(errno));
+        free(rec->fallback_path);
+        rec->fallback_path = NULL;
+        return;
+    }
+    rec->fd = fd;
+    rec->is_file = 1;
+    rec->out.len = rec->out_head = 0;
+    rec->total_in = rec->total_out = 0;
+    rec->bytes_sent = 0;
+    rec->stalled_since = 0.0;
+    snprintf(rec->fallback, sizeof rec->fallback, "%.200s; the stream goes on in %.70s", why,
+             rec->fallback_path);
+    snprintf(rec->target, sizeof rec->target, "%s", rec->fallback_path);
+    free(rec->fallback_path);
+    rec->fallback_path = NULL;
+    rec->keyframe_next = 1;
+    for (i = 0; i < 4; i++) rec->sec_last_ok[i] = 0;
+    rec->switched = 1;
+    if (rec->header.len) aabb_rec_emit_(rec, rec->header.p, rec->header.len, 1, -1);
+    if (rec->statics_frame.len)
+        aabb_rec_emit_(rec, rec->statics_frame.p, rec->statics_frame.len, 1, -1);
+}
+
+/* A debugger writes only to refuse a stream ("AABB refused: REASON\n", then it closes):
+   any byte, a close or a reset before the stream's end is a refusal. Never waits. */
+static void aabb_rec_check_refusal_(aabb_rec *rec) {
+    while (!rec->is_file && !rec->dead && !rec->peer_closed && rec->fd >= 0) {
+        unsigned char buf[256];
+        size_t room = sizeof rec->refusal - rec->n_refusal;
+        ssize_t r = recv(rec->fd, buf, room ? room : 1, MSG_DONTWAIT);
+        if (r > 0) {
+            size_t k = (size_t)r < room ? (size_t)r : room;
+            memcpy(rec->refusal + rec->n_refusal, buf, k);
+            rec->n_refusal += k;
+            if (memchr(rec->refusal, '\n', rec->n_refusal) ||
+                rec->n_refusal == sizeof rec->refusal) {
+                rec->peer_closed = 1;
+                aabb_rec_refused_(rec, 1, "");
+            }
+            continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        rec->peer_closed = 1;
+        if (rec->n_refusal) aabb_rec_refused_(rec, 1, "");
+        else if (r < 0 || !rec->ending)
+            aabb_rec_refused_(rec, 0, r == 0 ? "closed the connection" : "reset the connection");
+        return;
+    }
+}
+
+/* Sends what waits in rec->out without blocking; 0 when the socket or file failed. */
 static int aabb_rec_pump_(aabb_rec *rec) {
+    aabb_rec_check_refusal_(rec);
     while (!rec->dead && rec->out_head < rec->out.len) {
-        ssize_t n = send(rec->fd, rec->out.p + rec->out_head, rec->out.len - rec->out_head,
-                         AABB_REC_SEND_FLAGS_);
+        ssize_t n = aabb_rec_out_(rec, rec->out.p + rec->out_head, rec->out.len - rec->out_head);
         if (n > 0) {
+            aabb_rec_wrote_(rec, rec->out.p + rec->out_head, (size_t)n);
             rec->out_head += (size_t)n;
             rec->bytes_sent += (uint64_t)n;
+            rec->total_out += (uint64_t)n;
             rec->stalled_since = 0.0;
+            aabb_rec_settle_(rec);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -362,14 +673,21 @@ static int aabb_rec_pump_(aabb_rec *rec) {
                 rec->stalled_since = now;
             } else if ((now - rec->stalled_since) * 1000.0 > (double)rec->timeout_ms) {
                 rec->dead = 1;
+                aabb_rec_lose_pending_(rec);
                 snprintf(rec->error, sizeof rec->error,
-                         "writing to the debugger: no progress for %d ms (it stopped reading)",
-                         rec->timeout_ms);
+                         "writing to %.120s: no progress for %d ms (it stopped reading)",
+                         rec->target, rec->timeout_ms);
             }
             break;
         }
-        aabb_rec_fail_(rec, "writing to the debugger (the connection was closed)",
-                       n < 0 ? errno : EPIPE);
+        if (n < 0 && !rec->is_file && (errno == EPIPE || errno == ECONNRESET)) {
+            int err = errno;
+            /* A refusal shows first as a write that fails: its line may wait to be read. */
+            aabb_rec_check_refusal_(rec);
+            if (rec->switched || rec->dead || rec->is_file) continue;
+            errno = err;
+        }
+        aabb_rec_write_failed_(rec, n < 0 ? errno : EIO);
     }
     if (rec->out_head == rec->out.len) {
         rec->out.len = 0;
@@ -395,27 +713,22 @@ static int aabb_rec_wait_writable_(aabb_rec *rec, int ms) {
     return r > 0;
 }
 
-/* Hands a frame to the socket or file. force: whatever the buffer holds. 1 sent or waiting,
+/* Hands a frame to the socket or file. force: whatever the buffer holds. kind: what the
+   frame is (AABB_REC_HEAD_, _STEP_, _BYE_; -1 the fallback's own). 1 sent or waiting,
    0 dropped. */
-static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int force) {
-    if (rec->dead) return 0;
-    if (rec->file) {
-        if (fwrite(p, 1, n, rec->file) != n) {
-            aabb_rec_fail_(rec, "writing the stream file", errno ? errno : EIO);
-            return 0;
-        }
-        rec->bytes_sent += n;
-        return 1;
-    }
+static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int force, int kind) {
+    if (rec->dead || rec->fd < 0) return 0;
+    if (kind >= 0) rec->switched = 0;
     aabb_rec_pump_(rec);
     if (!force) {
         while (rec->exact && !rec->dead && rec->out.len - rec->out_head > 0 &&
                rec->out.len - rec->out_head + n > rec->cap) {
             if (!aabb_rec_wait_writable_(rec, rec->timeout_ms)) {
                 rec->dead = 1;
+                aabb_rec_lose_pending_(rec);
                 snprintf(rec->error, sizeof rec->error,
-                         "writing to the debugger: no progress for %d ms (it stopped reading)",
-                         rec->timeout_ms);
+                         "writing to %.120s: no progress for %d ms (it stopped reading)",
+                         rec->target, rec->timeout_ms);
                 break;
             }
             aabb_rec_pump_(rec);
@@ -425,31 +738,49 @@ static int aabb_rec_emit_(aabb_rec *rec, const unsigned char *p, size_t n, int f
             return 0;
     }
     if (rec->dead) return 0;
+    if (rec->switched && kind >= 0) {
+        /* The stream went on in the fallback file during this emit: the header is there
+           already, a delta cannot start it (the next step is a keyframe). */
+        if (kind == AABB_REC_HEAD_) return 1;
+        if (kind == AABB_REC_STEP_) return 0;
+    }
+    rec->total_in += n;
     if (rec->out.len == rec->out_head) {
-        /* Nothing waits: send straight from the frame, keep the rest. */
+        /* Nothing waits: write straight from the frame, keep the rest. */
         size_t done = 0;
         while (done < n) {
-            ssize_t k = send(rec->fd, p + done, n - done, AABB_REC_SEND_FLAGS_);
+            ssize_t k = aabb_rec_out_(rec, p + done, n - done);
             if (k > 0) {
+                aabb_rec_wrote_(rec, p + done, (size_t)k);
                 done += (size_t)k;
                 rec->bytes_sent += (uint64_t)k;
+                rec->total_out += (uint64_t)k;
                 continue;
             }
             if (k < 0 && errno == EINTR) continue;
             if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-            aabb_rec_fail_(rec, "writing to the debugger (the connection was closed)",
-                           k < 0 ? errno : EPIPE);
+            aabb_rec_write_failed_(rec, k < 0 ? errno : EIO);
             return 0;
         }
         p += done;
         n -= done;
+        if (n == 0 && kind == AABB_REC_STEP_ && !rec->is_file)
+            aabb_rec_retain_end_(rec, rec->total_in);
     }
     if (n > 0) {
         aabb_rec_put_(&rec->out, p, n);
         if (rec->out.failed) {
             rec->out.failed = 0;
-            aabb_rec_fail_(rec, "buffering for the debugger", ENOMEM);
+            aabb_rec_fail_(rec, "buffering the stream", ENOMEM);
             return 0;
+        }
+        if (kind == AABB_REC_STEP_) {
+            if (!aabb_rec_grow_((void **)&rec->pending, &rec->cap_pending, rec->n_pending + 1,
+                                sizeof(uint64_t))) {
+                aabb_rec_fail_(rec, "buffering the stream", ENOMEM);
+                return 0;
+            }
+            rec->pending[rec->n_pending++] = rec->total_in;
         }
     }
     return 1;
@@ -513,6 +844,12 @@ static void aabb_rec_hello_frame_(aabb_rec_buf_ *b, const aabb_rec_hello *hello)
 
 static void aabb_rec_free_(aabb_rec *rec) {
     free(rec->out.p);
+    free(rec->fallback_path);
+    free(rec->header.p);
+    free(rec->statics_frame.p);
+    free(rec->pending);
+    free(rec->retained.p);
+    free(rec->retained_ends);
     free(rec->statics);
     free(rec->prev);
     free(rec->cur);
@@ -540,30 +877,58 @@ static void aabb_rec_free_(aabb_rec *rec) {
 
 static aabb_rec *aabb_rec_start_(aabb_rec *rec, const aabb_rec_hello *hello) {
     aabb_rec_hello_frame_(&rec->frame, hello);
-    if (rec->frame.failed) {
-        int fd = rec->fd;
-        if (rec->file) fclose(rec->file);
-        if (fd >= 0) close(fd);
+    if (rec->fallback_path) aabb_rec_put_(&rec->header, rec->frame.p, rec->frame.len);
+    if (rec->frame.failed || rec->header.failed) {
+        if (rec->fd >= 0) close(rec->fd);
         aabb_rec_free_(rec);
         errno = ENOMEM;
         return NULL;
     }
-    aabb_rec_emit_(rec, rec->frame.p, rec->frame.len, 1);
+    aabb_rec_emit_(rec, rec->frame.p, rec->frame.len, 1, AABB_REC_HEAD_);
     rec->frame.len = 0;
     return rec;
 }
 
-aabb_rec *aabb_rec_open_file(const char *path, const aabb_rec_hello *hello) {
-    aabb_rec *rec = aabb_rec_new_(hello, NULL);
+const char *aabb_rec_strerror(int err) {
+    if (err == ENXIO) return "a FIFO that no process reads (opened without waiting)";
+    return strerror(err);
+}
+
+/* Creates or empties the file at path without waiting (a FIFO with no reader: ENXIO at
+   once); -1 with errno set. */
+static int aabb_rec_open_nowait_(const char *path) {
+    int fd;
+    if (!path) {
+        errno = EINVAL;
+        return -1;
+    }
+    do {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0666);
+    } while (fd < 0 && errno == EINTR);
+#ifdef F_SETNOSIGPIPE
+    if (fd >= 0) fcntl(fd, F_SETNOSIGPIPE, 1);
+#endif
+    return fd;
+}
+
+aabb_rec *aabb_rec_open_file_ex(const char *path, const aabb_rec_hello *hello,
+                                const aabb_rec_options *options) {
+    aabb_rec *rec = aabb_rec_new_(hello, options);
     if (!rec) return NULL;
-    rec->file = path ? fopen(path, "wb") : NULL;
-    if (!rec->file) {
-        int err = path ? errno : EINVAL;
+    rec->fd = aabb_rec_open_nowait_(path);
+    if (rec->fd < 0) {
+        int err = errno;
         aabb_rec_free_(rec);
         errno = err;
         return NULL;
     }
+    rec->is_file = 1;
+    snprintf(rec->target, sizeof rec->target, "%s", path);
     return aabb_rec_start_(rec, hello);
+}
+
+aabb_rec *aabb_rec_open_file(const char *path, const aabb_rec_hello *hello) {
+    return aabb_rec_open_file_ex(path, hello, NULL);
 }
 
 aabb_rec *aabb_rec_connect(const char *host, int port, const aabb_rec_hello *hello) {
@@ -632,14 +997,26 @@ static int aabb_rec_dial_(const char *host, int port, int timeout_ms) {
     return fd;
 }
 
-aabb_rec *aabb_rec_connect_ex(const char *host, int port, const aabb_rec_hello *hello,
-                              const aabb_rec_options *options) {
+static aabb_rec *aabb_rec_connect_to_(const char *host, int port, const aabb_rec_hello *hello,
+                                       const aabb_rec_options *options, const char *path) {
     aabb_rec *rec = aabb_rec_new_(hello, options);
     if (!rec) return NULL;
     if (port <= 0 || port > 65535) {
         aabb_rec_free_(rec);
         errno = EINVAL;
         return NULL;
+    }
+    if (path) {
+        size_t n = strlen(path);
+        rec->fallback_path = (char *)malloc(n + 1);
+        if (!rec->fallback_path) {
+            aabb_rec_free_(rec);
+            errno = ENOMEM;
+            return NULL;
+        }
+        memcpy(rec->fallback_path, path, n + 1);
+        rec->retaining = 1;
+        rec->retain_budget = rec->cap < ((size_t)16 << 20) ? rec->cap : ((size_t)16 << 20);
     }
     rec->fd = aabb_rec_dial_(host, port, rec->timeout_ms);
     if (rec->fd < 0) {
@@ -648,7 +1025,27 @@ aabb_rec *aabb_rec_connect_ex(const char *host, int port, const aabb_rec_hello *
         errno = err;
         return NULL;
     }
+    snprintf(rec->target, sizeof rec->target, "the debugger at %s:%d",
+             host ? host : "127.0.0.1", port);
     return aabb_rec_start_(rec, hello);
+}
+
+aabb_rec *aabb_rec_connect_ex(const char *host, int port, const aabb_rec_hello *hello,
+                              const aabb_rec_options *options) {
+    return aabb_rec_connect_to_(host, port, hello, options, NULL);
+}
+
+aabb_rec *aabb_rec_connect_or_file(const char *host, int port, const char *path,
+                                   const aabb_rec_hello *hello,
+                                   const aabb_rec_options *options) {
+    aabb_rec *rec;
+    if (!path) {
+        errno = EINVAL;
+        return NULL;
+    }
+    rec = aabb_rec_connect_to_(host, port, hello, options, path);
+    if (rec || errno == EINVAL || errno == ENOMEM) return rec;
+    return aabb_rec_open_file_ex(path, hello, options);
 }
 
 /* -- steps -------------------------------------------------------------------------------- */
@@ -738,7 +1135,11 @@ void aabb_rec_begin_step(aabb_rec *rec) {
                 aabb_rec_put_box_(&rec->frame, rec->dims, &rec->statics[i]);
             if (!rec->frame.failed && rec->frame.len - 4 <= AABB_REC_MAX_FRAME_) {
                 aabb_rec_u32le_(rec->frame.p + at, (uint32_t)(rec->frame.len - 4));
-                aabb_rec_emit_(rec, rec->frame.p, rec->frame.len, 1);
+                if (rec->fallback_path) {
+                    aabb_rec_put_(&rec->statics_frame, rec->frame.p, rec->frame.len);
+                    if (rec->statics_frame.failed) rec->statics_frame.len = 0;
+                }
+                aabb_rec_emit_(rec, rec->frame.p, rec->frame.len, 1, AABB_REC_HEAD_);
             } else {
                 rec->boxes_rejected += rec->n_statics;
                 snprintf(rec->last_rejection, sizeof rec->last_rejection,
@@ -873,7 +1274,11 @@ void aabb_rec_tree_node(aabb_rec *rec, const aabb_rec_node *node) {
     aabb_rec_box_ b;
     unsigned char flags;
     int k;
-    if (!rec || !node || !aabb_rec_part_ok_(rec, "tree node outside a step, id")) return;
+    if (!rec || !aabb_rec_part_ok_(rec, "tree node outside a step, id")) return;
+    if (!node) {
+        aabb_rec_reject_part_(rec, "tree node NULL, id", AABB_REC_NONE);
+        return;
+    }
     if (!aabb_rec_make_(rec, &b, node->id, node->min, node->max) ||
         aabb_rec_check_(&b, rec->dims) || node->id == AABB_REC_NONE) {
         aabb_rec_reject_part_(rec, "tree node with a bad box or id", node->id);
@@ -1176,7 +1581,7 @@ int aabb_rec_end_step(aabb_rec *rec) {
                  "step %lu: out of memory or over the frame limit", (unsigned long)rec->step);
     } else {
         aabb_rec_u32le_(f->p, (uint32_t)(f->len - 4));
-        sent = aabb_rec_emit_(rec, f->p, f->len, 0);
+        sent = aabb_rec_emit_(rec, f->p, f->len, 0, AABB_REC_STEP_);
     }
     aabb_rec_sections_done_(rec, sent);
     if (sent) {
@@ -1200,6 +1605,11 @@ int aabb_rec_end_step(aabb_rec *rec) {
 
 /* -- stats and close ---------------------------------------------------------------------- */
 
+int aabb_rec_poll(aabb_rec *rec) {
+    if (!rec || rec->fd < 0) return 0;
+    return aabb_rec_pump_(rec);
+}
+
 void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
@@ -1213,6 +1623,28 @@ void aabb_rec_stats(const aabb_rec *rec, struct aabb_rec_stats *out) {
     out->connected = !rec->dead;
     memcpy(out->error, rec->error, sizeof out->error);
     memcpy(out->last_rejection, rec->last_rejection, sizeof out->last_rejection);
+    out->steps_waiting = (uint64_t)(rec->n_pending - rec->head_pending);
+    out->steps_refused = rec->steps_refused;
+    out->to_file = rec->is_file;
+    memcpy(out->fallback, rec->fallback, sizeof out->fallback);
+}
+
+/* Writes what waits until deadline; then cuts it, counting its steps dropped. */
+static void aabb_rec_drain_(aabb_rec *rec, double deadline) {
+    while (!rec->dead && rec->fd >= 0 && rec->out.len > rec->out_head) {
+        double left = deadline - aabb_rec_now_();
+        if (left <= 0.0) {
+            uint64_t cut = (uint64_t)(rec->n_pending - rec->head_pending);
+            rec->dead = 1;
+            aabb_rec_lose_pending_(rec);
+            snprintf(rec->error, sizeof rec->error,
+                     "closing: %.100s took nothing more for %d ms; %lu steps not written "
+                     "were cut", rec->target, rec->timeout_ms, (unsigned long)cut);
+            break;
+        }
+        aabb_rec_wait_writable_(rec, (int)(left * 1000.0) + 1);
+        aabb_rec_pump_(rec);
+    }
 }
 
 void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out) {
@@ -1228,28 +1660,30 @@ void aabb_rec_close(aabb_rec *rec, struct aabb_rec_stats *out) {
     aabb_rec_u32le_(bye + 9, (uint32_t)(rec->steps_sent >> 32));
     aabb_rec_u32le_(bye + 13, (uint32_t)rec->steps_dropped);
     aabb_rec_u32le_(bye + 17, (uint32_t)(rec->steps_dropped >> 32));
-    aabb_rec_emit_(rec, bye, sizeof bye, 1);
-    if (rec->fd >= 0) {
-        double deadline = aabb_rec_now_() + (double)rec->timeout_ms / 1000.0;
-        while (!rec->dead && rec->out.len > rec->out_head) {
-            double left = deadline - aabb_rec_now_();
-            if (left <= 0.0) {
-                rec->dead = 1;
-                snprintf(rec->error, sizeof rec->error,
-                         "closing: the debugger took nothing for %d ms; the rest was cut",
-                         rec->timeout_ms);
-                break;
-            }
-            aabb_rec_wait_writable_(rec, (int)(left * 1000.0) + 1);
-            aabb_rec_pump_(rec);
+    rec->ending = 1;
+    aabb_rec_emit_(rec, bye, sizeof bye, 1, AABB_REC_BYE_);
+    aabb_rec_drain_(rec, aabb_rec_now_() + (double)rec->timeout_ms / 1000.0);
+    if (!rec->dead && rec->fd >= 0 && !rec->is_file && rec->fallback_path) {
+        /* A fast engine can end its stream before a refusal arrives: wait a little for the
+           debugger to close (its end of a stream it took) or to refuse. */
+        double wait = rec->timeout_ms < 500 ? rec->timeout_ms / 1000.0 : 0.5;
+        double until = aabb_rec_now_() + wait;
+        while (!rec->dead && !rec->peer_closed && !rec->is_file && rec->fd >= 0) {
+            struct pollfd p;
+            double left = until - aabb_rec_now_();
+            if (left <= 0.0) break;
+            p.fd = rec->fd;
+            p.events = POLLIN;
+            p.revents = 0;
+            if (poll(&p, 1, (int)(left * 1000.0) + 1) < 0 && errno != EINTR) break;
+            aabb_rec_check_refusal_(rec);
         }
-        shutdown(rec->fd, SHUT_WR);
-        close(rec->fd);
-        rec->fd = -1;
+        if (rec->is_file) aabb_rec_drain_(rec, aabb_rec_now_() + (double)rec->timeout_ms / 1000.0);
     }
-    if (rec->file) {
-        if (fclose(rec->file) != 0) aabb_rec_fail_(rec, "closing the stream file", errno);
-        rec->file = NULL;
+    if (rec->fd >= 0) {
+        if (!rec->is_file) shutdown(rec->fd, SHUT_WR);
+        if (close(rec->fd) != 0 && rec->is_file) aabb_rec_fail_(rec, "closing the stream file", errno);
+        rec->fd = -1;
     }
     aabb_rec_stats(rec, out);
     aabb_rec_free_(rec);

@@ -13,14 +13,31 @@
  *                                   the counts
  *     check_recorder bench N STEPS  N boxes all moving, same order, to /dev/null; prints the
  *                                   nanoseconds a box on the engine's side
+ *     check_recorder fifo DIR       FIFOs made in DIR: with no reader (an error at once), a
+ *                                   reader that stops reading (close within the timeout, the
+ *                                   steps not delivered counted dropped), a reader that exits
+ *                                   (no SIGPIPE: the loss is counted and said); and
+ *                                   /dev/full (a full disk)
+ *     check_recorder refused PORT FILE [BUFFER]
+ *                                   connect_or_file to a debugger that refuses the stream
+ *                                   after 4 steps: the stream goes to FILE (replayed from
+ *                                   its start, or with BUFFER bytes too few to replay it,
+ *                                   from the next step)
+ *     check_recorder fast PORT FILE 70 steps at once to a debugger that refuses before
+ *                                   reading anything: all of them in FILE
  */
 #define AABB_RECORDER_IMPLEMENTATION
 #include "aabb_recorder.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static void box2(aabb_rec *rec, uint32_t id, float x0, float y0, float x1, float y1) {
     float min[2], max[2];
@@ -229,13 +246,180 @@ static int bench(int n, int steps) {
     return 0;
 }
 
+/* N boxes a step, all moving, steps [from, from + steps). */
+static void crowd(aabb_rec *rec, int from, int steps, uint32_t n) {
+    int step;
+    uint32_t i;
+    for (step = from; step < from + steps; step++) {
+        aabb_rec_begin_step(rec);
+        for (i = 0; i < n; i++) {
+            float x = (float)i + (float)step * 0.5f;
+            box2(rec, i, x, 0.0f, x + 1.0f, 0.5f);
+        }
+        aabb_rec_end_step(rec);
+    }
+}
+
+/* The STEP frames that arrived whole in what a FIFO holds now. */
+static unsigned long whole_steps(int fd) {
+    static unsigned char data[1 << 20];
+    size_t len = 0, pos = 8;
+    unsigned long n = 0;
+    for (;;) {
+        ssize_t r = read(fd, data + len, sizeof data - len);
+        if (r <= 0) break;
+        len += (size_t)r;
+        if (len == sizeof data) break;
+    }
+    while (pos + 5 <= len) {
+        uint32_t length = (uint32_t)data[pos] | (uint32_t)data[pos + 1] << 8 |
+                          (uint32_t)data[pos + 2] << 16 | (uint32_t)data[pos + 3] << 24;
+        if (pos + 4 + length > len) break;
+        if (data[pos + 4] == 3) n++;
+        pos += 4 + length;
+    }
+    return n;
+}
+
+static int free_port(void) {
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+static int fifo(const char *dir) {
+    aabb_rec_hello hello = {"check fifo", "m", 2, 0.5f};
+    aabb_rec_options options;
+    struct aabb_rec_stats st;
+    char path[512];
+    aabb_rec *rec;
+    double t;
+    int r;
+    snprintf(path, sizeof path, "%s/none.fifo", dir);
+    if (mkfifo(path, 0600) != 0) return 1;
+    t = now();
+    rec = aabb_rec_open_file(path, &hello);
+    if (rec) printf("no reader: opened\n");
+    else printf("no reader: %s; at once %d\n", aabb_rec_strerror(errno), now() - t < 2.0);
+    t = now();
+    rec = aabb_rec_connect_or_file("127.0.0.1", free_port(), path, &hello, NULL);
+    if (rec) printf("no debugger, no reader: opened\n");
+    else
+        printf("no debugger, no reader: %s; at once %d\n", aabb_rec_strerror(errno),
+               now() - t < 2.0);
+
+    snprintf(path, sizeof path, "%s/stalled.fifo", dir);
+    if (mkfifo(path, 0600) != 0) return 1;
+    r = open(path, O_RDONLY | O_NONBLOCK);
+    memset(&options, 0, sizeof options);
+    options.timeout_ms = 300;
+    rec = aabb_rec_open_file_ex(path, &hello, &options);
+    if (r < 0 || !rec) return 1;
+    crowd(rec, 0, 30, 2000);
+    t = now();
+    aabb_rec_close(rec, &st);
+    t = now() - t;
+    printf("stalled: steps %lu sent %lu dropped %lu delivered %lu closed within the timeout %d\n",
+           (unsigned long)st.steps, (unsigned long)st.steps_sent,
+           (unsigned long)st.steps_dropped, whole_steps(r), t < 0.3 + 1.0);
+    printf("stalled error: %s\n", st.error);
+    close(r);
+
+    snprintf(path, sizeof path, "%s/exits.fifo", dir);
+    if (mkfifo(path, 0600) != 0) return 1;
+    r = open(path, O_RDONLY | O_NONBLOCK);
+    rec = aabb_rec_open_file(path, &hello);
+    if (r < 0 || !rec) return 1;
+    close(r);
+    crowd(rec, 0, 10, 100);
+    aabb_rec_close(rec, &st);
+    printf("exits: steps %lu sent %lu dropped %lu connected %d\n", (unsigned long)st.steps,
+           (unsigned long)st.steps_sent, (unsigned long)st.steps_dropped, st.connected);
+    printf("exits error: %s\n", st.error);
+
+    /* A full disk. */
+    rec = aabb_rec_open_file("/dev/full", &hello);
+    if (!rec) return 1;
+    crowd(rec, 0, 5, 10);
+    aabb_rec_close(rec, &st);
+    printf("full: steps %lu sent %lu dropped %lu error %s\n", (unsigned long)st.steps,
+           (unsigned long)st.steps_sent, (unsigned long)st.steps_dropped, st.error);
+    return 0;
+}
+
+static int refused(int port, const char *path, size_t buffer_bytes) {
+    aabb_rec_hello hello = {"check refused", "m", 2, 0.5f};
+    struct aabb_rec_stats st;
+    float w0[2] = {-5.0f, -5.0f}, w1[2] = {5.0f, -4.0f};
+    aabb_rec_options options;
+    aabb_rec *rec;
+    double deadline;
+    memset(&options, 0, sizeof options);
+    options.buffer_bytes = buffer_bytes;
+    rec = aabb_rec_connect_or_file("127.0.0.1", port, path, &hello, &options);
+    if (!rec) {
+        fprintf(stderr, "cannot connect to port %d nor write %s\n", port, path);
+        return 1;
+    }
+    aabb_rec_stats(rec, &st);
+    printf("first target: %s\n", st.to_file ? "file" : "debugger");
+    aabb_rec_static_box(rec, 77, w0, w1);
+    crowd(rec, 0, 4, 50);
+    deadline = now() + 10.0;
+    for (;;) {
+        struct timespec pause;
+        aabb_rec_poll(rec);
+        aabb_rec_stats(rec, &st);
+        if (st.fallback[0] || now() > deadline) break;
+        pause.tv_sec = 0;
+        pause.tv_nsec = 5000000L;
+        nanosleep(&pause, NULL);
+    }
+    crowd(rec, 4, 6, 50);
+    aabb_rec_close(rec, &st);
+    printf("refused: steps %lu sent %lu dropped %lu refused %lu bytes %lu error \"%s\"\n",
+           (unsigned long)st.steps, (unsigned long)st.steps_sent,
+           (unsigned long)st.steps_dropped, (unsigned long)st.steps_refused,
+           (unsigned long)st.bytes_sent, st.error);
+    printf("to file %d\nfallback: %s\n", st.to_file, st.fallback);
+    return 0;
+}
+
+/* 70 steps at once to a debugger that refuses before reading anything. */
+static int fast(int port, const char *path) {
+    aabb_rec_hello hello = {"check fast", "m", 2, 0.5f};
+    struct aabb_rec_stats st;
+    aabb_rec *rec = aabb_rec_connect_or_file("127.0.0.1", port, path, &hello, NULL);
+    if (!rec) return 1;
+    crowd(rec, 0, 70, 5);
+    aabb_rec_close(rec, &st);
+    printf("fast: steps %lu sent %lu dropped %lu to file %d error \"%s\"\n",
+           (unsigned long)st.steps, (unsigned long)st.steps_sent,
+           (unsigned long)st.steps_dropped, st.to_file, st.error);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "rejects") == 0) return rejects(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "parts") == 0) return parts(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "drops") == 0) return drops(atoi(argv[2]), 0);
     if (argc >= 3 && strcmp(argv[1], "exact") == 0) return drops(atoi(argv[2]), 1);
     if (argc >= 4 && strcmp(argv[1], "bench") == 0) return bench(atoi(argv[2]), atoi(argv[3]));
-    fprintf(stderr, "usage: %s rejects FILE | parts FILE | drops PORT | exact PORT | bench N STEPS\n",
+    if (argc >= 3 && strcmp(argv[1], "fifo") == 0) return fifo(argv[2]);
+    if (argc >= 4 && strcmp(argv[1], "fast") == 0) return fast(atoi(argv[2]), argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "refused") == 0)
+        return refused(atoi(argv[2]), argv[3], argc >= 5 ? (size_t)atol(argv[4]) : 0);
+    fprintf(stderr,
+            "usage: %s rejects FILE | parts FILE | drops PORT | exact PORT | bench N STEPS | "
+            "fifo DIR | refused PORT FILE [BUFFER] | fast PORT FILE\n",
             argv[0]);
     return 2;
 }

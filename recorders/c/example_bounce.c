@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
     if (!rec) {
         rec = aabb_rec_open_file(path, &hello);
         if (!rec) {
-            fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+            fprintf(stderr, "cannot write %s: %s\n", path, aabb_rec_strerror(errno));
             return 1;
         }
         if (file_only) printf("writing %s\n", path);

@@ -17,10 +17,15 @@ Add every box every step: the recorder sends what appeared, moved or went. A wri
 does the socket or file writes; the engine's thread only encodes. Nothing a debugger or a
 box does raises into the frame loop: steps wait in a queue bounded in bytes (64 MiB by
 default); when it is full the whole step is dropped and counted, and the next step sent is
-a keyframe (the debugger shows the gap), or, with exact=True, end_step waits for room. A
-debugger that closes, or takes nothing for `timeout` seconds, ends the connection: stats()
-says why and later steps are counted dropped. NaN or infinite boxes, min > max, ids added
-twice in a step and moving boxes with a static box's id are left out and counted.
+a keyframe (the debugger shows the gap), or, with exact=True, end_step waits for room (at
+most `timeout` seconds). A debugger or a FIFO's reader that closes, or takes nothing for
+`timeout` seconds, ends the stream: stats() says why and later steps are counted dropped;
+close() returns within `timeout`, counting what it cut as dropped. A file is opened without
+waiting (a FIFO that no process reads raises OSError at once). connect_or_file goes on in
+the file when the debugger refuses the stream (it writes "AABB refused: REASON") or closes
+it before its end. No method raises into the frame loop, whatever its arguments: NaN or
+infinite boxes, min > max, ids added twice in a step, moving boxes with a static box's id,
+wrong types and numbers too large are left out and counted.
 
 The engine's own broad phase may go with each step (optional, between begin_step and
 end_step; docs/formats.md, "The engine's broad phase"): fat_box (one per box, by the box's
@@ -33,11 +38,15 @@ The format is docs/formats.md ("Stream") of the aabb-debugger. License: MIT OR A
 """
 
 import collections
+import errno
+import functools
 import math
+import operator
 import os
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -76,11 +85,14 @@ class Stats:
     steps: int = 0
     """Steps ended."""
     steps_sent: int = 0
-    """Steps handed to the writer and not lost by it."""
+    """Steps handed to the writer and not lost by it (written to `target`, or waiting)."""
     steps_dropped: int = 0
-    """Steps not sent: the queue was full, or the socket or file failed."""
+    """Steps not sent: the queue was full, the socket or file failed, close() cut them, or
+    the debugger refused them."""
+    steps_refused: int = 0
+    """Of steps_dropped, those written to a debugger that then refused the stream."""
     bytes_sent: int = 0
-    """Bytes written to the socket or file."""
+    """Bytes written to `target`."""
     boxes_rejected: int = 0
     """Boxes left out (NaN, min > max, twice in a step, a static id, ...)."""
     parts_rejected: int = 0
@@ -91,14 +103,150 @@ class Stats:
     """Why the socket or file stopped taking bytes, if it did."""
     connected: bool = True
     """Whether the socket or file still takes bytes."""
+    target: str = ""
+    """Where the bytes go in the end: "socket HOST:PORT", "file PATH" or "writer"."""
+    fallback: Optional[str] = None
+    """Why the recorder left the debugger for the file, if it did."""
 
 
-def _cut(s: str) -> bytes:
+def _check_options(dimensions, dt, buffer_bytes, timeout):
+    """Raises ValueError on a handshake or option the recorder cannot use."""
+    if isinstance(dimensions, bool) or dimensions not in (2, 3):
+        raise ValueError(f"{_show(dimensions)} dimensions (a stream is 2D or 3D)")
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"dt {_show(dt)} (a number of seconds)") from None
+    if not (math.isfinite(dt) and 0.0 < dt <= 1.0):
+        raise ValueError(f"dt {dt} s (it must be finite, > 0 and <= 1)")
+    if isinstance(buffer_bytes, bool) or not isinstance(buffer_bytes, int) or buffer_bytes < 1:
+        raise ValueError(f"buffer_bytes {_show(buffer_bytes)} (a positive int)")
+    try:
+        timeout = float(timeout)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"timeout {_show(timeout)} (a number of seconds)") from None
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout {timeout} s (it must be finite and > 0)")
+
+
+def _cut(s) -> bytes:
     """s in UTF-8, cut to 255 bytes at a character boundary."""
-    b = s.encode("utf-8")
+    if not isinstance(s, str):
+        raise ValueError(f"{type(s).__name__} where a string goes")
+    b = s[:255].encode("utf-8", "replace")
     if len(b) <= 255:
         return b
     return b[:255].decode("utf-8", "ignore").encode("utf-8")
+
+
+def _show(x) -> str:
+    """A short, safe text of any value (for messages)."""
+    try:
+        if isinstance(x, int) and not isinstance(x, bool) and not -10**30 < x < 10**30:
+            return f"an int of {x.bit_length()} bits"
+        text = repr(x)
+    except Exception:  # noqa: BLE001 - a value whose repr fails
+        text = f"a {type(x).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _as_u32(x) -> Optional[int]:
+    """x as a u32 id (an int, or anything with __index__ such as numpy's), or None."""
+    if isinstance(x, bool):
+        return int(x)
+    try:
+        i = operator.index(x)
+    except Exception:  # noqa: BLE001 - not an integer
+        return None
+    return i if 0 <= i <= NONE_ID else None
+
+
+def _u32(x) -> bool:
+    return _as_u32(x) is not None
+
+
+def _num(v) -> float:
+    """v as a float; a string is not a number here (TypeError)."""
+    if isinstance(v, (str, bytes, bytearray)):
+        raise TypeError(f"a {type(v).__name__} where a number goes")
+    return float(v)
+
+
+def _never_raises(part: bool):
+    """Makes a public method count what it raises as a rejected box (or part) instead."""
+    def wrap(method):
+        @functools.wraps(method)
+        def safe(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - nothing raises into the frame loop
+                why = f"{method.__name__}: {type(e).__name__}"
+                if part:
+                    self._parts_rejected += 1
+                else:
+                    self._rejected += 1
+                self._last_rejection = why
+                return False if method.__name__ == "end_step" else None
+        return safe
+    return wrap
+
+
+_REFUSED = b"AABB refused: "
+_MAX_RETAINED = 16 << 20
+"""The most bytes of a stream the writer keeps to replay into the fallback file."""
+_REFUSAL_GRACE = 0.5
+"""The longest the writer waits, after the stream's end, for a debugger's refusal."""
+_HEADER, _STATICS, _DELTA, _KEY, _END = range(5)
+"""What a queued frame is, for the writer: the magic and HELLO, STATIC, a STEP (a delta or
+a keyframe), the end (its BYE encoded by the writer)."""
+
+
+def _open_nowait(path) -> int:
+    """Creates or empties the file at path without waiting: a FIFO that no process reads
+    raises OSError at once."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0)
+    try:
+        return os.open(path, flags, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(e.errno, f"{path}: a FIFO that no process reads (opened without "
+                                   f"waiting)") from None
+        raise
+
+
+class _FileSink:
+    """A file or FIFO opened without waiting; a write that makes no progress for `timeout`
+    seconds (or that close() gave up on) raises TimeoutError."""
+
+    def __init__(self, fd: int, rec):
+        self.fd = fd
+        self.rec = rec
+
+    def write(self, data: bytes):
+        view = memoryview(data)
+        last = time.monotonic()
+        pause = 0.0001
+        while len(view):
+            try:
+                n = os.write(self.fd, view)
+            except BlockingIOError:
+                rec = self.rec
+                timeout = rec._timeout if rec is not None else 5.0
+                if (rec is not None and rec._cut) or time.monotonic() - last >= timeout:
+                    raise TimeoutError("no progress") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.01)
+                continue
+            except InterruptedError:
+                continue
+            if n <= 0:
+                raise OSError("the file took no bytes")
+            view = view[n:]
+            last = time.monotonic()
+            pause = 0.0001
+
+    def close(self):
+        os.close(self.fd)
 
 
 class Recorder:
@@ -109,21 +257,19 @@ class Recorder:
 
     def __init__(self, sink, target: str, engine: str, dimensions: int, dt: float,
                  units: str = "m", buffer_bytes: int = 64 << 20, exact: bool = False,
-                 timeout: float = 5.0, sock=None):
+                 timeout: float = 5.0, sock=None, fallback=None):
         """Starts the writer thread on `sink` (an object with write(bytes) and flush()).
-        Prefer the class methods."""
-        if dimensions not in (2, 3):
-            raise ValueError(f"{dimensions} dimensions (a stream is 2D or 3D)")
-        if not (math.isfinite(dt) and 0.0 < dt <= 1.0):
-            raise ValueError(f"dt {dt} s (it must be finite, > 0 and <= 1)")
-        self.target = target
-        """Where the bytes go: "socket HOST:PORT", "file PATH" or "writer"."""
+        Prefer the class methods. Raises ValueError on a bad handshake or option."""
+        _check_options(dimensions, dt, buffer_bytes, timeout)
+        engine_b, units_b = _cut(engine), _cut(units)
+        self._target = target
         self.dimensions = dimensions
         self._box = struct.Struct("<I4f" if dimensions == 2 else "<I6f")
-        self._buffer_bytes = buffer_bytes
-        self._exact = exact
-        self._timeout = timeout
+        self._buffer_bytes = int(buffer_bytes)
+        self._exact = bool(exact)
+        self._timeout = float(timeout)
         self._sock = sock
+        self._fallback_path = fallback
         self._cond = threading.Condition()
         self._frames = collections.deque()
         self._queued = 0
@@ -132,8 +278,16 @@ class Recorder:
         self._error = None
         self._bytes_sent = 0
         self._steps_lost = 0
+        self._steps_refused = 0
+        self._writing_step = False
+        self._cut = False
+        self._keyframe_wanted = False
+        self._refused = None
+        self._ended = False
+        self._fallback = None
         self._finished = False
         self._dead = False
+        self._bye_steps = 0
 
         self._step = 0
         self._next_step = 0
@@ -155,14 +309,22 @@ class Recorder:
         self._timings = None
         self._last_sections = {}
 
-        engine_b, units_b = _cut(engine), _cut(units)
         body = (struct.pack("<BHBBf", _HELLO, VERSION, dimensions, 0, dt)
                 + struct.pack("<H", len(engine_b)) + engine_b
                 + struct.pack("<H", len(units_b)) + units_b)
         self._thread = threading.Thread(target=self._write_frames, args=(sink,),
                                         name="aabb-recorder", daemon=True)
         self._thread.start()
-        self._queue(MAGIC + struct.pack("<I", len(body)) + body, False, True)
+        self._queue(MAGIC + struct.pack("<I", len(body)) + body, _HEADER, True)
+        if sock is not None:
+            threading.Thread(target=self._read_refusal, args=(sock,),
+                             name="aabb-recorder-refusal", daemon=True).start()
+
+    @property
+    def target(self) -> str:
+        """Where the bytes go now: "socket HOST:PORT", "file PATH" or "writer"."""
+        with self._cond:
+            return self._target
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -174,6 +336,11 @@ class Recorder:
         timeout."""
         port = debugger_port() if port is None else port
         timeout = options.get("timeout", 5.0)
+        _check_options(dimensions, dt, options.get("buffer_bytes", 1), timeout)
+        if not _u32(port) or not 0 < port < 65536:
+            raise ValueError(f"port {_show(port)} (1 to 65535)")
+        if not isinstance(host, str):
+            raise ValueError(f"host {_show(host)} (a string)")
         sock = socket.create_connection((host, port), timeout=timeout)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -187,23 +354,31 @@ class Recorder:
     @classmethod
     def open_file(cls, path, *, engine: str, dimensions: int = 2, dt: float = 1 / 60,
                   units: str = "m", **options):
-        """Writes a stream file at path (created or emptied)."""
-        f = open(path, "wb")
+        """Writes a stream file at path (created or emptied), opened without waiting: a
+        FIFO that no process reads raises OSError at once."""
+        _check_options(dimensions, dt, options.get("buffer_bytes", 1),
+                       options.get("timeout", 5.0))
+        fd = _open_nowait(path)
+        sink = _FileSink(fd, None)
         try:
-            return cls(f, f"file {path}", engine, dimensions, dt, units, **options)
+            rec = cls(sink, f"file {path}", engine, dimensions, dt, units, **options)
         except BaseException:
-            f.close()
+            os.close(fd)
             raise
+        sink.rec = rec
+        return rec
 
     @classmethod
     def connect_or_file(cls, path, host: str = "127.0.0.1", port: Optional[int] = None, *,
                         engine: str, dimensions: int = 2, dt: float = 1 / 60,
                         units: str = "m", **options):
         """Connects to the debugger, or writes the stream file at path when none listens;
-        `target` tells which."""
+        `target` tells which. When the debugger refuses the stream later, or closes it
+        before its end, the writer thread goes on in the file: a valid stream from the next
+        step on, the steps lost in between counted dropped."""
         try:
             return cls.connect(host, port, engine=engine, dimensions=dimensions, dt=dt,
-                               units=units, **options)
+                               units=units, fallback=path, **options)
         except OSError:
             return cls.open_file(path, engine=engine, dimensions=dimensions, dt=dt,
                                  units=units, **options)
@@ -223,38 +398,45 @@ class Recorder:
     def _pack(self, id, min, max) -> Optional[bytes]:
         """The box's bytes, or None (counted) when it cannot go on the wire."""
         d = self.dimensions
+        if not _u32(id):
+            self._reject(f"box {_show(id)}: not a u32 id")
+            return None
+        id = _as_u32(id)
         try:
             if len(min) != d or len(max) != d:
-                self._reject(f"box {id}: {len(min)} and {len(max)} coordinates in a {d}D stream")
+                self._reject(f"box {_show(id)}: {len(min)} and {len(max)} coordinates in a {d}D stream")
                 return None
-            lo = [float(v) for v in min]
-            hi = [float(v) for v in max]
+            lo = [_num(v) for v in min]
+            hi = [_num(v) for v in max]
             if not all(math.isfinite(v) for v in lo + hi):
-                self._reject(f"box {id} is not finite")
+                self._reject(f"box {_show(id)} is not finite")
                 return None
             packed = self._box.pack(id, *lo, *hi)
         except (TypeError, ValueError, OverflowError, struct.error) as e:
-            self._reject(f"box {id!r}: {e}")
+            self._reject(f"box {_show(id)}: {str(e)[:100]}")
             return None
         f = self._box.unpack(packed)
         if any(f[1 + k] > f[1 + d + k] for k in range(d)):
-            self._reject(f"box {id} has min > max")
+            self._reject(f"box {_show(id)} has min > max")
             return None
         return packed
 
+    @_never_raises(False)
     def static_box(self, id: int, min, max):
         """Adds a box that never moves (a wall, the ground); only before the first step."""
         if self._started:
-            self._reject(f"static box {id} added after the first step")
+            self._reject(f"static box {_show(id)} added after the first step")
             return
         packed = self._pack(id, min, max)
         if packed is None:
             return
+        id = _as_u32(id)
         if id in self._statics:
-            self._reject(f"static box {id} added twice")
+            self._reject(f"static box {_show(id)} added twice")
             return
         self._statics[id] = packed
 
+    @_never_raises(False)
     def begin_step(self):
         """Begins a step (ending the open one, if any)."""
         if self._in_step:
@@ -265,7 +447,7 @@ class Recorder:
                 body = (struct.pack("<BI", _STATIC, len(self._statics))
                         + b"".join(self._statics.values()))
                 if len(body) <= MAX_FRAME_BYTES:
-                    self._queue(struct.pack("<I", len(body)) + body, False, True)
+                    self._queue(struct.pack("<I", len(body)) + body, _STATICS, True)
                 else:
                     self._reject("the static boxes do not fit in a frame")
         self._in_step = True
@@ -277,21 +459,23 @@ class Recorder:
         self._tree = None
         self._timings = None
 
+    @_never_raises(False)
     def add_box(self, id: int, min, max):
         """Adds a box to the open step: min and max have `dimensions` numbers each."""
         if not self._in_step:
-            self._reject(f"box {id} added outside a step")
+            self._reject(f"box {_show(id)} added outside a step")
             return
         if self._dead:
             return
         packed = self._pack(id, min, max)
         if packed is None:
             return
+        id = _as_u32(id)
         if id in self._cur:
-            self._reject(f"box {id} added twice in step {self._step}")
+            self._reject(f"box {_show(id)} added twice in step {self._step}")
             return
         if id in self._statics:
-            self._reject(f"box {id} has a static box's id")
+            self._reject(f"box {_show(id)} has a static box's id")
             return
         self._cur[id] = packed
 
@@ -314,10 +498,10 @@ class Recorder:
             if len(min) != d or len(max) != d:
                 self._reject_part(f"{what}: not {d} coordinates")
                 return None
-            packed = struct.pack(f"<{2 * d}f", *[float(v) for v in min],
-                                 *[float(v) for v in max])
+            packed = struct.pack(f"<{2 * d}f", *[_num(v) for v in min],
+                                 *[_num(v) for v in max])
         except (TypeError, ValueError, OverflowError, struct.error) as e:
-            self._reject_part(f"{what}: {e}")
+            self._reject_part(f"{what}: {str(e)[:100]}")
             return None
         f = struct.unpack(f"<{2 * d}f", packed)
         if not all(math.isfinite(v) for v in f) or any(f[k] > f[d + k] for k in range(d)):
@@ -325,37 +509,44 @@ class Recorder:
             return None
         return packed
 
+    @_never_raises(True)
     def fat_box(self, id: int, min, max):
         """Adds the engine's fat box of the box `id` (a box of this step, moving or static)."""
         if not self._part_ok("a fat box"):
             return
-        packed = self._corners(f"fat box {id}", min, max)
+        if not _u32(id):
+            self._reject_part(f"fat box {_show(id)}: not a u32 id")
+            return
+        id = _as_u32(id)
+        packed = self._corners(f"fat box {_show(id)}", min, max)
         if packed is None:
             return
         if id in self._fat:
-            self._reject_part(f"fat box {id} added twice in step {self._step}")
+            self._reject_part(f"fat box {_show(id)} added twice in step {self._step}")
             return
         try:
             self._fat[id] = struct.pack("<I", id) + packed
         except struct.error as e:
-            self._reject_part(f"fat box {id!r}: {e}")
+            self._reject_part(f"fat box {_show(id)}: {e}")
 
+    @_never_raises(True)
     def begin_pairs(self):
         """Says that this step sends its candidate pairs, even if pair() is not called."""
         if self._part_ok("the pairs") and self._pairs is None:
             self._pairs = set()
 
+    @_never_raises(True)
     def pair(self, a: int, b: int):
         """Adds one of the engine's candidate pairs, in either order."""
         if not self._part_ok("a pair"):
             return
-        if not (isinstance(a, int) and isinstance(b, int) and 0 <= a < NONE_ID + 1
-                and 0 <= b < NONE_ID + 1) or a == b:
-            self._reject_part(f"pair ({a!r}, {b!r}): not two different u32 ids")
+        a2, b2 = _as_u32(a), _as_u32(b)
+        if a2 is None or b2 is None or a2 == b2:
+            self._reject_part(f"pair ({_show(a)}, {_show(b)}): not two different u32 ids")
             return
         if self._pairs is None:
             self._pairs = set()
-        key = (a, b) if a < b else (b, a)
+        key = (a2, b2) if a2 < b2 else (b2, a2)
         if key in self._pairs:
             self._reject_part(f"pair {key} added twice in step {self._step}")
             return
@@ -366,31 +557,37 @@ class Recorder:
             self._tree = {"root": NONE_ID, "partial": False, "nodes": []}
         return self._tree
 
+    @_never_raises(True)
     def tree_root(self, root: Optional[int]):
         """Sets the root of this step's tree (None: an empty tree)."""
         if not self._part_ok("the tree's root"):
             return
-        if root is not None and not (isinstance(root, int) and 0 <= root < NONE_ID):
-            self._reject_part(f"tree root {root!r}: not a node id")
+        if root is not None and not (_u32(root) and _as_u32(root) < NONE_ID):
+            self._reject_part(f"tree root {_show(root)}: not a node id")
             return
-        self._tree_part()["root"] = NONE_ID if root is None else root
+        self._tree_part()["root"] = NONE_ID if root is None else _as_u32(root)
 
+    @_never_raises(True)
     def tree_partial(self):
         """Says that this step's tree holds only some of the step's boxes."""
         if self._part_ok("the tree's flags"):
             self._tree_part()["partial"] = True
 
+    @_never_raises(True)
     def tree_node(self, id: int, parent: Optional[int], min, max, *, children=None,
                   proxy: Optional[int] = None, height: int = 0, enlarged: bool = False):
         """Adds a node of this step's tree: a branch (children=(a, b), its node ids) or a
         leaf (proxy=the id of the box it holds); parent None for the root."""
         if not self._part_ok("a tree node"):
             return
-        packed = self._corners(f"tree node {id}", min, max)
+        if not _u32(id):
+            self._reject_part(f"tree node {_show(id)}: not a u32 id")
+            return
+        packed = self._corners(f"tree node {_show(id)}", min, max)
         if packed is None:
             return
         if (children is None) == (proxy is None):
-            self._reject_part(f"tree node {id}: give children or proxy, not both")
+            self._reject_part(f"tree node {_show(id)}: give children or proxy, not both")
             return
         flags = (2 if children is None else 0) | (1 if enlarged else 0)
         try:
@@ -399,11 +596,12 @@ class Recorder:
                 raise ValueError(f"the id {NONE_ID} is none")
             head = struct.pack("<IIIIIB", id, NONE_ID if parent is None else parent, first,
                                second, height, flags)
-        except (TypeError, ValueError, struct.error) as e:
-            self._reject_part(f"tree node {id!r}: {e}")
+        except (TypeError, ValueError, OverflowError, struct.error) as e:
+            self._reject_part(f"tree node {_show(id)}: {type(e).__name__}")
             return
         self._tree_part()["nodes"].append(head + packed)
 
+    @_never_raises(True)
     def timing(self, key: str, value: float):
         """Adds a timing or count of this step: key 1 to 32 bytes of a-z, 0-9 and _
         ("broad_phase_ns", "narrow_phase_ns", "pairs_tested", "reinserts", "margin", or your
@@ -415,17 +613,17 @@ class Recorder:
         ok_key = (isinstance(key, str) and 1 <= len(key) <= 32
                   and all(c in "abcdefghijklmnopqrstuvwxyz0123456789_" for c in key))
         try:
-            value = float(value)
-        except (TypeError, ValueError):
+            value = _num(value)
+        except (TypeError, ValueError, OverflowError):
             value = math.nan
         if not ok_key:
-            self._reject_part(f"timing key {key!r} is not 1 to 32 bytes of a-z, 0-9, _")
+            self._reject_part(f"timing key {_show(key)} is not 1 to 32 bytes of a-z, 0-9, _")
         elif not math.isfinite(value):
-            self._reject_part(f"timing {key} is {value}")
+            self._reject_part(f"timing {_show(key)} is {value}")
         elif key in self._timings:
-            self._reject_part(f"timing {key} added twice in step {self._step}")
+            self._reject_part(f"timing {_show(key)} added twice in step {self._step}")
         elif len(self._timings) >= MAX_TIMINGS:
-            self._reject_part(f"timing {key}: over {MAX_TIMINGS} timings")
+            self._reject_part(f"timing {_show(key)}: over {MAX_TIMINGS} timings")
         else:
             self._timings[key] = value
 
@@ -466,6 +664,7 @@ class Recorder:
             out.append((_TIMINGS, body))
         return out
 
+    @_never_raises(False)
     def end_step(self) -> bool:
         """Ends the open step and sends it; False when it was dropped (the queue was full or
         the connection is gone; the next step sent is then a keyframe). Never raises."""
@@ -477,6 +676,11 @@ class Recorder:
             self._steps_dropped += 1
             return False
         cur, prev = self._cur, self._prev
+        with self._cond:
+            if self._keyframe_wanted:
+                # The writer changed target: the new one starts from a whole step.
+                self._keyframe_wanted = False
+                self._keyframe_next = True
         if self._keyframe_next:
             parts = [struct.pack("<BQBI", _STEP, self._step, _KEYFRAME, len(cur))]
             parts.extend(cur.values())
@@ -503,7 +707,8 @@ class Recorder:
             self._last_rejection = f"step {self._step}: over the frame limit"
             sent = False
         else:
-            sent = self._queue(struct.pack("<I", len(body)) + body, True, False)
+            sent = self._queue(struct.pack("<I", len(body)) + body,
+                               _KEY if self._keyframe_next else _DELTA, False)
         if sent:
             self._steps_queued += 1
             self._keyframe_next = False
@@ -516,62 +721,94 @@ class Recorder:
 
     # -- the queue and the writer -------------------------------------------------------------
 
-    def _queue(self, frame: bytes, is_step: bool, force: bool) -> bool:
+    def _queue(self, frame: bytes, kind: int, force: bool) -> bool:
         n = len(frame)
         with self._cond:
             def full():
                 return self._queued > 0 and self._queued + n > self._buffer_bytes
             if not force and self._exact:
+                deadline = time.monotonic() + self._timeout
                 while not self._done and full():
-                    self._cond.wait()
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        self._last_rejection = (f"step {self._step}: no room in the queue "
+                                                f"within the timeout ({self._timeout} s)")
+                        break
+                    self._cond.wait(left)
             if self._done:
                 self._dead = True
                 return False
             if not force and full():
                 return False
             self._queued += n
-            self._frames.append((frame, is_step))
+            self._frames.append((frame, kind))
             self._cond.notify_all()
             return True
 
     def _write_frames(self, sink):
-        error = None
-        while True:
+        """The writer thread: writes queued frames until the queue closes or the sink fails;
+        goes on in the fallback file when the debugger refuses the stream."""
+        w = _Writer(self, sink)
+        try:
+            w.run()
+        except Exception as e:  # noqa: BLE001 - the writer never dies silently
             with self._cond:
-                while not self._frames and not self._closing:
-                    self._cond.wait()
-                if not self._frames:
-                    break
-                frame, is_step = self._frames.popleft()
-            try:
-                sink.write(frame)
-                if not self._frames and hasattr(sink, "flush"):
-                    sink.flush()
-            except Exception as e:  # noqa: BLE001 - any failure of the sink ends the stream
-                with self._cond:
-                    self._steps_lost += sum(1 for f in self._frames if f[1]) + int(is_step)
+                if not self._cut:
+                    self._steps_lost += sum(1 for f in self._frames if f[1] in (_DELTA, _KEY))
+                    self._steps_lost += int(self._writing_step)
                     self._frames.clear()
                     self._queued = 0
-                    self._error = _describe(self.target, e)
-                    self._done = True
-                    self._cond.notify_all()
-                self._close_sink(sink)
-                return
-            with self._cond:
-                self._queued -= len(frame)
-                self._bytes_sent += len(frame)
+                    self._error = f"the writer stopped: {type(e).__name__}: {_show(str(e))}"
+                self._done = True
                 self._cond.notify_all()
+            self._close_sink(w.sink)
+
+    def _read_refusal(self, sock):
+        """A debugger writes only to refuse a stream ("AABB refused: REASON\n", then it
+        closes): any byte, a close or a reset before the stream's end is told to the
+        writer."""
+        got = b""
+        error = None
         try:
-            if hasattr(sink, "flush"):
-                sink.flush()
-        except Exception as e:  # noqa: BLE001
-            error = _describe(self.target, e)
-        self._close_sink(sink)
+            r = sock.dup()
+            r.settimeout(0.05)
+        except OSError:
+            return
+        try:
+            while True:
+                try:
+                    chunk = r.recv(256 - len(got))
+                except socket.timeout:
+                    # Past the BYE too: the writer waits a little for a late refusal.
+                    with self._cond:
+                        if self._done:
+                            return
+                    continue
+                except OSError as e:
+                    error = e
+                    break
+                if not chunk:
+                    break
+                got += chunk
+                if b"\n" in got or len(got) >= 256:
+                    break
+        finally:
+            r.close()
+        if got.startswith(_REFUSED):
+            line = got[len(_REFUSED):].split(b"\n")[0]
+            reason = "".join(chr(c) if 0x20 <= c < 0x7F else "?" for c in line).strip()
+            refusal = (reason, True, False)
+        elif got:
+            refusal = (f"it wrote {len(got)} bytes that are not a refusal line", True, False)
+        elif error is not None:
+            refusal = (f"reset the connection ({error})", False, True)
+        else:
+            refusal = ("closed the connection", False, False)
+        # Also after the stream's end: the writer waits a little for it then.
         with self._cond:
-            if error and not self._error:
-                self._error = error
-            self._done = True
-            self._cond.notify_all()
+            if not self._done:
+                self._refused = refusal
+                self._cond.notify_all()
 
     @staticmethod
     def _close_sink(sink):
@@ -589,37 +826,58 @@ class Recorder:
         with self._cond:
             return Stats(
                 steps=self._steps,
-                steps_sent=self._steps_queued - self._steps_lost,
+                steps_sent=max(self._steps_queued - self._steps_lost, 0),
                 steps_dropped=self._steps_dropped + self._steps_lost,
+                steps_refused=self._steps_refused,
                 bytes_sent=self._bytes_sent,
                 boxes_rejected=self._rejected,
                 parts_rejected=self._parts_rejected,
                 last_rejection=self._last_rejection,
                 error=self._error,
                 connected=not self._done,
+                target=self._target,
+                fallback=self._fallback,
             )
 
     def close(self) -> Stats:
-        """Ends the open step, sends the end of the stream, waits for the writer (at most
-        `timeout` seconds for a socket, then cuts it) and returns the final counts. Later
-        calls return the same counts."""
+        """Ends the open step, sends the end of the stream, waits for the writer at most
+        `timeout` seconds (then cuts the socket or leaves the file, counting the steps not
+        written as dropped) and returns the final counts. Later calls return the same
+        counts. Never raises."""
         if self._finished:
             return self.stats()
         if self._in_step:
             self.end_step()
         self._finished = True
-        s = self.stats()
-        self._queue(struct.pack("<IBQQ", 17, _BYE, s.steps_sent, s.steps_dropped), False, True)
+        self._bye_steps = self._steps
+        self._queue(b"", _END, True)
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-        self._thread.join(self._timeout if self._sock is not None else None)
-        if self._thread.is_alive() and self._sock is not None:
-            try:
-                self._sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._thread.join()
+        self._thread.join(self._timeout)
+        with self._cond:
+            if not self._done and self._ended:
+                # All written; the writer only waits for a late refusal: stop it.
+                self._cut = True
+                self._done = True
+                self._cond.notify_all()
+            if not self._done:
+                # A sink that stopped taking bytes: what it holds is lost.
+                lost = (sum(1 for f in self._frames if f[1] in (_DELTA, _KEY))
+                        + int(self._writing_step))
+                self._steps_lost += lost
+                self._frames.clear()
+                self._queued = 0
+                self._cut = True
+                self._done = True
+                self._error = (f"closing: {self._target} took nothing more within the timeout "
+                               f"({self._timeout} s); {lost} steps not written were cut")
+                self._cond.notify_all()
+                if self._sock is not None:
+                    try:
+                        self._sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
         return self.stats()
 
     def __enter__(self):
@@ -635,6 +893,277 @@ class Recorder:
                 self.close()
         except Exception:  # noqa: BLE001 - never raise from a finalizer
             pass
+
+
+class _Writer:
+    """The writer thread's state: the sink, and what it needs to go on in the fallback
+    file."""
+
+    def __init__(self, rec, sink):
+        self.rec = rec
+        self.sink = sink
+        self.name = rec._target
+        self.fallback = rec._fallback_path
+        self.header = None
+        self.statics = None
+        self.steps_here = 0
+        self.need_keyframe = False
+        # Every frame written to the debugger while they fit in the budget: a refusal then
+        # replays them into the file and nothing is lost.
+        self.retained = bytearray() if self.fallback is not None else None
+        self.retain_budget = min(rec._buffer_bytes, _MAX_RETAINED)
+
+    def on_socket(self) -> bool:
+        return isinstance(self.sink, _SocketSink)
+
+    def retain(self, frame: bytes):
+        if self.retained is None or not self.on_socket():
+            return
+        if len(self.retained) + len(frame) <= self.retain_budget:
+            self.retained += frame
+        else:
+            self.retained = None
+
+    def after_the_end(self):
+        """After the BYE: waits a little (this thread only) for the debugger to close (its
+        end of a stream it took) or refuse (a fast engine can end before a refusal
+        arrives); a refusal or a reset sends the stream to the file, with its BYE."""
+        rec = self.rec
+        deadline = time.monotonic() + min(rec._timeout, _REFUSAL_GRACE)
+        with rec._cond:
+            while rec._refused is None and not rec._cut:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                rec._cond.wait(left)
+            verdict, rec._refused = rec._refused, None
+        if verdict is None or not (verdict[1] or verdict[2]):
+            return
+        if not self.leave_socket(verdict[0], verdict[1]):
+            self.stop(_HEADER)
+            return
+        try:
+            self.write(b"", _END)
+        except Exception as e:  # noqa: BLE001
+            self.fail(_HEADER, e)
+            return
+        with rec._cond:
+            rec._bytes_sent += 21
+
+    def run(self):
+        rec = self.rec
+        while True:
+            with rec._cond:
+                while True:
+                    if rec._cut:
+                        return
+                    # After the BYE, the debugger closing is the stream's end.
+                    if rec._refused is not None and not rec._ended and self.on_socket():
+                        item = ("refused", rec._refused)
+                        rec._refused = None
+                        break
+                    if rec._frames:
+                        item = rec._frames.popleft()
+                        rec._writing_step = item[1] in (_DELTA, _KEY)
+                        break
+                    if rec._closing:
+                        item = None
+                        break
+                    rec._cond.wait()
+            if item is None:
+                break
+            if item[0] == "refused":
+                reason, said, _ = item[1]
+                # Without a fallback, a close shows as the write that fails; a refusal
+                # line stops the stream at once.
+                if (said or self.fallback is not None) and not self.leave_socket(reason, said):
+                    self.stop(_HEADER)
+                    return
+                continue
+            frame, kind = item
+            try:
+                written = self.write(frame, kind)
+            except Exception as e:  # noqa: BLE001 - any failure of the sink
+                if self.on_socket() and self.fallback is not None:
+                    reason, said, _ = self.await_refusal()
+                    if self.leave_socket(reason, said, e):
+                        try:
+                            written = self.write(frame, kind)
+                        except Exception as e2:  # noqa: BLE001
+                            self.fail(kind, e2)
+                            return
+                        self.written(frame, kind, written)
+                        continue
+                    self.stop(kind)
+                    return
+                with rec._cond:
+                    refused = rec._refused
+                if refused is not None and refused[1]:
+                    with rec._cond:
+                        rec._error = f"{self.name} refused the stream: {refused[0]}"
+                    self.stop(kind)
+                else:
+                    self.fail(kind, e)
+                return
+            self.written(frame, kind, written)
+            if kind == _END and self.on_socket() and self.fallback is not None:
+                self.after_the_end()
+        try:
+            if hasattr(self.sink, "flush"):
+                self.sink.flush()
+            error = None
+        except Exception as e:  # noqa: BLE001
+            error = _describe(self.name, e)
+        self.rec._close_sink(self.sink)
+        with rec._cond:
+            if error and not rec._error and not rec._cut:
+                rec._error = error
+            rec._done = True
+            rec._cond.notify_all()
+
+    def write(self, frame: bytes, kind: int) -> bool:
+        """Writes one frame (a BYE encoded here); False when it was left out."""
+        if kind in (_HEADER, _STATICS):
+            self.sink.write(frame)
+            self.retain(frame)
+            if self.fallback is not None:
+                if kind == _HEADER:
+                    self.header = frame
+                else:
+                    self.statics = frame
+        elif kind in (_DELTA, _KEY):
+            if self.need_keyframe and kind == _DELTA:
+                return False
+            self.need_keyframe = False
+            self.sink.write(frame)
+            self.retain(frame)
+        else:
+            steps = self.rec._bye_steps
+            self.sink.write(struct.pack("<IBQQ", 17, _BYE, self.steps_here,
+                                        max(steps - self.steps_here, 0)))
+        if hasattr(self.sink, "flush") and not self.rec._frames:
+            self.sink.flush()
+        return True
+
+    def written(self, frame: bytes, kind: int, written: bool):
+        rec = self.rec
+        with rec._cond:
+            rec._writing_step = False
+            if rec._cut:
+                return
+            rec._queued -= len(frame)
+            if written:
+                rec._bytes_sent += 21 if kind == _END else len(frame)
+                if kind in (_DELTA, _KEY):
+                    self.steps_here += 1
+                if kind == _END:
+                    rec._ended = True
+            elif kind in (_DELTA, _KEY):
+                rec._steps_lost += 1
+            rec._cond.notify_all()
+
+    def await_refusal(self):
+        """Waits (this thread only, a bounded time) for the reader's verdict."""
+        rec = self.rec
+        deadline = time.monotonic() + min(rec._timeout, 0.5)
+        with rec._cond:
+            while rec._refused is None and not rec._cut:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return ("closed the connection", False, False)
+                rec._cond.wait(left)
+            r = rec._refused or ("closed the connection", False, False)
+            rec._refused = None
+            return r
+
+    def leave_socket(self, reason: str, said: bool, e=None) -> bool:
+        """Leaves the debugger for the fallback file: its magic, HELLO and STATIC first,
+        then the steps from the next keyframe. False when there is none or it cannot be
+        opened (the error is set)."""
+        rec = self.rec
+        if said:
+            why = f"{self.name} refused the stream: {reason}"
+        elif e is not None:
+            why = f"{self.name} closed the connection before the stream's end ({e})"
+        else:
+            why = f"{self.name} {reason} before the stream's end"
+        path, self.fallback = self.fallback, None
+        if path is None:
+            with rec._cond:
+                rec._error = why
+            return False
+        try:
+            sink = _FileSink(_open_nowait(path), rec)
+        except Exception as e2:  # noqa: BLE001
+            with rec._cond:
+                rec._error = f"{why}; the fallback file: {e2}"
+            return False
+        rec._close_sink(self.sink)
+        self.sink = sink
+        if self.retained is not None:
+            # Everything written to the debugger is here: the file gets the stream from its
+            # start and nothing is lost.
+            stream, self.retained = bytes(self.retained), None
+            with rec._cond:
+                rec._bytes_sent = 0
+                rec._target = f"file {path}"
+                rec._fallback = f"{why}; the stream goes on in {path}"
+            self.name = f"file {path}"
+            self.header = self.statics = None
+            try:
+                sink.write(stream)
+            except Exception as e3:  # noqa: BLE001
+                with rec._cond:
+                    rec._error = _describe(self.name, e3)
+                    rec._steps_lost += self.steps_here
+                return False
+            with rec._cond:
+                rec._bytes_sent += len(stream)
+            return True
+        with rec._cond:
+            # What the debugger got is lost with it.
+            rec._steps_lost += self.steps_here
+            rec._steps_refused += self.steps_here
+            rec._bytes_sent = 0
+            rec._target = f"file {path}"
+            rec._fallback = f"{why}; the stream goes on in {path}"
+            rec._keyframe_wanted = True
+        self.name = f"file {path}"
+        self.steps_here = 0
+        self.need_keyframe = True
+        for frame in (self.header, self.statics):
+            if frame is None:
+                continue
+            try:
+                sink.write(frame)
+            except Exception as e3:  # noqa: BLE001
+                with rec._cond:
+                    rec._error = _describe(self.name, e3)
+                return False
+            with rec._cond:
+                rec._bytes_sent += len(frame)
+        self.header = self.statics = None
+        return True
+
+    def fail(self, kind: int, e: Exception):
+        with self.rec._cond:
+            if not self.rec._cut:
+                self.rec._error = _describe(self.name, e)
+        self.stop(kind)
+
+    def stop(self, kind: int):
+        """Stops: the frame in hand and every queued step are lost."""
+        rec = self.rec
+        with rec._cond:
+            rec._writing_step = False
+            if not rec._cut:
+                rec._steps_lost += (sum(1 for f in rec._frames if f[1] in (_DELTA, _KEY))
+                                    + int(kind in (_DELTA, _KEY)))
+                rec._frames.clear()
+                rec._queued = 0
+            rec._done = True
+            rec._cond.notify_all()
+        rec._close_sink(self.sink)
 
 
 class _SocketSink:
@@ -655,6 +1184,8 @@ class _SocketSink:
 
 
 def _describe(target: str, e: Exception) -> str:
+    if isinstance(e, BrokenPipeError) and target.startswith("file "):
+        return f"writing to {target}: its reader went away ({e})"
     if isinstance(e, (socket.timeout, TimeoutError, BlockingIOError)):
         return f"writing to {target}: no progress within the timeout (it stopped reading)"
     if isinstance(e, (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):

@@ -17,6 +17,7 @@ mod cli_sweep;
 mod engine_parts;
 mod listener;
 mod live_link;
+mod recorders_hostile;
 mod reliability;
 mod reliability3;
 mod replay;

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -41,11 +41,21 @@ pub struct Options {
     /// with `exact`, waited for). 64 MiB by default.
     pub buffer_bytes: usize,
     /// Block `end_step` until there is room instead of dropping steps (a complete recording
-    /// at the cost of the engine's time). Off by default.
+    /// at the cost of the engine's time), at most [`Options::timeout`] a step. Off by default.
     pub exact: bool,
-    /// The longest one write to the socket may block (a debugger that stopped reading is
-    /// then given up), and the longest `finish` waits for the queue to drain. 5 s by default.
+    /// The longest a write to the socket or file may make no progress (a debugger or a
+    /// FIFO's reader that stopped reading is then given up), the longest `exact` waits for
+    /// room, and the longest `finish` waits for the queue to drain. 5 s by default.
     pub timeout: Duration,
+}
+
+impl Options {
+    /// The options with a timeout of at least 1 ms (a zero timeout cannot be set on a
+    /// socket).
+    fn bounded(mut self) -> Self {
+        self.timeout = self.timeout.max(Duration::from_millis(1));
+        self
+    }
 }
 
 impl Default for Options {
@@ -63,12 +73,15 @@ impl Default for Options {
 pub struct Stats {
     /// Steps ended.
     pub steps: u64,
-    /// Steps handed to the writer and not lost by it.
+    /// Steps handed to the writer and not lost by it: written to the target in use (see
+    /// [`Stats::target`]) or waiting to be.
     pub steps_sent: u64,
-    /// Steps not sent: the buffer was full, the step was over the frame limit, or the
-    /// socket or file failed.
+    /// Steps not sent: the buffer was full, the step was over the frame limit, the socket
+    /// or file failed, `finish` cut what was still queued, or the debugger refused them.
     pub steps_dropped: u64,
-    /// Bytes written to the socket or file.
+    /// Of `steps_dropped`, the steps written to a debugger that then refused the stream.
+    pub steps_refused: u64,
+    /// Bytes written to the target in use.
     pub bytes_sent: u64,
     /// Boxes left out: NaN or infinite, min > max, added twice in a step, a moving box with
     /// a static box's id, added outside a step, of the wrong dimension.
@@ -82,6 +95,12 @@ pub struct Stats {
     pub error: Option<String>,
     /// Whether the socket or file still takes bytes.
     pub connected: bool,
+    /// Where the bytes go in the end: the debugger, or the file `connect_or_file` fell
+    /// back to.
+    pub target: Target,
+    /// Why the recorder left the debugger for the file, if it did (the debugger refused
+    /// the stream, or closed the connection before its end).
+    pub fallback: Option<String>,
 }
 
 /// What [`Recorder::end_step`] did with the step.
@@ -96,13 +115,14 @@ pub enum StepStatus {
 }
 
 /// Where a recorder's bytes go.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Target {
     /// A debugger over TCP.
     Socket(SocketAddr),
     /// A stream file.
     File(PathBuf),
     /// A writer given by the caller.
+    #[default]
     Writer,
 }
 
@@ -135,22 +155,63 @@ impl BuildHasher for IdHash {
 type IdMap = HashMap<u32, u32, IdHash>;
 type IdSet = HashSet<u32, IdHash>;
 
+/// What a queued frame is, for the writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// The magic and the HELLO.
+    Header,
+    /// The STATIC frame.
+    Static,
+    /// A STEP frame, a keyframe or not.
+    Step { keyframe: bool },
+    /// The end of the stream: the writer encodes the BYE with what it wrote of `steps`.
+    Bye { steps: u64 },
+}
+
+/// What the reader of a socket saw: the debugger refused the stream or closed it.
+#[derive(Clone, Debug)]
+struct Refusal {
+    /// The reason from the debugger's `AABB refused: REASON` line, or what happened.
+    reason: String,
+    /// Whether the debugger sent a refusal line (not just closed).
+    said: bool,
+    /// Whether the connection was reset (closed with what we sent unread).
+    reset: bool,
+}
+
 /// The queue between the engine's thread and the writer's.
 struct Queue {
-    /// Frames to write, and whether each is a STEP.
-    frames: VecDeque<(Vec<u8>, bool)>,
+    /// Frames to write.
+    frames: VecDeque<(Vec<u8>, Kind)>,
     /// Bytes in `frames` and in the frame being written.
     bytes: usize,
     /// No more frames will come: write what is queued, then stop.
     closing: bool,
-    /// The writer has stopped.
+    /// The writer has stopped (or `finish` gave up on it).
     done: bool,
     error: Option<String>,
+    /// Bytes written to the target in use.
     bytes_sent: u64,
-    /// STEP frames queued that the writer could not write.
+    /// STEP frames queued that never reached the target in use.
     steps_lost: u64,
+    /// Of `steps_lost`, those written to a debugger that refused them.
+    steps_refused: u64,
     /// Written frames' buffers, for the next steps.
     spare: Vec<Vec<u8>>,
+    /// The writer is writing a STEP frame now.
+    writing_step: bool,
+    /// `finish` gave up waiting: what the writer still held was counted lost.
+    cut: bool,
+    /// The writer changed target: the engine's next step goes as a keyframe.
+    keyframe_wanted: bool,
+    /// What the socket's reader saw (a refusal or a close), for the writer.
+    refused: Option<Refusal>,
+    /// The BYE was written: the peer closing is no refusal then.
+    ended: bool,
+    /// Where the bytes go now.
+    target: Target,
+    /// Why the writer left the debugger for the file.
+    fallback: Option<String>,
 }
 
 struct Shared {
@@ -234,24 +295,47 @@ impl Recorder {
         Self::connect_with(addr, hello, Options::default())
     }
 
-    /// [`Recorder::connect`] with options.
+    /// [`Recorder::connect`] with options. A debugger that refuses the stream (it writes
+    /// `AABB refused: REASON`) or closes before its end stops it; [`Stats::error`] says why.
     pub fn connect_with(
         addr: impl ToSocketAddrs,
         hello: Hello,
         options: Options,
     ) -> io::Result<Self> {
-        hello
-            .check()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        Self::connect_then(addr, hello, options, None)
+    }
+
+    fn connect_then(
+        addr: impl ToSocketAddrs,
+        hello: Hello,
+        options: Options,
+        fallback: Option<PathBuf>,
+    ) -> io::Result<Self> {
+        check_hello(&hello)?;
+        let options = options.bounded();
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to");
         for a in addr.to_socket_addrs()? {
             match TcpStream::connect_timeout(&a, options.timeout) {
                 Ok(stream) => {
                     stream.set_nodelay(true)?;
                     stream.set_write_timeout(Some(options.timeout))?;
+                    stream.set_read_timeout(Some(READ_TICK))?;
                     let cut = stream.try_clone()?;
-                    let sink = Box::new(SocketSink(stream));
-                    return Self::start(sink, Target::Socket(a), Some(cut), hello, options);
+                    let reader = stream.try_clone()?;
+                    let rec = Self::start(
+                        Sink::Socket(stream),
+                        Target::Socket(a),
+                        Some(cut),
+                        hello,
+                        options,
+                        fallback,
+                    )?;
+                    let shared = Arc::clone(&rec.shared);
+                    // Without the reader, a refusal shows as the write that fails.
+                    let _no_reader = std::thread::Builder::new()
+                        .name("aabb-recorder-refusal".to_owned())
+                        .spawn(move || read_refusal(&shared, reader));
+                    return Ok(rec);
                 }
                 Err(e) => last = e,
             }
@@ -264,23 +348,32 @@ impl Recorder {
         Self::to_file_with(path, hello, Options::default())
     }
 
-    /// [`Recorder::to_file`] with options.
+    /// [`Recorder::to_file`] with options. The file is opened without waiting: a FIFO that
+    /// no process reads is an error at once (not a hang), and writes that make no progress
+    /// for [`Options::timeout`] give the file up.
     pub fn to_file_with(
         path: impl AsRef<Path>,
         hello: Hello,
         options: Options,
     ) -> io::Result<Self> {
-        hello
-            .check()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        check_hello(&hello)?;
         let path = path.as_ref();
-        let file = File::create(path)?;
-        let sink = Box::new(BufWriter::with_capacity(1 << 20, file));
-        Self::start(sink, Target::File(path.to_owned()), None, hello, options)
+        let file = open_file(path)?;
+        Self::start(
+            Sink::File(file),
+            Target::File(path.to_owned()),
+            None,
+            hello,
+            options,
+            None,
+        )
     }
 
     /// Connects to the debugger at `addr`, or, when none listens there, writes a stream file
-    /// at `path`; [`Recorder::target`] tells which.
+    /// at `path`; [`Recorder::target`] tells which. When the debugger refuses the stream
+    /// later (another engine is live) or closes it before its end, the writer thread goes
+    /// on in the file: a valid stream from the next step on, the steps lost in between
+    /// counted dropped (the file's step numbers carry the gap).
     pub fn connect_or_file(
         addr: impl ToSocketAddrs,
         path: impl AsRef<Path>,
@@ -296,7 +389,8 @@ impl Recorder {
         hello: Hello,
         options: Options,
     ) -> io::Result<Self> {
-        match Self::connect_with(addr, hello.clone(), options.clone()) {
+        let path = path.as_ref();
+        match Self::connect_then(addr, hello.clone(), options.clone(), Some(path.to_owned())) {
             Ok(r) => Ok(r),
             Err(e) if e.kind() == io::ErrorKind::InvalidInput => Err(e),
             Err(_) => Self::to_file_with(path, hello, options),
@@ -315,19 +409,26 @@ impl Recorder {
         hello: Hello,
         options: Options,
     ) -> io::Result<Self> {
-        hello
-            .check()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        Self::start(Box::new(writer), Target::Writer, None, hello, options)
+        check_hello(&hello)?;
+        Self::start(
+            Sink::Writer(Box::new(writer)),
+            Target::Writer,
+            None,
+            hello,
+            options,
+            None,
+        )
     }
 
     fn start(
-        sink: Box<dyn Write + Send>,
+        sink: Sink,
         target: Target,
         socket: Option<TcpStream>,
         hello: Hello,
         options: Options,
+        fallback: Option<PathBuf>,
     ) -> io::Result<Self> {
+        let options = options.bounded();
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 frames: VecDeque::new(),
@@ -337,19 +438,35 @@ impl Recorder {
                 error: None,
                 bytes_sent: 0,
                 steps_lost: 0,
+                steps_refused: 0,
                 spare: Vec::new(),
+                writing_step: false,
+                cut: false,
+                keyframe_wanted: false,
+                refused: None,
+                ended: false,
+                target: target.clone(),
+                fallback: None,
             }),
             cond: Condvar::new(),
         });
-        let name = match &target {
-            Target::Socket(a) => format!("the debugger at {a}"),
-            Target::File(p) => format!("{}", p.display()),
-            Target::Writer => "the writer".to_owned(),
+        let fallback_retained = fallback.as_ref().map(|_| Vec::new());
+        let mut w = FrameWriter {
+            shared: Arc::clone(&shared),
+            name: target_name(&target),
+            sink,
+            timeout: options.timeout,
+            fallback,
+            header: None,
+            statics: None,
+            steps_here: 0,
+            need_keyframe: false,
+            retained: fallback_retained,
+            retain_budget: options.buffer_bytes.min(MAX_RETAINED),
         };
-        let thread_shared = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
             .name("aabb-recorder".to_owned())
-            .spawn(move || write_frames(&thread_shared, sink, &name))?;
+            .spawn(move || w.run())?;
         let mut rec = Self {
             dims: hello.dimensions,
             options,
@@ -391,12 +508,18 @@ impl Recorder {
         encode_magic(&mut out);
         encode_hello(&mut out, &hello)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        rec.queue(out, false, true);
+        rec.queue(out, Kind::Header, true);
         Ok(rec)
     }
 
-    /// Where the bytes go.
-    pub fn target(&self) -> &Target {
+    /// Where the bytes go now: the debugger, a file (the one asked for, or the one
+    /// `connect_or_file` fell back to), or the writer.
+    pub fn target(&self) -> Target {
+        self.shared.lock().target.clone()
+    }
+
+    /// Where the bytes went first.
+    pub fn first_target(&self) -> &Target {
         &self.target
     }
 
@@ -434,7 +557,7 @@ impl Recorder {
                 // A STATIC over the frame limit is left out (its steps still go).
                 match encode_static(&mut out, self.dims, &self.statics) {
                     Ok(()) => {
-                        self.queue(out, false, true);
+                        self.queue(out, Kind::Static, true);
                     }
                     Err(e) => {
                         self.last_rejection = Some(format!("the static boxes: {e}"));
@@ -690,7 +813,13 @@ impl Recorder {
         let timings = self.parts.timings.get_or_insert_with(Vec::new);
         let why = if !valid_timing_key(key) {
             Some(format!(
-                "timing key {key:?} is not 1 to 32 bytes of a-z, 0-9, _"
+                "timing key {:?}{} is not 1 to 32 bytes of a-z, 0-9, _",
+                key.chars().take(40).collect::<String>(),
+                if key.chars().nth(40).is_some() {
+                    "..."
+                } else {
+                    ""
+                }
             ))
         } else if !value.is_finite() {
             Some(format!("timing {key} is {value}"))
@@ -837,7 +966,16 @@ impl Recorder {
 
     /// Encodes the step (`cur` against `prev`) and queues it.
     fn send_step(&mut self) -> StepStatus {
-        let mut out = self.take_buffer();
+        let mut out = {
+            let mut q = self.shared.lock();
+            if q.keyframe_wanted {
+                // The writer changed target: the new one starts from a whole step.
+                q.keyframe_wanted = false;
+                self.keyframe_next = true;
+            }
+            q.spare.pop().unwrap_or_default()
+        };
+        out.clear();
         let at = begin_frame(&mut out, KIND_STEP);
         out.extend_from_slice(&self.step.to_le_bytes());
         if self.keyframe_next {
@@ -882,7 +1020,10 @@ impl Recorder {
             self.last_sections = Default::default();
             return StepStatus::Dropped;
         }
-        if self.queue(out, true, false) {
+        let kind = Kind::Step {
+            keyframe: self.keyframe_next,
+        };
+        if self.queue(out, kind, false) {
             self.steps_queued += 1;
             self.keyframe_next = false;
             self.last_sections = sections;
@@ -902,15 +1043,28 @@ impl Recorder {
     }
 
     /// Hands a frame to the writer; `force` queues it whatever the buffer holds. False
-    /// when the buffer is full (and not `exact`) or the writer has stopped.
-    fn queue(&mut self, frame: Vec<u8>, is_step: bool, force: bool) -> bool {
+    /// when the buffer is full (and not `exact`, or no room came within the timeout) or
+    /// the writer has stopped.
+    fn queue(&mut self, frame: Vec<u8>, kind: Kind, force: bool) -> bool {
         let len = frame.len();
         let cap = self.options.buffer_bytes;
         let mut q = self.shared.lock();
         let full = |q: &Queue| q.bytes > 0 && q.bytes + len > cap;
         if !force && self.options.exact {
+            let deadline = Instant::now() + self.options.timeout;
             while !q.done && full(&q) {
-                q = self.shared.cond.wait(q).unwrap_or_else(|e| e.into_inner());
+                let now = Instant::now();
+                if now >= deadline {
+                    self.last_rejection = Some(format!(
+                        "step {}: no room in the buffer within the timeout ({:?})",
+                        self.step, self.options.timeout
+                    ));
+                    break;
+                }
+                q = match self.shared.cond.wait_timeout(q, deadline - now) {
+                    Ok((q, _)) => q,
+                    Err(e) => e.into_inner().0,
+                };
             }
         }
         if q.done {
@@ -925,7 +1079,7 @@ impl Recorder {
             return false;
         }
         q.bytes += len;
-        q.frames.push_back((frame, is_step));
+        q.frames.push_back((frame, kind));
         self.shared.cond.notify_all();
         true
     }
@@ -935,20 +1089,24 @@ impl Recorder {
         let q = self.shared.lock();
         Stats {
             steps: self.steps,
-            steps_sent: self.steps_queued - q.steps_lost,
+            steps_sent: self.steps_queued.saturating_sub(q.steps_lost),
             steps_dropped: self.steps_dropped + q.steps_lost,
+            steps_refused: q.steps_refused,
             bytes_sent: q.bytes_sent,
             boxes_rejected: self.boxes_rejected,
             parts_rejected: self.parts_rejected,
             last_rejection: self.last_rejection.clone(),
             error: q.error.clone(),
             connected: !q.done,
+            target: q.target.clone(),
+            fallback: q.fallback.clone(),
         }
     }
 
     /// Ends the open step, sends the end of the stream (BYE), waits for the writer to write
-    /// what is queued (at most [`Options::timeout`] for a socket, then cuts it) and returns
-    /// the final counts. Later calls return the same counts.
+    /// what is queued, at most [`Options::timeout`] (then cuts the socket or leaves the
+    /// file, counting the steps not written as dropped) and returns the final counts.
+    /// Later calls return the same counts.
     pub fn finish(&mut self) -> Stats {
         if self.finished {
             return self.stats();
@@ -957,38 +1115,61 @@ impl Recorder {
             self.end_step();
         }
         self.finished = true;
-        let s = self.stats();
         let mut out = self.take_buffer();
-        encode_bye(
-            &mut out,
-            &Bye {
-                steps_sent: s.steps_sent,
-                steps_dropped: s.steps_dropped,
-            },
-        );
-        self.queue(out, false, true);
+        // The writer encodes the BYE with what it wrote.
+        out.clear();
+        self.queue(out, Kind::Bye { steps: self.steps }, true);
         let deadline = Instant::now() + self.options.timeout;
-        {
+        let finished = {
             let mut q = self.shared.lock();
             q.closing = true;
             self.shared.cond.notify_all();
-            if let Some(socket) = &self.socket {
-                while !q.done {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        // A debugger that stopped reading: cut the connection.
-                        let _ = socket.shutdown(Shutdown::Both);
-                        break;
-                    }
-                    q = match self.shared.cond.wait_timeout(q, deadline - now) {
-                        Ok((q, _)) => q,
-                        Err(e) => e.into_inner().0,
-                    };
+            loop {
+                if q.done {
+                    break !q.cut;
                 }
+                let now = Instant::now();
+                if now >= deadline && q.ended {
+                    // All written; the writer only waits for a late refusal: stop it.
+                    q.cut = true;
+                    q.done = true;
+                    self.shared.cond.notify_all();
+                    break false;
+                }
+                if now >= deadline {
+                    // A sink that stopped taking bytes: what it holds is lost.
+                    let lost = q.frames.iter().filter(|f| is_step(f.1)).count() as u64
+                        + u64::from(q.writing_step);
+                    q.steps_lost += lost;
+                    q.frames.clear();
+                    q.bytes = 0;
+                    q.cut = true;
+                    q.done = true;
+                    q.error = Some(format!(
+                        "closing: {} took nothing more within the timeout ({:?}); {lost} \
+                         steps not written were cut",
+                        target_name(&q.target),
+                        self.options.timeout
+                    ));
+                    if let Some(socket) = &self.socket {
+                        // The writer's blocked write returns; the socket is given up.
+                        let _cut = socket.shutdown(Shutdown::Both);
+                    }
+                    self.shared.cond.notify_all();
+                    break false;
+                }
+                q = match self.shared.cond.wait_timeout(q, deadline - now) {
+                    Ok((q, _)) => q,
+                    Err(e) => e.into_inner().0,
+                };
             }
-        }
-        if let Some(w) = self.writer.take() {
-            let _ = w.join();
+        };
+        if let Some(w) = self.writer.take()
+            && finished
+        {
+            // The writer has stopped: joining does not wait. A writer still blocked in a
+            // caller's writer after the cut is left to end on its own.
+            let _panicked = w.join();
         }
         self.stats()
     }
@@ -1007,82 +1188,639 @@ fn valid(b: &WireBox, dims: u8) -> bool {
     (0..d).all(|k| b.min[k].is_finite() && b.max[k].is_finite() && b.min[k] <= b.max[k])
 }
 
-/// A socket as the writer's sink, shut down for writing once the stream ends.
-struct SocketSink(TcpStream);
+/// How often the socket's reader looks whether the stream has ended.
+const READ_TICK: Duration = Duration::from_millis(50);
 
-impl Write for SocketSink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+/// The most bytes of a stream the writer keeps to replay into the fallback file.
+const MAX_RETAINED: usize = 16 << 20;
+
+/// The longest the writer waits, after the stream's end, for a debugger's refusal.
+const REFUSAL_GRACE: Duration = Duration::from_millis(500);
+
+/// The longest a refusal line may be, newline included.
+const MAX_REFUSAL: usize = 256;
+
+/// What a debugger writes, then closes, when it refuses a stream.
+const REFUSAL_PREFIX: &[u8] = b"AABB refused: ";
+
+fn check_hello(hello: &Hello) -> io::Result<()> {
+    hello
+        .check()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))
+}
+
+fn is_step(kind: Kind) -> bool {
+    matches!(kind, Kind::Step { .. })
+}
+
+fn target_name(target: &Target) -> String {
+    match target {
+        Target::Socket(a) => format!("the debugger at {a}"),
+        Target::File(p) => format!("{}", p.display()),
+        Target::Writer => "the writer".to_owned(),
     }
 }
 
-impl Drop for SocketSink {
-    fn drop(&mut self) {
-        let _ = self.0.shutdown(Shutdown::Write);
+/// `O_NONBLOCK` of the platforms whose value is known; 0 (a blocking open) elsewhere.
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(any(
+        target_arch = "mips",
+        target_arch = "mips64",
+        target_arch = "sparc",
+        target_arch = "sparc64"
+    ))
+))]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    any(target_arch = "mips", target_arch = "mips64")
+))]
+const O_NONBLOCK: i32 = 0x80;
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    any(target_arch = "sparc", target_arch = "sparc64")
+))]
+const O_NONBLOCK: i32 = 0x4000;
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
+const O_NONBLOCK: i32 = 0x4;
+#[cfg(all(
+    unix,
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    ))
+))]
+const O_NONBLOCK: i32 = 0;
+
+/// `ENXIO`: the open of a FIFO for writing that no process reads.
+const ENXIO: i32 = 6;
+
+/// Creates or empties the stream file at `path` without waiting: a FIFO with no reader is
+/// an error at once, named as such.
+fn open_file(path: &Path) -> io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(O_NONBLOCK);
     }
+    o.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(ENXIO) {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "{}: a FIFO that no process reads (opened without waiting: {e})",
+                    path.display()
+                ),
+            )
+        } else {
+            io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+        }
+    })
 }
 
-/// The writer thread: writes queued frames until the queue closes or a write fails.
-fn write_frames(shared: &Shared, mut sink: Box<dyn Write + Send>, name: &str) {
-    loop {
-        let next = {
-            let mut q = shared.lock();
-            loop {
-                if let Some(f) = q.frames.pop_front() {
-                    break Some(f);
+/// Where the writer thread writes.
+enum Sink {
+    /// A debugger's socket, its writes bounded by its write timeout.
+    Socket(TcpStream),
+    /// A file or FIFO opened without waiting, its writes bounded by the timeout.
+    File(File),
+    /// A writer given by the caller.
+    Writer(Box<dyn Write + Send>),
+}
+
+/// Writes all of `buf` to a file opened non-blocking: a FIFO that takes nothing for
+/// `timeout` (or a `finish` that gave up) ends it with `TimedOut`.
+fn patient_write(
+    f: &mut File,
+    mut buf: &[u8],
+    timeout: Duration,
+    shared: &Shared,
+) -> io::Result<()> {
+    let mut progress = Instant::now();
+    let mut pause = Duration::from_micros(100);
+    while !buf.is_empty() {
+        match f.write(buf) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "it took no bytes")),
+            Ok(n) => {
+                buf = &buf[n..];
+                progress = Instant::now();
+                pause = Duration::from_micros(100);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if shared.lock().cut || progress.elapsed() >= timeout {
+                    return Err(io::Error::from(io::ErrorKind::TimedOut));
                 }
-                if q.closing {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// What the writer takes next.
+enum Next {
+    Frame((Vec<u8>, Kind)),
+    Refused(Option<Refusal>),
+}
+
+/// The writer thread's state: the sink, and what it needs to go on in the fallback file.
+struct FrameWriter {
+    shared: Arc<Shared>,
+    name: String,
+    sink: Sink,
+    timeout: Duration,
+    /// The file to go on in when the debugger refuses the stream (`connect_or_file`).
+    fallback: Option<PathBuf>,
+    /// The magic and HELLO, and the STATIC frame, once seen (kept for the fallback file).
+    header: Option<Vec<u8>>,
+    statics: Option<Vec<u8>>,
+    /// STEP frames written to the sink in use.
+    steps_here: u64,
+    /// After a change of sink: STEP frames are left out (counted lost) until a keyframe.
+    need_keyframe: bool,
+    /// Every frame written to the debugger so far, while they fit in the budget: a
+    /// refusal then replays them into the file and nothing is lost.
+    retained: Option<Vec<u8>>,
+    /// The most bytes `retained` holds.
+    retain_budget: usize,
+}
+
+impl FrameWriter {
+    /// Writes queued frames until the queue closes or the sink fails.
+    fn run(&mut self) {
+        loop {
+            let next = {
+                let mut q = self.shared.lock();
+                loop {
+                    if q.cut {
+                        break None;
+                    }
+                    // After the BYE, the debugger closing is the stream's end.
+                    if q.refused.is_some() && !q.ended && matches!(self.sink, Sink::Socket(_)) {
+                        break Some(Next::Refused(q.refused.take()));
+                    }
+                    if let Some(f) = q.frames.pop_front() {
+                        q.writing_step = is_step(f.1);
+                        break Some(Next::Frame(f));
+                    }
+                    if q.closing {
+                        break None;
+                    }
+                    q = self.shared.cond.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let (frame, kind) = match next {
+                None => break,
+                Some(Next::Frame(f)) => f,
+                Some(Next::Refused(r)) => {
+                    // Without a fallback, a close shows as the write that fails; a refusal
+                    // line stops the stream at once.
+                    if let Some(r) = r
+                        && (r.said || self.fallback.is_some())
+                        && !self.leave_socket(r, None)
+                    {
+                        self.give_up(&[], Kind::Header);
+                        return;
+                    }
+                    continue;
+                }
+            };
+            match self.write(&frame, kind) {
+                Ok(written) => {
+                    self.written(frame, kind, written);
+                    if let Kind::Bye { .. } = kind
+                        && matches!(self.sink, Sink::Socket(_))
+                        && self.fallback.is_some()
+                    {
+                        self.after_the_end(kind);
+                    }
+                }
+                Err(e) => {
+                    if matches!(self.sink, Sink::Socket(_)) && self.fallback.is_some() {
+                        // A refusal shows first as a write that fails: wait a little for
+                        // the reader's verdict, then go on in the file.
+                        let r = self.await_refusal();
+                        if self.leave_socket(r, Some(&e)) {
+                            match self.write(&frame, kind) {
+                                Ok(written) => {
+                                    self.written(frame, kind, written);
+                                    continue;
+                                }
+                                Err(e) => {
+                                    self.fail(&frame, kind, &e);
+                                    return;
+                                }
+                            }
+                        }
+                        self.give_up(&frame, kind);
+                        return;
+                    }
+                    let said = self.shared.lock().refused.clone().filter(|r| r.said);
+                    match said {
+                        Some(r) => {
+                            let why = format!("{} refused the stream: {}", self.name, r.reason);
+                            self.stop(&frame, kind, why);
+                        }
+                        None => self.fail(&frame, kind, &e),
+                    }
+                    return;
+                }
+            }
+        }
+        self.end();
+    }
+
+    /// Writes one frame (a BYE encoded here); Ok(false) when it was left out.
+    fn write(&mut self, frame: &[u8], kind: Kind) -> io::Result<bool> {
+        let bye;
+        let bytes = match kind {
+            Kind::Header | Kind::Static => {
+                self.write_bytes(frame)?;
+                self.retain(frame);
+                // Kept for the fallback file, once written.
+                if self.fallback.is_some() {
+                    let keep = Some(frame.to_vec());
+                    if kind == Kind::Header {
+                        self.header = keep;
+                    } else {
+                        self.statics = keep;
+                    }
+                }
+                return Ok(true);
+            }
+            Kind::Step { keyframe } => {
+                if self.need_keyframe && !keyframe {
+                    return Ok(false);
+                }
+                self.need_keyframe = false;
+                frame
+            }
+            Kind::Bye { steps } => {
+                let mut b = Vec::with_capacity(21);
+                encode_bye(
+                    &mut b,
+                    &Bye {
+                        steps_sent: self.steps_here,
+                        steps_dropped: steps.saturating_sub(self.steps_here),
+                    },
+                );
+                bye = b;
+                &bye
+            }
+        };
+        self.write_bytes(bytes)?;
+        if !matches!(kind, Kind::Bye { .. }) {
+            self.retain(bytes);
+        }
+        Ok(true)
+    }
+
+    /// Keeps a frame written to the debugger while the budget lasts.
+    fn retain(&mut self, bytes: &[u8]) {
+        if !matches!(self.sink, Sink::Socket(_)) {
+            return;
+        }
+        if let Some(r) = &mut self.retained {
+            if r.len() + bytes.len() <= self.retain_budget {
+                r.extend_from_slice(bytes);
+            } else {
+                self.retained = None;
+            }
+        }
+    }
+
+    fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Socket(s) => s.write_all(bytes),
+            Sink::File(f) => patient_write(f, bytes, self.timeout, &self.shared),
+            Sink::Writer(w) => {
+                w.write_all(bytes)?;
+                w.flush()
+            }
+        }
+    }
+
+    /// Counts a frame written (or left out after a change of sink).
+    fn written(&mut self, frame: Vec<u8>, kind: Kind, written: bool) {
+        let mut q = self.shared.lock();
+        q.writing_step = false;
+        if q.cut {
+            // `finish` counted it already.
+            return;
+        }
+        q.bytes = q.bytes.saturating_sub(frame.len());
+        if written {
+            q.bytes_sent += frame.len() as u64;
+            if is_step(kind) {
+                self.steps_here += 1;
+            }
+            if let Kind::Bye { .. } = kind {
+                q.bytes_sent += 21 - frame.len() as u64;
+                q.ended = true;
+            }
+        } else if is_step(kind) {
+            q.steps_lost += 1;
+        }
+        if q.spare.len() < 4 {
+            q.spare.push(frame);
+        }
+        self.shared.cond.notify_all();
+    }
+
+    /// After the BYE: waits a little (this thread only) for the debugger to close (its end
+    /// of a stream it took) or refuse (a fast engine can end its stream before a refusal
+    /// arrives); a refusal or a reset sends the stream to the file, with its BYE.
+    fn after_the_end(&mut self, bye: Kind) {
+        let deadline = Instant::now() + self.timeout.min(REFUSAL_GRACE);
+        let verdict = {
+            let mut q = self.shared.lock();
+            loop {
+                if let Some(r) = q.refused.take() {
+                    break Some(r);
+                }
+                let now = Instant::now();
+                if now >= deadline || q.cut {
                     break None;
                 }
-                q = shared.cond.wait(q).unwrap_or_else(|e| e.into_inner());
+                q = match self.shared.cond.wait_timeout(q, deadline - now) {
+                    Ok((q, _)) => q,
+                    Err(e) => e.into_inner().0,
+                };
             }
         };
-        let Some((frame, is_step)) = next else {
-            break;
+        let Some(r) = verdict.filter(|r| r.said || r.reset) else {
+            return;
         };
-        let mut result = sink.write_all(&frame);
-        // Flush when the queue runs dry, so that the file or socket is current between steps.
-        if result.is_ok() && shared.lock().frames.is_empty() {
-            result = sink.flush();
+        if !self.leave_socket(r, None) {
+            self.give_up(&[], Kind::Header);
+            return;
         }
-        let mut q = shared.lock();
-        q.bytes = q.bytes.saturating_sub(frame.len());
-        match result {
-            Ok(()) => {
-                q.bytes_sent += frame.len() as u64;
-                if q.spare.len() < 4 {
-                    q.spare.push(frame);
-                }
-                shared.cond.notify_all();
+        match self.write(&[], bye) {
+            Ok(_) => self.shared.lock().bytes_sent += 21,
+            Err(e) => self.fail(&[], Kind::Header, &e),
+        }
+    }
+
+    /// Waits (this thread only, a bounded time) for the socket's reader to say why the
+    /// debugger went; what it said, or that it closed.
+    fn await_refusal(&self) -> Refusal {
+        let deadline = Instant::now() + self.timeout.min(Duration::from_millis(500));
+        let mut q = self.shared.lock();
+        loop {
+            if let Some(r) = q.refused.take() {
+                return r;
             }
+            let now = Instant::now();
+            if now >= deadline || q.cut {
+                return Refusal {
+                    reason: "it closed the connection".to_owned(),
+                    said: false,
+                    reset: false,
+                };
+            }
+            q = match self.shared.cond.wait_timeout(q, deadline - now) {
+                Ok((q, _)) => q,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+
+    /// Leaves the debugger that refused (or closed) for the fallback file: writes its
+    /// magic, HELLO and STATIC, and asks the engine for a keyframe. False when there is no
+    /// fallback or the file cannot be opened (the error is set).
+    fn leave_socket(&mut self, r: Refusal, e: Option<&io::Error>) -> bool {
+        let why = if r.said {
+            format!("{} refused the stream: {}", self.name, r.reason)
+        } else {
+            match e {
+                Some(e) => format!(
+                    "{} closed the connection before the stream's end ({e})",
+                    self.name
+                ),
+                None => format!("{} {} before the stream's end", self.name, r.reason),
+            }
+        };
+        let Some(path) = self.fallback.take() else {
+            self.shared.lock().error = Some(why);
+            return false;
+        };
+        let file = match open_file(&path) {
+            Ok(f) => f,
             Err(e) => {
-                let lost = q.frames.iter().filter(|f| f.1).count() as u64;
-                q.steps_lost += lost + u64::from(is_step);
-                q.frames.clear();
-                q.bytes = 0;
-                q.error = Some(describe_write_error(name, &e));
-                q.done = true;
-                shared.cond.notify_all();
-                return;
+                self.shared.lock().error = Some(format!("{why}; the fallback file: {e}"));
+                return false;
             }
+        };
+        self.sink = Sink::File(file);
+        if let Some(stream) = self.retained.take() {
+            // Everything written to the debugger is here: the file gets the stream from its
+            // start and nothing is lost.
+            {
+                let mut q = self.shared.lock();
+                q.bytes_sent = 0;
+                q.target = Target::File(path.clone());
+                q.fallback = Some(format!("{why}; the stream goes on in {}", path.display()));
+            }
+            self.name = format!("{}", path.display());
+            self.header = None;
+            self.statics = None;
+            if let Err(e) = self.write_bytes(&stream) {
+                let why = describe_write_error(&self.name, &e);
+                let mut q = self.shared.lock();
+                q.error = Some(why);
+                // The steps the debugger took are lost with the file.
+                q.steps_lost += self.steps_here;
+                return false;
+            }
+            self.shared.lock().bytes_sent += stream.len() as u64;
+            return true;
         }
+        {
+            let mut q = self.shared.lock();
+            // What the debugger got is lost with it.
+            q.steps_lost += self.steps_here;
+            q.steps_refused += self.steps_here;
+            q.bytes_sent = 0;
+            q.target = Target::File(path.clone());
+            q.fallback = Some(format!("{why}; the stream goes on in {}", path.display()));
+            q.keyframe_wanted = true;
+        }
+        self.name = format!("{}", path.display());
+        self.steps_here = 0;
+        self.need_keyframe = true;
+        for frame in [self.header.take(), self.statics.take()]
+            .into_iter()
+            .flatten()
+        {
+            if let Err(e) = self.write_bytes(&frame) {
+                let why = describe_write_error(&self.name, &e);
+                self.shared.lock().error = Some(why);
+                return false;
+            }
+            self.shared.lock().bytes_sent += frame.len() as u64;
+        }
+        true
     }
-    let result = sink.flush();
-    drop(sink);
+
+    /// Stops with the error of a write.
+    fn fail(&mut self, frame: &[u8], kind: Kind, e: &io::Error) {
+        let cut = self.shared.lock().cut;
+        let why = if cut {
+            String::new()
+        } else {
+            describe_write_error(&self.name, e)
+        };
+        self.stop(frame, kind, why);
+    }
+
+    /// Stops with the error already set.
+    fn give_up(&mut self, frame: &[u8], kind: Kind) {
+        let why = self.shared.lock().error.clone().unwrap_or_default();
+        self.stop(frame, kind, why);
+    }
+
+    /// Stops: the frame in hand and every queued step are lost.
+    fn stop(&mut self, _frame: &[u8], kind: Kind, why: String) {
+        let mut q = self.shared.lock();
+        q.writing_step = false;
+        if !q.cut {
+            let lost = q.frames.iter().filter(|f| is_step(f.1)).count() as u64;
+            q.steps_lost += lost + u64::from(is_step(kind));
+            q.frames.clear();
+            q.bytes = 0;
+            q.error = Some(why);
+        }
+        q.done = true;
+        self.shared.cond.notify_all();
+        drop(q);
+        self.close_sink();
+    }
+
+    /// The queue closed: flush and close the sink.
+    fn end(&mut self) {
+        let result = match &mut self.sink {
+            Sink::Writer(w) => w.flush(),
+            _ => Ok(()),
+        };
+        self.close_sink();
+        let mut q = self.shared.lock();
+        if let Err(e) = result
+            && !q.cut
+        {
+            q.error = Some(describe_write_error(&self.name, &e));
+        }
+        q.done = true;
+        self.shared.cond.notify_all();
+    }
+
+    fn close_sink(&mut self) {
+        if let Sink::Socket(s) = &self.sink {
+            // The end of the stream for the debugger; it may be gone already.
+            let _gone = s.shutdown(Shutdown::Write);
+        }
+        self.sink = Sink::Writer(Box::new(io::sink()));
+    }
+}
+
+/// The socket's reader: a debugger writes only to refuse a stream (`AABB refused:
+/// REASON\n`, then it closes), so any byte, a close or a reset before the stream's end is
+/// told to the writer. Ends when the stream does.
+fn read_refusal(shared: &Shared, mut socket: TcpStream) {
+    let mut got: Vec<u8> = Vec::new();
+    let mut buf = [0u8; MAX_REFUSAL];
+    let error = loop {
+        match socket.read(&mut buf) {
+            Ok(0) => break None,
+            Ok(n) => {
+                let room = MAX_REFUSAL - got.len();
+                got.extend_from_slice(&buf[..n.min(room)]);
+                if got.contains(&b'\n') || got.len() >= MAX_REFUSAL {
+                    break None;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                // Past the BYE too: the writer waits a little for a late refusal.
+                if shared.lock().done {
+                    return;
+                }
+            }
+            Err(e) => break Some(e),
+        }
+    };
+    let refusal = if let Some(rest) = got.strip_prefix(REFUSAL_PREFIX) {
+        let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+        let reason: String = line
+            .iter()
+            .map(|&b| {
+                if (0x20..0x7f).contains(&b) {
+                    b as char
+                } else {
+                    '?'
+                }
+            })
+            .collect();
+        Refusal {
+            reason: reason.trim().to_owned(),
+            said: true,
+            reset: false,
+        }
+    } else if !got.is_empty() {
+        Refusal {
+            reason: format!("it wrote {} bytes that are not a refusal line", got.len()),
+            said: true,
+            reset: false,
+        }
+    } else {
+        Refusal {
+            reset: error.is_some(),
+            reason: match error {
+                Some(e) => format!("reset the connection ({e})"),
+                None => "closed the connection".to_owned(),
+            },
+            said: false,
+        }
+    };
+    // Also after the stream's end: the writer waits a little for it then.
     let mut q = shared.lock();
-    if let Err(e) = result {
-        q.error = Some(describe_write_error(name, &e));
+    if !q.done {
+        q.refused = Some(refusal);
+        shared.cond.notify_all();
     }
-    q.done = true;
-    shared.cond.notify_all();
 }
 
 fn describe_write_error(name: &str, e: &io::Error) -> String {
     use io::ErrorKind as K;
+    let socket = name.starts_with("the debugger at ");
     match e.kind() {
+        K::BrokenPipe if !socket => {
+            format!("writing to {name}: its reader went away ({e})")
+        }
         K::WouldBlock | K::TimedOut => {
             format!("writing to {name}: no progress within the timeout (it stopped reading)")
         }

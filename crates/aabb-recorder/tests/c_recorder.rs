@@ -3,10 +3,12 @@
 //! their streams, to a file and to a loopback socket, decode to the same boxes as the same
 //! motion computed here, box for box; bad boxes are left out and counted; a full buffer
 //! drops whole steps and the next one sent is a keyframe, and with `exact` waits instead.
-//! Skipped, saying so, only when no
-//! `cc` exists.
+//! Hostile sinks: a FIFO with no reader, one whose reader stops or exits (no SIGPIPE: the
+//! process exits 0 and says what it lost), a debugger that refuses the stream (the rest goes
+//! to the file). Skipped, saying so, only when no `cc` exists; with `CI=true` a missing `cc`
+//! fails instead.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -24,6 +26,10 @@ fn c_dir() -> PathBuf {
 /// Compiles `source` (in recorders/c) into `dir`; None when there is no `cc`.
 fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
     if Command::new("cc").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "no `cc` on this CI machine to build the C recorder"
+        );
         eprintln!("skipped: no `cc` on this machine to build the C recorder");
         return None;
     }
@@ -404,4 +410,229 @@ fn exact_mode_waits_for_a_slow_debugger_and_loses_nothing() {
         assert_eq!(u.boxes, expected, "step {k}");
     }
     assert!(state.bye().is_some());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn fifos_without_a_reader_stalled_or_gone_cost_steps_not_the_process() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let fifos = dir.path().join("fifos");
+    std::fs::create_dir(&fifos).expect("a folder");
+    // A reader that exits raises no SIGPIPE: the process ends normally (run asserts 0).
+    let out = run(Command::new(&exe).arg("fifo").arg(&fifos));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let d = fifos.display();
+    assert_eq!(lines.len(), 7, "{stdout}");
+    assert_eq!(
+        lines[..2],
+        [
+            "no reader: a FIFO that no process reads (opened without waiting); at once 1",
+            "no debugger, no reader: a FIFO that no process reads (opened without waiting); \
+             at once 1"
+        ]
+    );
+    let f: Vec<&str> = lines[2].split(' ').collect();
+    let sent = f[4].parse::<u64>().expect("a count");
+    assert_eq!(
+        lines[2],
+        format!(
+            "stalled: steps 30 sent {sent} dropped {} delivered {sent} closed within the \
+             timeout 1",
+            30 - sent
+        ),
+        "the steps sent are the steps delivered"
+    );
+    let stalled = format!(
+        "stalled error: writing to {d}/stalled.fifo: no progress for 300 ms (it stopped reading)"
+    );
+    let cut = format!("stalled error: closing: {d}/stalled.fifo took nothing more for 300 ms; ");
+    assert!(
+        lines[3] == stalled
+            || (lines[3].starts_with(&cut) && lines[3].ends_with(" steps not written were cut")),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(lines[4], "exits: steps 10 sent 0 dropped 10 connected 0");
+    assert_eq!(
+        lines[5],
+        format!("exits error: writing to {d}/exits.fifo: its reader went away: Broken pipe")
+    );
+    assert_eq!(
+        lines[6],
+        "full: steps 5 sent 0 dropped 5 error writing to /dev/full: No space left on device"
+    );
+}
+
+/// What a `check_recorder refused` run left: its stdout (the file's size as N), the file's
+/// steps as (step, keyframe, dropped before), the file's BYE, the port, the file.
+struct Refused {
+    stdout: String,
+    seen: Vec<(u64, bool, u64)>,
+    bye: (u64, u64),
+    port: u16,
+    file: PathBuf,
+}
+
+/// Runs `check_recorder refused` against a debugger that reads 4 steps, then refuses.
+fn refused_case(extra: &[&str]) -> Option<Refused> {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let exe = compile("check_recorder.c", dir.path())?;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let file = dir.path().join("refused.aabbstream");
+    let child = Command::new(&exe)
+        .args(["refused", &port.to_string()])
+        .arg(&file)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts the check");
+    let (mut conn, _) = listener.accept().expect("the check connects");
+    {
+        let mut d = Decoder::new(conn.try_clone().expect("a clone"), Limits::default());
+        let mut s = StreamState::new(Limits::default());
+        for _ in 0..4 {
+            s.next_step(&mut d)
+                .expect("a valid stream")
+                .expect("a step");
+        }
+    }
+    conn.write_all(b"AABB refused: another engine is live\n")
+        .expect("writes the refusal");
+    drop(conn);
+    let out = child.wait_with_output().expect("the check ends");
+    assert!(out.status.success());
+    let bytes = std::fs::read(&file).expect("the fallback file");
+    let (state, steps) = decode(&bytes[..]);
+    assert_eq!(state.statics(), &[wb(77, [-5.0, -5.0], [5.0, -4.0])]);
+    for u in &steps {
+        let expected: Vec<WireBox> = (0..50u32)
+            .map(|i| {
+                let x = i as f32 + u.step as f32 * 0.5;
+                wb(i, [x, 0.0], [x + 1.0, 0.5])
+            })
+            .collect();
+        assert_eq!(u.boxes, expected, "step {}", u.step);
+    }
+    let seen = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
+    let bye = state.bye().expect("a clean end");
+    let stdout = String::from_utf8_lossy(&out.stdout).replace(&bytes.len().to_string(), "N");
+    // Keeps the folder (and the file) until the caller is done.
+    let kept = dir.keep();
+    Some(Refused {
+        stdout,
+        seen,
+        bye: (bye.steps_sent, bye.steps_dropped),
+        port,
+        file: kept.join("refused.aabbstream"),
+    })
+}
+
+#[test]
+fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
+    let Some(Refused {
+        stdout,
+        seen,
+        bye,
+        port,
+        file,
+    }) = refused_case(&[])
+    else {
+        return;
+    };
+    // What the debugger was sent is replayed into the file: nothing is lost.
+    assert_eq!(
+        stdout,
+        format!(
+            "first target: debugger\n\
+             refused: steps 10 sent 10 dropped 0 refused 0 bytes N error \"\"\n\
+             to file 1\n\
+             fallback: the debugger at 127.0.0.1:{port} refused the stream: another engine is \
+             live; the stream goes on in {}\n",
+            file.display()
+        )
+    );
+    assert_eq!(seen, (0..10u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
+    assert_eq!(bye, (10, 0));
+    let _cleanup = std::fs::remove_dir_all(file.parent().expect("its folder"));
+}
+
+#[test]
+fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
+    // 3,000 bytes kept to replay: the steps (1 kB each) are past it at step 2.
+    let Some(Refused {
+        stdout,
+        seen,
+        bye,
+        port,
+        file,
+    }) = refused_case(&["3000"])
+    else {
+        return;
+    };
+    assert_eq!(
+        stdout,
+        format!(
+            "first target: debugger\n\
+             refused: steps 10 sent 6 dropped 4 refused 4 bytes N error \"\"\n\
+             to file 1\n\
+             fallback: the debugger at 127.0.0.1:{port} refused the stream: another engine is \
+             live; the stream goes on in {}\n",
+            file.display()
+        )
+    );
+    assert_eq!(
+        seen,
+        [
+            (4, true, 4),
+            (5, false, 0),
+            (6, false, 0),
+            (7, false, 0),
+            (8, false, 0),
+            (9, false, 0)
+        ]
+    );
+    assert_eq!(bye, (6, 4));
+    let _cleanup = std::fs::remove_dir_all(file.parent().expect("its folder"));
+}
+
+#[test]
+fn a_fast_engine_refused_after_its_end_still_writes_its_file() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let Some(exe) = compile("check_recorder.c", dir.path()) else {
+        return;
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let file = dir.path().join("fast.aabbstream");
+    let child = Command::new(&exe)
+        .args(["fast", &port.to_string()])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts the check");
+    // Refuses at once, reading nothing.
+    let (mut conn, _) = listener.accept().expect("the check connects");
+    conn.write_all(b"AABB refused: another engine is live\n")
+        .expect("writes the refusal");
+    drop(conn);
+    let out = child.wait_with_output().expect("the check ends");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "fast: steps 70 sent 70 dropped 0 to file 1 error \"\"\n"
+    );
+    let (state, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
+    assert_eq!(steps.len(), 70);
+    assert_eq!(
+        state.bye().map(|b| (b.steps_sent, b.steps_dropped)),
+        Some((70, 0))
+    );
 }

@@ -126,7 +126,7 @@ fn a_file_holds_every_step_box_for_box() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("run.aabbstream");
     let mut rec = Recorder::to_file(&path, hello()).expect("creates the file");
-    assert_eq!(rec.target(), &Target::File(path.clone()));
+    assert_eq!(rec.target(), Target::File(path.clone()));
     let walls = [(5_000u32, [-10.0f32, -10.0], [110.0f32, -9.0])];
     for (id, min, max) in walls {
         rec.static_box(id, &min, &max);
@@ -189,7 +189,7 @@ fn a_loopback_socket_gets_every_step_box_for_box() {
     });
     let hello3 = Hello::new("3d engine", 3, 0.01).with_units("cm");
     let mut rec = Recorder::connect(addr, hello3.clone()).expect("connects");
-    assert_eq!(rec.target(), &Target::Socket(addr));
+    assert_eq!(rec.target(), Target::Socket(addr));
     let mut expected = Vec::new();
     for step in 0..200u32 {
         rec.begin_step();
@@ -449,8 +449,22 @@ fn finish_cuts_a_stalled_connection_after_the_timeout() {
         "finish took {:?}",
         t.elapsed()
     );
-    assert!(stats.error.is_some());
+    // A stalled debugger is said as such, never as a closed connection.
+    let error = stats.error.clone().expect("said");
+    assert!(
+        error
+            == format!(
+                "writing to the debugger at {addr}: no progress within the timeout (it \
+                 stopped reading)"
+            )
+            || (error.starts_with(&format!(
+                "closing: the debugger at {addr} took nothing more within the timeout \
+                 (400ms); "
+            )) && error.ends_with(" steps not written were cut")),
+        "{error}"
+    );
     assert!(stats.steps_dropped > 0);
+    assert_eq!(stats.steps_sent + stats.steps_dropped, 40);
     let _ = tx.send(());
     debugger.join().expect("the debugger thread");
 }
@@ -571,7 +585,7 @@ fn connect_or_file_writes_the_file_when_no_debugger_listens() {
     let path = dir.path().join("fallback.aabbstream");
     let mut rec =
         Recorder::connect_or_file(("127.0.0.1", port), &path, hello()).expect("falls back");
-    assert_eq!(rec.target(), &Target::File(path.clone()));
+    assert_eq!(rec.target(), Target::File(path.clone()));
     rec.begin_step();
     rec.add_box_2d(3, [0.0, 0.0], [1.0, 1.0]);
     rec.end_step();
@@ -640,4 +654,657 @@ fn random_sets_round_trip_through_the_recorder() {
     assert_eq!(err, None);
     let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
     assert_eq!(got, expected);
+}
+
+/// A FIFO made by `mkfifo` in a temp dir (its dir, its path).
+#[cfg(target_os = "linux")]
+fn fifo() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("pipe.aabbstream");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .expect("runs mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+    (dir, path)
+}
+
+/// The read end of a FIFO, opened without waiting for a writer.
+#[cfg(target_os = "linux")]
+fn fifo_reader(path: &std::path::Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(0o4000) // O_NONBLOCK
+        .open(path)
+        .expect("opens the read end")
+}
+
+/// Everything a FIFO holds now (its writer may still have it open).
+#[cfg(target_os = "linux")]
+fn drain(reader: &mut std::fs::File) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return out,
+            Err(e) => panic!("reading the FIFO: {e}"),
+        }
+    }
+}
+
+/// `steps` steps of `n` boxes, all moving.
+fn crowd(rec: &mut Recorder, from: u32, steps: u32, n: u32) {
+    for step in from..from + steps {
+        rec.begin_step();
+        for i in 0..n {
+            let x = i as f32 + step as f32 * 0.5;
+            rec.add_box_2d(i, [x, 0.0], [x + 1.0, 0.5]);
+        }
+        rec.end_step();
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fifo_with_no_reader_is_an_error_at_once() {
+    let (_dir, path) = fifo();
+    let t = Instant::now();
+    let err = Recorder::to_file(&path, hello()).err().expect("refused");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: a FIFO that no process reads (opened without waiting: No such device or \
+             address (os error 6))",
+            path.display()
+        )
+    );
+    // connect_or_file with no debugger: the same error, at once.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let err = Recorder::connect_or_file(("127.0.0.1", port), &path, hello())
+        .err()
+        .expect("refused");
+    assert!(
+        err.to_string().contains("a FIFO that no process reads"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fifo_whose_reader_stops_is_given_up_and_counts_what_it_lost() {
+    let (_dir, path) = fifo();
+    let mut reader = fifo_reader(&path);
+    let timeout = Duration::from_millis(300);
+    let options = Options {
+        timeout,
+        ..Options::default()
+    };
+    let mut rec = Recorder::to_file_with(&path, hello(), options).expect("opens the FIFO");
+    // 30 steps of 40 kB: far more than the pipe's 64 kB.
+    let t = Instant::now();
+    crowd(&mut rec, 0, 30, 2_000);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "steps took {:?}",
+        t.elapsed()
+    );
+    // The writer gives the FIFO up after the timeout without progress.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rec.stats().connected && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(5));
+    }
+    let t = Instant::now();
+    let stats = rec.finish();
+    assert!(
+        t.elapsed() < timeout + Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        stats.error.as_deref(),
+        Some(
+            format!(
+                "writing to {}: no progress within the timeout (it stopped reading)",
+                path.display()
+            )
+            .as_str()
+        )
+    );
+    let (_, steps, err) = decode(&drain(&mut reader)[..]);
+    assert!(err.is_some(), "the last frame is cut");
+    let delivered = steps.len() as u64;
+    assert!(delivered < 30);
+    assert_eq!(
+        (stats.steps, stats.steps_sent, stats.steps_dropped),
+        (30, delivered, 30 - delivered)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn finish_leaves_a_stalled_fifo_within_the_timeout() {
+    let (_dir, path) = fifo();
+    let mut reader = fifo_reader(&path);
+    let timeout = Duration::from_millis(400);
+    let options = Options {
+        timeout,
+        ..Options::default()
+    };
+    let mut rec = Recorder::to_file_with(&path, hello(), options).expect("opens the FIFO");
+    crowd(&mut rec, 0, 30, 2_000);
+    let t = Instant::now();
+    let stats = rec.finish();
+    assert!(
+        t.elapsed() < timeout + Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    let error = stats.error.clone().expect("said");
+    let stalled = format!(
+        "writing to {}: no progress within the timeout (it stopped reading)",
+        path.display()
+    );
+    assert!(
+        error == stalled
+            || (error.starts_with(&format!(
+                "closing: {} took nothing more within the timeout (400ms); ",
+                path.display()
+            )) && error.ends_with(" steps not written were cut")),
+        "{error}"
+    );
+    let (_, steps, _) = decode(&drain(&mut reader)[..]);
+    let delivered = steps.len() as u64;
+    assert_eq!(
+        (stats.steps, stats.steps_sent, stats.steps_dropped),
+        (30, delivered, 30 - delivered)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fifo_reader_that_exits_costs_steps_not_the_process() {
+    let (_dir, path) = fifo();
+    let reader = fifo_reader(&path);
+    let mut rec = Recorder::to_file(&path, hello()).expect("opens the FIFO");
+    drop(reader);
+    crowd(&mut rec, 0, 10, 100);
+    let stats = rec.finish();
+    assert_eq!(
+        stats.error.as_deref(),
+        Some(
+            format!(
+                "writing to {}: its reader went away (Broken pipe (os error 32))",
+                path.display()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        (stats.steps, stats.steps_sent, stats.steps_dropped),
+        (10, 0, 10)
+    );
+    assert!(!stats.connected);
+}
+
+/// A debugger that reads `keep` steps of the stream, then writes `line` (if any) and
+/// closes; its thread returns the steps it read.
+fn refusing_debugger(
+    keep: usize,
+    line: Option<&'static str>,
+) -> (std::net::SocketAddr, thread::JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let handle = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("a connection");
+        let mut read = 0;
+        if keep > 0 {
+            let mut d = Decoder::new(conn.try_clone().expect("a clone"), Limits::default());
+            let mut s = StreamState::new(Limits::default());
+            while read < keep {
+                s.next_step(&mut d)
+                    .expect("a valid stream")
+                    .expect("a step");
+                read += 1;
+            }
+        }
+        if let Some(line) = line {
+            conn.write_all(line.as_bytes()).expect("writes the refusal");
+        }
+        read
+    });
+    (addr, handle)
+}
+
+/// Waits (at most 10 s) until the recorder says it left the debugger.
+fn await_fallback(rec: &Recorder) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rec.stats().fallback.is_none() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Ends steps `from..from + steps` of 50 boxes, each once the writer took the last (so
+/// that none is dropped for a full queue).
+fn paced_crowd(rec: &mut Recorder, from: u32, steps: u32) {
+    for step in from..from + steps {
+        let before = rec.stats().bytes_sent;
+        crowd(rec, step, 1, 50);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rec.stats().bytes_sent == before && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+fn fifty(step: u64) -> Vec<WireBox> {
+    (0..50)
+        .map(|i| {
+            let x = i as f32 + step as f32 * 0.5;
+            WireBox {
+                id: i,
+                min: [x, 0.0, 0.0],
+                max: [x + 1.0, 0.5, 0.0],
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
+    let (addr, debugger) = refusing_debugger(4, Some("AABB refused: another engine is live\n"));
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("refused.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    assert_eq!(rec.target(), Target::Socket(addr));
+    rec.static_box(77, &[-5.0, -5.0], &[5.0, -4.0]);
+    crowd(&mut rec, 0, 4, 50);
+    assert_eq!(debugger.join().expect("the debugger"), 4);
+    await_fallback(&rec);
+    crowd(&mut rec, 4, 6, 50);
+    let stats = rec.finish();
+    let bytes = std::fs::read(&path).expect("the fallback file");
+    assert_eq!(
+        stats.fallback.as_deref(),
+        Some(
+            format!(
+                "the debugger at {addr} refused the stream: another engine is live; the \
+                 stream goes on in {}",
+                path.display()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(stats.target, Target::File(path.clone()));
+    // What the debugger was sent is replayed into the file: nothing is lost.
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.steps_refused
+        ),
+        (10, 10, 0, 0)
+    );
+    assert_eq!(stats.error, None);
+    assert_eq!(stats.bytes_sent, bytes.len() as u64);
+    let (state, steps, err) = decode(&bytes[..]);
+    assert_eq!(err, None);
+    assert_eq!(state.hello(), Some(&hello()));
+    assert_eq!(
+        state.statics(),
+        &[WireBox {
+            id: 77,
+            min: [-5.0, -5.0, 0.0],
+            max: [5.0, -4.0, 0.0]
+        }]
+    );
+    let seen: Vec<(u64, bool, u64)> = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
+    assert_eq!(seen, (0..10u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
+    for u in &steps {
+        assert_eq!(u.boxes, fifty(u.step), "step {}", u.step);
+    }
+    let bye = state.bye().expect("a clean end");
+    assert_eq!((bye.steps_sent, bye.steps_dropped), (10, 0));
+}
+
+#[test]
+fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
+    let (addr, debugger) = refusing_debugger(4, Some("AABB refused: another engine is live\n"));
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("refused.aabbstream");
+    // Steps of 1 kB against 3 kB kept to replay: step 2 is past it.
+    let options = Options {
+        buffer_bytes: 3_000,
+        ..Options::default()
+    };
+    let mut rec = Recorder::connect_or_file_with(addr, &path, hello(), options).expect("connects");
+    rec.static_box(77, &[-5.0, -5.0], &[5.0, -4.0]);
+    paced_crowd(&mut rec, 0, 4);
+    assert_eq!(debugger.join().expect("the debugger"), 4);
+    await_fallback(&rec);
+    paced_crowd(&mut rec, 4, 6);
+    let stats = rec.finish();
+    let bytes = std::fs::read(&path).expect("the fallback file");
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.steps_refused
+        ),
+        (10, 6, 4, 4)
+    );
+    assert_eq!((stats.error, stats.bytes_sent), (None, bytes.len() as u64));
+    let (state, steps, err) = decode(&bytes[..]);
+    assert_eq!(err, None);
+    assert_eq!(state.statics().len(), 1);
+    let seen: Vec<(u64, bool, u64)> = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (4, true, 4),
+            (5, false, 0),
+            (6, false, 0),
+            (7, false, 0),
+            (8, false, 0),
+            (9, false, 0)
+        ]
+    );
+    for u in &steps {
+        assert_eq!(u.boxes, fifty(u.step), "step {}", u.step);
+    }
+    let bye = state.bye().expect("a clean end");
+    assert_eq!((bye.steps_sent, bye.steps_dropped), (6, 4));
+}
+
+#[test]
+fn a_fast_engine_refused_after_its_end_still_writes_its_file() {
+    // The debugger refuses at once, reading nothing; the engine ends 70 steps before or
+    // after the refusal arrives.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let debugger = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("a connection");
+        conn.write_all(b"AABB refused: another engine is live\n")
+            .expect("writes the refusal");
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("fast.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 70, 5);
+    let stats = rec.finish();
+    debugger.join().expect("the debugger");
+    assert_eq!(stats.target, Target::File(path.clone()));
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.error
+        ),
+        (70, 70, 0, None)
+    );
+    let (_, steps, err) = decode(&std::fs::read(&path).expect("the file")[..]);
+    assert_eq!(err, None);
+    assert_eq!(steps.len(), 70);
+}
+
+#[test]
+fn a_debugger_closing_before_the_end_sends_the_stream_to_the_file() {
+    let (addr, debugger) = refusing_debugger(2, None);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("closed.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 2, 10);
+    assert_eq!(debugger.join().expect("the debugger"), 2);
+    await_fallback(&rec);
+    crowd(&mut rec, 2, 3, 10);
+    let stats = rec.finish();
+    assert_eq!(
+        stats.fallback.as_deref(),
+        Some(
+            format!(
+                "the debugger at {addr} closed the connection before the stream's end; the \
+                 stream goes on in {}",
+                path.display()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.steps_refused
+        ),
+        (5, 5, 0, 0)
+    );
+    let (_, steps, err) = decode(&std::fs::read(&path).expect("the file")[..]);
+    assert_eq!(err, None);
+    let seen: Vec<(u64, bool, u64)> = steps
+        .iter()
+        .map(|u| (u.step, u.keyframe, u.dropped_before))
+        .collect();
+    // The two steps the debugger took are replayed into the file.
+    assert_eq!(seen, (0..5u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_refusal_without_a_fallback_stops_the_stream_and_says_why() {
+    let (addr, debugger) = refusing_debugger(0, Some("AABB refused: not a recorder\n"));
+    let mut rec = Recorder::connect(addr, hello()).expect("connects");
+    debugger.join().expect("the debugger");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rec.stats().connected && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(5));
+    }
+    crowd(&mut rec, 0, 3, 10);
+    let stats = rec.finish();
+    assert_eq!(
+        stats.error.as_deref(),
+        Some(format!("the debugger at {addr} refused the stream: not a recorder").as_str())
+    );
+    assert_eq!(
+        (stats.steps, stats.steps_sent, stats.steps_dropped),
+        (3, 0, 3)
+    );
+    assert_eq!(stats.fallback, None);
+}
+
+#[test]
+fn exact_mode_waits_at_most_the_timeout_for_room() {
+    let out = GatedVec::default();
+    let options = Options {
+        buffer_bytes: 200,
+        exact: true,
+        timeout: Duration::from_millis(200),
+    };
+    let mut rec = Recorder::to_writer_with(out.clone(), hello(), options).expect("starts");
+    let set = |t: f32| (1..=4).map(|id| bx(id, t, 0.0)).collect::<Vec<_>>();
+    let t = Instant::now();
+    let mut statuses = Vec::new();
+    for step in 0..3 {
+        rec.begin_step();
+        add_all(&mut rec, &set(step as f32));
+        statuses.push(rec.end_step());
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(
+        statuses,
+        [StepStatus::Queued, StepStatus::Dropped, StepStatus::Dropped]
+    );
+    assert_eq!(
+        rec.stats().last_rejection.as_deref(),
+        Some("step 2: no room in the buffer within the timeout (200ms)")
+    );
+    // A caller's writer that never returns: finish still returns, counting it cut.
+    let t = Instant::now();
+    let stats = rec.finish();
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(
+        (stats.steps, stats.steps_sent, stats.steps_dropped),
+        (3, 0, 3)
+    );
+    assert_eq!(
+        stats.error.as_deref(),
+        Some(
+            "closing: the writer took nothing more within the timeout (200ms); 1 steps not \
+             written were cut"
+        )
+    );
+    out.open();
+}
+
+#[test]
+fn hostile_arguments_are_counted_with_short_messages() {
+    let out = SharedVec::default();
+    let mut rec = Recorder::to_writer(out.clone(), hello()).expect("starts");
+    rec.begin_step();
+    rec.add_box_2d(1, [0.0, 0.0], [1.0, 1.0]);
+    let key = "x".repeat(1_000_000);
+    rec.timing(&key, 1.0);
+    assert_eq!(
+        rec.stats().last_rejection,
+        Some(format!(
+            "timing key {:?}... is not 1 to 32 bytes of a-z, 0-9, _",
+            "x".repeat(40)
+        ))
+    );
+    rec.timing("k", f64::NAN);
+    rec.timing("k2", f64::INFINITY);
+    rec.fat_box(1, &[0.0], &[1.0, 1.0]);
+    rec.fat_box(u32::MAX, &[0.0, 0.0], &[1.0, 1.0]); // not a box of the step
+    rec.pair(1, 1);
+    rec.add_box(2, &[], &[]);
+    rec.add_box_3d(3, [0.0; 3], [1.0; 3]);
+    assert_eq!(rec.end_step(), StepStatus::Queued);
+    let s = rec.finish();
+    assert_eq!(
+        (s.steps_sent, s.boxes_rejected, s.parts_rejected),
+        (1, 2, 6)
+    );
+    let (_, steps, err) = decode(&out.bytes()[..]);
+    assert_eq!(err, None);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(
+        steps[0].boxes,
+        vec![WireBox {
+            id: 1,
+            min: [0.0; 3],
+            max: [1.0, 1.0, 0.0]
+        }]
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_costs_steps_and_says_so() {
+    let path = std::path::Path::new("/dev/full");
+    if std::fs::OpenOptions::new().write(true).open(path).is_err() {
+        eprintln!("skipped: no writable /dev/full on this machine");
+        return;
+    }
+    let mut rec = Recorder::to_file(path, hello()).expect("opens /dev/full");
+    crowd(&mut rec, 0, 5, 10);
+    let stats = rec.finish();
+    assert_eq!(
+        stats.error.as_deref(),
+        Some("writing to /dev/full: No space left on device (os error 28)")
+    );
+    assert_eq!(
+        (
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.bytes_sent
+        ),
+        (5, 0, 5, 0)
+    );
+}
+
+#[test]
+fn connect_or_file_to_a_debugger_that_reads_it_all_writes_no_file() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let debugger = thread::spawn(move || {
+        let (conn, _) = listener.accept().expect("a connection");
+        let (state, steps, err) = decode(conn);
+        // Closes once the stream ended.
+        (state.bye().is_some(), steps.len(), err)
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("unused.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 20, 30);
+    let stats = rec.finish();
+    assert_eq!(debugger.join().expect("the debugger"), (true, 20, None));
+    assert_eq!(
+        (
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.target,
+            stats.fallback,
+            stats.error
+        ),
+        (20, 0, Target::Socket(addr), None, None)
+    );
+    assert!(!path.exists());
+}
+
+#[test]
+fn a_refusal_that_comes_after_the_end_still_sends_the_stream_to_the_file() {
+    // A debugger slow to refuse: the engine's 20 steps and BYE are written first.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = listener.local_addr().expect("an address");
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let debugger = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("a connection");
+        let _ = rx.recv_timeout(Duration::from_secs(10));
+        thread::sleep(Duration::from_millis(100));
+        conn.write_all(b"AABB refused: another engine is live\n")
+            .expect("writes the refusal");
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("late.aabbstream");
+    let mut rec = Recorder::connect_or_file(addr, &path, hello()).expect("connects");
+    crowd(&mut rec, 0, 20, 5);
+    let sender = thread::spawn(move || {
+        // The refusal goes once finish has begun.
+        thread::sleep(Duration::from_millis(50));
+        let _ = tx.send(());
+    });
+    let stats = rec.finish();
+    sender.join().expect("the sender");
+    debugger.join().expect("the debugger");
+    assert_eq!(
+        (
+            stats.target,
+            stats.steps,
+            stats.steps_sent,
+            stats.steps_dropped,
+            stats.error
+        ),
+        (Target::File(path.clone()), 20, 20, 0, None)
+    );
+    let (state, steps, err) = decode(&std::fs::read(&path).expect("the file")[..]);
+    assert_eq!((err, steps.len()), (None, 20));
+    assert_eq!(
+        state.bye().map(|b| (b.steps_sent, b.steps_dropped)),
+        Some((20, 0))
+    );
 }
