@@ -18,6 +18,7 @@ mod engine_parts;
 mod live_link;
 mod reliability;
 mod reliability3;
+mod reliability4;
 mod replay;
 mod replay_file;
 mod replay_open;
