@@ -605,6 +605,55 @@ fn convert_says_what_a_trace_does_not_keep() {
     );
 }
 
+/// One step is "1 step", in `check`, `run` and `convert` alike.
+#[test]
+fn one_step_is_said_in_the_singular() {
+    let dir = tempfile::tempdir().expect("dir");
+    let at = |step: u64| StepFrame {
+        step,
+        keyframe: true,
+        appeared: vec![bx(1, [0.0, 0.0], [1.0, 1.0])],
+        ..StepFrame::default()
+    };
+    let path = write(
+        dir.path(),
+        "two.aabbstream",
+        &stream_bytes(&hello(), &[at(0), at(1)], true),
+    );
+    let out = bin(&["run", utf8(&path), "--steps", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "scene: \"two\" ({}), 2D, 1 sphere\nbroad phase: tree, 1 step\n",
+            path.display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("; pairs recomputed on 0 of 1 step\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tree: height 0 (least possible 0), 1 node, 1 leaf, area ratio"),
+        "{stdout}"
+    );
+    let path = write(
+        dir.path(),
+        "one.aabbstream",
+        &stream_bytes(&hello(), &[at(0)], true),
+    );
+    let out = bin(&["check", utf8(&path)]);
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{}: ok: stream from \"hostile\", 2D, 1 step, no engine broad phase (fat boxes, \
+             pairs, tree)\n",
+            path.display()
+        )
+    );
+}
+
 // ---- 1 (the end). a recording whose step 0 stopped ----------------------------------------------
 
 /// A recording whose step 0 stopped (its pairs passed the limit) is checked against its header
