@@ -4,7 +4,7 @@
 
 use crate::stream::engine::{EngineSummary, PairCounts, TreeSample};
 
-/// How many missed pairs, and pairs reported with fat boxes apart, the text lists (the JSON
+/// How many missed pairs, pairs reported with fat boxes apart and refused trees the text lists (the JSON
 /// lists up to [`crate::stream::engine::MAX_LISTED`]; all are counted).
 pub const MAX_PRINTED: usize = 10;
 
@@ -141,13 +141,25 @@ pub fn lines(s: &EngineSummary) -> Vec<String> {
             ));
         }
     }
-    if s.trees_valid + s.trees_refused > 0 {
+    if s.trees_valid + s.trees_refused + s.trees_unchecked > 0 {
         out.push(format!(
-            "trees: {} valid, {} refused",
-            s.trees_valid, s.trees_refused
+            "trees: {} valid, {} refused{}",
+            s.trees_valid,
+            s.trees_refused,
+            match s.trees_unchecked {
+                0 => String::new(),
+                n => format!(", {n} not checked (the check's work was spent)"),
+            }
         ));
-        for r in &s.refused_trees {
+        for r in s.refused_trees.iter().take(MAX_PRINTED) {
             out.push(format!("  {r}"));
+        }
+        if s.trees_refused > MAX_PRINTED.min(s.refused_trees.len()) as u64 {
+            out.push(format!(
+                "  ({} of {} listed)",
+                MAX_PRINTED.min(s.refused_trees.len()),
+                s.trees_refused
+            ));
         }
         if !s.health.is_empty() {
             out.push(
@@ -222,6 +234,7 @@ pub fn json(s: &EngineSummary) -> serde_json::Value {
         "apart": step_pairs(&s.apart),
         "trees_valid": s.trees_valid,
         "trees_refused": s.trees_refused,
+        "trees_unchecked": s.trees_unchecked,
         "refused_trees": s.refused_trees.iter().map(|r| serde_json::json!({
             "step": r.engine_step,
             "node": r.fault.node,

@@ -545,21 +545,22 @@ pub struct PairCheck {
     pub tests: u64,
 }
 
-/// How much work the pair check may do: at most `per_step` pair tests at one step, and at
-/// most `per_stream` over a whole stream (past either, a step is left unchecked and the
-/// summary says why), so a stream built to defeat the check costs time linear in its size.
+/// How much work the check may do: at most `per_step` pair tests at one step, and at most
+/// `per_stream` units of work over a whole stream (a pair tested, a box, fat box or tree node
+/// read); past either, a step is left unchecked and the summary says why, so a stream built
+/// to defeat the check costs time bounded by the limits whatever it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PairWork {
     /// The most pair tests one step's check makes.
     pub per_step: u64,
-    /// The most pair tests over a stream.
+    /// The most units of work over a stream.
     pub per_stream: u64,
 }
 
 /// Pair tests a step's check may make for each box a step may hold
 /// ([`crate::trace::TraceLimits::max_boxes_per_step`]).
 pub const PAIR_TESTS_PER_STEP_BOX: u64 = 8;
-/// Pair tests a stream's check may make for each box a trace may hold
+/// Units of work a stream's check may do for each box a trace may hold
 /// ([`crate::trace::TraceLimits::max_total_boxes`]).
 pub const PAIR_TESTS_PER_TRACE_BOX: u64 = 4;
 
@@ -587,6 +588,8 @@ impl Default for PairWork {
 /// Why a step's pairs were not checked for the work they would take.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TooMuchWork {
+    /// The stream's check has done all the work it may: the step was not looked at.
+    Stream,
     /// The step's fat boxes overlap in more pairs than one step's check may test.
     Step {
         /// The pairs of fat boxes that overlap along the axis with fewest.
@@ -903,6 +906,8 @@ pub struct EngineSummary {
     pub trees_valid: u64,
     /// Trees refused in all.
     pub trees_refused: u64,
+    /// Trees not checked because the stream's check had done all the work it may.
+    pub trees_unchecked: u64,
     /// The first [`MAX_LISTED`] refused trees.
     pub refused_trees: Vec<RefusedTree>,
     /// The health of every valid tree, in step order (the first [`MAX_HEALTH_SAMPLES`]).
@@ -1092,8 +1097,9 @@ pub struct EngineRecord {
     pub not_kept_from: Option<u64>,
     /// The most work the pair check may do.
     pub pair_work: PairWork,
-    /// The pair tests made so far over the stream.
-    pub pair_tests: u64,
+    /// The check's work so far over the stream: pairs tested, and boxes, fat boxes (once an
+    /// axis) and tree nodes read.
+    pub check_work: u64,
     /// The last step checked: its moving boxes, the parts the check reads, and what it gave
     /// (a step that repeats them, a settled pile's, is not checked again).
     last: Option<LastCheck>,
@@ -1163,7 +1169,8 @@ impl EngineRecord {
         if parts.is_empty() {
             return;
         }
-        let left = self.pair_work.per_stream.saturating_sub(self.pair_tests);
+        let left = self.pair_work.per_stream.saturating_sub(self.check_work);
+        let mut tree_unchecked = false;
         let check = match &self.last {
             // The same boxes and parts as the step before (the static boxes never change):
             // the same result, no work spent.
@@ -1174,14 +1181,34 @@ impl EngineRecord {
                 }
                 check
             }
+            // The stream's work is spent: nothing of the step is looked at.
+            _ if left == 0 => {
+                tree_unchecked = parts.tree.is_some();
+                StepCheck {
+                    pairs: parts.pairs.as_ref().map(|_| Ok(Err(TooMuchWork::Stream))),
+                    tree: None,
+                }
+            }
             _ => {
+                // What the step costs besides its pair tests: its boxes sorted, its fat
+                // boxes counted along each axis, its tree's nodes walked.
+                let read = (moving.len() + statics.len()) as u64
+                    + parts
+                        .fat_boxes
+                        .as_ref()
+                        .map_or(0, |f| f.len() as u64 * axes(dims) as u64)
+                    + parts.tree.as_ref().map_or(0, |t| t.nodes.len() as u64);
+                self.check_work = self.check_work.saturating_add(read);
                 let check = check_step(
                     &parts,
                     moving,
                     statics,
                     dims,
-                    self.pair_work.per_step.min(left),
+                    self.pair_work.per_step.min(left.saturating_sub(read)),
                 );
+                if let Some(Ok(Ok(pairs))) = &check.pairs {
+                    self.check_work = self.check_work.saturating_add(pairs.tests);
+                }
                 self.last = Some(LastCheck {
                     moving: moving.to_vec(),
                     fat_boxes: parts.fat_boxes.clone(),
@@ -1219,7 +1246,6 @@ impl EngineRecord {
         }
         match check.pairs {
             Some(Ok(Ok(pairs))) => {
-                self.pair_tests += pairs.tests;
                 s.pair_steps += 1;
                 s.counts.add(&pairs.counts);
                 if s.step_counts.len() < MAX_HEALTH_SAMPLES {
@@ -1241,26 +1267,30 @@ impl EngineRecord {
                     }));
                 }
             }
-            Some(Ok(Err(TooMuchWork::Step { tests, limit }))) => {
+            Some(Ok(Err(TooMuchWork::Step { tests, limit })))
+                if limit >= self.pair_work.per_step =>
+            {
                 s.pair_steps_unchecked += 1;
-                let why = if limit < self.pair_work.per_step {
-                    // The stream's work, not the step's, ran out: no later step is checked.
-                    format!(
-                        "stopped checking pairs at step {engine_step}: the check has tested \
-                         {} pairs of fat boxes over the stream, the most it may ({})",
-                        self.pair_tests, self.pair_work.per_stream
-                    )
-                } else {
-                    format!(
+                if s.unchecked_reason.is_none() {
+                    s.unchecked_reason = Some(format!(
                         "too many overlapping fat boxes to check at step {engine_step} (more \
                          than {limit} pairs: {tests} overlap along the axis with fewest)"
-                    )
-                };
-                if s.pairs_stopped.is_none() && limit < self.pair_work.per_step {
-                    s.pairs_stopped = Some(why.clone());
+                    ));
+                }
+            }
+            Some(Ok(Err(_))) => {
+                // The stream's work, not the step's, ran out: no later step is checked.
+                s.pair_steps_unchecked += 1;
+                if s.pairs_stopped.is_none() {
+                    s.pairs_stopped = Some(format!(
+                        "stopped checking pairs and trees at step {engine_step}: the check has \
+                         done {} units of work over the stream (a pair tested, a box or tree \
+                         node read), the most it may ({})",
+                        self.check_work, self.pair_work.per_stream
+                    ));
                 }
                 if s.unchecked_reason.is_none() {
-                    s.unchecked_reason = Some(why);
+                    s.unchecked_reason.clone_from(&s.pairs_stopped);
                 }
             }
             Some(Err(why)) => {
@@ -1270,6 +1300,9 @@ impl EngineRecord {
                 }
             }
             None => {}
+        }
+        if tree_unchecked {
+            s.trees_unchecked += 1;
         }
         match check.tree {
             Some(Ok(health)) => {
@@ -1722,6 +1755,7 @@ mod tests {
                     let least = sweep_tests(&fat, 0).min(sweep_tests(&fat, 1));
                     proptest::prop_assert_eq!(tests, least);
                 }
+                Ok(Err(TooMuchWork::Stream)) => proptest::prop_assert!(false, "a step alone"),
                 Err(why) => proptest::prop_assert!(false, "{}", why),
             }
         }
@@ -1775,25 +1809,36 @@ mod tests {
             0,
             PairWork {
                 per_step: 45,
-                per_stream: 100,
+                per_stream: 200,
             },
         );
-        // Box 0's tight box moves a little each step: each step is checked afresh.
+        // Box 0's tight box moves a little each step: each step is checked afresh. A step
+        // reads 10 boxes and 10 fat boxes along 2 axes (30), then tests 45 pairs.
         let moved = |step: u64| {
             let mut moving = fat.clone();
             moving[0].min[0] = step as f32 / 16.0;
             moving
         };
-        for step in 0..4 {
-            record.take(step, step + 10, parts.clone(), &moved(step), &[], 2);
+        for step in 0..5 {
+            let mut parts = parts.clone();
+            if step == 4 {
+                parts.tree = Some(EngineTree::default());
+            }
+            record.take(step, step + 10, parts, &moved(step), &[], 2);
         }
         let s = &record.summary;
-        assert_eq!((s.pair_steps, s.pair_steps_unchecked), (2, 2));
-        assert_eq!((s.missed_total, record.pair_tests), (90, 90));
-        let stopped = "stopped checking pairs at step 12: the check has tested 90 pairs of fat \
-                       boxes over the stream, the most it may (100)";
+        assert_eq!((s.pair_steps, s.pair_steps_unchecked), (2, 3));
+        assert_eq!((s.missed_total, record.check_work), (90, 210));
+        let stopped = "stopped checking pairs and trees at step 12: the check has done 180 units \
+                       of work over the stream (a pair tested, a box or tree node read), the most \
+                       it may (200)";
         assert_eq!(s.pairs_stopped.as_deref(), Some(stopped));
         assert_eq!(s.unchecked_reason.as_deref(), Some(stopped));
+        // Past the stream's work, a tree is not looked at either, and is counted so.
+        assert_eq!(
+            (s.trees_valid, s.trees_refused, s.trees_unchecked),
+            (0, 0, 1)
+        );
         let mut record = EngineRecord::with_pair_work(
             0,
             PairWork {
@@ -1828,20 +1873,21 @@ mod tests {
             0,
             PairWork {
                 per_step: 45,
-                per_stream: 100,
+                per_stream: 1000,
             },
         );
         for step in 0..5 {
             record.take(step, step, parts.clone(), &fat, &[], 2);
         }
-        assert_eq!(record.pair_tests, 45);
+        // 10 boxes and 10 fat boxes along 2 axes read, 45 pairs tested, once.
+        assert_eq!(record.check_work, 75);
         let s = &record.summary;
         assert_eq!((s.pair_steps, s.pair_steps_unchecked), (5, 0));
         assert_eq!(s.missed_total, 5 * 45);
         let mut fewer = parts.clone();
         fewer.pairs = Some(vec![[0, 1]]);
         record.take(5, 5, fewer, &fat, &[], 2);
-        assert_eq!(record.pair_tests, 90);
+        assert_eq!(record.check_work, 150);
         assert_eq!(record.summary.missed_total, 5 * 45 + 44);
     }
 
