@@ -544,10 +544,16 @@ impl OpenCheck {
             &step,
             self.dt,
         ) {
+            let kept = match self.steps {
+                0 => "readers open none of the file".to_owned(),
+                n => format!(
+                    "readers keep the {} before it",
+                    crate::text::count(n, "step", "steps")
+                ),
+            };
             let stop = format!(
-                "step {engine_step} (the trace's step {}) will not open: {why}; readers keep \
-                 the {} steps before it",
-                self.steps, self.steps
+                "step {engine_step} (the trace's step {}) will not open: {why}; {kept}",
+                self.steps
             );
             self.stop = Some(stop.clone());
             return Err(stop);
@@ -789,4 +795,60 @@ fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
         }
     }
     frame
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bx(id: u32, x: f32) -> WireBox {
+        WireBox {
+            id,
+            min: [x, 0.0, 0.0],
+            max: [x + 1.0, 1.0, 0.0],
+        }
+    }
+
+    /// A handshake no trace takes, a static id reused by a step, and a step past the limit
+    /// of boxes in one step: each is what readers refuse, said once and then every time.
+    #[test]
+    fn open_check_says_what_readers_refuse() {
+        let limits = TraceLimits {
+            max_boxes_per_step: 2,
+            ..TraceLimits::default()
+        };
+        let mut check = OpenCheck::new(limits);
+        assert_eq!(
+            check.hello(&wire::Hello::new("e", 4, 0.5)),
+            Err("no step will open: dims must be 2 or 3, got 4".to_owned())
+        );
+        let mut check = OpenCheck::new(limits);
+        assert_eq!(
+            check.hello(&wire::Hello::new("e", 2, 0.0)),
+            Err("no step will open: dt must be > 0 and <= 1, got 0e0".to_owned())
+        );
+        let mut check = OpenCheck::new(limits);
+        check
+            .hello(&wire::Hello::new("e", 2, 0.5))
+            .expect("a trace's");
+        check.statics(&[bx(9, 5.0)]).expect("one static box");
+        check.step(3, &[bx(1, 0.0), bx(2, 1.0)]).expect("opens");
+        let refused = "step 4 (the trace's step 1) will not open: id 9 is a static box's; \
+                       readers keep the 1 step before it";
+        assert_eq!(check.step(4, &[bx(9, 0.0)]), Err(refused.to_owned()));
+        assert_eq!(check.step(5, &[bx(1, 0.0)]), Err(refused.to_owned()));
+        assert_eq!(check.steps(), 1);
+        let mut check = OpenCheck::new(limits);
+        check
+            .hello(&wire::Hello::new("e", 2, 0.5))
+            .expect("a trace's");
+        assert_eq!(
+            check.step(0, &[bx(1, 0.0), bx(2, 1.0), bx(3, 2.0)]),
+            Err(
+                "step 0 (the trace's step 0) will not open: 3 boxes in one step, more than \
+                 the 2 a step may hold; readers open none of the file"
+                    .to_owned()
+            )
+        );
+    }
 }
