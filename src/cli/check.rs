@@ -79,10 +79,10 @@ fn check_stream(path: &std::path::Path, file: &str) -> anyhow::Result<i32> {
     }
     let summary = &info.engine_parts.summary;
     let mut text = format!(
-        "{file}: ok: stream from \"{}\", {}D, {} steps{}\n",
+        "{file}: ok: stream from \"{}\", {}D, {}{}\n",
         excerpt(&info.engine, MAX_EXCERPT_CHARS),
         trace.dimensions(),
-        trace.step_count(),
+        crate::text::count(trace.step_count() as u64, "step", "steps"),
         if summary.is_empty() {
             ", no engine broad phase (fat boxes, pairs, tree)"
         } else {
@@ -96,9 +96,11 @@ fn check_stream(path: &std::path::Path, file: &str) -> anyhow::Result<i32> {
     super::run::print_out(&text)?;
     if super::engine_report::has_errors(summary) {
         eprintln!(
-            "{file}: the engine's broad phase has errors: {} missed pairs, {} reported pairs \
-             with fat boxes apart, {} trees refused",
-            summary.missed_total, summary.apart_total, summary.trees_refused
+            "{file}: the engine's broad phase has errors: {}, {} with fat boxes apart, {} \
+             refused",
+            crate::text::count(summary.missed_total, "missed pair", "missed pairs"),
+            crate::text::count(summary.apart_total, "reported pair", "reported pairs"),
+            crate::text::count(summary.trees_refused, "tree", "trees"),
         );
         return Ok(1);
     }

@@ -103,18 +103,18 @@ pub fn summary_text(file: &str, a: &Side, b: &Side, s: &CompareSummary) -> Strin
         }
     };
     let mut text = format!(
-        "{file}: {} steps\n  A = {}\n  B = {}\n",
-        s.steps,
+        "{file}: {}\n  A = {}\n  B = {}\n",
+        crate::text::count(s.steps, "step", "steps"),
         a.describe(),
         b.describe()
     );
     text.push_str(&format!(
-        "  pairs a step: A {:.1}, B {:.1}; only in A {} in all, only in B {}; {} steps differ{}\n",
+        "  pairs a step: A {:.1}, B {:.1}; only in A {} in all, only in B {}; {} differ{}\n",
         mean(s.pairs[0] as f64),
         mean(s.pairs[1] as f64),
         s.only_a,
         s.only_b,
-        s.steps_differing,
+        crate::text::count(s.steps_differing, "step", "steps"),
         s.first_difference
             .map_or_else(String::new, |k| format!(" (the first: step {k})"))
     ));

@@ -41,15 +41,10 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
         return Ok(2);
     }
     let (trace, warning) = if stream::is_stream_file(&args.input) {
-        match stream::load(&args.input, TraceLimits::default()) {
+        match stream::load_boxes(&args.input, TraceLimits::default()) {
             Ok((trace, info)) => {
-                let with_parts = info.engine_parts.summary.steps_with_parts;
-                if with_parts > 0 {
-                    eprintln!(
-                        "{input}: note: the engine's own broad phase ({with_parts} steps of fat \
-                         boxes, pairs, tree or timings) is not converted: a trace holds boxes \
-                         only (`check` reports it)"
-                    );
+                for note in dropped_by_conversion(&info, to_stream) {
+                    eprintln!("{input}: note: {note}");
                 }
                 (trace, info.stopped.map(|why| (why, info.engine)))
             }
@@ -69,9 +64,8 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
     };
     if let Some((why, _)) = &warning {
         eprintln!(
-            "{input}: warning: the stream stops early ({why}); the {} whole steps before are \
-             converted",
-            trace.step_count()
+            "{input}: warning: the stream stops early ({why}); the {} before are converted",
+            crate::text::count(trace.step_count() as u64, "whole step", "whole steps")
         );
     }
     let mut bytes = Vec::new();
@@ -98,13 +92,76 @@ pub fn main(args: &ConvertArgs) -> anyhow::Result<i32> {
         return Ok(1);
     }
     super::run::print_out(&format!(
-        "{output}: {} steps, {} static boxes, {}D, {} bytes\n",
-        trace.step_count(),
-        trace.statics().len(),
+        "{output}: {}, {}, {}D, {} bytes\n",
+        crate::text::count(trace.step_count() as u64, "step", "steps"),
+        crate::text::count(trace.statics().len() as u64, "static box", "static boxes"),
         trace.dimensions(),
         bytes.len()
     ))?;
     Ok(0)
+}
+
+/// What a stream holds that the converted file does not: the engine's own broad phase (a
+/// trace holds boxes only; a stream written by `convert` neither), the engine's name and
+/// units and the steps it dropped (a trace has no place for them; a stream written by
+/// `convert` names itself and numbers its steps from 0).
+fn dropped_by_conversion(info: &stream::StreamInfo, to_stream: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    let with_parts = info.engine_parts.summary.steps_with_parts;
+    if with_parts > 0 {
+        notes.push(format!(
+            "the engine's own broad phase ({} of fat boxes, pairs, tree or timings) is not \
+             converted: {} (`check` reports it)",
+            crate::text::count(with_parts, "step", "steps"),
+            if to_stream {
+                "`convert` writes boxes only"
+            } else {
+                "a trace holds boxes only"
+            }
+        ));
+    }
+    let mut lost = Vec::new();
+    if !info.engine.is_empty() {
+        lost.push(format!(
+            "the engine's name (\"{}\")",
+            crate::text::excerpt(&info.engine, crate::text::MAX_EXCERPT_CHARS)
+        ));
+    }
+    if !info.units.is_empty() {
+        lost.push(format!(
+            "its units (\"{}\")",
+            crate::text::excerpt(&info.units, crate::text::MAX_EXCERPT_CHARS)
+        ));
+    }
+    if !info.gaps.is_empty() {
+        lost.push(format!(
+            "its {} ({} dropped by the engine: the steps on either side of a gap become \
+             consecutive steps)",
+            crate::text::count(info.gaps.len() as u64, "gap", "gaps"),
+            crate::text::count(info.dropped_steps(), "step", "steps")
+        ));
+    }
+    if !lost.is_empty() {
+        notes.push(format!(
+            "{} not converted: {}",
+            join_and(&lost),
+            if to_stream {
+                "`convert` names the stream \"aabb-debugger convert\" and numbers its steps from 0"
+            } else {
+                "a trace has no place for them"
+            }
+        ));
+    }
+    notes
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 fn extension(path: &Path) -> Option<String> {

@@ -2,7 +2,11 @@
 //! pairs, tree, timings): what `listen` prints at the end of a stream and `check` prints for
 //! a stream file. Lines of text, or one JSON object.
 
-use crate::stream::engine::{EngineSummary, MAX_LISTED, PairCounts, TreeSample};
+use crate::stream::engine::{EngineSummary, PairCounts, TreeSample};
+
+/// How many missed pairs, pairs reported with fat boxes apart and refused trees the text lists (the JSON
+/// lists up to [`crate::stream::engine::MAX_LISTED`]; all are counted).
+pub const MAX_PRINTED: usize = 10;
 
 /// How many tree-health samples the summary shows: the first step's, evenly spaced ones and
 /// the last's.
@@ -54,21 +58,28 @@ pub fn lines(s: &EngineSummary) -> Vec<String> {
         return out;
     }
     out.push(format!(
-        "engine's broad phase: {} steps carried it; pairs checked at {} steps{}",
-        s.steps_with_parts,
-        s.pair_steps,
+        "engine's broad phase: {} carried it; pairs checked at {}{}",
+        crate::text::count(s.steps_with_parts, "step", "steps"),
+        crate::text::count(s.pair_steps, "step", "steps"),
         match (&s.unchecked_reason, s.pair_steps_unchecked) {
             (Some(why), n) => format!(" ({n} not checked; the first: {why})"),
             (None, _) => String::new(),
         }
     ));
+    if let Some(why) = &s.pairs_stopped {
+        out.push(format!("pair check: {why}"));
+    }
     if s.pair_steps > 0 {
         out.push(format!("missed pairs: {}", s.missed_total));
-        for m in &s.missed {
+        for m in s.missed.iter().take(MAX_PRINTED) {
             out.push(format!("  step {}: {}", m.engine_step, ids(m.pair)));
         }
-        if s.missed_total > s.missed.len() as u64 {
-            out.push(format!("  (the first {MAX_LISTED} listed)"));
+        if s.missed_total > MAX_PRINTED.min(s.missed.len()) as u64 {
+            out.push(format!(
+                "  ({} of {} listed)",
+                MAX_PRINTED.min(s.missed.len()),
+                s.missed_total
+            ));
         }
         let c = &s.counts;
         let mut classes = vec![format!("tight boxes overlap {}", c.contact)];
@@ -103,11 +114,18 @@ pub fn lines(s: &EngineSummary) -> Vec<String> {
             s.margin
                 .map_or_else(String::new, |m| format!(" (declared margin {m})"))
         ));
-        for a in &s.apart {
+        for a in s.apart.iter().take(MAX_PRINTED) {
             out.push(format!(
                 "  step {}: {} reported but fat boxes apart",
                 a.engine_step,
                 ids(a.pair)
+            ));
+        }
+        if s.apart_total > MAX_PRINTED.min(s.apart.len()) as u64 {
+            out.push(format!(
+                "  ({} of {} listed)",
+                MAX_PRINTED.min(s.apart.len()),
+                s.apart_total
             ));
         }
     }
@@ -115,21 +133,33 @@ pub fn lines(s: &EngineSummary) -> Vec<String> {
         out.push("timings and counts (over the steps that sent each):".to_owned());
         for (key, t) in &s.timings {
             out.push(format!(
-                "  {key}: mean {:.3}, min {:.3}, max {:.3} ({} steps)",
+                "  {key}: mean {:.3}, min {:.3}, max {:.3} ({})",
                 t.mean(),
                 t.min,
                 t.max,
-                t.steps
+                crate::text::count(t.steps, "step", "steps")
             ));
         }
     }
-    if s.trees_valid + s.trees_refused > 0 {
+    if s.trees_valid + s.trees_refused + s.trees_unchecked > 0 {
         out.push(format!(
-            "trees: {} valid, {} refused",
-            s.trees_valid, s.trees_refused
+            "trees: {} valid, {} refused{}",
+            s.trees_valid,
+            s.trees_refused,
+            match s.trees_unchecked {
+                0 => String::new(),
+                n => format!(", {n} not checked (the check's work was spent)"),
+            }
         ));
-        for r in &s.refused_trees {
+        for r in s.refused_trees.iter().take(MAX_PRINTED) {
             out.push(format!("  {r}"));
+        }
+        if s.trees_refused > MAX_PRINTED.min(s.refused_trees.len()) as u64 {
+            out.push(format!(
+                "  ({} of {} listed)",
+                MAX_PRINTED.min(s.refused_trees.len()),
+                s.trees_refused
+            ));
         }
         if !s.health.is_empty() {
             out.push(
@@ -174,6 +204,7 @@ pub fn json(s: &EngineSummary) -> serde_json::Value {
         "pair_steps": s.pair_steps,
         "pair_steps_unchecked": s.pair_steps_unchecked,
         "unchecked_reason": s.unchecked_reason,
+        "pairs_stopped": s.pairs_stopped,
         "missed_total": s.missed_total,
         "missed": step_pairs(&s.missed),
         "reported": c.total(),
@@ -203,6 +234,7 @@ pub fn json(s: &EngineSummary) -> serde_json::Value {
         "apart": step_pairs(&s.apart),
         "trees_valid": s.trees_valid,
         "trees_refused": s.trees_refused,
+        "trees_unchecked": s.trees_unchecked,
         "refused_trees": s.refused_trees.iter().map(|r| serde_json::json!({
             "step": r.engine_step,
             "node": r.fault.node,

@@ -369,21 +369,27 @@ pub fn readable(s: &RunSummary) -> String {
         out.push('\n');
     };
     line(format!(
-        "scene: \"{}\" ({}), {}D, {} spheres",
+        "scene: \"{}\" ({}), {}D, {}",
         crate::text::excerpt(&s.scene, crate::text::MAX_EXCERPT_CHARS),
         crate::text::escape_controls(&s.file),
         s.dimensions,
-        s.spheres
+        crate::text::count(s.spheres as u64, "sphere", "spheres")
     ));
-    line(format!("broad phase: {}, {} steps", s.broadphase, s.steps));
+    line(format!(
+        "broad phase: {}, {}",
+        s.broadphase,
+        crate::text::count(s.steps, "step", "steps")
+    ));
     let per_step = if s.steps == 0 {
         0.0
     } else {
         s.reinserts_total as f64 / s.steps as f64
     };
     line(format!(
-        "reinserts: {} ({per_step:.2} per step); pairs recomputed on {} of {} steps",
-        s.reinserts_total, s.pairs_recomputed_steps, s.steps
+        "reinserts: {} ({per_step:.2} per step); pairs recomputed on {} of {}",
+        s.reinserts_total,
+        s.pairs_recomputed_steps,
+        crate::text::count(s.steps, "step", "steps")
     ));
     line(format!(
         "candidate pairs at the last step: {}  {}",
@@ -397,8 +403,12 @@ pub fn readable(s: &RunSummary) -> String {
     ));
     if let Some(t) = &s.tree {
         line(format!(
-            "tree: height {} (least possible {}), {} nodes, {} leaves, area ratio {:.3}",
-            t.height, t.min_height, t.nodes, t.leaves, t.area_ratio
+            "tree: height {} (least possible {}), {}, {}, area ratio {:.3}",
+            t.height,
+            t.min_height,
+            crate::text::count(t.nodes as u64, "node", "nodes"),
+            crate::text::count(t.leaves as u64, "leaf", "leaves"),
+            t.area_ratio
         ));
     }
     line(format!(

@@ -65,8 +65,10 @@ fn a_correct_stream_reports_no_missed_pair_and_every_tree_valid() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "{}: note: the engine's own broad phase ({STEPS} steps of fat boxes, pairs, tree or \
-             timings) is not converted: a trace holds boxes only (`check` reports it)\n",
+            "{0}: note: the engine's own broad phase ({STEPS} steps of fat boxes, pairs, tree or \
+             timings) is not converted: a trace holds boxes only (`check` reports it)\n\
+             {0}: note: the engine's name (\"engine parts test\") and its units (\"m\") not \
+             converted: a trace has no place for them\n",
             path.display()
         )
     );
@@ -115,7 +117,7 @@ fn a_pair_dropped_at_step_7_is_the_one_missed_pair() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "{}: the engine's broad phase has errors: 1 missed pairs, 0 reported pairs with \
+            "{}: the engine's broad phase has errors: 1 missed pair, 0 reported pairs with \
              fat boxes apart, 0 trees refused\n",
             path.display()
         )

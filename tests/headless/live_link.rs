@@ -166,8 +166,11 @@ fn run_and_convert_take_a_stream_file_as_they_take_its_text_trace() {
     assert_eq!(
         text(&out.stderr).trim_end(),
         format!(
-            "{}: holds a scene, not a trace; it was not replaced (give another path, or --force \
+            "{}: note: the engine's name (\"test\") and its units (\"m\") not converted: a trace \
+             has no place for them\n\
+             {}: holds a scene, not a trace; it was not replaced (give another path, or --force \
              to replace it)",
+            stream_path.display(),
             scene.display()
         )
     );

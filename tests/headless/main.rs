@@ -20,6 +20,7 @@ mod live_link;
 mod recorders_hostile;
 mod reliability;
 mod reliability3;
+mod reliability4;
 mod replay;
 mod replay_file;
 mod replay_open;

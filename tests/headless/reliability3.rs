@@ -165,6 +165,9 @@ fn a_save_removes_the_stale_temporary_file_a_killed_save_left() {
         .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
         .expect("age it");
     let fresh = write(dir.path(), ".aabb-save-Saving.tmp", b"a save under way");
+    // A save under way holds its temporary file locked.
+    let held = std::fs::File::open(&fresh).expect("open");
+    held.lock().expect("lock");
     let out_path = dir.path().join("level.ron");
     let out = bin(&["import-boxes", utf8(&list), "--out", utf8(&out_path)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -178,6 +181,7 @@ fn a_save_removes_the_stale_temporary_file_a_killed_save_left() {
         vec![".aabb-save-Saving.tmp", "level.ron", "level.txt"]
     );
     assert!(fresh.exists());
+    drop(held);
 }
 
 // ---- 4. recording headers that order unbounded work ----------------------------------------

@@ -153,7 +153,8 @@ impl FileKind {
 const KIND_SNIFF_BYTES: u64 = 64 * 1024;
 
 /// What `head`, the first bytes of a file, hold: a recording, PNG, stream or text trace by
-/// their magic, a box list
+/// their magic (a file that is only the first bytes of a stream's magic is a stream cut
+/// there), a box list
 /// as the box list's reader tells one, a scene when the first token (after white space and
 /// `//` or `/* */` comments) is `(`, `{`, or a name followed by `(`; empty when there is only
 /// white space.
@@ -166,6 +167,10 @@ pub fn content_kind(head: &[u8]) -> FileKind {
         return FileKind::Png;
     }
     if head.starts_with(&aabb_recorder::wire::MAGIC) {
+        return FileKind::Stream;
+    }
+    // A stream cut inside its magic (the stream's reader then says so).
+    if !head.is_empty() && aabb_recorder::wire::MAGIC.starts_with(head) {
         return FileKind::Stream;
     }
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
@@ -859,12 +864,27 @@ fn write_atomic_with(
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     // Created with O_CREAT | O_EXCL (mode 0600 unless set above); removed again on drop.
-    let mut tmp = builder.tempfile_in(&dir).map_err(|e| {
-        io(
-            format!("create a temporary file in {}", dir.display()),
-            without_temp_path(e),
-        )
-    })?;
+    // Locked and held until the file is closed (the process ends, even by `kill -9`): a
+    // temporary file no one holds locked is left over, and the next save removes it at once
+    // (holding its lock while it does). A save's own file removed so between its creation
+    // and its lock is made again.
+    let mut attempt = 0;
+    let mut tmp = loop {
+        let tmp = builder.tempfile_in(&dir).map_err(|e| {
+            io(
+                format!("create a temporary file in {}", dir.display()),
+                without_temp_path(e),
+            )
+        })?;
+        let tmp_name = tmp.path().display().to_string();
+        tmp.as_file()
+            .lock()
+            .map_err(|e| io(format!("lock the temporary file {tmp_name}"), e))?;
+        attempt += 1;
+        if still_named(&tmp) || attempt >= TEMP_ATTEMPTS {
+            break tmp;
+        }
+    };
     let tmp_name = tmp.path().display().to_string();
     tmp.as_file_mut()
         .write_all(bytes)
@@ -906,7 +926,8 @@ const TEMP_SUFFIX: &str = ".tmp";
 const TEMP_RAND: usize = 6;
 
 /// A temporary file of our naming older than this is left over from a save that was killed
-/// (a save writes its temporary file in seconds): the next save to its folder removes it.
+/// (a save writes its temporary file in seconds): the next save to its folder removes it
+/// even where it cannot tell by the file's lock.
 pub const STALE_TEMP_SECS: u64 = 600;
 
 /// The most entries of a folder [`remove_stale_temps`] looks at (a huge folder is not read
@@ -923,8 +944,9 @@ pub fn is_temp_name(name: &str) -> bool {
 }
 
 /// Removes from `dir` the regular files of our temporary files' naming ([`is_temp_name`])
-/// that belong to us and were last changed more than [`STALE_TEMP_SECS`] before `now`: what
-/// a save killed before its rename (`kill -9`, a crash, a power cut) left. Returns how many
+/// that belong to us and that no process holds locked (every save holds its own locked until
+/// it ends), or were last changed more than [`STALE_TEMP_SECS`] before `now` (where locks
+/// do not work): what a save killed before its rename (`kill -9`, a crash, a power cut) left. Returns how many
 /// were removed; failures (a folder that cannot be listed, a file removed meanwhile) are
 /// skipped, as the save that follows reports what matters.
 pub fn remove_stale_temps(dir: &Path, now: std::time::SystemTime) -> usize {
@@ -951,15 +973,59 @@ pub fn remove_stale_temps(dir: &Path, now: std::time::SystemTime) -> usize {
         };
         #[cfg(not(unix))]
         let ours = true;
-        let stale = meta
+        let old = meta
             .modified()
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .is_some_and(|age| age.as_secs() > STALE_TEMP_SECS);
-        if meta.is_file() && ours && stale && std::fs::remove_file(&path).is_ok() {
+        if !(meta.is_file() && ours) {
+            continue;
+        }
+        if remove_if_unlocked(&path) || (old && std::fs::remove_file(&path).is_ok()) {
             removed += 1;
         }
     }
+    removed
+}
+
+/// How many times a save makes its temporary file again when another save's clean-up removed
+/// it before it was locked.
+const TEMP_ATTEMPTS: u32 = 8;
+
+/// True when the temporary file's path still names the file open in `tmp` (another save's
+/// clean-up did not remove it before it was locked).
+fn still_named(tmp: &tempfile::NamedTempFile) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(open), Ok(named)) = (
+            tmp.as_file().metadata(),
+            std::fs::symlink_metadata(tmp.path()),
+        ) else {
+            return false;
+        };
+        open.dev() == named.dev() && open.ino() == named.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        tmp.path().exists()
+    }
+}
+
+/// Removes the file at `path` when no process holds it locked (a save holds its temporary
+/// file locked until it ends): its save was killed. The lock is held while the file is
+/// removed, so that a save that has just made it waits and then sees it gone. False when it
+/// is locked, cannot be opened or locked (a file system without locks: then only its age
+/// tells), or was not removed.
+fn remove_if_unlocked(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    if file.try_lock().is_err() {
+        return false;
+    }
+    let removed = std::fs::remove_file(path).is_ok();
+    drop(file);
     removed
 }
 
@@ -1885,18 +1951,20 @@ mod tests {
         }
     }
 
-    /// A save killed before its rename (`kill -9`) leaves its temporary file; the next save to
-    /// the folder removes it once it is stale, and leaves fresh ones (a save under way), other
-    /// names and links alone.
+    /// A save killed before its rename (`kill -9`) leaves its temporary file, which no process
+    /// holds locked; the next save to the folder removes it at once, and leaves a locked one
+    /// (a save under way), other names and links alone; an old one goes even when locked
+    /// (where locks do not work).
     #[cfg(unix)]
     #[test]
     fn a_stale_temp_file_is_removed_by_the_next_save() {
         let dir = tempdir();
         let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let killed = dir.path().join(".aabb-save-Kill3d.tmp");
         let stale = dir.path().join(".aabb-save-Xy12ab.tmp");
         let fresh = dir.path().join(".aabb-save-Fresh1.tmp");
         let foreign = dir.path().join(".abcdef.tmp");
-        for p in [&stale, &fresh, &foreign] {
+        for p in [&killed, &stale, &fresh, &foreign] {
             std::fs::write(p, vec![7u8; 1000]).expect("write");
         }
         for p in [&stale, &foreign] {
@@ -1907,6 +1975,10 @@ mod tests {
                 .set_modified(hour_ago)
                 .expect("set mtime");
         }
+        // A save under way holds its file locked (the lock is the open file's, so another
+        // open of it in this process is refused the lock too).
+        let under_way = File::open(&fresh).expect("open");
+        under_way.lock().expect("lock");
         let link = dir.path().join(".aabb-save-Link12.tmp");
         symlink(&foreign, &link).expect("link");
         let path = dir.path().join("scene.ron");
@@ -1932,6 +2004,7 @@ mod tests {
             names_in(dir.path()),
             vec![".aabb-save-Link12.tmp", ".abcdef.tmp", "scene.ron"]
         );
+        drop(under_way);
     }
 
     #[test]

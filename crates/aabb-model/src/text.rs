@@ -146,6 +146,16 @@ pub fn clean_message(message: &str) -> String {
     out
 }
 
+/// `n` and the noun for it: `1 step`, `0 steps`, `2 steps`.
+#[must_use]
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

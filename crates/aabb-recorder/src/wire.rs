@@ -62,6 +62,26 @@ pub fn kind_name(kind: u8) -> &'static str {
     }
 }
 
+/// `1 byte`, `2 bytes`.
+pub(crate) fn byte_count(n: u64) -> String {
+    if n == 1 {
+        "1 byte".to_owned()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The name of a frame kind after its article: "a STEP", "an optional".
+fn a_kind(kind: u8) -> String {
+    let name = kind_name(kind);
+    let article = if name.starts_with(['o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
+}
+
 /// The handshake: who sends, in how many dimensions, at what time step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hello {
@@ -658,8 +678,8 @@ impl fmt::Display for WireErrorKind {
                 got,
             } => write!(
                 f,
-                "the stream ends inside a {} frame ({got} of {expected} bytes)",
-                kind_name(*k)
+                "the stream ends inside {} frame ({got} of {expected} bytes)",
+                a_kind(*k)
             ),
             K::UnknownKind(k) => write!(f, "a frame of unknown kind 0x{k:02x}"),
             K::ShortFrame { kind, what } => {
@@ -675,13 +695,15 @@ impl fmt::Display for WireErrorKind {
             K::TrailingBytes { kind, len } if *kind == KIND_STEP => {
                 write!(
                     f,
-                    "{len} bytes after the step's lists that are not whole sections"
+                    "{} after the step's lists that are not whole sections",
+                    byte_count(*len)
                 )
             }
             K::TrailingBytes { kind, len } => {
                 write!(
                     f,
-                    "{len} bytes left over after the {} frame's body",
+                    "{} left over after the {} frame's body",
+                    byte_count(*len),
                     kind_name(*kind)
                 )
             }
@@ -723,8 +745,8 @@ impl fmt::Display for WireErrorKind {
             K::SecondHello => write!(f, "a second HELLO"),
             K::SecondStatic => write!(f, "a second STATIC"),
             K::StaticAfterStep => write!(f, "STATIC after a STEP"),
-            K::AfterBye(k) => write!(f, "a {} frame after BYE", kind_name(*k)),
-            K::BeforeHello(k) => write!(f, "a {} frame before HELLO", kind_name(*k)),
+            K::AfterBye(k) => write!(f, "{} frame after BYE", a_kind(*k)),
+            K::BeforeHello(k) => write!(f, "{} frame before HELLO", a_kind(*k)),
             K::Section { tag, detail } => {
                 write!(f, "the {} section: {detail}", section_name(*tag))
             }

@@ -244,7 +244,7 @@ fn refusals_name_the_section_the_entry_and_the_ids() {
                 b.push(0);
                 b
             },
-            "the tree section: 1 bytes left over after its last entry".to_owned(),
+            "the tree section: 1 byte left over after its last entry".to_owned(),
         ),
         (
             SECTION_TIMINGS,

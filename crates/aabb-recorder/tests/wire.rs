@@ -351,7 +351,7 @@ fn a_bad_handshake_is_refused() {
     ]);
     assert_eq!(
         error_of(&bytes),
-        "byte 8: 1 bytes left over after the HELLO frame's body"
+        "byte 8: 1 byte left over after the HELLO frame's body"
     );
 }
 
@@ -529,7 +529,7 @@ fn bytes_after_the_lists_must_be_whole_sections() {
     bytes.push(0);
     assert_eq!(
         error_of(&bytes),
-        format!("byte {at}, step 0: 1 bytes after the step's lists that are not whole sections")
+        format!("byte {at}, step 0: 1 byte after the step's lists that are not whole sections")
     );
     // A section claiming more bytes than there are.
     let mut bytes = good.bytes.clone();
@@ -737,7 +737,7 @@ fn frames_come_in_order() {
             Frame::Step(_) => "a STEP frame",
             Frame::Static(_) => "a STATIC frame",
             Frame::Bye(_) => "a BYE frame",
-            _ => "a optional frame",
+            _ => "an optional frame",
         };
         let step = if name == "a STEP frame" {
             ", step 0"
@@ -761,7 +761,7 @@ fn frames_come_in_order() {
     assert_eq!(error_of(&bytes), "byte 8: a BYE frame before HELLO");
     let mut bytes = MAGIC.to_vec();
     bytes.extend_from_slice(&[1, 0, 0, 0, 0x80]);
-    assert_eq!(error_of(&bytes), "byte 8: a optional frame before HELLO");
+    assert_eq!(error_of(&bytes), "byte 8: an optional frame before HELLO");
     // And so does the state, for frames that do not come through a decoder.
     let mut state = StreamState::new(Limits::default());
     assert_eq!(

@@ -385,7 +385,8 @@ pub fn from_bytes(bytes: &[u8], file: &str) -> Result<History, SceneError> {
 /// What the header orders, checked against what the records say before anything is built, so
 /// that a header changed to order far more work than was recorded (a million generated
 /// spheres over the records of thirty) is refused at once: the spheres at step 0 are step 0's
-/// `appeared`, and (the tree) its leaves are those spheres and the static boxes. The work a
+/// `appeared`, and (the tree) its leaves are those spheres and the static boxes, whether or
+/// not step 0 stopped (a stopped step still made its bodies). The work a
 /// step of the header's broad phase takes is bounded as for any scene
 /// ([`crate::broadphase::check_work`]).
 fn check_header_against_records(
@@ -401,7 +402,7 @@ fn check_header_against_records(
         .count();
     let generated = scene.generate.map_or(0, |g| g.count as usize);
     let spheres = listed_alive + generated;
-    if !first.stopped && spheres as u64 != u64::from(first.appeared) {
+    if spheres as u64 != u64::from(first.appeared) {
         return Err(format!(
             "the header's scene has {spheres} spheres at step 0, but step 0's record says {} \
              appeared: the header does not belong to these records (nothing was rebuilt)",
@@ -409,7 +410,7 @@ fn check_header_against_records(
         ));
     }
     let bodies = spheres + scene.boxes.len();
-    if first.has_tree && !first.stopped && bodies as u64 != u64::from(first.leaves) {
+    if first.has_tree && bodies as u64 != u64::from(first.leaves) {
         return Err(format!(
             "the header's scene has {bodies} bodies at step 0 (spheres and static boxes), but \
              step 0's record says the tree holds {} leaves: the header does not belong to \
@@ -417,7 +418,7 @@ fn check_header_against_records(
             first.leaves
         ));
     }
-    if !first.stopped && first.has_tree != (kind == BroadphaseKind::Tree) {
+    if first.has_tree != (kind == BroadphaseKind::Tree) {
         return Err(format!(
             "the header's broad phase is {kind}, but step 0's record says {}: the header does \
              not belong to these records (nothing was rebuilt)",

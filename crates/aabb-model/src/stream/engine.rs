@@ -533,16 +533,131 @@ pub struct PairCheck {
     /// The reported pairs by class.
     pub counts: PairCounts,
     /// Pairs whose fat boxes overlap that the engine did not report (two static boxes are
-    /// never a pair), sorted.
+    /// never a pair), counted whole.
+    pub missed_total: u64,
+    /// The least [`MAX_LISTED`] of them, sorted.
     pub missed: Vec<[u32; 2]>,
-    /// Reported pairs whose fat boxes are apart, sorted.
+    /// Reported pairs whose fat boxes are apart, counted whole.
+    pub apart_total: u64,
+    /// The first [`MAX_LISTED`] of them, sorted.
     pub apart: Vec<[u32; 2]>,
+    /// The pairs of fat boxes the check tested (those that overlap along the axis swept).
+    pub tests: u64,
+}
+
+/// How much work the check may do: at most `per_step` pair tests at one step, and at most
+/// `per_stream` units of work over a whole stream (a pair tested, a box, fat box or tree node
+/// read); past either, a step is left unchecked and the summary says why, so a stream built
+/// to defeat the check costs time bounded by the limits whatever it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairWork {
+    /// The most pair tests one step's check makes.
+    pub per_step: u64,
+    /// The most units of work over a stream.
+    pub per_stream: u64,
+}
+
+/// Pair tests a step's check may make for each box a step may hold
+/// ([`crate::trace::TraceLimits::max_boxes_per_step`]).
+pub const PAIR_TESTS_PER_STEP_BOX: u64 = 8;
+/// Units of work a stream's check may do for each box a trace may hold
+/// ([`crate::trace::TraceLimits::max_total_boxes`]).
+pub const PAIR_TESTS_PER_TRACE_BOX: u64 = 4;
+
+impl PairWork {
+    /// The work the check may do on a stream read under `limits`: 8 pair tests a box of the
+    /// largest step at one step, 4 a box of the largest trace over the stream (8 and 64
+    /// million under the default limits).
+    #[must_use]
+    pub fn for_limits(limits: &crate::trace::TraceLimits) -> Self {
+        PairWork {
+            per_step: (limits.max_boxes_per_step as u64).saturating_mul(PAIR_TESTS_PER_STEP_BOX),
+            per_stream: limits
+                .max_total_boxes
+                .saturating_mul(PAIR_TESTS_PER_TRACE_BOX),
+        }
+    }
+}
+
+impl Default for PairWork {
+    fn default() -> Self {
+        Self::for_limits(&crate::trace::TraceLimits::default())
+    }
+}
+
+/// Why a step's pairs were not checked for the work they would take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TooMuchWork {
+    /// The stream's check has done all the work it may: the step was not looked at.
+    Stream,
+    /// The step's fat boxes overlap in more pairs than one step's check may test.
+    Step {
+        /// The pairs of fat boxes that overlap along the axis with fewest.
+        tests: u64,
+        /// The most one step may test.
+        limit: u64,
+    },
+}
+
+/// The pair tests a sweep along `axis` makes over `fat`: for each box, the boxes after it in
+/// the order of their lower bounds whose lower bound is within its upper one. Counted without
+/// testing a pair (a sort and a binary search a box).
+fn sweep_tests(fat: &[WireBox], axis: usize) -> u64 {
+    let mut mins: Vec<f32> = fat.iter().map(|b| b.min[axis]).collect();
+    mins.sort_unstable_by(f32::total_cmp);
+    let mut total = 0u64;
+    for b in fat {
+        // The boxes whose lower bound is at most this one's upper bound, this one included.
+        let reach = mins.partition_point(|m| m.total_cmp(&b.max[axis]).is_le());
+        // Of those, the ones before it in the sweep's order are counted from their side; a
+        // box with a lower bound equal to another's is before or after it by id, once.
+        let before = mins.partition_point(|m| m.total_cmp(&b.min[axis]).is_lt());
+        total += (reach - before).saturating_sub(1) as u64;
+    }
+    // Each pair whose lower bounds tie is counted from both sides: once too many.
+    let mut k = 0;
+    while k < mins.len() {
+        let run = mins[k..]
+            .iter()
+            .take_while(|m| m.total_cmp(&mins[k]).is_eq())
+            .count();
+        let ties = run as u64 * (run as u64 - 1) / 2;
+        total -= ties;
+        k += run;
+    }
+    total
+}
+
+/// Keeps the least `MAX_LISTED` of the pairs given it, and counts them all.
+#[derive(Default)]
+struct Least {
+    total: u64,
+    heap: std::collections::BinaryHeap<[u32; 2]>,
+}
+
+impl Least {
+    fn push(&mut self, pair: [u32; 2]) {
+        self.total += 1;
+        if self.heap.len() < MAX_LISTED {
+            self.heap.push(pair);
+        } else if self.heap.peek().is_some_and(|top| pair < *top) {
+            self.heap.pop();
+            self.heap.push(pair);
+        }
+    }
+
+    fn into_sorted(self) -> (u64, Vec<[u32; 2]>) {
+        (self.total, self.heap.into_sorted_vec())
+    }
 }
 
 /// Checks the engine's `pairs` (sorted, `a < b`) against every pair of its `fat` boxes that
-/// overlap (sort and sweep on x, exact), and classifies each reported pair. `proxies` are the
-/// step's boxes (moving and static, sorted by id), `statics` the static ones' ids (sorted).
-/// An error when some box has no fat box (the check needs them all).
+/// overlap (sort and sweep along the axis where fewest pairs overlap, exact), and classifies
+/// each reported pair. `proxies` are the step's boxes (moving and static, sorted by id),
+/// `statics` the static ones' ids (sorted). Missed pairs are counted, and the least
+/// [`MAX_LISTED`] kept. An error when some box has no fat box (the check needs them all);
+/// [`TooMuchWork`] (before any pair is tested) when the sweep would test more than
+/// `max_tests` pairs.
 pub fn check_pairs(
     proxies: &[WireBox],
     statics: &[u32],
@@ -550,7 +665,8 @@ pub fn check_pairs(
     pairs: &[[u32; 2]],
     margin: Option<f32>,
     dims: u8,
-) -> Result<PairCheck, String> {
+    max_tests: u64,
+) -> Result<Result<PairCheck, TooMuchWork>, String> {
     if fat.len() != proxies.len() {
         return Err(format!(
             "fat boxes for {} of the step's {} boxes (the pair check needs them all)",
@@ -560,20 +676,41 @@ pub fn check_pairs(
     }
     let mut fat_sorted = fat.to_vec();
     fat_sorted.sort_unstable_by_key(|b| b.id);
+    // -0 as 0, so that the order of the sweep (total) is the order of the overlap test.
+    for b in &mut fat_sorted {
+        for v in b.min.iter_mut().chain(b.max.iter_mut()) {
+            *v += 0.0;
+        }
+    }
+    // The axis along which the fewest pairs overlap (the first of equals).
+    let (axis, tests) = (0..axes(dims))
+        .map(|k| (k, sweep_tests(&fat_sorted, k)))
+        .min_by_key(|&(k, t)| (t, k))
+        .unwrap_or((0, 0));
+    if tests > max_tests {
+        return Ok(Err(TooMuchWork::Step {
+            tests,
+            limit: max_tests,
+        }));
+    }
     let is_static = |id: u32| statics.binary_search(&id).is_ok();
-    let mut check = PairCheck::default();
-    // Every overlapping pair of fat boxes, by a sweep along x.
+    let mut check = PairCheck {
+        tests,
+        ..PairCheck::default()
+    };
+    let mut missed = Least::default();
+    // Every overlapping pair of fat boxes, by a sweep along the axis.
     let mut order: Vec<usize> = (0..fat_sorted.len()).collect();
     order.sort_unstable_by(|&i, &j| {
-        fat_sorted[i].min[0]
-            .total_cmp(&fat_sorted[j].min[0])
+        fat_sorted[i].min[axis]
+            .total_cmp(&fat_sorted[j].min[axis])
             .then(fat_sorted[i].id.cmp(&fat_sorted[j].id))
     });
     for (k, &i) in order.iter().enumerate() {
         let a = &fat_sorted[i];
         for &j in &order[k + 1..] {
             let b = &fat_sorted[j];
-            if b.min[0] > a.max[0] {
+            if b.min[axis].total_cmp(&a.max[axis]).is_gt() {
                 break;
             }
             if !overlaps((&a.min, &a.max), (&b.min, &b.max), dims) {
@@ -584,11 +721,11 @@ pub fn check_pairs(
             }
             let pair = [a.id.min(b.id), a.id.max(b.id)];
             if pairs.binary_search(&pair).is_err() {
-                check.missed.push(pair);
+                missed.push(pair);
             }
         }
     }
-    check.missed.sort_unstable();
+    (check.missed_total, check.missed) = missed.into_sorted();
     let get = |list: &[WireBox], id: u32| {
         list.binary_search_by_key(&id, |b| b.id)
             .ok()
@@ -608,10 +745,13 @@ pub fn check_pairs(
         let class = classify_pair(&ta, &tb, &fa, &fb, margin, dims);
         check.counts.count(class);
         if class == PairClass::FatApart {
-            check.apart.push([a, b]);
+            check.apart_total += 1;
+            if check.apart.len() < MAX_LISTED {
+                check.apart.push([a, b]);
+            }
         }
     }
-    Ok(check)
+    Ok(Ok(check))
 }
 
 /// Each pair the engine reported at `step` with why it exists ([`PairClass`]), in the
@@ -747,6 +887,9 @@ pub struct EngineSummary {
     pub pair_steps_unchecked: u64,
     /// Why the first unchecked step could not be.
     pub unchecked_reason: Option<String>,
+    /// Why the pair check stopped before the end of the stream (its work over the stream
+    /// reached [`PairWork::per_stream`]), when it did.
+    pub pairs_stopped: Option<String>,
     /// The reported pairs by class, over the checked steps.
     pub counts: PairCounts,
     /// Each checked step's counts, in step order (the first [`MAX_HEALTH_SAMPLES`]).
@@ -763,6 +906,8 @@ pub struct EngineSummary {
     pub trees_valid: u64,
     /// Trees refused in all.
     pub trees_refused: u64,
+    /// Trees not checked because the stream's check had done all the work it may.
+    pub trees_unchecked: u64,
     /// The first [`MAX_LISTED`] refused trees.
     pub refused_trees: Vec<RefusedTree>,
     /// The health of every valid tree, in step order (the first [`MAX_HEALTH_SAMPLES`]).
@@ -901,19 +1046,22 @@ impl EngineSummary {
 /// What one step's parts gave.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepCheck {
-    /// The pair check, when the step carried pairs: an error when it could not be run.
-    pub pairs: Option<Result<PairCheck, String>>,
+    /// The pair check, when the step carried pairs: an error when it could not be run, or
+    /// [`TooMuchWork`] when it would test more than it may.
+    pub pairs: Option<Result<Result<PairCheck, TooMuchWork>, String>>,
     /// The tree's health, or why it was refused, when the step carried a tree.
     pub tree: Option<Result<TreeHealth, TreeFault>>,
 }
 
-/// Checks one step's parts against its boxes: `moving` and `statics` sorted by id.
+/// Checks one step's parts against its boxes: `moving` and `statics` sorted by id; the pair
+/// check tests at most `max_tests` pairs of fat boxes.
 #[must_use]
 pub fn check_step(
     parts: &EngineParts,
     moving: &[WireBox],
     statics: &[WireBox],
     dims: u8,
+    max_tests: u64,
 ) -> StepCheck {
     let mut proxies: Vec<WireBox> = Vec::with_capacity(moving.len() + statics.len());
     proxies.extend_from_slice(moving);
@@ -925,7 +1073,7 @@ pub fn check_step(
             return Err("the step carries pairs but no fat boxes".to_owned());
         };
         let static_ids: Vec<u32> = statics.iter().map(|b| b.id).collect();
-        check_pairs(&proxies, &static_ids, fat, pairs, margin, dims)
+        check_pairs(&proxies, &static_ids, fat, pairs, margin, dims, max_tests)
     });
     let tree = parts.tree.as_ref().map(|tree| {
         validate_tree(tree, &proxies, dims).map(|shape| tree_health(tree, &shape, dims))
@@ -947,6 +1095,36 @@ pub struct EngineRecord {
     pub budget: u64,
     /// The first step whose parts were not kept for the budget, when one was not.
     pub not_kept_from: Option<u64>,
+    /// The most work the pair check may do.
+    pub pair_work: PairWork,
+    /// The check's work so far over the stream: pairs tested, and boxes, fat boxes (once an
+    /// axis) and tree nodes read.
+    pub check_work: u64,
+    /// The last step checked: its moving boxes, the parts the check reads, and what it gave
+    /// (a step that repeats them, a settled pile's, is not checked again).
+    last: Option<LastCheck>,
+}
+
+/// What [`EngineRecord`] keeps of the last step it checked.
+#[derive(Clone, Debug, PartialEq)]
+struct LastCheck {
+    moving: Vec<WireBox>,
+    fat_boxes: Option<Vec<WireBox>>,
+    pairs: Option<Vec<[u32; 2]>>,
+    tree: Option<EngineTree>,
+    margin: Option<u64>,
+    check: StepCheck,
+}
+
+impl LastCheck {
+    /// Whether a step of these boxes and parts is checked as this one was.
+    fn repeats(&self, moving: &[WireBox], parts: &EngineParts) -> bool {
+        self.moving == moving
+            && self.fat_boxes == parts.fat_boxes
+            && self.pairs == parts.pairs
+            && self.tree == parts.tree
+            && self.margin == parts.timing(TIMING_MARGIN).map(f64::to_bits)
+    }
 }
 
 impl EngineRecord {
@@ -956,6 +1134,17 @@ impl EngineRecord {
     pub fn new(budget: u64) -> Self {
         EngineRecord {
             budget,
+            ..EngineRecord::default()
+        }
+    }
+
+    /// A record that keeps at most `budget` fat boxes, pairs and tree nodes, whose pair check
+    /// does at most `pair_work`.
+    #[must_use]
+    pub fn with_pair_work(budget: u64, pair_work: PairWork) -> Self {
+        EngineRecord {
+            budget,
+            pair_work,
             ..EngineRecord::default()
         }
     }
@@ -980,7 +1169,57 @@ impl EngineRecord {
         if parts.is_empty() {
             return;
         }
-        let check = check_step(&parts, moving, statics, dims);
+        let left = self.pair_work.per_stream.saturating_sub(self.check_work);
+        let mut tree_unchecked = false;
+        let check = match &self.last {
+            // The same boxes and parts as the step before (the static boxes never change):
+            // the same result, no work spent.
+            Some(last) if last.repeats(moving, &parts) => {
+                let mut check = last.check.clone();
+                if let Some(Ok(Ok(pairs))) = &mut check.pairs {
+                    pairs.tests = 0;
+                }
+                check
+            }
+            // The stream's work is spent: nothing of the step is looked at.
+            _ if left == 0 => {
+                tree_unchecked = parts.tree.is_some();
+                StepCheck {
+                    pairs: parts.pairs.as_ref().map(|_| Ok(Err(TooMuchWork::Stream))),
+                    tree: None,
+                }
+            }
+            _ => {
+                // What the step costs besides its pair tests: its boxes sorted, its fat
+                // boxes counted along each axis, its tree's nodes walked.
+                let read = (moving.len() + statics.len()) as u64
+                    + parts
+                        .fat_boxes
+                        .as_ref()
+                        .map_or(0, |f| f.len() as u64 * axes(dims) as u64)
+                    + parts.tree.as_ref().map_or(0, |t| t.nodes.len() as u64);
+                self.check_work = self.check_work.saturating_add(read);
+                let check = check_step(
+                    &parts,
+                    moving,
+                    statics,
+                    dims,
+                    self.pair_work.per_step.min(left.saturating_sub(read)),
+                );
+                if let Some(Ok(Ok(pairs))) = &check.pairs {
+                    self.check_work = self.check_work.saturating_add(pairs.tests);
+                }
+                self.last = Some(LastCheck {
+                    moving: moving.to_vec(),
+                    fat_boxes: parts.fat_boxes.clone(),
+                    pairs: parts.pairs.clone(),
+                    tree: parts.tree.clone(),
+                    margin: parts.timing(TIMING_MARGIN).map(f64::to_bits),
+                    check: check.clone(),
+                });
+                check
+            }
+        };
         let s = &mut self.summary;
         s.steps_with_parts += 1;
         if let Some(m) = parts.timing(TIMING_MARGIN) {
@@ -1006,7 +1245,7 @@ impl EngineRecord {
             }
         }
         match check.pairs {
-            Some(Ok(pairs)) => {
+            Some(Ok(Ok(pairs))) => {
                 s.pair_steps += 1;
                 s.counts.add(&pairs.counts);
                 if s.step_counts.len() < MAX_HEALTH_SAMPLES {
@@ -1014,11 +1253,11 @@ impl EngineRecord {
                         engine_step,
                         index,
                         counts: pairs.counts,
-                        missed: pairs.missed.len() as u64,
+                        missed: pairs.missed_total,
                     });
                 }
-                s.missed_total += pairs.missed.len() as u64;
-                s.apart_total += pairs.apart.len() as u64;
+                s.missed_total += pairs.missed_total;
+                s.apart_total += pairs.apart_total;
                 for (list, found) in [(&mut s.missed, pairs.missed), (&mut s.apart, pairs.apart)] {
                     let room = MAX_LISTED.saturating_sub(list.len());
                     list.extend(found.into_iter().take(room).map(|pair| StepPair {
@@ -1028,6 +1267,32 @@ impl EngineRecord {
                     }));
                 }
             }
+            Some(Ok(Err(TooMuchWork::Step { tests, limit })))
+                if limit >= self.pair_work.per_step =>
+            {
+                s.pair_steps_unchecked += 1;
+                if s.unchecked_reason.is_none() {
+                    s.unchecked_reason = Some(format!(
+                        "too many overlapping fat boxes to check at step {engine_step} (more \
+                         than {limit} pairs: {tests} overlap along the axis with fewest)"
+                    ));
+                }
+            }
+            Some(Ok(Err(_))) => {
+                // The stream's work, not the step's, ran out: no later step is checked.
+                s.pair_steps_unchecked += 1;
+                if s.pairs_stopped.is_none() {
+                    s.pairs_stopped = Some(format!(
+                        "stopped checking pairs and trees at step {engine_step}: the check has \
+                         done {} units of work over the stream (a pair tested, a box or tree \
+                         node read), the most it may ({})",
+                        self.check_work, self.pair_work.per_stream
+                    ));
+                }
+                if s.unchecked_reason.is_none() {
+                    s.unchecked_reason.clone_from(&s.pairs_stopped);
+                }
+            }
             Some(Err(why)) => {
                 s.pair_steps_unchecked += 1;
                 if s.unchecked_reason.is_none() {
@@ -1035,6 +1300,9 @@ impl EngineRecord {
                 }
             }
             None => {}
+        }
+        if tree_unchecked {
+            s.trees_unchecked += 1;
         }
         match check.tree {
             Some(Ok(health)) => {
@@ -1106,6 +1374,10 @@ mod tests {
             height: h,
             enlarged: false,
         }
+    }
+
+    fn checked(result: Result<Result<PairCheck, TooMuchWork>, String>) -> PairCheck {
+        result.expect("checked").expect("within the work")
     }
 
     /// Boxes 1 (x 0..1), 2 (x 2..3), 3 (x 4..5).
@@ -1300,7 +1572,15 @@ mod tests {
             })
             .collect();
         let pairs = vec![[1, 2], [1, 6], [2, 3], [4, 5]];
-        let check = check_pairs(&tight, &[], &fat, &pairs, Some(0.5), 2).expect("checked");
+        let check = checked(check_pairs(
+            &tight,
+            &[],
+            &fat,
+            &pairs,
+            Some(0.5),
+            2,
+            u64::MAX,
+        ));
         assert_eq!(
             check.counts,
             PairCounts {
@@ -1315,7 +1595,7 @@ mod tests {
         // 1's fat box (-0.5..1.5) meets 3's (2.4..4.5)? No; 1 and 3 are not missed. None is.
         assert_eq!(check.missed, Vec::<[u32; 2]>::new());
         // Without a declared margin, margin and look-ahead are one class.
-        let check = check_pairs(&tight, &[], &fat, &pairs, None, 2).expect("checked");
+        let check = checked(check_pairs(&tight, &[], &fat, &pairs, None, 2, u64::MAX));
         assert_eq!(
             check.counts,
             PairCounts {
@@ -1328,8 +1608,15 @@ mod tests {
         );
         assert_eq!(check.counts.false_positives(), 3);
         // Drop (2, 3): it is missed, and only it.
-        let check =
-            check_pairs(&tight, &[], &fat, &[[1, 2], [4, 5]], Some(0.5), 2).expect("checked");
+        let check = checked(check_pairs(
+            &tight,
+            &[],
+            &fat,
+            &[[1, 2], [4, 5]],
+            Some(0.5),
+            2,
+            u64::MAX,
+        ));
         assert_eq!(check.missed, vec![[2, 3]]);
 
         // A step's pairs one by one (what the window colours), the step's margin first.
@@ -1368,14 +1655,240 @@ mod tests {
     #[test]
     fn two_static_boxes_are_never_missed_and_every_box_needs_a_fat_box() {
         let tight = vec![bx(1, 0.0, 1.0), bx(2, 0.5, 2.0)];
-        let check = check_pairs(&tight, &[1, 2], &tight, &[], None, 2).expect("checked");
+        let check = checked(check_pairs(&tight, &[1, 2], &tight, &[], None, 2, u64::MAX));
         assert_eq!(check.missed, Vec::<[u32; 2]>::new());
-        let check = check_pairs(&tight, &[1], &tight, &[], None, 2).expect("checked");
+        let check = checked(check_pairs(&tight, &[1], &tight, &[], None, 2, u64::MAX));
         assert_eq!(check.missed, vec![[1, 2]]);
         assert_eq!(
-            check_pairs(&tight, &[], &tight[..1], &[], None, 2),
+            check_pairs(&tight, &[], &tight[..1], &[], None, 2, u64::MAX),
             Err("fat boxes for 1 of the step's 2 boxes (the pair check needs them all)".to_owned())
         );
+    }
+
+    /// The pairs a sweep along `axis` tests, by the sweep itself.
+    fn swept(fat: &[WireBox], axis: usize) -> u64 {
+        let mut order: Vec<&WireBox> = fat.iter().collect();
+        order.sort_by(|a, b| a.min[axis].total_cmp(&b.min[axis]).then(a.id.cmp(&b.id)));
+        let mut n = 0;
+        for (k, a) in order.iter().enumerate() {
+            n += order[k + 1..]
+                .iter()
+                .take_while(|b| b.min[axis] <= a.max[axis])
+                .count() as u64;
+        }
+        n
+    }
+
+    proptest::proptest! {
+        /// The count of a sweep's tests made before it is the sweep's own, ties included.
+        #[test]
+        fn the_sweeps_tests_are_counted_before_it(
+            spans in proptest::collection::vec((0u8..6, 0u8..4), 0..40),
+        ) {
+            let fat: Vec<WireBox> = spans
+                .iter()
+                .enumerate()
+                .map(|(k, &(x0, w))| bx(k as u32, f32::from(x0), f32::from(x0 + w)))
+                .collect();
+            proptest::prop_assert_eq!(sweep_tests(&fat, 0), swept(&fat, 0));
+        }
+
+        /// Whatever the boxes, fat boxes and pairs, the check keeps at most MAX_LISTED
+        /// missed and apart pairs, tests at most what it may, and counts what it lists.
+        #[test]
+        fn the_checks_memory_and_work_are_bounded(
+            spans in proptest::collection::vec((0u8..4, 0u8..3, 0u8..4, 0u8..3), 1..60),
+            reported in proptest::collection::vec((0u32..60, 0u32..60), 0..40),
+            max_tests in 0u64..600,
+        ) {
+            let fat: Vec<WireBox> = spans
+                .iter()
+                .enumerate()
+                .map(|(k, &(x0, w, y0, h))| WireBox {
+                    id: k as u32,
+                    min: [f32::from(x0), f32::from(y0), 0.0],
+                    max: [f32::from(x0 + w), f32::from(y0 + h), 0.0],
+                })
+                .collect();
+            let n = fat.len() as u32;
+            let mut pairs: Vec<[u32; 2]> = reported
+                .iter()
+                .map(|&(a, b)| [a % n, b % n])
+                .filter(|p| p[0] < p[1])
+                .collect();
+            pairs.sort_unstable();
+            pairs.dedup();
+            let brute = |listed: bool| {
+                let mut missed = Vec::new();
+                for a in &fat {
+                    for b in fat.iter().filter(|b| b.id > a.id) {
+                        if overlaps((&a.min, &a.max), (&b.min, &b.max), 2)
+                            && (!listed || pairs.binary_search(&[a.id, b.id]).is_err())
+                        {
+                            missed.push([a.id, b.id]);
+                        }
+                    }
+                }
+                missed
+            };
+            let want = brute(true);
+            match check_pairs(&fat, &[], &fat, &pairs, None, 2, max_tests) {
+                Ok(Ok(check)) => {
+                    proptest::prop_assert!(check.tests <= max_tests);
+                    proptest::prop_assert!(check.tests >= brute(false).len() as u64);
+                    proptest::prop_assert_eq!(check.missed_total, want.len() as u64);
+                    let listed: Vec<[u32; 2]> = want.iter().take(MAX_LISTED).copied().collect();
+                    proptest::prop_assert_eq!(check.missed, listed);
+                    let apart = pairs
+                        .iter()
+                        .filter(|[a, b]| {
+                            let (a, b) = (&fat[*a as usize], &fat[*b as usize]);
+                            !overlaps((&a.min, &a.max), (&b.min, &b.max), 2)
+                        })
+                        .count() as u64;
+                    proptest::prop_assert_eq!(check.apart_total, apart);
+                    proptest::prop_assert_eq!(check.apart.len() as u64, apart);
+                }
+                Ok(Err(TooMuchWork::Step { tests, limit })) => {
+                    proptest::prop_assert_eq!(limit, max_tests);
+                    proptest::prop_assert!(tests > max_tests);
+                    let least = sweep_tests(&fat, 0).min(sweep_tests(&fat, 1));
+                    proptest::prop_assert_eq!(tests, least);
+                }
+                Ok(Err(TooMuchWork::Stream)) => proptest::prop_assert!(false, "a step alone"),
+                Err(why) => proptest::prop_assert!(false, "{}", why),
+            }
+        }
+    }
+
+    /// Identical fat boxes, none reported: every pair is missed; the pairs are counted, the
+    /// least MAX_LISTED kept, and past the step's work the step is not checked at all.
+    #[test]
+    fn identical_fat_boxes_are_counted_not_listed() {
+        let fat: Vec<WireBox> = (0..2000).map(|k| bx(k, 0.0, 1.0)).collect();
+        let check = checked(check_pairs(&fat, &[], &fat, &[], None, 2, u64::MAX));
+        assert_eq!(check.missed_total, 1_999_000);
+        assert_eq!(check.tests, 1_999_000);
+        assert_eq!(check.missed.len(), MAX_LISTED);
+        assert_eq!(check.missed[0], [0, 1]);
+        assert_eq!(check.missed[MAX_LISTED - 1], [0, 1000]);
+        assert_eq!(
+            check_pairs(&fat, &[], &fat, &[], None, 2, 1_998_999),
+            Ok(Err(TooMuchWork::Step {
+                tests: 1_999_000,
+                limit: 1_998_999
+            }))
+        );
+    }
+
+    /// Boxes in one column along x are swept along y, where none overlap: no test at all.
+    #[test]
+    fn a_column_is_swept_along_its_length() {
+        let fat: Vec<WireBox> = (0..5000)
+            .map(|k| WireBox {
+                id: k,
+                min: [0.0, 2.0 * k as f32, 0.0],
+                max: [1.0, 2.0 * k as f32 + 1.0, 0.0],
+            })
+            .collect();
+        let check = checked(check_pairs(&fat, &[], &fat, &[], None, 2, 0));
+        assert_eq!((check.tests, check.missed_total), (0, 0));
+    }
+
+    /// A stream's steps spend one budget: the steps past it are not checked, and the summary
+    /// says where the check stopped and why; a step past the step's limit is named.
+    #[test]
+    fn the_pair_work_is_bounded_per_step_and_per_stream() {
+        let fat: Vec<WireBox> = (0..10).map(|k| bx(k, 0.0, 1.0)).collect();
+        let parts = EngineParts {
+            fat_boxes: Some(fat.clone()),
+            pairs: Some(Vec::new()),
+            ..EngineParts::default()
+        };
+        let mut record = EngineRecord::with_pair_work(
+            0,
+            PairWork {
+                per_step: 45,
+                per_stream: 200,
+            },
+        );
+        // Box 0's tight box moves a little each step: each step is checked afresh. A step
+        // reads 10 boxes and 10 fat boxes along 2 axes (30), then tests 45 pairs.
+        let moved = |step: u64| {
+            let mut moving = fat.clone();
+            moving[0].min[0] = step as f32 / 16.0;
+            moving
+        };
+        for step in 0..5 {
+            let mut parts = parts.clone();
+            if step == 4 {
+                parts.tree = Some(EngineTree::default());
+            }
+            record.take(step, step + 10, parts, &moved(step), &[], 2);
+        }
+        let s = &record.summary;
+        assert_eq!((s.pair_steps, s.pair_steps_unchecked), (2, 3));
+        assert_eq!((s.missed_total, record.check_work), (90, 210));
+        let stopped = "stopped checking pairs and trees at step 12: the check has done 180 units \
+                       of work over the stream (a pair tested, a box or tree node read), the most \
+                       it may (200)";
+        assert_eq!(s.pairs_stopped.as_deref(), Some(stopped));
+        assert_eq!(s.unchecked_reason.as_deref(), Some(stopped));
+        // Past the stream's work, a tree is not looked at either, and is counted so.
+        assert_eq!(
+            (s.trees_valid, s.trees_refused, s.trees_unchecked),
+            (0, 0, 1)
+        );
+        let mut record = EngineRecord::with_pair_work(
+            0,
+            PairWork {
+                per_step: 44,
+                per_stream: 100,
+            },
+        );
+        record.take(0, 7, parts, &fat, &[], 2);
+        let s = &record.summary;
+        assert_eq!((s.pair_steps, s.pair_steps_unchecked), (0, 1));
+        assert_eq!(s.pairs_stopped, None);
+        assert_eq!(
+            s.unchecked_reason.as_deref(),
+            Some(
+                "too many overlapping fat boxes to check at step 7 (more than 44 pairs: 45 \
+                 overlap along the axis with fewest)"
+            )
+        );
+    }
+
+    /// A step that repeats the boxes and parts of the step before (a settled pile) gives its
+    /// result again without spending the stream's work; a change in either checks afresh.
+    #[test]
+    fn a_repeated_step_is_not_checked_again() {
+        let fat: Vec<WireBox> = (0..10).map(|k| bx(k, 0.0, 1.0)).collect();
+        let parts = EngineParts {
+            fat_boxes: Some(fat.clone()),
+            pairs: Some(Vec::new()),
+            ..EngineParts::default()
+        };
+        let mut record = EngineRecord::with_pair_work(
+            0,
+            PairWork {
+                per_step: 45,
+                per_stream: 1000,
+            },
+        );
+        for step in 0..5 {
+            record.take(step, step, parts.clone(), &fat, &[], 2);
+        }
+        // 10 boxes and 10 fat boxes along 2 axes read, 45 pairs tested, once.
+        assert_eq!(record.check_work, 75);
+        let s = &record.summary;
+        assert_eq!((s.pair_steps, s.pair_steps_unchecked), (5, 0));
+        assert_eq!(s.missed_total, 5 * 45);
+        let mut fewer = parts.clone();
+        fewer.pairs = Some(vec![[0, 1]]);
+        record.take(5, 5, fewer, &fat, &[], 2);
+        assert_eq!(record.check_work, 150);
+        assert_eq!(record.summary.missed_total, 5 * 45 + 44);
     }
 
     #[test]

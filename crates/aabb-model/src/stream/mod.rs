@@ -13,7 +13,9 @@ pub mod listen;
 
 use crate::fileio::ReadError;
 use crate::text::escape_controls;
-use crate::trace::{Trace, TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits};
+use crate::trace::{
+    Trace, TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits, check_step_rules,
+};
 use crate::tree::Aabb;
 use aabb_recorder::StreamState;
 use aabb_recorder::wire::{self, Decoder, Frame, WireBox, WireErrorKind};
@@ -104,6 +106,24 @@ pub enum StreamError {
         /// What the trace refused.
         error: TraceError,
     },
+    /// A step is valid in the stream's format but breaks a trace's rules or limits (a velocity
+    /// past f32, more steps or boxes than a trace holds): `SOURCE: byte N, step S: what`, with
+    /// the engine's step number and the trace's.
+    #[error("{}: byte {offset}, step {engine_step}: {message} (the trace's step {index}{})", escape_controls(.source_name), dropped_note(*.dropped_before, *.index))]
+    Step {
+        /// The file or connection.
+        source_name: String,
+        /// The byte offset of the step's frame.
+        offset: u64,
+        /// The engine's number for the step.
+        engine_step: u64,
+        /// The step's index in the trace.
+        index: u64,
+        /// Engine steps dropped just before it.
+        dropped_before: u64,
+        /// What is wrong.
+        message: String,
+    },
     /// The file could not be opened.
     #[error("{0}")]
     Read(#[from] ReadError),
@@ -120,6 +140,62 @@ pub enum StreamError {
     },
 }
 
+/// `; the engine dropped the N steps before it, so the trace takes the move of N + 1 steps as
+/// one`, or nothing.
+fn dropped_note(dropped: u64, index: u64) -> String {
+    match dropped {
+        0 => String::new(),
+        _ if index == 0 => String::new(),
+        1 => "; the engine dropped the step before it, so the trace takes the move of 2 steps \
+              as one"
+            .to_owned(),
+        n => format!(
+            "; the engine dropped the {n} steps before it, so the trace takes the move of {} \
+             steps as one",
+            n.saturating_add(1)
+        ),
+    }
+}
+
+impl StreamError {
+    /// Whether a reader keeps the steps before this error (with a warning) rather than
+    /// refusing the whole stream: the stream is cut (inside a frame or its length field), or
+    /// a step passes a limit (more boxes, steps or bytes than a trace or frame may hold, a
+    /// velocity past f32), as a listener may have written it.
+    #[must_use]
+    pub fn keeps_steps_before(&self) -> bool {
+        match self {
+            StreamError::Wire { error, .. } => matches!(
+                error.kind,
+                WireErrorKind::Truncated { .. }
+                    | WireErrorKind::TruncatedLength { .. }
+                    | WireErrorKind::OverLimit { .. }
+                    | WireErrorKind::FrameLength { len: 1.., .. }
+            ),
+            StreamError::Step { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The message without the file's or connection's name (for a warning that names it
+    /// already).
+    #[must_use]
+    pub fn without_source(&self) -> String {
+        let text = self.to_string();
+        let prefix = match self {
+            StreamError::Wire { source_name, .. }
+            | StreamError::Step { source_name, .. }
+            | StreamError::Trace { source_name, .. }
+            | StreamError::NoStep { source_name, .. } => {
+                format!("{}: ", escape_controls(source_name))
+            }
+            _ => String::new(),
+        };
+        text.strip_prefix(&prefix)
+            .map_or(text.clone(), str::to_owned)
+    }
+}
+
 /// Turns decoded frames into a trace step by step: the one place a stream becomes steps, for
 /// files and live connections alike.
 pub struct StreamIntake {
@@ -130,6 +206,9 @@ pub struct StreamIntake {
     /// Whether the steps are kept as a trace (else only counted: `listen --out` writes them
     /// to its file and holds only the current set).
     keep_steps: bool,
+    /// Whether the engine's parts are checked (else only the steps carrying them are
+    /// counted: `convert` needs no check).
+    check_engine: bool,
     /// Steps taken.
     steps: u64,
     info: StreamInfo,
@@ -175,9 +254,13 @@ impl StreamIntake {
             state: StreamState::new(wire_limits(&limits)),
             builder: None,
             keep_steps: true,
+            check_engine: true,
             steps: 0,
             info: StreamInfo {
-                engine_parts: engine::EngineRecord::new(limits.max_total_boxes),
+                engine_parts: engine::EngineRecord::with_pair_work(
+                    limits.max_total_boxes,
+                    engine::PairWork::for_limits(&limits),
+                ),
                 ..StreamInfo::default()
             },
             name: name.to_owned(),
@@ -195,6 +278,14 @@ impl StreamIntake {
         };
         intake.info.engine_parts = engine::EngineRecord::new(0);
         intake
+    }
+
+    /// Leaves the engine's parts unchecked (only the steps that carry some are counted, in
+    /// [`engine::EngineSummary::steps_with_parts`]): for a reader that keeps the boxes only.
+    #[must_use]
+    pub fn without_engine_check(mut self) -> Self {
+        self.check_engine = false;
+        self
     }
 
     /// Applies one decoded frame. On an error nothing of that frame was taken.
@@ -247,7 +338,20 @@ impl StreamIntake {
                     self.ensure_builder().map_err(trace_error)?;
                     if let Some(builder) = self.builder.as_mut() {
                         let boxes = update.boxes.iter().map(|b| trace_box(b, dims)).collect();
-                        builder.push_step(boxes).map_err(trace_error)?;
+                        builder.push_step(boxes).map_err(|error| {
+                            let message = match error {
+                                TraceError::Invalid { message, .. } => message,
+                                other => other.to_string(),
+                            };
+                            StreamError::Step {
+                                source_name: source_name.clone(),
+                                offset,
+                                engine_step: update.step,
+                                index,
+                                dropped_before: update.dropped_before,
+                                message,
+                            }
+                        })?;
                     }
                 }
                 self.steps += 1;
@@ -267,14 +371,18 @@ impl StreamIntake {
                 if self.keep_steps {
                     self.info.engine_steps.push(update.step);
                 }
-                self.info.engine_parts.take(
-                    index,
-                    update.step,
-                    std::mem::take(&mut update.engine),
-                    &update.boxes,
-                    self.state.statics(),
-                    dims,
-                );
+                if self.check_engine {
+                    self.info.engine_parts.take(
+                        index,
+                        update.step,
+                        std::mem::take(&mut update.engine),
+                        &update.boxes,
+                        self.state.statics(),
+                        dims,
+                    );
+                } else if !update.engine.is_empty() {
+                    self.info.engine_parts.summary.steps_with_parts += 1;
+                }
                 Ok(Intake::Step {
                     index,
                     engine_step: update.step,
@@ -370,6 +478,122 @@ impl StreamIntake {
     }
 }
 
+/// Whether a stream being written will open under the reading rules ([`read_stream`],
+/// [`TraceBuilder`]), told frame by frame: a writer of a stream file (`listen --out`) calls
+/// [`OpenCheck::hello`], [`OpenCheck::statics`] and [`OpenCheck::step`] for each frame it
+/// writes, and the first error says which step readers will stop at (they keep the steps
+/// before it with a warning) and why. It holds one step's boxes.
+#[derive(Clone, Debug)]
+pub struct OpenCheck {
+    limits: TraceLimits,
+    dims: u8,
+    dt: f32,
+    static_ids: Vec<u32>,
+    previous: Vec<TraceBox>,
+    steps: u64,
+    boxes: u64,
+    /// Why readers stop, once they do.
+    stop: Option<String>,
+}
+
+impl OpenCheck {
+    /// A check under the readers' `limits` (the default ones: [`TraceLimits::default`]).
+    #[must_use]
+    pub fn new(limits: TraceLimits) -> Self {
+        OpenCheck {
+            limits,
+            dims: 2,
+            dt: 1.0,
+            static_ids: Vec::new(),
+            previous: Vec::new(),
+            steps: 0,
+            boxes: 0,
+            stop: None,
+        }
+    }
+
+    /// The handshake: its dimensions and dt must be a trace's (2 or 3; > 0 and <= 1). An
+    /// error here means no step of the file will open.
+    pub fn hello(&mut self, hello: &wire::Hello) -> Result<(), String> {
+        self.dims = hello.dimensions;
+        self.dt = hello.dt_secs;
+        let header = TraceHeader {
+            dimensions: hello.dimensions,
+            dt: hello.dt_secs,
+        };
+        TraceBuilder::new("", header, Vec::new(), self.limits).map_err(|e| self.fail(e))?;
+        Ok(())
+    }
+
+    /// The static boxes (any order).
+    pub fn statics(&mut self, statics: &[WireBox]) -> Result<(), String> {
+        let header = TraceHeader {
+            dimensions: self.dims,
+            dt: self.dt,
+        };
+        let boxes = statics.iter().map(|b| trace_box(b, self.dims)).collect();
+        TraceBuilder::new("", header, boxes, self.limits).map_err(|e| self.fail(e))?;
+        self.static_ids = statics.iter().map(|b| b.id).collect();
+        self.static_ids.sort_unstable();
+        Ok(())
+    }
+
+    /// The next step: `boxes`, the whole set of moving boxes after it (sorted by id, as
+    /// [`aabb_recorder::StepUpdate::boxes`]), the engine's number for it. Ok while
+    /// readers will keep this step; once an error was returned, every later step returns it
+    /// too (readers stop there).
+    pub fn step(&mut self, engine_step: u64, boxes: &[WireBox]) -> Result<(), String> {
+        if let Some(stop) = &self.stop {
+            return Err(stop.clone());
+        }
+        let step: Vec<TraceBox> = boxes.iter().map(|b| trace_box(b, self.dims)).collect();
+        let previous = (self.steps > 0).then_some(self.previous.as_slice());
+        if let Err(why) = check_step_rules(
+            &self.limits,
+            self.steps,
+            self.boxes,
+            &self.static_ids,
+            previous,
+            &step,
+            self.dt,
+        ) {
+            let kept = match self.steps {
+                0 => "readers open none of the file".to_owned(),
+                n => format!(
+                    "readers keep the {} before it",
+                    crate::text::count(n, "step", "steps")
+                ),
+            };
+            let stop = format!(
+                "step {engine_step} (the trace's step {}) will not open: {why}; {kept}",
+                self.steps
+            );
+            self.stop = Some(stop.clone());
+            return Err(stop);
+        }
+        self.steps += 1;
+        self.boxes += step.len() as u64;
+        self.previous = step;
+        Ok(())
+    }
+
+    /// The steps readers will keep so far.
+    #[must_use]
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn fail(&mut self, error: TraceError) -> String {
+        let why = match error {
+            TraceError::Invalid { message, .. } => message,
+            other => other.to_string(),
+        };
+        let stop = format!("no step will open: {why}");
+        self.stop = Some(stop.clone());
+        stop
+    }
+}
+
 /// A stream box as a trace box (z = 0..0 in 2D).
 fn trace_box(b: &WireBox, dims: u8) -> TraceBox {
     let mut min = Vec3::from_array(b.min);
@@ -394,37 +618,44 @@ pub fn wire_box(b: &TraceBox) -> WireBox {
     }
 }
 
-/// Reads a whole stream into a trace. A stream that ends inside a frame (an engine killed
-/// mid-write) keeps the steps before, and says so in [`StreamInfo::stopped`]; any other
-/// broken frame is an error naming its byte offset and step.
+/// Reads a whole stream into a trace, checking the engine's parts it carries. A stream cut
+/// inside a frame (an engine killed mid-write), or whose step passes a limit (see
+/// [`StreamError::keeps_steps_before`]), keeps the steps before and says why in
+/// [`StreamInfo::stopped`]; any other broken frame is an error naming its byte offset and
+/// step.
 pub fn read_stream(
     input: impl Read,
     name: &str,
     source_name: &str,
     limits: TraceLimits,
 ) -> Result<(Trace, StreamInfo), StreamError> {
-    let mut decoder = Decoder::new(input, wire_limits(&limits));
-    let mut intake = StreamIntake::new(name, source_name, limits);
+    read_stream_with(input, StreamIntake::new(name, source_name, limits), &limits)
+}
+
+/// [`read_stream`] into `intake` (made for the same `limits`).
+fn read_stream_with(
+    input: impl Read,
+    mut intake: StreamIntake,
+    limits: &TraceLimits,
+) -> Result<(Trace, StreamInfo), StreamError> {
+    let mut decoder = Decoder::new(input, wire_limits(limits));
     loop {
-        match decoder.next_frame() {
-            Ok(Some(frame)) => {
-                intake.apply(frame, decoder.frame_offset())?;
-            }
+        let error = match decoder.next_frame() {
+            Ok(Some(frame)) => match intake.apply(frame, decoder.frame_offset()) {
+                Ok(_) => continue,
+                Err(error) => error,
+            },
             Ok(None) => break,
-            Err(error)
-                if matches!(error.kind, WireErrorKind::Truncated { .. })
-                    && intake.step_count() > 0 =>
-            {
-                intake.stopped(error.to_string());
-                break;
-            }
-            Err(error) => {
-                return Err(StreamError::Wire {
-                    source_name: source_name.to_owned(),
-                    error,
-                });
-            }
+            Err(error) => StreamError::Wire {
+                source_name: intake.source_name.clone(),
+                error,
+            },
+        };
+        if error.keeps_steps_before() && intake.step_count() > 0 {
+            intake.stopped(error.without_source());
+            break;
         }
+        return Err(error);
     }
     intake.finish()
 }
@@ -440,17 +671,35 @@ pub fn wire_limits(limits: &TraceLimits) -> wire::Limits {
     }
 }
 
-/// Reads a stream file into a trace named after the file's stem.
+/// Reads a stream file into a trace named after the file's stem, checking the engine's parts
+/// it carries.
 pub fn load(path: &Path, limits: TraceLimits) -> Result<(Trace, StreamInfo), StreamError> {
+    load_with(path, limits, true)
+}
+
+/// Reads a stream file's boxes into a trace, leaving the engine's parts unchecked (only the
+/// steps that carry some are counted): what `convert` needs.
+pub fn load_boxes(path: &Path, limits: TraceLimits) -> Result<(Trace, StreamInfo), StreamError> {
+    load_with(path, limits, false)
+}
+
+fn load_with(
+    path: &Path,
+    limits: TraceLimits,
+    check_engine: bool,
+) -> Result<(Trace, StreamInfo), StreamError> {
     let file = crate::fileio::open_regular(path, limits.max_bytes)?;
     let name = path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    read_stream(
+    let mut intake = StreamIntake::new(&name, &path.display().to_string(), limits);
+    if !check_engine {
+        intake = intake.without_engine_check();
+    }
+    read_stream_with(
         std::io::BufReader::with_capacity(1 << 16, file),
-        &name,
-        &path.display().to_string(),
-        limits,
+        intake,
+        &limits,
     )
 }
 
@@ -559,4 +808,60 @@ fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
         }
     }
     frame
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bx(id: u32, x: f32) -> WireBox {
+        WireBox {
+            id,
+            min: [x, 0.0, 0.0],
+            max: [x + 1.0, 1.0, 0.0],
+        }
+    }
+
+    /// A handshake no trace takes, a static id reused by a step, and a step past the limit
+    /// of boxes in one step: each is what readers refuse, said once and then every time.
+    #[test]
+    fn open_check_says_what_readers_refuse() {
+        let limits = TraceLimits {
+            max_boxes_per_step: 2,
+            ..TraceLimits::default()
+        };
+        let mut check = OpenCheck::new(limits);
+        assert_eq!(
+            check.hello(&wire::Hello::new("e", 4, 0.5)),
+            Err("no step will open: dims must be 2 or 3, got 4".to_owned())
+        );
+        let mut check = OpenCheck::new(limits);
+        assert_eq!(
+            check.hello(&wire::Hello::new("e", 2, 0.0)),
+            Err("no step will open: dt must be > 0 and <= 1, got 0e0".to_owned())
+        );
+        let mut check = OpenCheck::new(limits);
+        check
+            .hello(&wire::Hello::new("e", 2, 0.5))
+            .expect("a trace's");
+        check.statics(&[bx(9, 5.0)]).expect("one static box");
+        check.step(3, &[bx(1, 0.0), bx(2, 1.0)]).expect("opens");
+        let refused = "step 4 (the trace's step 1) will not open: id 9 is a static box's; \
+                       readers keep the 1 step before it";
+        assert_eq!(check.step(4, &[bx(9, 0.0)]), Err(refused.to_owned()));
+        assert_eq!(check.step(5, &[bx(1, 0.0)]), Err(refused.to_owned()));
+        assert_eq!(check.steps(), 1);
+        let mut check = OpenCheck::new(limits);
+        check
+            .hello(&wire::Hello::new("e", 2, 0.5))
+            .expect("a trace's");
+        assert_eq!(
+            check.step(0, &[bx(1, 0.0), bx(2, 1.0), bx(3, 2.0)]),
+            Err(
+                "step 0 (the trace's step 0) will not open: 3 boxes in one step, more than \
+                 the 2 a step may hold; readers open none of the file"
+                    .to_owned()
+            )
+        );
+    }
 }

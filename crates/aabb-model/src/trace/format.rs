@@ -1013,57 +1013,22 @@ impl TraceBuilder {
     /// as it was before the call.
     pub fn push_step(&mut self, mut boxes: Vec<TraceBox>) -> Result<(), TraceError> {
         let step = self.trace.ends.len() as u64;
-        let invalid = |message: String| TraceError::Invalid { step, message };
-        if step >= self.limits.max_steps {
-            return Err(invalid(format!(
-                "more than {} steps, the most a trace may hold",
-                self.limits.max_steps
-            )));
-        }
-        if boxes.len() > self.limits.max_boxes_per_step {
-            return Err(invalid(format!(
-                "{} boxes in one step, more than the {} a step may hold",
-                boxes.len(),
-                self.limits.max_boxes_per_step
-            )));
-        }
-        let total = self.trace.boxes.len() as u64 + boxes.len() as u64;
-        if total > self.limits.max_total_boxes {
-            return Err(invalid(format!(
-                "{total} boxes over all steps, more than the {} a trace may hold in memory",
-                self.limits.max_total_boxes
-            )));
-        }
         boxes.sort_unstable_by_key(|b| b.id);
-        check_sorted_boxes(&boxes).map_err(&invalid)?;
-        if let Some(b) = boxes
-            .iter()
-            .find(|b| self.static_ids.binary_search(&b.id).is_ok())
-        {
-            return Err(invalid(format!("id {} is a static box's", b.id)));
-        }
-        if let Some(last) = self.trace.step_count().checked_sub(1) {
-            let previous = self.trace.step(last);
-            let dt = f64::from(self.trace.header.dt);
-            let centre = |b: &TraceBox| (b.aabb.min.as_dvec3() + b.aabb.max.as_dvec3()) * 0.5;
-            let mut p = 0;
-            for b in &boxes {
-                while p < previous.len() && previous[p].id < b.id {
-                    p += 1;
-                }
-                if let Some(before) = previous.get(p).filter(|before| before.id == b.id)
-                    && !((centre(b) - centre(before)) / dt).as_vec3().is_finite()
-                {
-                    return Err(invalid(format!(
-                        "box {} moves from centre {} to {} in one step: its velocity is past \
-                         what f32 holds, and the look-ahead cannot use it",
-                        b.id,
-                        centre(before).as_vec3(),
-                        centre(b).as_vec3()
-                    )));
-                }
-            }
-        }
+        let previous = self
+            .trace
+            .step_count()
+            .checked_sub(1)
+            .map(|last| self.trace.step(last));
+        check_step_rules(
+            &self.limits,
+            step,
+            self.trace.boxes.len() as u64,
+            &self.static_ids,
+            previous,
+            &boxes,
+            self.trace.header.dt,
+        )
+        .map_err(|message| TraceError::Invalid { step, message })?;
         self.trace.boxes.extend_from_slice(&boxes);
         self.trace.ends.push(self.trace.boxes.len());
         Ok(())
@@ -1096,6 +1061,71 @@ impl TraceBuilder {
         }
         Ok(self.trace)
     }
+}
+
+/// The reader's rules for step `step` (0-based) of a trace: `boxes` sorted by id, after
+/// `boxes_before` boxes in the steps before, `previous` the step before it (sorted by id),
+/// `static_ids` sorted, `dt` the header's. The limits on steps and boxes, finite boxes with
+/// min <= max, no id twice, no static id, and a velocity (centre's move over `dt`) that f32
+/// holds: what [`TraceBuilder::push_step`] checks, and so what a reader of a stream accepts.
+pub fn check_step_rules(
+    limits: &TraceLimits,
+    step: u64,
+    boxes_before: u64,
+    static_ids: &[u32],
+    previous: Option<&[TraceBox]>,
+    boxes: &[TraceBox],
+    dt: f32,
+) -> Result<(), String> {
+    if step >= limits.max_steps {
+        return Err(format!(
+            "more than {} steps, the most a trace may hold",
+            limits.max_steps
+        ));
+    }
+    if boxes.len() > limits.max_boxes_per_step {
+        return Err(format!(
+            "{} boxes in one step, more than the {} a step may hold",
+            boxes.len(),
+            limits.max_boxes_per_step
+        ));
+    }
+    let total = boxes_before.saturating_add(boxes.len() as u64);
+    if total > limits.max_total_boxes {
+        return Err(format!(
+            "{total} boxes over all steps, more than the {} a trace may hold in memory",
+            limits.max_total_boxes
+        ));
+    }
+    check_sorted_boxes(boxes)?;
+    if let Some(b) = boxes
+        .iter()
+        .find(|b| static_ids.binary_search(&b.id).is_ok())
+    {
+        return Err(format!("id {} is a static box's", b.id));
+    }
+    if let Some(previous) = previous {
+        let dt = f64::from(dt);
+        let centre = |b: &TraceBox| (b.aabb.min.as_dvec3() + b.aabb.max.as_dvec3()) * 0.5;
+        let mut p = 0;
+        for b in boxes {
+            while p < previous.len() && previous[p].id < b.id {
+                p += 1;
+            }
+            if let Some(before) = previous.get(p).filter(|before| before.id == b.id)
+                && !((centre(b) - centre(before)) / dt).as_vec3().is_finite()
+            {
+                return Err(format!(
+                    "box {} moves from centre {} to {} in one step of the trace: its \
+                     velocity is past what f32 holds, and the look-ahead cannot use it",
+                    b.id,
+                    centre(before).as_vec3(),
+                    centre(b).as_vec3()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks boxes sorted by id: finite, min <= max, no id twice.

@@ -57,6 +57,6 @@ mod simulation;
 pub use format::{
     DEFAULT_TRACE_DT, MAX_TRACE_BYTES, STREAM_EXTENSION, TRACE_MAGIC, TRACE_VERSION, Trace,
     TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits, TraceReader, TraceWriter,
-    is_trace_path,
+    check_step_rules, is_trace_path,
 };
 pub use simulation::{Stepper, TraceSimulation};

@@ -379,7 +379,10 @@ impl<'a> Reader<'a> {
     fn finish(&self) -> Result<(), WireErrorKind> {
         match self.remaining() {
             0 => Ok(()),
-            n => Err(self.error(format!("{n} bytes left over after its last entry"))),
+            n => Err(self.error(format!(
+                "{} left over after its last entry",
+                super::byte_count(n as u64)
+            ))),
         }
     }
 
