@@ -13,6 +13,7 @@ mod ui_compare;
 mod ui_files;
 mod ui_frame_time;
 mod ui_health;
+mod ui_keys;
 mod ui_layout;
 mod ui_live;
 mod ui_polish;

@@ -237,14 +237,28 @@ impl DebuggerApp {
             return;
         }
         ctx.input_mut(|i| {
-            if i.consume_key(Modifiers::NONE, Key::ArrowRight)
-                || i.consume_key(Modifiers::NONE, Key::N)
-            {
-                cmds.push(Command::Step);
-            }
-            if i.consume_key(Modifiers::NONE, Key::ArrowLeft) {
-                cmds.push(Command::StepBack);
-            }
+            // Every press in the frame counts, in the order pressed (a slow frame gathers
+            // several): ten presses are ten steps.
+            i.events.retain(|event| {
+                let egui::Event::Key {
+                    key,
+                    pressed: true,
+                    modifiers,
+                    ..
+                } = event
+                else {
+                    return true;
+                };
+                if !modifiers.matches_logically(Modifiers::NONE) {
+                    return true;
+                }
+                match key {
+                    Key::ArrowRight | Key::N => cmds.push(Command::Step),
+                    Key::ArrowLeft => cmds.push(Command::StepBack),
+                    _ => return true,
+                }
+                false
+            });
             if i.consume_key(Modifiers::NONE, Key::Home) {
                 cmds.push(Command::SeekTo(0));
             }
@@ -402,11 +416,16 @@ impl Views {
             return;
         };
         let area = ui.available_rect_before_wrap();
-        let header = egui::Rect::from_min_size(area.min, egui::vec2(area.width(), COMPARE_HEADER));
-        ui.scope_builder(egui::UiBuilder::new().max_rect(header), |ui| {
-            super::views::compare::header_ui(ui, state, run, out);
-        });
-        let body = egui::Rect::from_min_max(egui::pos2(area.left(), header.bottom()), area.max);
+        // The readout takes the lines it wraps to (at least COMPARE_HEADER), the views the rest.
+        let header = ui
+            .scope_builder(egui::UiBuilder::new().max_rect(area), |ui| {
+                super::views::compare::header_ui(ui, state, run, out);
+            })
+            .response
+            .rect;
+        let top = (header.bottom() + 4.0).max(area.top() + COMPARE_HEADER);
+        let body =
+            egui::Rect::from_min_max(egui::pos2(area.left(), top.min(area.bottom())), area.max);
         let half = (body.width() - COMPARE_GAP) / 2.0;
         let left = egui::Rect::from_min_size(body.min, egui::vec2(half, body.height()));
         let right =
