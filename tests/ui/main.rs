@@ -12,6 +12,7 @@ mod ui_app;
 mod ui_compare;
 mod ui_files;
 mod ui_frame_time;
+mod ui_generator;
 mod ui_health;
 mod ui_keys;
 mod ui_layout;
