@@ -523,3 +523,39 @@ fn back_before_the_start_of_a_comparison_b_steps_on_with_its_own_settings() {
     assert_eq!(run.started_at, 10);
     assert_eq!(run.rows.last().map(|r| r.step), Some(16));
 }
+
+#[test]
+fn compare_mode_on_a_trace_started_at_a_later_step_gives_the_headless_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    crate::common::engine::write_stream(&path, None, None);
+    let (mut h, _) = harness(0.1);
+    h.state_mut().apply(Command::Open(path), false);
+    h.run_steps(2);
+    assert!(h.state().inspect().sim().is_trace());
+    let sim = h.state().inspect().sim();
+    let a = Side {
+        kind: sim.broadphase_kind(),
+        config: sim.tree_settings(),
+    };
+    for start in [0, 3, 6] {
+        for b in [
+            aabb_app::views::compare::default_b(&a),
+            Side {
+                kind: BroadphaseKind::Sap,
+                ..a.clone()
+            },
+        ] {
+            h.state_mut().apply(Command::StopCompare, false);
+            h.state_mut().apply(Command::SeekTo(start), false);
+            while h.state().inspect().sim().step_index() < start {
+                h.state_mut().apply(Command::Step, false);
+            }
+            let steps = 9 - start;
+            let want = headless_from_here(&h, &b, steps);
+            let got = window_rows(&mut h, &b, steps);
+            assert_eq!(got, want, "B {} from step {start}", b.describe());
+            assert_eq!(got.len() as u64, steps + 1);
+        }
+    }
+}
