@@ -266,8 +266,14 @@ fn at_1280_by_800_a_stream_with_the_engines_tree_keeps_statistics_and_the_compar
     h.state_mut().apply(
         Command::StartCompare(aabb_debugger::compare::Side {
             kind: aabb_debugger::broadphase::BroadphaseKind::Tree,
+            // Every method other than A's: B's label is at its longest.
             config: aabb_debugger::tree::TreeConfig {
                 margin: 4.0 * a.margin.max(0.05),
+                velocity_lookahead: 0.25,
+                insertion: aabb_debugger::tree::InsertionCost::ExactSurfaceArea,
+                balancing: aabb_debugger::tree::Balancing::Avl,
+                pairs: aabb_debugger::tree::PairMethod::MovedQueries,
+                update: aabb_debugger::tree::UpdateMode::EnlargeAndRebuild,
                 ..a
             },
         }),
