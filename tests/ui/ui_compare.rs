@@ -559,3 +559,78 @@ fn compare_mode_on_a_trace_started_at_a_later_step_gives_the_headless_rows() {
         }
     }
 }
+
+#[test]
+fn playing_slow_steps_b_steps_beside_a_on_the_stepping_thread_with_its_own_settings() {
+    // 30,000 spheres: a step takes longer than the stepping thread's threshold in any build.
+    let side_len = f64::from(30_000u32).sqrt() * 4.0;
+    let text = format!(
+        r#"(
+    format_version: 1,
+    name: "scale",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: ({side_len}, {side_len})),
+    dt: 0.016666668,
+    tree: (margin: 0.1, velocity_lookahead: 0.05),
+    spheres: [],
+    generate: Some((count: 30000, radius: (0.3, 1.0), speed: (0.0, 1.4), seed: 7)),
+    view: None,
+)"#
+    );
+    let scene = Scene::parse(&text, "scale.ron", false).expect("valid scene");
+    let mut h = ui::app_harness_with(
+        Harness::builder()
+            .with_size(Vec2::new(1280.0, 800.0))
+            .with_step_dt(1.0 / 60.0),
+        scene.clone(),
+        aabb_app::AppOptions {
+            playing: false,
+            ephemeral: true,
+            background_steps: true,
+            ..aabb_app::AppOptions::default()
+        },
+    );
+    h.run_steps(1);
+    step(&mut h, 2);
+    let b = side(0.4, &scene);
+    let start = h.state().inspect().sim().clone();
+    h.state_mut().apply(Command::StartCompare(b.clone()), false);
+    h.state_mut().apply(Command::SetPlaying(true), false);
+    let began = std::time::Instant::now();
+    while h.state().inspect().sim().step_index() < 5 {
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(120),
+            "steps"
+        );
+    }
+    h.state_mut().apply(Command::SetPlaying(false), false);
+    while h.state().inspect().stepping_in_background() {
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(120),
+            "the step ends"
+        );
+    }
+    h.run_steps(2);
+    let at = h.state().inspect().sim().step_index();
+    let run = h.state().inspect().compare().expect("comparing");
+    assert!(run.steps_beside > 0, "B stepped on the stepping thread");
+    assert_eq!(run.b.model.sim.step_index(), at);
+    assert_eq!(run.b.side_now(), b);
+    // The headless twin from step 2.
+    let sb = compare::side_at(&start, &b).expect("B");
+    let mut want = Vec::new();
+    compare::run(start, sb, at - 2, |d| {
+        want.push((d.step, d.only_a.len() as u32, d.only_b.len() as u32))
+    });
+    let got: Vec<(u64, u32, u32)> = run
+        .rows
+        .iter()
+        .map(|r| (r.step, r.only_a, r.only_b))
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.iter().any(|r| r.2 > 0), "{got:?}");
+}
