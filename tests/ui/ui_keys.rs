@@ -9,6 +9,7 @@ use aabb_debugger::compare::Side;
 use aabb_debugger::scene::Scene;
 use eframe::egui::{Event, Key, Modifiers, Vec2};
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 
 use crate::common::ui;
 
@@ -139,4 +140,61 @@ fn on_a_trace_every_press_steps_through_it() {
     assert_eq!(at(&h), 2);
     presses_in_one_frame(&mut h, Key::N, 5);
     assert_eq!(at(&h), 7);
+}
+
+/// `keys` pressed (down and up) with `modifiers`, all in one frame; then that frame.
+fn chord_presses_in_one_frame(
+    h: &mut Harness<'_, DebuggerApp>,
+    keys: &[Key],
+    modifiers: Modifiers,
+) {
+    for &key in keys {
+        for pressed in [true, false] {
+            h.event(Event::Key {
+                key,
+                physical_key: None,
+                pressed,
+                repeat: false,
+                modifiers,
+            });
+        }
+    }
+    h.run_steps(1);
+}
+
+#[test]
+fn undo_space_help_and_add_count_every_press_in_one_frame() {
+    let mut h = harness();
+    // Three changes of the margin, then three Ctrl+Z in one frame: back to the first.
+    let first = h.state().inspect().document().tree.margin;
+    for margin in [0.3, 0.5, 0.7] {
+        let mut config = h.state().inspect().sim().tree_settings();
+        config.margin = margin;
+        h.state_mut().apply(Command::SetTreeSettings(config), false);
+        h.run_steps(2);
+    }
+    assert_eq!(h.state().inspect().document().tree.margin, 0.7);
+    chord_presses_in_one_frame(&mut h, &[Key::Z, Key::Z, Key::Z], Modifiers::COMMAND);
+    assert_eq!(h.state().inspect().document().tree.margin, first);
+    // Two Spaces: play, then pause again.
+    chord_presses_in_one_frame(&mut h, &[Key::Space, Key::Space], Modifiers::NONE);
+    assert!(!h.state().inspect().is_playing());
+    chord_presses_in_one_frame(&mut h, &[Key::Space], Modifiers::NONE);
+    assert!(h.state().inspect().is_playing());
+    chord_presses_in_one_frame(&mut h, &[Key::Space], Modifiers::NONE);
+    // F1 twice: the help shows and hides again; three times, it stays.
+    chord_presses_in_one_frame(&mut h, &[Key::F1, Key::F1], Modifiers::NONE);
+    h.run_steps(1);
+    assert!(h.query_by_label("Help: keyboard and mouse").is_none());
+    chord_presses_in_one_frame(&mut h, &[Key::F1, Key::F1, Key::F1], Modifiers::NONE);
+    h.run_steps(1);
+    assert!(h.query_by_label("Help: keyboard and mouse").is_some());
+    chord_presses_in_one_frame(&mut h, &[Key::F1], Modifiers::NONE);
+    // A with the pointer over the world: a sphere a press.
+    let world = h.state().inspect().world_view_rect().expect("the world");
+    h.event(Event::PointerMoved(world.center()));
+    h.run_steps(1);
+    let before = h.state().inspect().sim().live_count();
+    chord_presses_in_one_frame(&mut h, &[Key::A, Key::A, Key::A], Modifiers::NONE);
+    assert_eq!(h.state().inspect().sim().live_count(), before + 3);
 }
