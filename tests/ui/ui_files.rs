@@ -518,3 +518,36 @@ fn a_small_world_with_a_resting_sphere_opens_without_a_far_world_warning_a_far_o
              f64). Move the world nearer the origin for smooth boxes."
     );
 }
+
+#[test]
+fn the_slow_dense_advisor_scene_saved_after_steps_reopens_without_a_far_world_warning() {
+    let scene = Scene::load(Path::new("scenes/advisor-slow-dense.ron")).expect("the scene");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        scene,
+    );
+    h.run_steps(2);
+    for _ in 0..300 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("slow-dense.ron");
+    h.state_mut().apply(Command::SaveAs(path.clone()), false);
+    assert!(h.state().inspect().error().is_none());
+    let saved = Scene::load(&path).expect("saved");
+    // Some sphere there moves less in a step than f32 numbers are apart where it is: a
+    // motion below the spacing, in a small world.
+    let dt = f64::from(saved.dt);
+    let resting = saved.spheres.iter().any(|s| {
+        let far = s.center.x.abs().max(s.center.y.abs());
+        let moves = f64::from(s.velocity.length()) * dt;
+        moves > 0.0 && moves < f64::from(far.next_up() - far)
+    });
+    assert!(resting, "a sphere almost at rest");
+    h.state_mut().apply(Command::Open(path), true);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().inspect().status(),
+        "Opened slow-dense.ron (2000 spheres)."
+    );
+}
