@@ -134,3 +134,76 @@ fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
     }
     frame
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::engine::{EngineStep, RefusedTree, TreeFault};
+    use crate::trace::TraceLimits;
+
+    const TEXT: &[u8] = b"aabb-trace 1 dims=2 dt=0.02\nstatic\n100 -10 -1 10 0\nstep 0\n\
+        0 0 0 1 1\n1 2 0 3 1\nstep 1\n0 0.5 0 1.5 1\n2 5 5 6 6\nstep 2\n2 5 5 6 6\n";
+
+    #[test]
+    fn a_trace_written_again_reads_back_with_its_numbers_gaps_and_notes() {
+        let trace = Trace::parse(TEXT, "t.trace").expect("a trace");
+        let info = StreamInfo {
+            engine: "test engine".to_owned(),
+            units: "px".to_owned(),
+            engine_steps: vec![0, 1, 5],
+            bye: Some((3, 3)),
+            ..StreamInfo::default()
+        };
+        let mut engine = EngineRecord::new(1_000);
+        engine.steps.push(EngineStep {
+            index: 1,
+            engine_step: 1,
+            fat_boxes: None,
+            pairs: Some(vec![[0, 2]]),
+            tree: None,
+            timings: None,
+        });
+        engine.not_kept_from = Some(2);
+        engine.summary.refused_trees.push(RefusedTree {
+            engine_step: 0,
+            index: 0,
+            fault: TreeFault {
+                node: Some(3),
+                problem: "a cycle".to_owned(),
+            },
+        });
+        let written = encode(&trace, &info, Some(&engine)).expect("encodes");
+        assert_eq!(written.steps_with_parts, 1);
+        assert_eq!(
+            written.missing,
+            " Not in the file: the engine's parts from step 2 on (over the window's memory \
+             budget); 1 tree refused as broken."
+        );
+        let (back, got) =
+            crate::stream::read_stream(&written.bytes[..], "t", "memory", TraceLimits::default())
+                .expect("reads back");
+        assert_eq!(back.statics(), trace.statics());
+        for k in 0..3 {
+            assert_eq!(back.step(k), trace.step(k), "step {k}");
+        }
+        assert_eq!(back.dt(), 0.02);
+        assert_eq!(
+            (got.engine.as_str(), got.units.as_str()),
+            ("test engine", "px")
+        );
+        assert_eq!(got.engine_steps, vec![0, 1, 5]);
+        assert_eq!(
+            got.gaps
+                .iter()
+                .map(|g| (g.after, g.first, g.last))
+                .collect::<Vec<_>>(),
+            vec![(1, 2, 4)]
+        );
+        assert_eq!(got.bye, Some((3, 3)));
+        assert_eq!(
+            got.engine_parts.step_at(1).and_then(|s| s.pairs.clone()),
+            Some(vec![[0, 2]])
+        );
+        assert_eq!(got.engine_parts.steps.len(), 1);
+    }
+}
