@@ -4,10 +4,11 @@
 //! B is a whole [`State`] of its own (its simulation, recording, snapshot and charts), so
 //! B's world and tree views are the same views as A's, drawing B's state. It starts as a
 //! copy of A at the step shown, with B's broad phase and tree settings applied there as
-//! edits of B's recording; from then on A and B run in lockstep: every step A makes, B
-//! makes; every edit of the motion made on A (a sphere moved, added or deleted, a rebuild, the
-//! pair limit) is made on B; the timeline's playhead moves both. A's settings stay A's
-//! (a slider tunes A against a fixed B). Each step's difference ([`StepDiff`]: pairs only in
+//! edits of B's recording (A's recorded future is not B's: B makes its steps anew); from then
+//! on A and B run in lockstep: every step A makes, B makes; every edit of the motion made on
+//! A (a sphere moved, added or deleted, a rebuild, the pair limit) is made on B; the
+//! timeline's playhead moves both (before the start B has no run of its own; an edit there
+//! starts it from that step). A's settings stay A's (a slider tunes A against a fixed B). Each step's difference ([`StepDiff`]: pairs only in
 //! A, only in B, reinserts, cost, time) is kept as a [`CompareRow`], for the timeline and
 //! the readout above the views. Another document ends the comparison.
 
@@ -177,9 +178,8 @@ impl State {
         }
         // Every step B makes, it makes with its own settings: at a step before the one the
         // comparison started from (the timeline moved back), B's recording has A's, so B
-        // takes its side again where it steps on from.
-        // Where B cannot take it (refused, its status says why), B does not step: a step
-        // on A's settings would be shown as B's.
+        // takes its side again where it steps on from. Where B cannot take it (refused, its
+        // status says why), B does not step: a step on A's settings would be shown as B's.
         let will_step = stepped || b.model.sim.step_index() < at;
         let on_side = b.side_now() == run.side || (will_step && b.take_side(&run.side));
         // B's own run goes back to where it took its settings.
