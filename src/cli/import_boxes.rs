@@ -64,7 +64,7 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
     let spheres = args.spheres as usize;
     if spheres > MAX_SPHERES {
         eprintln!(
-            "--spheres: a scene holds at most {MAX_SPHERES} bodies (spheres and boxes), got \
+            "--spheres: import-boxes makes at most {MAX_SPHERES} bodies (spheres and boxes), got \
              {spheres} spheres"
         );
         return Ok(2);
@@ -86,8 +86,8 @@ pub fn main(args: &ImportBoxesArgs) -> anyhow::Result<i32> {
     };
     if set.boxes.len() + spheres > MAX_SPHERES {
         eprintln!(
-            "{file}: {} boxes and --spheres {spheres} make {} bodies; a scene holds at most \
-             {MAX_SPHERES}",
+            "{file}: {} boxes and --spheres {spheres} make {} bodies; import-boxes makes at \
+             most {MAX_SPHERES}",
             set.boxes.len(),
             set.boxes.len() + spheres
         );

@@ -317,7 +317,7 @@ fn box_lists_at_the_ends_of_f32_and_sphere_counts_past_the_limit() {
     ]);
     assert_eq!(alone.status.code(), Some(2));
     assert!(text(&alone.stderr).starts_with(
-        "--spheres: a scene holds at most 1000000 bodies (spheres and boxes), got 4294967295"
+        "--spheres: import-boxes makes at most 1000000 bodies (spheres and boxes), got 4294967295"
     ));
     let both = bin(&[
         "import-boxes",
@@ -331,7 +331,7 @@ fn box_lists_at_the_ends_of_f32_and_sphere_counts_past_the_limit() {
     assert_eq!(
         text(&both.stderr).trim_end(),
         format!(
-            "{}: 2 boxes and --spheres 1000000 make 1000002 bodies; a scene holds at most 1000000",
+            "{}: 2 boxes and --spheres 1000000 make 1000002 bodies; import-boxes makes at most 1000000",
             utf8(&two)
         )
     );

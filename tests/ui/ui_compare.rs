@@ -321,3 +321,316 @@ fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
     assert_eq!(run.b.snapshot.nodes.len(), tree.nodes.len());
     assert_eq!(h.state().inspect().snapshot().nodes.len(), ours);
 }
+
+/// One step's difference as the tests compare it: the step, the pairs only in A and only in
+/// B, each side's pairs, reinserts and tree cost (not the times).
+type DiffRow = (u64, usize, usize, [usize; 2], [usize; 2], [Option<f64>; 2]);
+
+fn diff_row(d: &compare::StepDiff) -> DiffRow {
+    (
+        d.step,
+        d.only_a.len(),
+        d.only_b.len(),
+        d.pairs,
+        d.reinserts,
+        d.cost,
+    )
+}
+
+/// The headless twin of a comparison started at the window's step shown: A a copy of the
+/// document's simulation there, B the same with `b`'s settings ([`compare::side_at`]), run
+/// `steps` steps in lockstep.
+fn headless_from_here(h: &Harness<'_, DebuggerApp>, b: &Side, steps: u64) -> Vec<DiffRow> {
+    let a = h.state().inspect().sim().clone();
+    let sb = compare::side_at(&a, b).expect("B takes its settings");
+    let mut rows = Vec::new();
+    let summary = compare::run(a, sb, steps, |d| rows.push(diff_row(d)));
+    assert_eq!(summary.stopped, None);
+    rows
+}
+
+/// Starts comparing with `b` at the step shown and steps `steps` times, key by key as the
+/// window does (one step a frame): the difference at the start and after each step.
+fn window_rows(h: &mut Harness<'_, DebuggerApp>, b: &Side, steps: u64) -> Vec<DiffRow> {
+    h.state_mut().apply(Command::StartCompare(b.clone()), false);
+    h.run_steps(1);
+    let here = |h: &Harness<'_, DebuggerApp>| {
+        let run = h.state().inspect().compare().expect("comparing");
+        diff_row(run.here.as_ref().expect("B at A's step"))
+    };
+    let mut rows = vec![here(h)];
+    for _ in 0..steps {
+        h.state_mut().apply(Command::Step, false);
+        h.run_steps(1);
+        rows.push(here(h));
+    }
+    rows
+}
+
+/// B's sides that each change one thing of A's: the margin (4x), the look-ahead, the tree's
+/// methods, and the other broad phases.
+fn b_sides(a: &Side) -> Vec<Side> {
+    use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
+    let with = |f: &dyn Fn(&mut Side)| {
+        let mut s = a.clone();
+        f(&mut s);
+        s
+    };
+    vec![
+        aabb_app::views::compare::default_b(a),
+        with(&|s| s.config.velocity_lookahead = 0.5),
+        with(&|s| s.config.insertion = InsertionCost::Perimeter),
+        with(&|s| {
+            s.config.pairs = if a.config.pairs == PairMethod::SelfTraversal {
+                PairMethod::MovedQueries
+            } else {
+                PairMethod::SelfTraversal
+            }
+        }),
+        with(&|s| s.config.balancing = Balancing::None),
+        with(&|s| s.config.update = UpdateMode::EnlargeAndRebuild),
+        with(&|s| s.kind = BroadphaseKind::Brute),
+        with(&|s| s.kind = BroadphaseKind::Sap),
+        with(&|s| s.kind = BroadphaseKind::Box2d),
+    ]
+}
+
+#[test]
+fn compare_mode_started_at_any_step_gives_the_rows_of_the_headless_comparison_from_there() {
+    let (mut h, scene) = harness(0.05);
+    let a = side(0.05, &scene);
+    for b in b_sides(&a) {
+        for start in [0, 30, 75] {
+            h.state_mut().apply(Command::StopCompare, false);
+            h.state_mut().apply(Command::SeekTo(start), false);
+            while h.state().inspect().sim().step_index() < start {
+                h.state_mut().apply(Command::Step, false);
+            }
+            h.run_steps(1);
+            assert_eq!(h.state().inspect().sim().step_index(), start);
+            let want = headless_from_here(&h, &b, 12);
+            let got = window_rows(&mut h, &b, 12);
+            assert_eq!(got, want, "B {} from step {start}", b.describe());
+            let run = h.state().inspect().compare().expect("comparing");
+            assert_eq!(run.started_at, start);
+            assert_eq!(run.b.side_now(), b, "B keeps its settings");
+            let keys: Vec<(u64, u32, u32)> = run
+                .rows
+                .iter()
+                .map(|r| (r.step, r.only_a, r.only_b))
+                .collect();
+            let want_keys: Vec<(u64, u32, u32)> =
+                want.iter().map(|w| (w.0, w.1 as u32, w.2 as u32)).collect();
+            assert_eq!(keys, want_keys, "B {} from step {start}", b.describe());
+        }
+    }
+    // A wider margin from step 30 is not A's run again: B reinserts less and finds more pairs.
+    h.state_mut().apply(Command::StopCompare, false);
+    h.state_mut().apply(Command::SeekTo(30), false);
+    let got = window_rows(&mut h, &aabb_app::views::compare::default_b(&a), 10);
+    assert!(got.iter().any(|r| r.2 > 0), "{got:?}");
+    assert_ne!(
+        got.iter().map(|r| r.4[0]).sum::<usize>(),
+        got.iter().map(|r| r.4[1]).sum::<usize>()
+    );
+}
+
+#[test]
+fn four_times_the_margin_from_step_30_on_random_1000_is_b_with_its_margin() {
+    let scene = Scene::load(std::path::Path::new("scenes/random-1000.ron")).expect("random-1000");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        scene.clone(),
+    );
+    h.run_steps(2);
+    for _ in 0..30 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(1);
+    // As the View menu starts it.
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Compare with 4x the margin").click();
+    h.run_steps(2);
+    let b = h
+        .state()
+        .inspect()
+        .compare()
+        .expect("comparing")
+        .side
+        .clone();
+    assert_eq!(b.config.margin, 4.0 * scene.tree.margin);
+    h.state_mut().apply(Command::StopCompare, false);
+    let want = headless_from_here(&h, &b, 5);
+    let got = window_rows(&mut h, &b, 5);
+    assert_eq!(got, want);
+    // B's fat boxes are wider: it reports more pairs and reinserts fewer at every step after.
+    for r in &got[1..] {
+        assert!(r.3[1] > r.3[0] && r.4[1] < r.4[0], "{r:?}");
+    }
+}
+
+#[test]
+fn back_before_the_start_of_a_comparison_b_steps_on_with_its_own_settings() {
+    let (mut h, scene) = harness(0.05);
+    let b = side(0.2, &scene);
+    step(&mut h, 30);
+    h.state_mut().apply(Command::StartCompare(b.clone()), false);
+    step(&mut h, 5);
+    // Back to step 10, before B started: B has no run of its own there, and says so.
+    h.state_mut().apply(Command::SeekTo(10), false);
+    h.run_steps(2);
+    let run = h.state().inspect().compare().expect("comparing");
+    assert_eq!(run.b.model.sim.step_index(), 10);
+    assert!(run.here.is_none());
+    h.get_by_label_contains(
+        "step 10: before the comparison (it started at step 30): B has no run of its own here",
+    );
+    // The playhead moves on through the recorded steps: still none of B's.
+    h.state_mut().apply(Command::Step, false);
+    h.run_steps(1);
+    assert!(
+        h.state()
+            .inspect()
+            .compare()
+            .is_some_and(|c| c.here.is_none())
+    );
+    h.state_mut().apply(Command::SeekTo(10), false);
+    // An edit there discards both futures: B runs on from it with its own settings, as the
+    // headless twin from A's state after the edit.
+    h.state_mut().apply(
+        Command::MoveSphere {
+            id: scene.spheres[0].id,
+            center: Vec3::new(3.0, 4.0, 0.0),
+        },
+        false,
+    );
+    h.run_steps(1);
+    let want = headless_from_here(&h, &b, 6);
+    let here = |h: &Harness<'_, DebuggerApp>| {
+        let run = h.state().inspect().compare().expect("comparing");
+        diff_row(run.here.as_ref().expect("B at A's step"))
+    };
+    let mut got = vec![here(&h)];
+    for _ in 0..6 {
+        h.state_mut().apply(Command::Step, false);
+        h.run_steps(1);
+        got.push(here(&h));
+    }
+    assert_eq!(got, want);
+    let run = h.state().inspect().compare().expect("comparing");
+    assert_eq!(run.b.side_now(), b);
+    assert_eq!(run.started_at, 10);
+    assert_eq!(run.rows.last().map(|r| r.step), Some(16));
+}
+
+#[test]
+fn compare_mode_on_a_trace_started_at_a_later_step_gives_the_headless_rows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    crate::common::engine::write_stream(&path, None, None);
+    let (mut h, _) = harness(0.1);
+    h.state_mut().apply(Command::Open(path), false);
+    h.run_steps(2);
+    assert!(h.state().inspect().sim().is_trace());
+    let sim = h.state().inspect().sim();
+    let a = Side {
+        kind: sim.broadphase_kind(),
+        config: sim.tree_settings(),
+    };
+    for start in [0, 3, 6] {
+        for b in [
+            aabb_app::views::compare::default_b(&a),
+            Side {
+                kind: BroadphaseKind::Sap,
+                ..a.clone()
+            },
+        ] {
+            h.state_mut().apply(Command::StopCompare, false);
+            h.state_mut().apply(Command::SeekTo(start), false);
+            while h.state().inspect().sim().step_index() < start {
+                h.state_mut().apply(Command::Step, false);
+            }
+            let steps = 9 - start;
+            let want = headless_from_here(&h, &b, steps);
+            let got = window_rows(&mut h, &b, steps);
+            assert_eq!(got, want, "B {} from step {start}", b.describe());
+            assert_eq!(got.len() as u64, steps + 1);
+        }
+    }
+}
+
+#[test]
+fn playing_slow_steps_b_steps_beside_a_on_the_stepping_thread_with_its_own_settings() {
+    // 30,000 spheres: a step takes longer than the stepping thread's threshold in any build.
+    let side_len = f64::from(30_000u32).sqrt() * 4.0;
+    let text = format!(
+        r#"(
+    format_version: 1,
+    name: "scale",
+    dimensions: 2,
+    world: (min: (0.0, 0.0), max: ({side_len}, {side_len})),
+    dt: 0.016666668,
+    tree: (margin: 0.1, velocity_lookahead: 0.05),
+    spheres: [],
+    generate: Some((count: 30000, radius: (0.3, 1.0), speed: (0.0, 1.4), seed: 7)),
+    view: None,
+)"#
+    );
+    let scene = Scene::parse(&text, "scale.ron", false).expect("valid scene");
+    let mut h = ui::app_harness_with(
+        Harness::builder()
+            .with_size(Vec2::new(1280.0, 800.0))
+            .with_step_dt(1.0 / 60.0),
+        scene.clone(),
+        aabb_app::AppOptions {
+            playing: false,
+            ephemeral: true,
+            background_steps: true,
+            ..aabb_app::AppOptions::default()
+        },
+    );
+    h.run_steps(1);
+    step(&mut h, 2);
+    let b = side(0.4, &scene);
+    let start = h.state().inspect().sim().clone();
+    h.state_mut().apply(Command::StartCompare(b.clone()), false);
+    h.state_mut().apply(Command::SetPlaying(true), false);
+    let began = std::time::Instant::now();
+    while h.state().inspect().sim().step_index() < 5 {
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(120),
+            "steps"
+        );
+    }
+    h.state_mut().apply(Command::SetPlaying(false), false);
+    while h.state().inspect().stepping_in_background() {
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(120),
+            "the step ends"
+        );
+    }
+    h.run_steps(2);
+    let at = h.state().inspect().sim().step_index();
+    let run = h.state().inspect().compare().expect("comparing");
+    assert!(run.steps_beside > 0, "B stepped on the stepping thread");
+    assert_eq!(run.b.model.sim.step_index(), at);
+    assert_eq!(run.b.side_now(), b);
+    // The headless twin from step 2.
+    let sb = compare::side_at(&start, &b).expect("B");
+    let mut want = Vec::new();
+    compare::run(start, sb, at - 2, |d| {
+        want.push((d.step, d.only_a.len() as u32, d.only_b.len() as u32))
+    });
+    let got: Vec<(u64, u32, u32)> = run
+        .rows
+        .iter()
+        .map(|r| (r.step, r.only_a, r.only_b))
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.iter().any(|r| r.2 > 0), "{got:?}");
+}

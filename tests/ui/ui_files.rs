@@ -460,3 +460,94 @@ fn save_as_over_a_file_of_another_kind_is_refused_and_the_file_kept() {
     assert_eq!(std::fs::read_to_string(&code).expect("read"), "AABBREC\n");
     assert_eq!(h.state().inspect().path(), None);
 }
+
+/// A 70-unit world as the app saves one after some steps (the Advisor's scene is one), with
+/// one sphere there almost resting (2.8e-6 a step, below the f32 spacing of 7.6e-6 at 70).
+fn seventy_wide(offset: f32) -> String {
+    format!(
+        r#"(
+    format_version: 1,
+    name: "advisor",
+    dimensions: 2,
+    world: (min: ({o}, {o}), max: ({w}, {w})),
+    dt: 0.016666668,
+    tree: (margin: 0.05, velocity_lookahead: 0.0, insertion: SurfaceArea, balancing: Rotations, pairs: SelfTraversal),
+    spheres: [
+        (id: 0, center: ({a}, {b}), radius: 0.5, velocity: (0.000168, 0.0)),
+        (id: 1, center: ({c}, {b}), radius: 0.4, velocity: (2.0, -1.0)),
+    ],
+    generate: None,
+    view: None,
+)"#,
+        o = offset,
+        w = offset + 70.0,
+        a = offset + 69.0,
+        b = offset + 35.0,
+        c = offset + 20.0,
+    )
+}
+
+#[test]
+fn a_small_world_with_a_resting_sphere_opens_without_a_far_world_warning_a_far_one_warns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let near = dir.path().join("advisor.ron");
+    // Saved by the app itself, then opened again.
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        Scene::parse(&seventy_wide(0.0), "advisor.ron", false).expect("valid"),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(Command::Step, false);
+    h.state_mut().apply(Command::SaveAs(near.clone()), false);
+    assert!(h.state().inspect().error().is_none());
+    h.state_mut().apply(Command::Open(near.clone()), true);
+    h.run_steps(2);
+    let status = h.state().inspect().status().to_owned();
+    assert_eq!(status, "Opened advisor.ron (2 spheres).");
+    // The same world a million units out: f32 numbers there are 0.0625 apart, more than
+    // 1% of the margin: it warns, naming the sphere and the cause.
+    let far = dir.path().join("far.ron");
+    std::fs::write(&far, seventy_wide(1.0e6)).expect("write");
+    h.state_mut().apply(Command::Open(far.clone()), true);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().inspect().status(),
+        "Opened far.ron (2 spheres). Warning: sphere 0 is at coordinates of 1.000069e6, where \
+             f32 numbers (the tree's boxes) are 6.250e-2 apart, 125.0% of tree.margin (0.05): \
+             its box is rounded that coarsely and moves in jumps (positions are simulated in \
+             f64). Move the world nearer the origin for smooth boxes."
+    );
+}
+
+#[test]
+fn the_slow_dense_advisor_scene_saved_after_steps_reopens_without_a_far_world_warning() {
+    let scene = Scene::load(Path::new("scenes/advisor-slow-dense.ron")).expect("the scene");
+    let mut h = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
+        scene,
+    );
+    h.run_steps(2);
+    for _ in 0..300 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("slow-dense.ron");
+    h.state_mut().apply(Command::SaveAs(path.clone()), false);
+    assert!(h.state().inspect().error().is_none());
+    let saved = Scene::load(&path).expect("saved");
+    // Some sphere there moves less in a step than f32 numbers are apart where it is: a
+    // motion below the spacing, in a small world.
+    let dt = f64::from(saved.dt);
+    let resting = saved.spheres.iter().any(|s| {
+        let far = s.center.x.abs().max(s.center.y.abs());
+        let moves = f64::from(s.velocity.length()) * dt;
+        moves > 0.0 && moves < f64::from(far.next_up() - far)
+    });
+    assert!(resting, "a sphere almost at rest");
+    h.state_mut().apply(Command::Open(path), true);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().inspect().status(),
+        "Opened slow-dense.ron (2000 spheres)."
+    );
+}

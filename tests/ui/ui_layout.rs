@@ -9,7 +9,7 @@ use aabb_debugger::scene::Scene;
 use eframe::egui;
 use egui::{Event, Modifiers, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::Path;
 
 use crate::common::ui;
@@ -191,4 +191,112 @@ fn a_figure_scene_frames_its_content_and_shows_its_caption() {
     h.run_steps(5);
     h.get_by_label_contains("The claim.");
     h.get_by_label_contains("of a 60 Hz frame (median of the last");
+}
+
+/// True when `rect` lies inside the window of `size`.
+fn on_screen(rect: Rect, size: Vec2) -> bool {
+    Rect::from_min_size(Pos2::ZERO, size).contains_rect(rect)
+}
+
+/// Every node whose label contains one of `labels` is shown, and on screen once scrolled to
+/// (the side panels scroll); and no label of the window reaches past its right edge (a panel
+/// as wide as its longest line pushes the others off).
+fn all_on_screen(h: &mut Harness<'_, DebuggerApp>, size: Vec2, labels: &[&str]) {
+    for node in h.get_all_by_role(egui::accesskit::Role::Label) {
+        assert!(
+            node.rect().right() <= size.x && node.rect().left() >= 0.0,
+            "{:?} at {:?} reaches past the {size:?} window",
+            node.accesskit_node().value(),
+            node.rect()
+        );
+    }
+    for label in labels {
+        let count = h.get_all_by_label_contains(label).count();
+        assert!(count > 0, "\"{label}\" is shown");
+        for k in 0..count {
+            let node = h.get_all_by_label_contains(label).nth(k).expect("shown");
+            node.scroll_to_me();
+            h.run_steps(2);
+            let rect = h
+                .get_all_by_label_contains(label)
+                .nth(k)
+                .expect("shown")
+                .rect();
+            assert!(
+                on_screen(rect, size),
+                "\"{label}\" at {rect:?} is off the {size:?} window"
+            );
+        }
+    }
+}
+
+#[test]
+fn at_1280_by_800_a_stream_with_the_engines_tree_keeps_statistics_and_the_compare_readout_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    crate::common::engine::write_stream(&path, None, None);
+    let size = Vec2::new(1280.0, 800.0);
+    let mut h = ui::app_harness(Harness::builder().with_size(size), Scene::builtin_default());
+    // Any tree warns (a fresh build costs 1x): the engine's health warning is shown.
+    h.state_mut().prefs_mut().health_threshold = 0.5;
+    h.run_steps(2);
+    h.state_mut().apply(Command::Open(path), false);
+    h.state_mut().apply(Command::SeekTo(u64::MAX), false);
+    for _ in 0..9 {
+        h.state_mut().apply(Command::Step, false);
+    }
+    h.run_steps(4);
+    assert!(h.state().inspect().sim().is_trace());
+    all_on_screen(
+        &mut h,
+        size,
+        &[
+            "Engine's broad phase (received)",
+            "The engine's tree has cost 0.50x a fresh build or more since step 0",
+            "Run: missed pairs",
+            "Run: false positives",
+        ],
+    );
+    // The world keeps its share beside the panels.
+    let world = h.state().inspect().world_view_rect().expect("the world");
+    assert!(world.width() >= 460.0, "{world:?}");
+
+    // Compare mode: the readout wraps to the window, the engine's tree offered whole.
+    let a = h.state().inspect().sim().tree_settings();
+    h.state_mut().apply(
+        Command::StartCompare(aabb_debugger::compare::Side {
+            kind: aabb_debugger::broadphase::BroadphaseKind::Tree,
+            // Every method other than A's: B's label is at its longest.
+            config: aabb_debugger::tree::TreeConfig {
+                margin: 4.0 * a.margin.max(0.05),
+                velocity_lookahead: 0.25,
+                insertion: aabb_debugger::tree::InsertionCost::ExactSurfaceArea,
+                balancing: aabb_debugger::tree::Balancing::Avl,
+                pairs: aabb_debugger::tree::PairMethod::MovedQueries,
+                update: aabb_debugger::tree::UpdateMode::EnlargeAndRebuild,
+                ..a
+            },
+        }),
+        false,
+    );
+    h.run_steps(3);
+    all_on_screen(
+        &mut h,
+        size,
+        &[
+            "Stop comparing",
+            "draw the engine's tree",
+            "only in B",
+            " steps from 9",
+            "Run: false positives",
+        ],
+    );
+    // The views start below the readout.
+    let readout = h
+        .get_all_by_label_contains("only in B")
+        .next()
+        .expect("the readout")
+        .rect();
+    let b_world = h.state().inspect().compare_world_rect().expect("B's world");
+    assert!(b_world.top() >= readout.bottom(), "{readout:?} {b_world:?}");
 }

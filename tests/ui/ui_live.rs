@@ -353,4 +353,152 @@ fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
     let app = h.state();
     assert!(app.inspect().sim().is_trace(), "{}", app.inspect().status());
     assert_eq!(app.inspect().recording().last_step(), 2);
+/// The window listening on a free loopback port: the harness and the address.
+fn listening() -> (Harness<'static, DebuggerApp>, std::net::SocketAddr) {
+    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(
+        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
+        false,
+    );
+    h.run_steps(2);
+    let addr = h
+        .state()
+        .inspect()
+        .live_status()
+        .and_then(|s| s.addr)
+        .expect("listening");
+    (h, addr)
+}
+
+/// Sends `bytes` to `addr` as an engine would, then closes; the window runs until the session
+/// has ended.
+fn send_bytes(h: &mut Harness<'static, DebuggerApp>, addr: std::net::SocketAddr, bytes: Vec<u8>) {
+    let engine = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut conn = std::net::TcpStream::connect(addr).expect("connect");
+        conn.write_all(&bytes).expect("send");
+    });
+    let started = Instant::now();
+    while h.state().inspect().live_status().is_some() {
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(started.elapsed() < Duration::from_secs(60), "still live");
+    }
+    engine.join().expect("the engine thread");
+    h.run_steps(2);
+}
+
+/// The engine-parts test stream (fat boxes, pairs, tree, timings at every step) as an engine
+/// in pixels sends it that dropped engine steps 5 to 7: its frames again, the HELLO's units
+/// "px", the steps from 5 on numbered 3 higher, the BYE saying so.
+fn engine_stream_with_a_gap() -> Vec<u8> {
+    use aabb_recorder::wire::{self, Decoder, Frame, Limits};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engine.aabbstream");
+    crate::common::engine::write_stream(&path, None, None);
+    let sent = std::fs::read(&path).expect("the stream");
+    let mut decoder = Decoder::new(&sent[..], Limits::default());
+    let mut out = Vec::new();
+    wire::encode_magic(&mut out);
+    while let Some(frame) = decoder.next_frame().expect("a frame") {
+        let frame = match frame {
+            Frame::Hello(hello) => Frame::Hello(hello.with_units("px")),
+            Frame::Step(mut s) => {
+                if s.step >= 5 {
+                    s.step += 3;
+                }
+                Frame::Step(s)
+            }
+            Frame::Bye(mut b) => {
+                b.steps_dropped = 3;
+                Frame::Bye(b)
+            }
+            other => other,
+        };
+        wire::encode_frame(&mut out, 2, &frame).expect("encodes");
+    }
+    out
+}
+
+#[test]
+fn a_received_stream_saved_from_the_window_holds_what_listen_out_holds_part_for_part() {
+    let (mut h, addr) = listening();
+    let sent = engine_stream_with_a_gap();
+    send_bytes(&mut h, addr, sent.clone());
+    assert!(
+        h.state().inspect().sim().is_trace(),
+        "{}",
+        h.state().inspect().status()
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    h.state_mut()
+        .apply(Command::SaveStream(dir.path().join("kept")), false);
+    let kept = dir.path().join("kept.aabbstream");
+    let status = h.state().inspect().status().to_owned();
+    assert!(
+        status.starts_with(&format!(
+            "Saved the 10 steps received from engine parts test (the engine's broad phase at \
+             10 of them) to {} (",
+            kept.display()
+        )),
+        "{status}"
+    );
+    assert!(!status.contains("Not in the file"), "{status}");
+    // `listen --out` writes the bytes received, the bytes sent: the window's file is the same,
+    // byte for byte.
+    assert!(std::fs::read(&kept).expect("the saved stream") == sent);
+    let (want_trace, want) =
+        read_stream(&sent[..], "t", "sent", TraceLimits::default()).expect("the sent stream");
+    let (got_trace, got) = stream::load(&kept, TraceLimits::default()).expect("the saved one");
+    assert_eq!(got_trace.statics(), want_trace.statics());
+    assert_eq!(got_trace.step_count(), want_trace.step_count());
+    for k in 0..want_trace.step_count() {
+        assert_eq!(got_trace.step(k), want_trace.step(k), "step {k}");
+    }
+    assert_eq!(got_trace.dt(), want_trace.dt());
+    assert_eq!(got.engine, "engine parts test");
+    assert_eq!(got.units, "px");
+    assert_eq!(got.gaps.len(), 1);
+    assert_eq!((got.gaps[0].first, got.gaps[0].last), (5, 7));
+    assert_eq!(got.engine_parts.steps.len(), 10);
+    assert!(got.engine_parts.steps.iter().all(|s| s.tree.is_some()
+        && s.fat_boxes.is_some()
+        && s.pairs.is_some()
+        && s.timings.is_some()));
+    // Everything else the stream says of itself, the engine's parts step by step and their
+    // checks: equal.
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_stream_refused_before_its_first_step_is_said_once_in_the_error_window() {
+    let (mut h, addr) = listening();
+    let mut bytes = Vec::new();
+    aabb_recorder::wire::encode_magic(&mut bytes);
+    aabb_recorder::wire::encode_hello(&mut bytes, &Hello::new("broken", 2, 1.0 / 60.0))
+        .expect("hello");
+    // A frame of an unknown required kind.
+    bytes.extend_from_slice(&[1, 0, 0, 0, 0x42]);
+    send_bytes(&mut h, addr, bytes);
+    let error = h
+        .state()
+        .inspect()
+        .error()
+        .expect("the error window")
+        .to_owned();
+    let status = h.state().inspect().status().to_owned();
+    assert!(status.starts_with("Live session ended ("), "{status}");
+    // The refusal (its byte offset and what) appears once.
+    let refusal = status
+        .trim_start_matches("Live session ended (")
+        .split("): no step arrived")
+        .next()
+        .expect("the refusal")
+        .to_owned();
+    assert!(refusal.contains("byte "), "{refusal}");
+    assert_eq!(error.matches(refusal.as_str()).count(), 1, "{error}");
 }

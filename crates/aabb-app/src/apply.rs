@@ -354,7 +354,11 @@ impl State {
                         self.model.status.push_str(&before);
                         self.view.fit_pending = true;
                     }
-                    Err(e) => self.model.status = format!("Generator refused: {e}"),
+                    // The generator's fields are named, not the file (an unsaved scene has
+                    // none).
+                    Err(e) => {
+                        self.model.status = format!("Generator refused: {}", e.without_file());
+                    }
                 }
             }
             Command::BeginDrag { id, press } => {
@@ -1016,7 +1020,8 @@ impl State {
         match result.trace {
             Ok(trace) => {
                 let mut notes = stream_notes(&result.info);
-                if result.end.is_error() {
+                // A refusal the stream's notes say already ("stops early: …") is not said twice.
+                if result.end.is_error() && result.info.stopped.as_deref() != Some(&ended) {
                     notes.push_str(&format!(
                         " The stream was refused: {}",
                         crate::text::excerpt(&ended, 240)
@@ -1026,12 +1031,17 @@ impl State {
                 if !self.show_trace(std::sync::Arc::new(trace), None, &notes) {
                     return;
                 }
-                self.model.engine = engine_record(result.info.engine_parts.clone());
-                self.model.received_from = Some(if result.info.engine.is_empty() {
+                let mut info = result.info;
+                // The parts go to `engine` (the views'), the rest is kept for the save.
+                self.model.engine = engine_record(std::mem::take(&mut info.engine_parts));
+                self.model.received_from = Some(if info.engine.is_empty() {
                     "an engine".to_owned()
                 } else {
-                    result.info.engine.clone()
+                    info.engine.clone()
                 });
+                self.model.received_info = Some(std::sync::Arc::new(info));
+                self.model.received_stream = (!result.stream.is_empty())
+                    .then(|| std::sync::Arc::new(result.stream));
                 // Every received step goes on the timeline, as if it had been played.
                 while !self.model.sim.is_at_end() {
                     let before = self.model.sim.step_index();
@@ -1051,7 +1061,14 @@ impl State {
                     crate::text::excerpt(&ended, 200)
                 );
                 if result.end.is_error() {
-                    self.show_error(format!("{ended} ({why})"), KEPT_ON_OPEN);
+                    // `why` ends with the refusal when the stream said it (the trace's "no
+                    // step: …"): the dialog says it once.
+                    let message = if why.contains(ended.as_str()) {
+                        why
+                    } else {
+                        format!("{ended} ({why})")
+                    };
+                    self.show_error(message, KEPT_ON_OPEN);
                 }
             }
         }
@@ -1071,25 +1088,46 @@ impl State {
             self.model.status = NOT_RECEIVED.to_owned();
             return;
         };
-        let mut bytes = Vec::new();
-        let written = crate::stream::write_trace(&trace, &engine, &mut bytes)
-            .map_err(|e| e.to_string())
-            .and_then(|()| {
+        let info = self.model.received_info.clone().unwrap_or_default();
+        // The frames as they arrived when the window has them; written again from what it
+        // kept otherwise.
+        let encoded = match &self.model.received_stream {
+            Some(bytes) => Ok(crate::received::Written::as_received(
+                bytes,
+                self.model
+                    .engine
+                    .as_ref()
+                    .map_or(0, |e| e.summary.steps_with_parts),
+            )),
+            None => crate::received::encode(&trace, &info, self.model.engine.as_deref()),
+        };
+        let written = encoded
+            .and_then(|written| {
                 crate::fileio::write_atomic(
                     &path,
-                    &bytes,
+                    &written.bytes,
                     crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Stream, false),
                 )
                 .map_err(|e| e.to_string())
+                .map(|()| written)
             });
         match written {
-            Ok(()) => {
+            Ok(written) => {
+                let parts = if written.steps_with_parts > 0 {
+                    format!(
+                        " (the engine's broad phase at {} of them)",
+                        written.steps_with_parts
+                    )
+                } else {
+                    String::new()
+                };
                 self.model.status = format!(
-                    "Saved the {} steps received from {} to {} ({:.1} MiB).",
+                    "Saved the {} steps received from {}{parts} to {} ({:.1} MiB).{}",
                     trace.step_count(),
                     crate::text::excerpt(&engine, 80),
                     path.display(),
-                    bytes.len() as f64 / (1024.0 * 1024.0)
+                    written.bytes.len() as f64 / (1024.0 * 1024.0),
+                    written.missing
                 );
             }
             Err(e) => {
@@ -1158,6 +1196,8 @@ impl State {
         self.model.before_restart = None;
         self.model.document_id += 1;
         self.model.received_from = None;
+        self.model.received_info = None;
+        self.model.received_stream = None;
         self.model.engine = None;
         self.model.path = path;
         self.model.dirty = false;

@@ -4,10 +4,11 @@
 //! B is a whole [`State`] of its own (its simulation, recording, snapshot and charts), so
 //! B's world and tree views are the same views as A's, drawing B's state. It starts as a
 //! copy of A at the step shown, with B's broad phase and tree settings applied there as
-//! edits of B's recording; from then on A and B run in lockstep: every step A makes, B
-//! makes; every edit of the motion made on A (a sphere moved, added or deleted, a rebuild, the
-//! pair limit) is made on B; the timeline's playhead moves both. A's settings stay A's
-//! (a slider tunes A against a fixed B). Each step's difference ([`StepDiff`]: pairs only in
+//! edits of B's recording (A's recorded future is not B's: B makes its steps anew); from then
+//! on A and B run in lockstep: every step A makes, B makes; every edit of the motion made on
+//! A (a sphere moved, added or deleted, a rebuild, the pair limit) is made on B; the
+//! timeline's playhead moves both (before the start B has no run of its own; an edit there
+//! starts it from that step). A's settings stay A's (a slider tunes A against a fixed B). Each step's difference ([`StepDiff`]: pairs only in
 //! A, only in B, reinserts, cost, time) is kept as a [`CompareRow`], for the timeline and
 //! the readout above the views. Another document ends the comparison.
 
@@ -107,20 +108,17 @@ impl State {
         self.stop_compare();
         let mut b = Box::new(self.twin());
         let at = self.model.sim.step_index();
-        if side.kind != b.model.sim.broadphase_kind() {
-            b.apply(crate::commands::Command::SetBroadphase(side.kind), true);
-        }
-        if side.config != b.model.sim.tree_settings() {
-            b.apply(crate::commands::Command::SetTreeSettings(side.config), true);
-        }
-        if b.model.sim.broadphase_kind() != side.kind || b.model.sim.tree_settings() != side.config
-        {
+        if !b.take_side(&side) {
             return Err(format!(
                 "B was not started: {} ({})",
                 side.describe(),
                 b.model.status
             ));
         }
+        // B's run is its own from here: A's recorded future is not B's (with A's settings
+        // it would be shown as B's, and no row kept).
+        b.discard_future();
+        b.model.discarded = None;
         let mut run = CompareRun {
             side,
             b,
@@ -132,8 +130,23 @@ impl State {
         };
         run.b.model.status.clear();
         self.compare = Some(run);
-        self.follow_compare(true);
+        // B is at A's step with its settings applied there: no step was made, so B is not
+        // brought back to the step before (which would step it again without them).
+        self.follow_compare(false);
+        self.retake_difference(true);
         Ok(())
+    }
+
+    /// Gives this state (B) `side`'s broad phase and tree settings at its step, as recorded
+    /// edits, where they differ; true when it has them.
+    fn take_side(&mut self, side: &Side) -> bool {
+        if side.kind != self.model.sim.broadphase_kind() {
+            self.apply(crate::commands::Command::SetBroadphase(side.kind), true);
+        }
+        if side.config != self.model.sim.tree_settings() {
+            self.apply(crate::commands::Command::SetTreeSettings(side.config), true);
+        }
+        self.side_now() == *side
     }
 
     /// Ends the comparison, if one runs.
@@ -163,9 +176,22 @@ impl State {
         if b.model.sim.step_index() != from && from <= b.model.recording.last_step() {
             b.seek_to(from);
         }
+        // Every step B makes, it makes with its own settings: at a step before the one the
+        // comparison started from (the timeline moved back), B's recording has A's, so B
+        // takes its side again where it steps on from. Where B cannot take it (refused, its
+        // status says why), B does not step: a step on A's settings would be shown as B's.
+        let will_step = stepped || b.model.sim.step_index() < at;
+        let on_side = b.side_now() == run.side || (will_step && b.take_side(&run.side));
+        // B's own run goes back to where it took its settings.
+        if on_side {
+            run.started_at = run.started_at.min(b.model.sim.step_index());
+        }
         // B's step made on the stepping thread beside A's: recorded as a step made here.
         if let Some((sim, outcome)) = self.b_stepped.take()
             && stepped
+            && on_side
+            && sim.broadphase_kind() == run.side.kind
+            && sim.tree_settings() == run.side.config
             && b.model.sim.step_index() == from
             && sim.step_index() == at
             && !b.at_past_step()
@@ -175,7 +201,10 @@ impl State {
             b.after_step(outcome);
             run.steps_beside += 1;
         }
-        while b.model.sim.step_index() < at {
+        // B stepping on to A's step (A showing its recorded future, B making it anew) is a
+        // step run in lockstep too: its row is kept.
+        let b_steps_on = on_side && b.model.sim.step_index() < at;
+        while on_side && b.model.sim.step_index() < at {
             let before = b.model.sim.step_index();
             b.step_once();
             if b.model.sim.step_index() == before {
@@ -183,7 +212,7 @@ impl State {
                 break;
             }
         }
-        self.retake_difference(stepped);
+        self.retake_difference(stepped || b_steps_on);
     }
 
     /// The difference at the step shown, taken again (B is where it is); `keep`: it becomes
@@ -194,7 +223,8 @@ impl State {
         };
         let at = self.model.sim.step_index();
         let b = &run.b;
-        run.here = (b.model.sim.step_index() == at)
+        // At a step before the comparison started B has A's settings: no difference of B's.
+        run.here = (b.model.sim.step_index() == at && b.side_now() == run.side)
             .then(|| StepDiff::between(self.model.sim.report(), b.model.sim.report()));
         if keep && let Some(d) = &run.here {
             let keep = run.rows.partition_point(|r| r.step < at);
@@ -222,6 +252,12 @@ impl State {
             Ok(_) => {
                 b.model.rev += 1;
                 b.sync_stopped();
+                // Before the step the comparison started at, B's recording has A's settings;
+                // the edit discarded its future, so B runs on from here with its own.
+                if b.side_now() != run.side && b.take_side(&run.side) {
+                    run.started_at = run.started_at.min(b.model.sim.step_index());
+                }
+                // Refused, B's status says why and B does not step (`follow_compare`).
             }
             Err(e) => {
                 b.model.status = format!("B refused \"{}\": {e}", edit.describe());

@@ -35,7 +35,7 @@
 //! Each module imports only modules of the layers below it; nothing imports upward, so the
 //! modules import each other in no circle.
 //!
-//! 1. Values: `layout`, `camera`, `camera3d`, `clock`, `density`, `mesh`, `palette`, `pick`, `history`, `files`,
+//! 1. Values: `layout`, `camera`, `camera3d`, `clock`, `density`, `mesh`, `palette`, `pick`, `history`, `files`, `received`,
 //!    `health_monitor`; `prefs` (uses `layout`), `snapshot` (uses `camera` and the model's `source`,
 //!    a scene's or a trace's simulation), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
@@ -75,6 +75,7 @@ pub mod native_dialog;
 pub mod palette;
 pub mod pick;
 pub mod prefs;
+pub mod received;
 pub mod renderer;
 mod screenshot;
 mod shell;

@@ -188,13 +188,15 @@ impl DebuggerApp {
         let save_as = KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
         let save = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
         let open = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
-        let undo = KeyboardShortcut::new(Modifiers::COMMAND, Key::Z);
         // A text field with the focus keeps Ctrl+Z for its own text.
         let typing = ctx.memory(|m| m.focused().is_some());
         let mut cmds = Vec::new();
+        // Every press in the frame counts (a slow frame gathers several): three Ctrl+Z are
+        // three undos, two F1 or two Spaces show and hide again.
         ctx.input_mut(|i| {
-            if !typing && i.consume_shortcut(&undo) {
-                cmds.push(Command::Undo);
+            if !typing {
+                let undos = i.count_and_consume_key(Modifiers::COMMAND, Key::Z);
+                cmds.extend(std::iter::repeat_n(Command::Undo, undos));
             }
             if i.consume_shortcut(&save_as) {
                 cmds.push(Command::SaveAsDialog);
@@ -205,9 +207,8 @@ impl DebuggerApp {
             if i.consume_shortcut(&open) {
                 cmds.push(Command::OpenDialog);
             }
-            if i.consume_key(Modifiers::NONE, Key::F1) {
-                cmds.push(Command::ToggleHelp);
-            }
+            let helps = i.count_and_consume_key(Modifiers::NONE, Key::F1);
+            cmds.extend(std::iter::repeat_n(Command::ToggleHelp, helps));
         });
         // Single keys only when no text field wants them and no dialog is up; Space also in
         // a number field (or with a slider or button focused): only free text takes spaces.
@@ -219,47 +220,50 @@ impl DebuggerApp {
             out.extend(cmds);
             return;
         }
-        if !free_text_has_focus(ctx)
-            && ctx.input_mut(|i| {
-                let space = i.consume_key(Modifiers::NONE, Key::Space);
-                if space {
+        if !free_text_has_focus(ctx) {
+            let spaces = ctx.input_mut(|i| {
+                let spaces = i.count_and_consume_key(Modifiers::NONE, Key::Space);
+                if spaces > 0 {
                     // The space the key would type goes too: a number has none.
                     i.events
                         .retain(|e| !matches!(e, egui::Event::Text(t) if t == " "));
                 }
-                space
-            })
-        {
-            cmds.push(Command::TogglePlay);
+                spaces
+            });
+            cmds.extend(std::iter::repeat_n(Command::TogglePlay, spaces));
         }
         if ctx.egui_wants_keyboard_input() {
             out.extend(cmds);
             return;
         }
         ctx.input_mut(|i| {
-            if i.consume_key(Modifiers::NONE, Key::ArrowRight)
-                || i.consume_key(Modifiers::NONE, Key::N)
-            {
-                cmds.push(Command::Step);
-            }
-            if i.consume_key(Modifiers::NONE, Key::ArrowLeft) {
-                cmds.push(Command::StepBack);
-            }
-            if i.consume_key(Modifiers::NONE, Key::Home) {
-                cmds.push(Command::SeekTo(0));
-            }
-            if i.consume_key(Modifiers::NONE, Key::End) {
-                cmds.push(Command::SeekTo(u64::MAX));
-            }
-            if i.consume_key(Modifiers::NONE, Key::R) {
-                cmds.push(Command::Reset);
-            }
-            if i.consume_key(Modifiers::NONE, Key::F) {
-                cmds.push(Command::Fit);
-            }
-            if i.consume_key(Modifiers::NONE, Key::Escape) {
-                cmds.push(Command::Select(None));
-            }
+            // Every press in the frame counts, in the order pressed (a slow frame gathers
+            // several): ten presses are ten steps.
+            i.events.retain(|event| {
+                let egui::Event::Key {
+                    key,
+                    pressed: true,
+                    modifiers,
+                    ..
+                } = event
+                else {
+                    return true;
+                };
+                if !modifiers.matches_logically(Modifiers::NONE) {
+                    return true;
+                }
+                cmds.push(match key {
+                    Key::ArrowRight | Key::N => Command::Step,
+                    Key::ArrowLeft => Command::StepBack,
+                    Key::Home => Command::SeekTo(0),
+                    Key::End => Command::SeekTo(u64::MAX),
+                    Key::R => Command::Reset,
+                    Key::F => Command::Fit,
+                    Key::Escape => Command::Select(None),
+                    _ => return true,
+                });
+                false
+            });
         });
         let selection = self.state.view.selection;
         ctx.input_mut(|i| {
@@ -275,12 +279,12 @@ impl DebuggerApp {
             .views
             .world
             .pointer_in_world(ctx, &self.state.view.camera)
-            && ctx.input_mut(|i| i.consume_key(Modifiers::NONE, Key::A))
         {
+            // A sphere a press.
+            let adds = ctx.input_mut(|i| i.count_and_consume_key(Modifiers::NONE, Key::A));
             let base = self.state.view_center_base();
-            cmds.push(Command::AddSphere {
-                center: self.state.view.plane.unproject(pos, base),
-            });
+            let center = self.state.view.plane.unproject(pos, base);
+            cmds.extend(std::iter::repeat_n(Command::AddSphere { center }, adds));
         }
         out.extend(cmds);
     }
@@ -402,11 +406,16 @@ impl Views {
             return;
         };
         let area = ui.available_rect_before_wrap();
-        let header = egui::Rect::from_min_size(area.min, egui::vec2(area.width(), COMPARE_HEADER));
-        ui.scope_builder(egui::UiBuilder::new().max_rect(header), |ui| {
-            super::views::compare::header_ui(ui, state, run, out);
-        });
-        let body = egui::Rect::from_min_max(egui::pos2(area.left(), header.bottom()), area.max);
+        // The readout takes the lines it wraps to (at least COMPARE_HEADER), the views the rest.
+        let header = ui
+            .scope_builder(egui::UiBuilder::new().max_rect(area), |ui| {
+                super::views::compare::header_ui(ui, state, run, out);
+            })
+            .response
+            .rect;
+        let top = (header.bottom() + 4.0).max(area.top() + COMPARE_HEADER);
+        let body =
+            egui::Rect::from_min_max(egui::pos2(area.left(), top.min(area.bottom())), area.max);
         let half = (body.width() - COMPARE_GAP) / 2.0;
         let left = egui::Rect::from_min_size(body.min, egui::vec2(half, body.height()));
         let right =

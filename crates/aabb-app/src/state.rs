@@ -61,6 +61,12 @@ pub struct Model {
     /// The engine whose live stream the document is, when it was received through the live
     /// link (File > "Save received stream…" keeps it); `None` for anything else.
     pub received_from: Option<String>,
+    /// What the live stream said of itself (its handshake, the engine's step numbers, its
+    /// goodbye; the engine's parts are in `engine`), for writing it again as received.
+    pub received_info: Option<std::sync::Arc<crate::stream::StreamInfo>>,
+    /// The live stream's bytes as they arrived (every accepted frame): what "Save received
+    /// stream…" writes, byte for byte what `listen --out` writes of the same session.
+    pub received_stream: Option<std::sync::Arc<Vec<u8>>>,
     /// The engine's own broad phase as its stream carried it (its tree, fat boxes and pairs
     /// each step, and their checks), when the document is a stream that carried it.
     pub engine: Option<std::sync::Arc<crate::stream::engine::EngineRecord>>,
@@ -103,6 +109,8 @@ impl Model {
             frame: 0,
             document_id: 0,
             received_from: None,
+            received_info: None,
+            received_stream: None,
             engine: None,
             recording,
             discarded: None,
@@ -390,6 +398,8 @@ impl State {
             frame: m.frame,
             document_id: m.document_id,
             received_from: m.received_from.clone(),
+            received_info: m.received_info.clone(),
+            received_stream: m.received_stream.clone(),
             engine: m.engine.clone(),
             ..Model::new(
                 m.doc.clone(),

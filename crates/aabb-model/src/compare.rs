@@ -307,6 +307,21 @@ pub fn start(
     Ok((start(a)?, start(b)?))
 }
 
+/// Side B of a comparison started at `a`'s step, as the window's compare mode starts it: a
+/// copy of `a` (a scene's or a trace's simulation, at any step) with `b`'s broad phase and
+/// tree settings applied there. Run it beside a copy of `a` with [`run`].
+pub fn side_at(a: &Sim, b: &Side) -> Result<Sim, SceneError> {
+    use crate::replay::Edit;
+    let mut sim = a.clone();
+    if sim.broadphase_kind() != b.kind {
+        Replay::apply_edit(&mut sim, &Edit::SetBroadphase(b.kind))?;
+    }
+    if sim.tree_settings() != b.config {
+        Replay::apply_edit(&mut sim, &Edit::SetTreeSettings(b.config))?;
+    }
+    Ok(sim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,9 @@ fn both(a: f64, b: f64, digits: usize) -> String {
 /// shown and over the compared steps, and "Stop comparing".
 pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut Vec<Command>) {
     let a = state.side_now();
-    ui.horizontal(|ui| {
+    // Wrapped, not cut: at 1280 px with the engine's tree the line is longer than the window,
+    // and what is cut ("draw the engine's tree", the totals) could not be reached.
+    ui.horizontal_wrapped(|ui| {
         if ui
             .button("Stop comparing")
             .on_hover_text("Back to the document's run alone.")
@@ -59,7 +61,7 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
         } else {
             short(&run.side, &a)
         };
-        ui.add(egui::Label::new(b_text).truncate())
+        ui.add(egui::Label::new(b_text).wrap())
             .on_hover_text(run.side.describe());
     });
     let at = state.model.sim.step_index();
@@ -78,6 +80,11 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
                 both(d.ms[0], d.ms[1], 3),
             )
         }
+        None if run.b.model.sim.step_index() == at => format!(
+            "step {at}: before the comparison (it started at step {}): B has no run of its \
+             own here",
+            run.started_at
+        ),
         None => format!(
             "step {at}: B is at step {} ({})",
             run.b.model.sim.step_index(),
@@ -100,7 +107,7 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
         ),
         None => String::new(),
     };
-    ui.add(egui::Label::new(format!("{text}{since}")).truncate())
+    ui.add(egui::Label::new(format!("{text}{since}")).wrap())
         .on_hover_text(
             "Candidate pairs, A's / B's; pairs only one side reported; reinserts, the tree's \
              cost (area against the leaves') and the broad phase's time (update and pairs), \

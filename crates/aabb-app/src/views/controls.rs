@@ -410,18 +410,18 @@ fn generator_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
     });
     if apply {
         out.push(Command::SetGenerator(Some(g)));
-        ui.data_mut(|d| d.remove::<GenerateEdit>(id));
-    } else {
-        ui.data_mut(|d| {
-            d.insert_temp(
-                id,
-                GenerateEdit {
-                    base: current,
-                    edit: g,
-                },
-            )
-        });
     }
+    // The fields keep what was typed until the generator changes: applied, they show what
+    // it was made with; refused, what the user typed, to be corrected.
+    ui.data_mut(|d| {
+        d.insert_temp(
+            id,
+            GenerateEdit {
+                base: current,
+                edit: g,
+            },
+        )
+    });
 }
 
 /// The generator a scene without one starts from.

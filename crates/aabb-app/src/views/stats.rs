@@ -403,21 +403,6 @@ fn engine_ui(
                 }
                 (None, None) => row(ui, "Its tree here", "— (none at this step)"),
             }
-            // Degradation: the engine's tree stayed above the threshold to the end received.
-            let ratios = super::health::engine_ratios(&summary.health);
-            let threshold = state.prefs.health_threshold;
-            if let Some((from, worst)) = super::health::engine_degraded_since(ratios, threshold) {
-                ui.label(
-                    RichText::new(format!(
-                        "The engine's tree has cost {threshold:.2}x a fresh build or more \
-                         since step {from} (at worst {worst:.2}x): it is not rebuilt as it \
-                         degrades. A rebuild (or a larger incremental optimization) would \
-                         make its queries cheaper."
-                    ))
-                    .color(super::health::WARNING)
-                    .strong(),
-                );
-            }
             let c = &summary.counts;
             row(
                 ui,
@@ -433,15 +418,41 @@ fn engine_ui(
             row(
                 ui,
                 "Run: false positives",
-                format!(
-                    "{:.1} % (margin {:.1} %, look-ahead {:.1} %, fat only {:.1} %)",
-                    100.0 * c.share(c.false_positives()),
-                    100.0 * c.share(c.margin),
-                    100.0 * c.share(c.look_ahead),
-                    100.0 * c.share(c.fat_only)
-                ),
+                format!("{:.1} %", 100.0 * c.share(c.false_positives())),
             );
+            // Word by word, wrapped to the panel: one line of the three widened the panel.
+            ui.label("  by why");
+            ui.horizontal_wrapped(|ui| {
+                for (name, count) in [
+                    ("margin", c.margin),
+                    ("look-ahead", c.look_ahead),
+                    ("fat only", c.fat_only),
+                ] {
+                    ui.label(format!("{name} {:.1} %", 100.0 * c.share(count)));
+                }
+            });
+            ui.end_row();
         });
+    // Degradation: the engine's tree stayed above the threshold to the end received. Below
+    // the grid and wrapped to the panel: a grid cell does not wrap, and one long line widened
+    // the panel past the window.
+    let ratios = super::health::engine_ratios(&summary.health);
+    let threshold = state.prefs.health_threshold;
+    if let Some((from, worst)) = super::health::engine_degraded_since(ratios, threshold) {
+        ui.add(
+            egui::Label::new(
+                RichText::new(format!(
+                    "The engine's tree has cost {threshold:.2}x a fresh build or more since \
+                     step {from} (at worst {worst:.2}x): it is not rebuilt as it degrades. A \
+                     rebuild (or a larger incremental optimization) would make its queries \
+                     cheaper."
+                ))
+                .color(super::health::WARNING)
+                .strong(),
+            )
+            .wrap(),
+        );
+    }
 }
 
 /// The broad phase's own tree when it is another library's (Box2D's): both views draw its

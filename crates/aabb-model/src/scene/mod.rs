@@ -22,8 +22,12 @@ use std::path::Path;
 
 /// The newest `format_version` this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// The most spheres a scene may hold, listed or generated, and static boxes with them.
+/// The most spheres a scene may list, the most its generator makes, and the most static
+/// boxes it may hold: each on its own, so the count a user gives the generator is the count
+/// generated, whatever the scene lists beside it.
 pub const MAX_SPHERES: usize = 1_000_000;
+/// The most bodies a scene may hold in all: listed and generated spheres and static boxes.
+pub const MAX_BODIES: usize = 2 * MAX_SPHERES;
 
 /// A scene file's content. Vectors are stored as `Vec3`; 2D scenes have z = 0 and are written
 /// with two numbers.
@@ -361,7 +365,7 @@ impl Scene {
     }
 
     /// How many bodies the broad phase holds: spheres (listed and generated) and static
-    /// boxes. [`MAX_SPHERES`] bounds this.
+    /// boxes. [`MAX_BODIES`] bounds this.
     #[must_use]
     pub fn body_count(&self) -> usize {
         self.sphere_count() + self.boxes.len()

@@ -3,7 +3,7 @@
 
 use super::model::{fmt_numbers, newer_message};
 use super::simulation::tight_box_at;
-use super::{FORMAT_VERSION, MAX_SPHERES, Scene, SceneError, Sphere, StaticBox};
+use super::{FORMAT_VERSION, MAX_BODIES, MAX_SPHERES, Scene, SceneError, Sphere, StaticBox};
 use crate::tree::{Aabb, TreeConfig, TreeError, fat_box};
 use glam::Vec3;
 use std::collections::BTreeMap;
@@ -51,13 +51,12 @@ pub(crate) fn check(scene: &Scene) -> Result<(), String> {
         ));
     }
     if let Some(g) = &scene.generate {
-        let total = scene.spheres.len() as u64 + u64::from(g.count);
-        if total > MAX_SPHERES as u64 {
+        // The generator's own limit: the spheres listed beside it do not lower it (the count
+        // given is the count generated); the bodies in all are bounded below.
+        if g.count as usize > MAX_SPHERES {
             return Err(format!(
-                "generate.count: {} generated + {} listed = {total} spheres; at most \
-                 {MAX_SPHERES} are allowed",
-                g.count,
-                scene.spheres.len()
+                "generate.count: {} spheres; the generator makes at most {MAX_SPHERES}",
+                g.count
             ));
         }
         if let Some(density) = g.density
@@ -145,10 +144,16 @@ fn check_boxes(scene: &Scene, sphere_ids: &BTreeMap<u32, usize>) -> Result<(), S
         return Ok(());
     }
     let spheres = scene.sphere_count();
-    if scene.boxes.len() > MAX_SPHERES.saturating_sub(spheres) {
+    if scene.boxes.len() > MAX_SPHERES {
+        return Err(format!(
+            "boxes: the scene has {} static boxes; at most {MAX_SPHERES} are allowed",
+            scene.boxes.len()
+        ));
+    }
+    if scene.boxes.len() > MAX_BODIES.saturating_sub(spheres) {
         return Err(format!(
             "boxes: the scene has {spheres} spheres (listed and generated) and {} static boxes; \
-             at most {MAX_SPHERES} together are allowed",
+             at most {MAX_BODIES} bodies together are allowed",
             scene.boxes.len()
         ));
     }
@@ -350,6 +355,10 @@ pub(crate) fn check_fat_reach(
 /// well inside f32.
 const MAX_GROWN_EXTENT: f32 = 1.0e9;
 
+/// The share of a sphere's radius (or of the margin, when smaller) that the spacing of f32
+/// numbers where it is may reach before the scene is warned far from the origin.
+const FAR_SHARE: f64 = 0.01;
+
 pub(crate) fn validate(scene: &Scene, file: &str) -> Result<(), SceneError> {
     check(scene).map_err(|message| SceneError::Invalid {
         file: file.to_owned(),
@@ -525,46 +534,58 @@ pub(crate) fn warnings(scene: &Scene, pair_limit: usize) -> Vec<String> {
         }
     }
     out.extend(view_warnings(scene));
-    // A sphere whose whole motion in a step (its speed, not one axis's share: a sphere moving
-    // almost along an axis barely moves along the others, and rightly so) is smaller than the
-    // spacing of f32 numbers where it is: its box moves in jumps.
-    let dt = f64::from(scene.dt);
+    // A sphere far from the origin against its size: where f32 numbers (the tree's boxes) are
+    // apart by a share of its radius or of the margin that shows, its box is rounded that
+    // coarsely and moves in jumps. A sphere that barely moves is not a far world: a motion
+    // below the spacing is lost only where the spacing itself matters.
     let spacing_at = |far: f32| f64::from(far.next_up() - far);
     let far_of = |c: &[f32]| c.iter().map(|v| v.abs()).fold(0.0f32, f32::max);
-    let mut worst: Option<(f64, String, f32, f64)> = None;
-    for sp in &scene.spheres {
-        let v = &sp.velocity.to_array()[..d];
-        let moves = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt() * dt;
-        let far = far_of(&sp.center.to_array()[..d]);
-        let spacing = spacing_at(far);
-        if moves > 0.0 && spacing > moves {
-            let ratio = spacing / moves;
-            if worst.as_ref().is_none_or(|w| ratio > w.0) {
-                worst = Some((ratio, format!("sphere {}", sp.id), far, moves));
-            }
+    let margin = f64::from(scene.tree.margin);
+    // What matters of a sphere of radius `r`: the smaller of its radius and the margin.
+    let matters = |r: f64| {
+        if margin > 0.0 && margin < r {
+            (margin, format!("tree.margin ({})", scene.tree.margin))
+        } else {
+            (r, format!("its radius ({r})"))
         }
+    };
+    let mut worst: Option<(f64, String, f32, String)> = None;
+    let mut consider = |share: f64, who: String, far: f32, what: String| {
+        if share > FAR_SHARE && worst.as_ref().is_none_or(|w| share > w.0) {
+            worst = Some((share, who, far, what));
+        }
+    };
+    for sp in &scene.spheres {
+        let far = far_of(&sp.center.to_array()[..d]);
+        let (size, what) = matters(f64::from(sp.radius));
+        consider(
+            spacing_at(far) / size,
+            format!("sphere {}", sp.id),
+            far,
+            what,
+        );
     }
     if let Some(g) = scene.generate.filter(|g| g.count > 0) {
+        let world = scene.grown_world();
         let world_far = (0..d)
-            .map(|a| scene.world.min[a].abs().max(scene.world.max[a].abs()))
+            .map(|a| world.min[a].abs().max(world.max[a].abs()))
             .fold(0.0f32, f32::max);
-        let moves = 0.5 * (f64::from(g.speed.0) + f64::from(g.speed.1)) * dt;
-        let spacing = spacing_at(world_far);
-        if moves > 0.0 && spacing > moves && worst.as_ref().is_none_or(|w| spacing / moves > w.0) {
-            worst = Some((
-                spacing / moves,
-                "the generated spheres (at their mean speed)".to_owned(),
-                world_far,
-                moves,
-            ));
-        }
+        let (size, what) = matters(f64::from(g.radius.0));
+        consider(
+            spacing_at(world_far) / size,
+            "the generated spheres (the smallest, at the world's far corner)".to_owned(),
+            world_far,
+            what,
+        );
     }
-    if let Some((_, who, far, moves)) = worst {
+    if let Some((share, who, far, what)) = worst {
         let spacing = spacing_at(far);
         out.push(format!(
-            "{who} moves {moves:.3e} a step at coordinates of {far:e}, where f32 numbers are \
-             {spacing:.3e} apart: positions are simulated in f64, so it moves, but the tree \
-             sees its box jump. Move the world nearer the origin for smooth boxes"
+            "{who} is at coordinates of {far:e}, where f32 numbers (the tree's boxes) are \
+             {spacing:.3e} apart, {:.1}% of {what}: its box is rounded that coarsely and moves \
+             in jumps (positions are simulated in f64). Move the world nearer the origin for \
+             smooth boxes",
+            100.0 * share
         ));
     }
     out
