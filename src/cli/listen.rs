@@ -184,8 +184,13 @@ fn receive_one(
     } else {
         line(&format!("engine connected from {peer}"))?;
     }
-    let intake = StreamIntake::counting_only(&format!("connection from {peer}"));
+    let mut intake = StreamIntake::counting_only(&format!("connection from {peer}"));
+    if out.is_some() {
+        // What is written must open: where readers would stop is said as it happens.
+        intake = intake.checking_files();
+    }
     let mut print_error = None;
+    let mut warned = false;
     let received = live::receive(
         engine,
         intake,
@@ -196,6 +201,16 @@ fn receive_one(
             frame_timeout,
         },
         |event, intake| {
+            if !warned && let Some(why) = &intake.info().readers_stop {
+                warned = true;
+                eprintln!(
+                    "warning: {}: {} (every step is still written)",
+                    out_path
+                        .as_ref()
+                        .map_or_else(String::new, |p| escape_controls(&p.display().to_string())),
+                    escape_controls(why)
+                );
+            }
             if print_error.is_some() {
                 return;
             }
@@ -228,6 +243,7 @@ fn receive_one(
                 "steps_written": written_to.map(|_| received.steps_written),
                 "out": written_to.map(|p| p.display().to_string()),
                 "dropped_steps": info.dropped_steps(),
+                "readers_stop": written_to.and(info.readers_stop.as_ref()),
                 "bytes": received.bytes,
                 "seconds": received.secs,
                 "steps_per_sec": steps as f64 / secs,
@@ -252,6 +268,13 @@ fn receive_one(
                 escape_controls(&p.display().to_string())
             ))
         ))?;
+        if let (Some(path), Some(why)) = (written_to, &info.readers_stop) {
+            line(&format!(
+                "warning: {}: {}",
+                escape_controls(&path.display().to_string()),
+                escape_controls(why)
+            ))?;
+        }
         for text in super::engine_report::lines(&info.engine_parts.summary) {
             line(&text)?;
         }

@@ -437,3 +437,49 @@ fn a_crowd_of_idle_sockets_drops_its_oldest_and_never_keeps_an_engine_out() {
     );
     drop(idle);
 }
+
+#[test]
+fn listen_says_where_readers_will_stop_in_the_file_it_writes_and_they_keep_the_steps_before() {
+    use aabb_debugger::stream;
+    use aabb_debugger::trace::TraceLimits;
+    use aabb_recorder::wire::{self, Hello};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("tiny-dt.aabbstream");
+    let l = listen(&["--out", utf8(&out)]);
+    // A dt of 1e-45 s: any motion is a velocity past f32.
+    let mut bytes = Vec::new();
+    wire::encode_magic(&mut bytes);
+    wire::encode_hello(&mut bytes, &Hello::new("tiny dt", 2, 1e-45)).expect("hello");
+    bytes.extend(step_bytes(0, &[wbox(1, 0.0, 0.0)], true));
+    bytes.extend(step_bytes(1, &[wbox(1, 0.5, 0.0)], false));
+    bytes.extend(step_bytes(2, &[wbox(1, 1.0, 0.0)], false));
+    let mut engine = connect(l.port);
+    engine.write_all(&bytes).expect("send");
+    drop(engine);
+    let (code, lines, err) = l.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let last: serde_json::Value =
+        serde_json::from_str(lines.last().expect("the summary")).expect("json");
+    assert_eq!(last["steps"], 3);
+    assert_eq!(last["steps_written"], 3);
+    let stop = last["readers_stop"]
+        .as_str()
+        .expect("where readers stop")
+        .to_owned();
+    assert!(
+        stop.starts_with("step 1 (the trace's step 1) will not open: ")
+            && stop.ends_with("; readers keep the 1 step before it"),
+        "{stop}"
+    );
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "warning: {}: {stop} (every step is still written)",
+            out.display()
+        )
+    );
+    // Every step is in the file; readers keep the one before the limit.
+    assert!(std::fs::read(&out).expect("the file") == bytes);
+    let (trace, _) = stream::load(&out, TraceLimits::default()).expect("opens");
+    assert_eq!(trace.step_count(), 1);
+}

@@ -353,6 +353,8 @@ fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
     let app = h.state();
     assert!(app.inspect().sim().is_trace(), "{}", app.inspect().status());
     assert_eq!(app.inspect().recording().last_step(), 2);
+}
+
 /// The window listening on a free loopback port: the harness and the address.
 fn listening() -> (Harness<'static, DebuggerApp>, std::net::SocketAddr) {
     let mut h: Harness<'static, DebuggerApp> = ui::app_harness(

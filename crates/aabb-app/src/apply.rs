@@ -1040,8 +1040,8 @@ impl State {
                     info.engine.clone()
                 });
                 self.model.received_info = Some(std::sync::Arc::new(info));
-                self.model.received_stream = (!result.stream.is_empty())
-                    .then(|| std::sync::Arc::new(result.stream));
+                self.model.received_stream =
+                    (!result.stream.is_empty()).then(|| std::sync::Arc::new(result.stream));
                 // Every received step goes on the timeline, as if it had been played.
                 while !self.model.sim.is_at_end() {
                     let before = self.model.sim.step_index();
@@ -1101,16 +1101,15 @@ impl State {
             )),
             None => crate::received::encode(&trace, &info, self.model.engine.as_deref()),
         };
-        let written = encoded
-            .and_then(|written| {
-                crate::fileio::write_atomic(
-                    &path,
-                    &written.bytes,
-                    crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Stream, false),
-                )
-                .map_err(|e| e.to_string())
-                .map(|()| written)
-            });
+        let written = encoded.and_then(|written| {
+            crate::fileio::write_atomic(
+                &path,
+                &written.bytes,
+                crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Stream, false),
+            )
+            .map_err(|e| e.to_string())
+            .map(|()| written)
+        });
         match written {
             Ok(written) => {
                 let parts = if written.steps_with_parts > 0 {

@@ -74,6 +74,10 @@ pub struct StreamInfo {
     pub bye: Option<(u64, u64)>,
     /// Why the stream stopped before a clean end, when it did (the steps before were kept).
     pub stopped: Option<String>,
+    /// For an intake that checks files ([`StreamIntake::checking_files`]): the step at which
+    /// readers of a stream file of what was taken stop, and why (they keep the steps before
+    /// it); `None` while they open all of it.
+    pub readers_stop: Option<String>,
     /// The engine's own broad phase, from the steps that carried it (fat boxes, pairs, tree,
     /// timings): each step's parts and the run's checks.
     pub engine_parts: engine::EngineRecord,
@@ -209,6 +213,8 @@ pub struct StreamIntake {
     /// Whether the engine's parts are checked (else only the steps carrying them are
     /// counted: `convert` needs no check).
     check_engine: bool,
+    /// Whether readers would open what is taken, when asked ([`StreamIntake::checking_files`]).
+    open_check: Option<OpenCheck>,
     /// Steps taken.
     steps: u64,
     info: StreamInfo,
@@ -255,6 +261,7 @@ impl StreamIntake {
             builder: None,
             keep_steps: true,
             check_engine: true,
+            open_check: None,
             steps: 0,
             info: StreamInfo {
                 engine_parts: engine::EngineRecord::with_pair_work(
@@ -278,6 +285,15 @@ impl StreamIntake {
         };
         intake.info.engine_parts = engine::EngineRecord::new(0);
         intake
+    }
+
+    /// Checks, frame by frame, that readers will open a stream file of what is taken (the
+    /// reading rules of [`OpenCheck`]); where and why they would stop is said once in
+    /// [`StreamInfo::readers_stop`]. For a writer of stream files (`listen --out`).
+    #[must_use]
+    pub fn checking_files(mut self) -> Self {
+        self.open_check = Some(OpenCheck::new(self.limits));
+        self
     }
 
     /// Leaves the engine's parts unchecked (only the steps that carry some are counted, in
@@ -313,10 +329,21 @@ impl StreamIntake {
                 if let Some(hello) = self.state.hello() {
                     self.info.engine = hello.engine.clone();
                     self.info.units = hello.units.clone();
+                    if let Some(check) = self.open_check.as_mut()
+                        && let Err(why) = check.hello(hello)
+                    {
+                        self.info.readers_stop.get_or_insert(why);
+                    }
                 }
                 Ok(Intake::Hello)
             }
             1 => {
+                if let Some(check) = self.open_check.as_mut()
+                    && self.info.readers_stop.is_none()
+                    && let Err(why) = check.statics(self.state.statics())
+                {
+                    self.info.readers_stop = Some(why);
+                }
                 if self.keep_steps {
                     self.ensure_builder().map_err(trace_error)?;
                 }
@@ -334,6 +361,12 @@ impl StreamIntake {
                     update.gone as usize,
                 );
                 let index = self.steps;
+                if let Some(check) = self.open_check.as_mut()
+                    && self.info.readers_stop.is_none()
+                    && let Err(why) = check.step(update.step, &update.boxes)
+                {
+                    self.info.readers_stop = Some(why);
+                }
                 if self.keep_steps {
                     self.ensure_builder().map_err(trace_error)?;
                     if let Some(builder) = self.builder.as_mut() {
