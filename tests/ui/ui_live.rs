@@ -201,22 +201,7 @@ fn frames_until(
 #[test]
 fn the_window_keeps_listening_after_peers_that_are_not_recorders() {
     use std::io::Write;
-    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
-        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
-        Scene::builtin_default(),
-    );
-    h.run_steps(2);
-    h.state_mut().apply(
-        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
-        false,
-    );
-    h.run_steps(2);
-    let addr = h
-        .state()
-        .inspect()
-        .live_status()
-        .and_then(|s| s.addr)
-        .expect("listening");
+    let (mut h, addr) = listening();
     let mut garbage = std::net::TcpStream::connect(addr).expect("connect");
     garbage
         .write_all(b"\x16\x03\x01 not a stream")
@@ -265,22 +250,7 @@ fn the_window_keeps_listening_after_peers_that_are_not_recorders() {
 #[test]
 fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
     use std::io::Write;
-    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
-        Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
-        Scene::builtin_default(),
-    );
-    h.run_steps(2);
-    h.state_mut().apply(
-        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
-        false,
-    );
-    h.run_steps(2);
-    let addr = h
-        .state()
-        .inspect()
-        .live_status()
-        .and_then(|s| s.addr)
-        .expect("listening");
+    let (mut h, addr) = listening();
     // Three whole steps, then a frame a byte every 50 ms, never finished while the test runs.
     let mut bytes = Vec::new();
     let trace = {

@@ -69,7 +69,7 @@ pub fn encode(
                 ..wire::StepFrame::default()
             }
         } else {
-            delta(step, &previous, &boxes)
+            crate::stream::delta(step, &previous, &boxes)
         };
         if let Some(s) = engine.and_then(|e| e.step_at(k as u64)) {
             let parts = EngineParts {
@@ -112,40 +112,6 @@ pub fn encode(
         }
     }
     Ok(out)
-}
-
-/// The STEP that takes the set `before` to `after` (both sorted by id).
-fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
-    let mut frame = wire::StepFrame {
-        step,
-        ..wire::StepFrame::default()
-    };
-    let (mut i, mut j) = (0, 0);
-    loop {
-        match (before.get(i), after.get(j)) {
-            (Some(b), Some(a)) if b.id == a.id => {
-                if !b.same_bits(a) {
-                    frame.moved.push(*a);
-                }
-                i += 1;
-                j += 1;
-            }
-            (Some(b), Some(a)) if b.id < a.id => {
-                frame.gone.push(b.id);
-                i += 1;
-            }
-            (Some(b), None) => {
-                frame.gone.push(b.id);
-                i += 1;
-            }
-            (_, Some(a)) => {
-                frame.appeared.push(*a);
-                j += 1;
-            }
-            (None, None) => break,
-        }
-    }
-    frame
 }
 
 #[cfg(test)]

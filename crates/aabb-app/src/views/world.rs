@@ -229,6 +229,19 @@ impl View for WorldView {
         if let Some(caption) = state.caption() {
             caption_ui(ui, state, viewport, caption);
         }
+        // Listening, no engine yet: the world says what it waits for.
+        if let Some(job) = &state.dialogs.live {
+            let status = job.status();
+            if status.peer.is_none() && !status.stopping {
+                painter.text(
+                    viewport.center(),
+                    Align2::CENTER_CENTER,
+                    status.line(),
+                    FontId::proportional(16.0),
+                    text_color,
+                );
+            }
+        }
         let hovering_files = ui.ctx().input(|i| !i.raw.hovered_files.is_empty());
         if hovering_files {
             painter.rect_filled(viewport, 0.0, Color32::from_black_alpha(140));

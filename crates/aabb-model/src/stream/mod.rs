@@ -805,8 +805,10 @@ pub fn write_trace(
     out.flush()
 }
 
-/// The STEP that takes the set `before` to `after` (both sorted by id).
-fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
+/// The STEP that takes the set `before` to `after` (both sorted by id): what appeared, moved
+/// (its bits changed) and went; no sections.
+#[must_use]
+pub fn delta(step: u64, before: &[WireBox], after: &[WireBox]) -> wire::StepFrame {
     let mut frame = wire::StepFrame {
         step,
         keyframe: false,
