@@ -380,11 +380,17 @@ impl Handshake {
         let name = format!("connection from {}", self.peer);
         let deadline = Instant::now() + self.rules.handshake_timeout;
         let result = read_handshake(&self.conn, deadline);
-        let still_listed = {
+        // Whether this connection still has its place among the waiting ones (`take`: and
+        // give it up). A refusal keeps its place until it is done, so the places also bound
+        // the connections being refused; an engine gives its place up before it is handed
+        // over, so the crowd never drops an engine.
+        let listed = |take: bool| {
             let mut waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             match waiting.iter().position(|(k, _)| *k == self.id) {
                 Some(at) => {
-                    waiting.remove(at);
+                    if take {
+                        waiting.remove(at);
+                    }
                     true
                 }
                 None => false,
@@ -395,26 +401,35 @@ impl Handshake {
             kind,
             why,
         };
+        let crowded = || {
+            self.shared.turned.crowded.fetch_add(1, Ordering::Relaxed);
+            (self.shared.on_refused)(&refusal(
+                RefusalKind::Crowded,
+                format!(
+                    "{name}: dropped before its handshake ended, to make room for newer \
+                     connections ({MAX_PENDING_HANDSHAKES} may wait at once)"
+                ),
+            ));
+        };
         match result {
-            _ if !still_listed => {
-                self.shared.turned.crowded.fetch_add(1, Ordering::Relaxed);
-                (self.shared.on_refused)(&refusal(
-                    RefusalKind::Crowded,
-                    format!(
-                        "{name}: dropped before its handshake ended, to make room for newer \
-                         connections ({MAX_PENDING_HANDSHAKES} may wait at once)"
-                    ),
-                ));
-            }
             Err(why) => {
+                if !listed(false) {
+                    crowded();
+                    return;
+                }
                 refuse(
                     self.conn,
                     refusal(RefusalKind::NotARecorder, format!("{name}: {why}")),
                     &self.shared.turned,
                     &self.shared.on_refused,
                 );
+                let _released = listed(true);
             }
             Ok((prefix, hello)) => {
+                if !listed(true) {
+                    crowded();
+                    return;
+                }
                 if self.shared.busy.swap(true, Ordering::SeqCst) {
                     refuse(
                         self.conn,
