@@ -3,6 +3,7 @@
 //! against moving ids) and gives, for each STEP, the whole current set of boxes.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use crate::wire::{
     Bye, Decoder, EngineParts, Frame, Hello, KIND_HELLO, Limits, SECTION_FAT_BOXES, SECTION_PAIRS,
@@ -25,8 +26,10 @@ pub struct StepUpdate {
     pub moved: u32,
     /// Ids no longer in the set.
     pub gone: u32,
-    /// The whole set of moving boxes after the step, sorted by id.
-    pub boxes: Vec<WireBox>,
+    /// The whole set of moving boxes after the step, sorted by id. Shared with the state: a
+    /// step that changes nothing costs nothing, and the state copies the set only when it
+    /// changes while a taker still holds it.
+    pub boxes: Arc<Vec<WireBox>>,
     /// The engine's broad phase as the step's reserved sections gave it (each part `None`
     /// when not sent); every fat box's and pair's id is a box of the step (moving or static).
     pub engine: EngineParts,
@@ -42,7 +45,7 @@ pub struct StreamState {
     hello: Option<Hello>,
     statics: Vec<WireBox>,
     static_seen: bool,
-    boxes: Vec<WireBox>,
+    boxes: Arc<Vec<WireBox>>,
     /// For each box of `boxes`, the last `generation` that touched it (moved or gone).
     stamps: Vec<u64>,
     generation: u64,
@@ -65,7 +68,7 @@ impl StreamState {
             hello: None,
             statics: Vec::new(),
             static_seen: false,
-            boxes: Vec::new(),
+            boxes: Arc::default(),
             stamps: Vec::new(),
             generation: 0,
             last_step: None,
@@ -229,7 +232,7 @@ impl StreamState {
                 return Err(WireErrorKind::KeyframeWithChanges);
             }
             let counts = diff_counts(&self.boxes, &s.appeared);
-            self.boxes = s.appeared;
+            self.boxes = Arc::new(s.appeared);
             self.stamps.clear();
             self.stamps.resize(self.boxes.len(), 0);
             counts
@@ -251,7 +254,7 @@ impl StreamState {
             appeared,
             moved,
             gone,
-            boxes: self.boxes.clone(),
+            boxes: Arc::clone(&self.boxes),
             engine,
         })
     }
@@ -358,8 +361,12 @@ impl StreamState {
             });
         }
         // Everything is checked: apply.
-        for &(i, b) in &moved_at {
-            self.boxes[i] = b;
+        if !moved_at.is_empty() {
+            // In place, unless the last step's taker still holds the set.
+            let boxes = Arc::make_mut(&mut self.boxes);
+            for &(i, b) in &moved_at {
+                boxes[i] = b;
+            }
         }
         if !gone_at.is_empty() || !s.appeared.is_empty() {
             gone_at.sort_unstable();
@@ -377,7 +384,7 @@ impl StreamState {
                 merged.push(*b);
             }
             merged.extend(new.copied());
-            self.boxes = merged;
+            self.boxes = Arc::new(merged);
             self.stamps.clear();
             self.stamps.resize(self.boxes.len(), 0);
         }

@@ -152,7 +152,7 @@ fn check_bounce(steps: &[StepUpdate], n: usize, count: usize) {
         assert_eq!(u.step, k as u64);
         assert_eq!(u.dropped_before, 0);
         assert_eq!(u.keyframe, k == 0);
-        assert_eq!(u.boxes, motion.boxes(k), "step {k}");
+        assert_eq!(*u.boxes, motion.boxes(k), "step {k}");
         motion.step();
     }
 }
@@ -297,7 +297,7 @@ fn bad_boxes_are_left_out_and_counted() {
     );
     let (state, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
     assert_eq!(state.statics(), &[wb(50, [0.0, 0.0], [1.0, 1.0])]);
-    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
+    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes.to_vec()).collect();
     let mut expected = Vec::new();
     for t in 0..6 {
         let x = t as f32;
@@ -363,7 +363,7 @@ fn a_full_buffer_drops_whole_steps_and_the_next_is_a_keyframe() {
                 wb(i, [x, 0.0], [x + 1.0, 1.0])
             })
             .collect();
-        assert_eq!(u.boxes, expected, "step {}", u.step);
+        assert_eq!(*u.boxes, expected, "step {}", u.step);
         previous = Some(u.step);
     }
     let bye = state.bye().expect("a clean end");
@@ -407,7 +407,7 @@ fn exact_mode_waits_for_a_slow_debugger_and_loses_nothing() {
                 wb(i, [x, 0.0], [x + 1.0, 1.0])
             })
             .collect();
-        assert_eq!(u.boxes, expected, "step {k}");
+        assert_eq!(*u.boxes, expected, "step {k}");
     }
     assert!(state.bye().is_some());
 }
@@ -516,7 +516,7 @@ fn refused_case(extra: &[&str]) -> Option<Refused> {
                 wb(i, [x, 0.0], [x + 1.0, 0.5])
             })
             .collect();
-        assert_eq!(u.boxes, expected, "step {}", u.step);
+        assert_eq!(*u.boxes, expected, "step {}", u.step);
     }
     let seen = steps
         .iter()

@@ -124,7 +124,7 @@ fn check_sets(state: &StreamState, steps: &[StepUpdate], stdout: &str) {
     for (k, (u, e)) in steps.iter().zip(&expected).enumerate() {
         assert_eq!(u.step, k as u64);
         assert_eq!(u.keyframe, k == 0);
-        assert_eq!(&u.boxes, e, "step {k}");
+        assert_eq!(&*u.boxes, e, "step {k}");
     }
     let hello = state.hello().expect("a handshake");
     assert_eq!((hello.engine.as_str(), hello.dt_secs), ("check sets", 0.5));
@@ -213,7 +213,7 @@ fn a_full_queue_drops_whole_steps_and_the_next_is_a_keyframe() {
         .collect();
     assert_eq!(seen, [(0, true, 0), (3, true, 2), (4, false, 0)]);
     for u in &steps {
-        assert_eq!(u.boxes, four(u.step as f32));
+        assert_eq!(*u.boxes, four(u.step as f32));
     }
     let bye = state.bye().expect("a clean end");
     assert_eq!((bye.steps_sent, bye.steps_dropped), (3, 2));
@@ -235,7 +235,7 @@ fn exact_mode_loses_nothing() {
     assert_eq!(steps.len(), 30);
     for (k, u) in steps.iter().enumerate() {
         assert_eq!(u.step, k as u64);
-        assert_eq!(u.boxes, four(k as f32));
+        assert_eq!(*u.boxes, four(k as f32));
     }
 }
 
@@ -275,7 +275,7 @@ fn the_pymunk_pile_example_decodes() {
     assert_eq!((hello.dimensions, hello.units.as_str()), (2, "px"));
     assert_eq!(state.statics().len(), 3);
     // One body poured every 3 steps, from step 0: ids 1 to 40 at the end.
-    let last = &steps[119].boxes;
+    let last = steps[119].boxes.as_slice();
     assert_eq!(
         last.iter().map(|b| b.id).collect::<Vec<_>>(),
         (1..=40).collect::<Vec<_>>()
@@ -315,7 +315,7 @@ fn hostile_arguments_are_counted_never_raised() {
         "hostile: steps 3 sent 3 rejected 35 parts rejected 57 raised 0\n"
     );
     let (_, steps) = decode(&std::fs::read(&file).expect("the file")[..]);
-    let sets: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
+    let sets: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes.to_vec()).collect();
     let one = |t: f32| {
         vec![WireBox {
             id: 1,
@@ -448,7 +448,7 @@ fn refused_case(extra: &[&str]) -> (String, Vec<Seen>, Option<(u64, u64)>) {
                 }
             })
             .collect();
-        assert_eq!(u.boxes, expected, "step {}", u.step);
+        assert_eq!(*u.boxes, expected, "step {}", u.step);
     }
     let stdout = String::from_utf8_lossy(&out.stdout)
         .replace(&format!(" bytes {} ", bytes.len()), " bytes N ")

@@ -166,7 +166,7 @@ fn a_file_holds_every_step_box_for_box() {
         assert_eq!(u.step, k as u64);
         assert_eq!(u.keyframe, k == 0);
         assert_eq!(u.dropped_before, 0);
-        assert_eq!(u.boxes, sorted(scene(k as u32)), "step {k}");
+        assert_eq!(*u.boxes, sorted(scene(k as u32)), "step {k}");
     }
     // Boxes standing still are not sent again: step 1 moves the 200 boxes not divisible
     // by 3 that are there at steps 0 and 1, and those of the spawner do not move.
@@ -218,7 +218,7 @@ fn a_loopback_socket_gets_every_step_box_for_box() {
     assert_eq!(steps.len(), 200);
     for (k, (u, e)) in steps.iter().zip(&expected).enumerate() {
         assert_eq!(u.step, k as u64);
-        assert_eq!(&u.boxes, e, "step {k}");
+        assert_eq!(&*u.boxes, e, "step {k}");
     }
     assert!(state.bye().is_some());
 }
@@ -274,7 +274,7 @@ fn a_full_queue_drops_whole_steps_and_the_next_is_a_keyframe() {
     // Step 3 is a keyframe after the gap; step 4 a delta moving the 4 boxes.
     assert_eq!(seen, [(0, true, 0, 0), (3, true, 2, 4), (4, false, 0, 4)]);
     for u in &steps {
-        assert_eq!(u.boxes, set(u.step as f32));
+        assert_eq!(*u.boxes, set(u.step as f32));
     }
     assert_eq!(state.steps_dropped(), 2);
     let bye = state.bye().expect("a clean end");
@@ -309,7 +309,7 @@ fn exact_mode_waits_and_loses_nothing() {
     assert_eq!(err, None);
     assert_eq!(steps.len(), 50);
     for (k, u) in steps.iter().enumerate() {
-        assert_eq!(u.boxes, sorted(scene(k as u32)[..6].to_vec()));
+        assert_eq!(*u.boxes, sorted(scene(k as u32)[..6].to_vec()));
     }
 }
 
@@ -537,7 +537,7 @@ fn bad_boxes_are_left_out_and_counted() {
     let (state, steps, err) = decode(&out.bytes()[..]);
     assert_eq!(err, None);
     assert_eq!(state.statics().len(), 1);
-    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
+    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes.to_vec()).collect();
     assert_eq!(got, expected);
 }
 
@@ -565,7 +565,7 @@ fn misuse_is_counted_not_raised() {
     assert_eq!(rec.finish(), stats);
     let (_, steps, err) = decode(&out.bytes()[..]);
     assert_eq!(err, None);
-    let sets: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
+    let sets: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes.to_vec()).collect();
     let b = |x: f32| WireBox {
         id: 1,
         min: [x, 0.0, 0.0],
@@ -594,7 +594,7 @@ fn connect_or_file_writes_the_file_when_no_debugger_listens() {
     assert_eq!(err, None);
     assert_eq!(steps.len(), 1);
     assert_eq!(
-        steps[0].boxes,
+        *steps[0].boxes,
         vec![WireBox {
             id: 3,
             min: [0.0; 3],
@@ -652,7 +652,7 @@ fn random_sets_round_trip_through_the_recorder() {
     assert_eq!((stats.steps_sent, stats.boxes_rejected), (300, 0));
     let (_, steps, err) = decode(&out.bytes()[..]);
     assert_eq!(err, None);
-    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes).collect();
+    let got: Vec<Vec<WireBox>> = steps.into_iter().map(|u| u.boxes.to_vec()).collect();
     assert_eq!(got, expected);
 }
 
@@ -972,7 +972,7 @@ fn a_refusing_debugger_sends_the_whole_stream_to_the_file() {
         .collect();
     assert_eq!(seen, (0..10u64).map(|k| (k, k == 0, 0)).collect::<Vec<_>>());
     for u in &steps {
-        assert_eq!(u.boxes, fifty(u.step), "step {}", u.step);
+        assert_eq!(*u.boxes, fifty(u.step), "step {}", u.step);
     }
     let bye = state.bye().expect("a clean end");
     assert_eq!((bye.steps_sent, bye.steps_dropped), (10, 0));
@@ -1025,7 +1025,7 @@ fn a_refusal_past_the_replay_budget_loses_the_steps_sent_and_says_so() {
         ]
     );
     for u in &steps {
-        assert_eq!(u.boxes, fifty(u.step), "step {}", u.step);
+        assert_eq!(*u.boxes, fifty(u.step), "step {}", u.step);
     }
     let bye = state.bye().expect("a clean end");
     assert_eq!((bye.steps_sent, bye.steps_dropped), (6, 4));
@@ -1202,7 +1202,7 @@ fn hostile_arguments_are_counted_with_short_messages() {
     assert_eq!(err, None);
     assert_eq!(steps.len(), 1);
     assert_eq!(
-        steps[0].boxes,
+        *steps[0].boxes,
         vec![WireBox {
             id: 1,
             min: [0.0; 3],

@@ -212,7 +212,7 @@ proptest! {
             prop_assert_eq!(u.keyframe, *key);
             prop_assert_eq!(u.dropped_before, previous.map_or(*n, |p| n - p - 1));
             let expected: Vec<WireBox> = set.values().copied().collect();
-            prop_assert_eq!(&u.boxes, &expected);
+            prop_assert_eq!(&*u.boxes, &expected);
             previous = Some(*n);
         }
         prop_assert_eq!(state.next_step(&mut d).expect("a valid stream"), None);
