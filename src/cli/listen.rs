@@ -10,7 +10,7 @@
 use crate::fileio::{FileKind, WriteOptions};
 use crate::stream::listen::{self as live, Listener};
 use crate::stream::{Intake, StreamIntake};
-use crate::text::escape_controls;
+use crate::text::{count, escape_controls};
 use crate::trace::TraceLimits;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -129,20 +129,13 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
                 .to_string(),
             )?;
         } else {
+            let strays = turned.not_recorders + turned.crowded;
             line(&format!(
-                "stopped listening: {} {}; refused {} {} that {} not recorders and {} second \
-                 {}",
-                session,
-                plural(session, "session", "sessions"),
-                turned.not_recorders + turned.crowded,
-                plural(turned.not_recorders + turned.crowded, "peer", "peers"),
-                if turned.not_recorders + turned.crowded == 1 {
-                    "was"
-                } else {
-                    "were"
-                },
-                turned.busy,
-                plural(turned.busy, "engine", "engines"),
+                "stopped listening: {}; refused {} that {} not recorders and {}",
+                count(session, "session", "sessions"),
+                count(strays, "peer", "peers"),
+                if strays == 1 { "was" } else { "were" },
+                count(turned.busy, "second engine", "second engines"),
             ))?;
         }
     }
@@ -254,10 +247,10 @@ fn receive_one(
         )?;
     } else {
         line(&format!(
-            "{}: {steps} {} received ({} dropped by the engine), {mb:.1} MB in {:.2} s \
+            "{}: {} received ({} dropped by the engine), {mb:.1} MB in {:.2} s \
              ({:.1} steps/s, {:.1} MB/s){}",
             received.end.describe(),
-            plural(steps, "step", "steps"),
+            count(steps, "step", "steps"),
             info.dropped_steps(),
             received.secs,
             steps as f64 / secs,
@@ -284,10 +277,6 @@ fn receive_one(
         return Ok(1);
     }
     Ok(0)
-}
-
-fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 { one } else { many }
 }
 
 /// A number of seconds in (0, 3600], or `None` after saying what is wrong.
@@ -325,7 +314,7 @@ fn describe(event: &Intake, intake: &StreamIntake, json: bool) -> Option<String>
             escape_controls(&info.units)
         )),
         Intake::Statics(n) if json => Some(serde_json::json!({ "static_boxes": n }).to_string()),
-        Intake::Statics(n) => Some(format!("{n} static {}", plural(*n as u64, "box", "boxes"))),
+        Intake::Statics(n) => Some(count(*n as u64, "static box", "static boxes")),
         Intake::Step {
             index,
             engine_step,
@@ -345,9 +334,9 @@ fn describe(event: &Intake, intake: &StreamIntake, json: bool) -> Option<String>
             .to_string()
         } else {
             format!(
-                "{}step {index}: {boxes} {} (+{} ~{} -{})",
+                "{}step {index}: {} (+{} ~{} -{})",
                 gap.map_or_else(String::new, |g| format!("({g})\n")),
-                plural(*boxes as u64, "box", "boxes"),
+                count(*boxes as u64, "box", "boxes"),
                 changes.0,
                 changes.1,
                 changes.2

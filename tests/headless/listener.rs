@@ -405,7 +405,14 @@ fn another_users_file_in_a_sticky_folder_is_refused_by_every_output() {
 fn a_crowd_of_idle_sockets_drops_its_oldest_and_never_keeps_an_engine_out() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("crowd.aabbstream");
-    let l = listen(&["--out", utf8(&out), "--handshake-timeout", "20"]);
+    let mut l = listen(&[
+        "--out",
+        utf8(&out),
+        "--handshake-timeout",
+        "20",
+        "--keep-listening",
+    ]);
+    let out = dir.path().join("crowd-1.aabbstream");
     let crowd = 70;
     let mut idle: Vec<TcpStream> = (0..crowd).map(|_| connect(l.port)).collect();
     // The newest 64 wait for their handshake; the oldest were closed unheard, to make room.
@@ -420,14 +427,29 @@ fn a_crowd_of_idle_sockets_drops_its_oldest_and_never_keeps_an_engine_out() {
     let mut engine = connect(l.port);
     engine.write_all(&sent).expect("send");
     drop(engine);
-    let (code, lines, err) = l.finish();
-    assert_eq!(code, Some(0), "{err}");
-    assert!(std::fs::read(&out).expect("the file") == sent);
+    let mut lines = Vec::new();
+    for line in l.lines.by_ref() {
+        let line = line.expect("text");
+        let end = line.contains("\"end\"");
+        lines.push(line);
+        if end {
+            break;
+        }
+    }
     assert!(
         lines.last().is_some_and(|l| l.contains("\"steps\":20")),
         "{lines:?}"
     );
+    // The dropped connections' threads say so within a tenth of a second of their drop.
+    std::thread::sleep(Duration::from_millis(500));
+    interrupt(&l);
+    let (code, rest, err) = l.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(std::fs::read(&out).expect("the file") == sent);
+    let summary: serde_json::Value =
+        serde_json::from_str(rest.last().expect("the summary")).expect("json");
     // The engine took one of the 64 places too: one more of the crowd made way for it.
+    assert_eq!(summary["crowded"], evicted + 1, "{err}");
     assert_eq!(
         err.lines()
             .filter(|l| l.contains("to make room for newer connections"))

@@ -22,8 +22,7 @@ use aabb_debugger::scene::Scene;
 use cli::{bin, text, utf8, write};
 use proptest::prelude::*;
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Our effective uid (the owner of a file we create).
 #[cfg(unix)]
@@ -225,39 +224,12 @@ fn with_header(bytes: &[u8], header: &serde_json::Value) -> Vec<u8> {
 const CASE_SECS: u64 = 60;
 const CASE_KIB: u64 = 2 * 1024 * 1024;
 
-/// Runs `replay FILE` under the memory bound (`ulimit -v`), killed past the time bound;
-/// returns its exit code, stdout, stderr and how long it took.
+/// Runs `replay FILE --json` under the memory bound, killed past the time bound; returns its
+/// exit code, stdout, stderr and how long it took.
 fn bounded_replay(path: &Path) -> (Option<i32>, String, String, Duration) {
-    let started = Instant::now();
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {CASE_KIB} && exec \"$0\" replay \"$1\" --json"
-        ))
-        .arg(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .arg(path)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(CASE_SECS) {
-            child.kill().expect("kill");
-            let _reaped = child.wait();
-            panic!("replay ran past {CASE_SECS} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    (
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr),
-        started.elapsed(),
-    )
+    let path = path.to_str().expect("utf-8 path");
+    let run = crate::common::cli::bin_bounded(&["replay", path, "--json"], CASE_KIB, CASE_SECS);
+    (run.code, run.stdout, run.stderr, run.took)
 }
 
 /// One change to a header: a field of the header or of its scene, and the new value.

@@ -12,8 +12,6 @@ use aabb_debugger::trace::TraceLimits;
 use aabb_recorder::wire::{
     self, Bye, Hello, SECTION_FAT_BOXES, SECTION_PAIRS, Section, StepFrame, WireBox,
 };
-use std::process::Command;
-use std::time::{Duration, Instant};
 
 // ---- building streams -----------------------------------------------------------------------
 
@@ -106,32 +104,11 @@ fn column(n: u32) -> Vec<WireBox> {
 const CASE_SECS: u64 = 120;
 const CASE_KIB: u64 = 1024 * 1024;
 
-/// Runs the binary with `args` under the memory bound (`ulimit -v`), killed past the time
-/// bound: exit code, stdout, stderr.
+/// Runs the binary with `args` under the memory bound, killed past the time bound: exit
+/// code, stdout, stderr.
 fn bounded(args: &[&str]) -> (Option<i32>, String, String) {
-    let started = Instant::now();
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(format!("ulimit -v {CASE_KIB} && exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_aabb-debugger"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(CASE_SECS) {
-            child.kill().expect("kill");
-            let _reaped = child.wait();
-            panic!("{args:?} ran past {CASE_SECS} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    (out.status.code(), text(&out.stdout), text(&out.stderr))
+    let run = crate::common::cli::bin_bounded(args, CASE_KIB, CASE_SECS);
+    (run.code, run.stdout, run.stderr)
 }
 
 // ---- 1. the pair check, bounded -------------------------------------------------------------

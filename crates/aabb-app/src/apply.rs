@@ -1088,45 +1088,49 @@ impl State {
             self.model.status = NOT_RECEIVED.to_owned();
             return;
         };
-        let info = self.model.received_info.clone().unwrap_or_default();
-        // The frames as they arrived when the window has them; written again from what it
-        // kept otherwise.
-        let encoded = match &self.model.received_stream {
-            Some(bytes) => Ok(crate::received::Written::as_received(
-                bytes,
+        // The frames as they arrived when the window has them; written again from what it kept
+        // otherwise.
+        let encoded;
+        let source = match &self.model.received_stream {
+            Some(bytes) => Ok((
+                bytes.as_slice(),
                 self.model
                     .engine
                     .as_ref()
                     .map_or(0, |e| e.summary.steps_with_parts),
+                "",
             )),
-            None => crate::received::encode(&trace, &info, self.model.engine.as_deref()),
+            None => {
+                let info = self.model.received_info.clone().unwrap_or_default();
+                encoded = crate::received::encode(&trace, &info, self.model.engine.as_deref());
+                encoded
+                    .as_ref()
+                    .map(|w| (w.bytes.as_slice(), w.steps_with_parts, w.missing.as_str()))
+                    .map_err(Clone::clone)
+            }
         };
-        let written = encoded.and_then(|written| {
+        let written = source.and_then(|(bytes, steps_with_parts, missing)| {
             crate::fileio::write_atomic(
                 &path,
-                &written.bytes,
+                bytes,
                 crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Stream, false),
             )
             .map_err(|e| e.to_string())
-            .map(|()| written)
+            .map(|()| (bytes.len(), steps_with_parts, missing.to_owned()))
         });
         match written {
-            Ok(written) => {
-                let parts = if written.steps_with_parts > 0 {
-                    format!(
-                        " (the engine's broad phase at {} of them)",
-                        written.steps_with_parts
-                    )
+            Ok((len, steps_with_parts, missing)) => {
+                let parts = if steps_with_parts > 0 {
+                    format!(" (the engine's broad phase at {steps_with_parts} of them)")
                 } else {
                     String::new()
                 };
                 self.model.status = format!(
-                    "Saved the {} steps received from {}{parts} to {} ({:.1} MiB).{}",
+                    "Saved the {} steps received from {}{parts} to {} ({:.1} MiB).{missing}",
                     trace.step_count(),
                     crate::text::excerpt(&engine, 80),
                     path.display(),
-                    written.bytes.len() as f64 / (1024.0 * 1024.0),
-                    written.missing
+                    len as f64 / (1024.0 * 1024.0),
                 );
             }
             Err(e) => {

@@ -20,19 +20,6 @@ pub struct Written {
     pub missing: String,
 }
 
-impl Written {
-    /// The stream's bytes as they arrived, `steps_with_parts` of its steps with the engine's
-    /// parts: nothing is missing.
-    #[must_use]
-    pub fn as_received(bytes: &[u8], steps_with_parts: u64) -> Written {
-        Written {
-            bytes: bytes.to_vec(),
-            steps_with_parts,
-            missing: String::new(),
-        }
-    }
-}
-
 /// Encodes `trace` as received with `info` (its handshake, engine step numbers and
 /// goodbye) and `engine` (the parts each step carried, as kept): HELLO, STATIC, one STEP a
 /// step (a keyframe first, then the changes), BYE when the engine sent one.

@@ -574,59 +574,66 @@ pub fn effective_uid() -> Option<u32> {
     line["Uid:".len()..].split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Refuses to follow the symbolic link `link` (its metadata `meta`, not followed) when
-/// [`may_follow_link`] says no; `path` is the path given. Where our uid cannot be read, only
-/// the folder's owner's links are followed in such a folder.
+/// The sticky-folder test shared by links and files: `None` when [`may_follow_link`] lets
+/// `entry` (its metadata `meta`, not followed) be used, else its owner, our uid and its
+/// folder's owner; `path` is the path given. Where our uid cannot be read, only the folder's
+/// owner's entries pass in such a folder.
 #[cfg(unix)]
-fn check_link_owner(path: &Path, link: &Path, meta: &Metadata) -> Result<(), WriteError> {
+fn untrusted_owner(
+    path: &Path,
+    entry: &Path,
+    meta: &Metadata,
+) -> Result<Option<(u32, u32, u32)>, WriteError> {
     use std::os::unix::fs::MetadataExt;
-    let folder = folder_of(link);
+    let folder = folder_of(entry);
     let folder_meta = std::fs::metadata(&folder).map_err(|source| WriteError::Io {
         path: path.to_path_buf(),
         action: format!("look up the folder {}", folder.display()),
         source,
     })?;
     let caller = effective_uid().unwrap_or(u32::MAX);
-    if may_follow_link(meta.uid(), folder_meta.uid(), folder_meta.mode(), caller) {
-        return Ok(());
+    Ok(
+        (!may_follow_link(meta.uid(), folder_meta.uid(), folder_meta.mode(), caller))
+            .then(|| (meta.uid(), caller, folder_meta.uid())),
+    )
+}
+
+/// Refuses to follow the symbolic link `link` (its metadata `meta`, not followed) when
+/// [`may_follow_link`] says no; `path` is the path given.
+#[cfg(unix)]
+fn check_link_owner(path: &Path, link: &Path, meta: &Metadata) -> Result<(), WriteError> {
+    match untrusted_owner(path, link, meta)? {
+        None => Ok(()),
+        Some((link_owner, caller, folder_owner)) => Err(WriteError::UntrustedLink {
+            path: path.to_path_buf(),
+            link: link.to_path_buf(),
+            link_owner,
+            caller,
+            folder_owner,
+        }),
     }
-    Err(WriteError::UntrustedLink {
-        path: path.to_path_buf(),
-        link: link.to_path_buf(),
-        link_owner: meta.uid(),
-        caller,
-        folder_owner: folder_meta.uid(),
-    })
 }
 
 /// Refuses an existing regular file `real` (its metadata `meta`) in a sticky, world-writable
 /// folder when it belongs neither to us nor to the folder's owner (the kernel's
-/// `protected_regular` rule, [`may_follow_link`]'s test on the file's owner); `path` is the
-/// path given. Every output of ours goes through it: saves, `listen --out`, `--record`.
+/// `protected_regular` rule, the same test as for links); `path` is the path given. Every
+/// output of ours goes through it ([`check_replaceable`]): saves, `listen --out`, `--record`.
 #[cfg(unix)]
-pub fn check_file_owner(path: &Path, real: &Path, meta: &Metadata) -> Result<(), WriteError> {
-    use std::os::unix::fs::MetadataExt;
-    let folder = folder_of(real);
-    let folder_meta = std::fs::metadata(&folder).map_err(|source| WriteError::Io {
-        path: path.to_path_buf(),
-        action: format!("look up the folder {}", folder.display()),
-        source,
-    })?;
-    let caller = effective_uid().unwrap_or(u32::MAX);
-    if may_follow_link(meta.uid(), folder_meta.uid(), folder_meta.mode(), caller) {
-        return Ok(());
+fn check_file_owner(path: &Path, real: &Path, meta: &Metadata) -> Result<(), WriteError> {
+    match untrusted_owner(path, real, meta)? {
+        None => Ok(()),
+        Some((file_owner, caller, folder_owner)) => Err(WriteError::ForeignFile {
+            path: path.to_path_buf(),
+            file_owner,
+            caller,
+            folder_owner,
+        }),
     }
-    Err(WriteError::ForeignFile {
-        path: path.to_path_buf(),
-        file_owner: meta.uid(),
-        caller,
-        folder_owner: folder_meta.uid(),
-    })
 }
 
 /// Files have no owners that matter outside unix.
 #[cfg(not(unix))]
-pub fn check_file_owner(_path: &Path, _real: &Path, _meta: &Metadata) -> Result<(), WriteError> {
+fn check_file_owner(_path: &Path, _real: &Path, _meta: &Metadata) -> Result<(), WriteError> {
     Ok(())
 }
 

@@ -545,31 +545,43 @@ struct Capture<'a> {
 
 impl Read for Capture<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
+        let (conn, deadline, timed_out) = (self.conn, self.deadline, &mut self.timed_out);
+        let n = poll_read(conn, buf, || {
             let now = Instant::now();
-            if now >= self.deadline {
-                self.timed_out = true;
+            if now >= deadline {
+                *timed_out = true;
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     "no handshake in time",
                 ));
             }
-            self.conn
-                .set_read_timeout(Some((self.deadline - now).min(POLL)))?;
-            match (&mut &*self.conn).read(buf) {
-                Ok(n) => {
-                    self.bytes.extend_from_slice(&buf[..n]);
-                    return Ok(n);
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock
-                            | std::io::ErrorKind::TimedOut
-                            | std::io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err(e),
-            }
+            conn.set_read_timeout(Some((deadline - now).min(POLL)))
+        })?;
+        self.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Reads `conn` into `buf`, calling `before` ahead of every attempt (an error from it ends
+/// the read) and trying again when a read times out: the one loop of the handshake's and the
+/// engine's reads, which check their deadline and Cancel in `before`.
+fn poll_read(
+    conn: &TcpStream,
+    buf: &mut [u8],
+    mut before: impl FnMut() -> std::io::Result<()>,
+) -> std::io::Result<usize> {
+    loop {
+        before()?;
+        match (&mut &*conn).read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
         }
     }
 }
@@ -661,45 +673,35 @@ struct WireSide {
 
 impl Read for Wire<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let side = self.side.get_mut();
-            if self.cancel.load(Ordering::Relaxed) {
+        let side = self.side.get_mut();
+        let (cancel, frame_timeout) = (self.cancel, self.frame_timeout);
+        let n = poll_read(self.conn, buf, || {
+            if cancel.load(Ordering::Relaxed) {
                 side.why = Some(End::Cancelled);
                 return Err(std::io::Error::other("stopped listening"));
             }
             if let Some(started) = side.frame_started
-                && started.elapsed() >= self.frame_timeout
+                && started.elapsed() >= frame_timeout
             {
                 side.why = Some(End::Failed(format!(
                     "a frame stopped arriving: not whole {:.0} s after its first byte",
-                    self.frame_timeout.as_secs_f64()
+                    frame_timeout.as_secs_f64()
                 )));
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     "a frame stopped arriving",
                 ));
             }
-            match (&mut &*self.conn).read(buf) {
-                Ok(n) => {
-                    side.bytes += n as u64;
-                    if n > 0 && side.frame_started.is_none() {
-                        side.frame_started = Some(Instant::now());
-                    }
-                    if self.capture {
-                        side.captured.extend_from_slice(&buf[..n]);
-                    }
-                    return Ok(n);
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock
-                            | std::io::ErrorKind::TimedOut
-                            | std::io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err(e),
-            }
+            Ok(())
+        })?;
+        side.bytes += n as u64;
+        if n > 0 && side.frame_started.is_none() {
+            side.frame_started = Some(Instant::now());
         }
+        if self.capture {
+            side.captured.extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
     }
 }
 
