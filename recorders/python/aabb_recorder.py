@@ -35,6 +35,8 @@ Fat boxes and pairs of ids that are not boxes of the step, repeats, NaN and bad 
 left out and counted in parts_rejected.
 
 The format is docs/formats.md ("Stream") of the aabb-debugger. License: MIT OR Apache-2.0.
+Install it with `pip install recorders/python` (from the aabb-debugger's repository), or copy
+this one file next to your script.
 """
 
 import collections
@@ -49,6 +51,9 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
+
+__version__ = "0.1.0"
+"""The recorder's version: the Rust crate aabb-recorder's, whose stream format it writes."""
 
 DEFAULT_PORT = 7616
 """The debugger's default port (on 127.0.0.1)."""
