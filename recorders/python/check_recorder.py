@@ -1,5 +1,7 @@
 """check_recorder.py: drives aabb_recorder.py through the cases that
-crates/aabb-recorder/tests/python_recorder.rs checks against the decoded stream.
+crates/aabb-recorder/tests/python_recorder.rs checks against the Rust decoder (the stream
+decoded by the debugger's own reader). The same cases, checked in Python against the format
+byte for byte, are the pytest tests in tests/ (`pytest recorders/python`).
 
     python3 check_recorder.py sets FILE     a scene whose boxes move, come, go and change
                                             order, with bad boxes; prints every step's
