@@ -44,6 +44,10 @@
  * added twice in a step are left out and counted. Every function accepts a NULL recorder
  * and does nothing.
  *
+ * With CMake: add_subdirectory(recorders/c) or FetchContent, or find_package(aabb_recorder)
+ * after installing it, then target_link_libraries(app PRIVATE aabb_recorder::aabb_recorder)
+ * (CMakeLists.txt beside this header). Or copy this one file into your project.
+ *
  * The format is docs/formats.md ("Stream") of the aabb-debugger. License: MIT OR Apache-2.0.
  */
 #if defined(AABB_RECORDER_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE)
@@ -59,6 +63,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The recorder's version: the Rust crate aabb-recorder's, whose stream format it writes
+   (CMakeLists.txt reads it from here). */
+#define AABB_REC_VERSION "0.1.0"
 
 /* The debugger's default port (on 127.0.0.1). */
 #define AABB_REC_DEFAULT_PORT 7616
