@@ -8,14 +8,23 @@
 //! within a tenth of a second; the status says "Stopping…" until then), what arrived opens as
 //! a trace: the timeline, the tree view, Changes, health and the Advisor work on it as on a
 //! trace file.
+//!
+//! Our side keeps up off the UI thread: while steps arrive, a second thread (`ours`) takes
+//! the received trace as it grows (a copy that shares the received boxes, at most twenty a
+//! second) and steps it through our broad phase, a [`Session`] that grows
+//! ([`Session::grow`]); when it falls behind the engine the status line says by how many
+//! steps, and it catches up without dropping one. When the stream ends, that thread steps the
+//! rest and hands the whole session over: opening it costs the window nothing, however long
+//! the session was.
 
+use crate::session::{Session, Start};
 use crate::stream::listen::{self as live, End, Listener, Refusal};
 use crate::stream::{Gap, Intake, StreamInfo, StreamIntake};
 use crate::trace::{Trace, TraceLimits};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// How the live link stands, as the live window shows it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,6 +54,11 @@ pub struct LiveStatus {
     pub refused: Vec<String>,
     /// Peers refused in all.
     pub refused_count: u64,
+    /// The step our broad phase has reached in the received steps (`None` before it has
+    /// one).
+    pub ours: Option<u64>,
+    /// Why our side stopped stepping the received steps, if it did.
+    pub ours_stopped: Option<String>,
     /// The user asked to stop; the worker has not ended yet.
     pub stopping: bool,
 }
@@ -76,16 +90,34 @@ impl LiveStatus {
                 if let Some(gap) = self.last_gap {
                     line.push_str(&format!(" ({gap}; {} in all)", self.dropped));
                 }
+                line.push_str(&self.ours_text());
                 line
             }
+        }
+    }
+
+    /// Where our broad phase is in the received steps, for the status line: nothing while
+    /// it keeps up, "; our tree N steps behind" when it does not, or why it stopped.
+    #[must_use]
+    pub fn ours_text(&self) -> String {
+        if let Some(why) = &self.ours_stopped {
+            return format!("; our tree stopped: {}", crate::text::excerpt(why, 120));
+        }
+        let last = self.steps.saturating_sub(1);
+        match self.ours {
+            Some(at) if last.saturating_sub(at) > 1 => {
+                format!("; our tree at step {at}, {} steps behind", last - at)
+            }
+            _ => String::new(),
         }
     }
 }
 
 /// What a finished live session left.
 pub struct LiveResult {
-    /// The received steps as a trace (an error when none arrived).
-    pub trace: Result<Trace, String>,
+    /// The received steps, stepped through our broad phase: the session (an error when no
+    /// step arrived, or our side could not start on them).
+    pub session: Result<Session, String>,
     /// What the stream said of itself.
     pub info: StreamInfo,
     /// How it ended.
@@ -113,7 +145,9 @@ pub struct LiveJob {
 impl LiveJob {
     /// Binds `addr` (so a port in use is said at once) and starts waiting for an engine on a
     /// worker thread.
-    pub fn start(addr: SocketAddr) -> Result<LiveJob, String> {
+    /// Our side steps the received steps as `start` says (broad phase, pair limit, recording
+    /// budget).
+    pub fn start(addr: SocketAddr, start: Start) -> Result<LiveJob, String> {
         let listener = live::bind(addr)?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let shared = Arc::new(Mutex::new(Shared {
@@ -129,7 +163,7 @@ impl LiveJob {
             let cancel = Arc::clone(&cancel);
             std::thread::Builder::new()
                 .name("live link".to_owned())
-                .spawn(move || work(listener, &shared, &cancel))
+                .spawn(move || work(listener, &shared, &cancel, start))
                 .map_err(|e| format!("could not start the live link's thread: {e}"))?
         };
         Ok(LiveJob {
@@ -191,7 +225,12 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 
 /// The worker: listens (refusing and logging every peer that is not a recorder) until one
 /// engine's handshake arrives, receives its stream to its end, and leaves the result.
-fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &AtomicBool) {
+fn work(
+    listener: std::net::TcpListener,
+    shared: &Arc<Mutex<Shared>>,
+    cancel: &AtomicBool,
+    start: Start,
+) {
     let on_refused = {
         let shared = Arc::clone(shared);
         Arc::new(move |refusal: &Refusal| {
@@ -210,7 +249,7 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
         Ok(listener) => listener,
         Err(e) => {
             lock(shared).result = Some(LiveResult {
-                trace: Err(format!("could not start listening: {e}")),
+                session: Err(format!("could not start listening: {e}")),
                 info: StreamInfo::default(),
                 end: End::Failed(e.to_string()),
                 peer: None,
@@ -221,7 +260,7 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
     };
     let Some(engine) = listener.next_engine(cancel) else {
         lock(shared).result = Some(LiveResult {
-            trace: Err("no engine connected".to_owned()),
+            session: Err("no engine connected".to_owned()),
             info: StreamInfo::default(),
             end: End::Cancelled,
             peer: None,
@@ -246,6 +285,14 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
     let mut window_start = (Instant::now(), 0u64);
     // The frames as they arrived: "Save received stream…" writes these bytes.
     let mut stream = Vec::new();
+    let ours = Arc::new(Ours::default());
+    let stepper = {
+        let (ours, shared) = (Arc::clone(&ours), Arc::clone(shared));
+        std::thread::Builder::new()
+            .name("live link: our tree".to_owned())
+            .spawn(move || step_ours(&ours, &shared, start))
+    };
+    let mut handed_over = Instant::now();
     let received = live::receive(
         engine,
         intake,
@@ -273,6 +320,16 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
                         status.steps_per_sec = (status.steps - window_start.1) as f64 / secs;
                         window_start = (Instant::now(), status.steps);
                     }
+                    drop(s);
+                    // Our side takes the trace as it has grown when it has stepped what it
+                    // had, at most twenty times a second (each copy shares the boxes).
+                    if handed_over.elapsed() >= HANDOVER_EVERY
+                        && ours.wants()
+                        && let Ok(trace) = intake.snapshot()
+                    {
+                        ours.hand_over(trace, false);
+                        handed_over = Instant::now();
+                    }
                 }
                 Intake::Bye | Intake::Skipped => {}
             }
@@ -282,18 +339,154 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
     drop(listener);
     let bytes = received.bytes;
     let end = received.end;
-    let (trace, info) = match received.intake.finish() {
-        Ok((trace, info)) => (Ok(trace), info),
-        Err(e) => (Err(e.to_string()), StreamInfo::default()),
+    let (session, info) = match received.intake.finish() {
+        Ok((trace, info)) => {
+            // Our side steps what it has not yet, and hands the session over.
+            ours.hand_over(trace, true);
+            let session = match stepper {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|_| Err("our side's thread failed".to_owned())),
+                Err(e) => Err(format!("could not start our side's thread: {e}")),
+            };
+            (session, info)
+        }
+        Err(e) => {
+            ours.hand_over_nothing();
+            if let Ok(thread) = stepper {
+                let _nothing = thread.join();
+            }
+            (Err(e.to_string()), StreamInfo::default())
+        }
     };
     let mut s = lock(shared);
     s.status.bytes = bytes;
     s.status.stopping = false;
     s.result = Some(LiveResult {
-        trace,
+        session,
         info,
         end,
         peer: Some(peer),
         stream,
     });
+}
+
+/// How often at most our side takes the received trace as it has grown.
+const HANDOVER_EVERY: Duration = Duration::from_millis(50);
+
+/// How long our side steps before it lets the window read the session.
+const STEP_SLICE: Duration = Duration::from_millis(8);
+
+/// The received trace handed to our side (see the module doc).
+#[derive(Default)]
+struct Ours {
+    handover: Mutex<Handover>,
+    wake: Condvar,
+    /// The session our side steps, while it does (the window reads it with `try_lock`).
+    session: Mutex<Option<Session>>,
+}
+
+/// What the receiving thread handed over and our side has not taken yet.
+#[derive(Default)]
+struct Handover {
+    /// The received trace as it has grown, newest only.
+    newest: Option<Trace>,
+    /// The stream has ended: `newest` is the whole trace (or nothing arrived).
+    ended: bool,
+    /// Our side has stepped what it had and waits for more.
+    waiting: bool,
+}
+
+impl Ours {
+    fn lock_handover(&self) -> std::sync::MutexGuard<'_, Handover> {
+        self.handover.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// True when our side waits for more steps.
+    fn wants(&self) -> bool {
+        self.lock_handover().waiting
+    }
+
+    /// Hands `trace` (the received trace as it has grown; the whole of it when `ended`) over.
+    fn hand_over(&self, trace: Trace, ended: bool) {
+        let mut h = self.lock_handover();
+        h.newest = Some(trace);
+        h.ended |= ended;
+        h.waiting = false;
+        self.wake.notify_one();
+    }
+
+    /// The stream ended with no step: our side ends with nothing.
+    fn hand_over_nothing(&self) {
+        let mut h = self.lock_handover();
+        h.ended = true;
+        self.wake.notify_one();
+    }
+
+    /// Waits for the next handover: the trace, and whether it is the whole of it.
+    fn take(&self) -> (Option<Trace>, bool) {
+        let mut h = self.lock_handover();
+        while h.newest.is_none() && !h.ended {
+            h.waiting = true;
+            h = self.wake.wait(h).unwrap_or_else(PoisonError::into_inner);
+        }
+        h.waiting = false;
+        (h.newest.take(), h.ended)
+    }
+}
+
+/// Our side (its own thread): takes the received trace as it grows and steps it through our
+/// broad phase in slices, saying in the status where it is; returns the session once the
+/// stream has ended and every received step is stepped.
+fn step_ours(ours: &Ours, shared: &Mutex<Shared>, start: Start) -> Result<Session, String> {
+    // Our side stops stepping at a step the recording refuses (its budget), and still takes
+    // every received step, so the session holds them all.
+    let mut stopped = false;
+    loop {
+        let (trace, ended) = ours.take();
+        if let Some(trace) = trace {
+            let trace = Arc::new(trace);
+            let grown = {
+                let mut slot = ours.session.lock().unwrap_or_else(PoisonError::into_inner);
+                match slot.as_mut() {
+                    Some(session) => session.grow(&trace),
+                    None => Session::of_trace(trace, None, start)
+                        .map(|session| *slot = Some(session))
+                        .map_err(|e| e.to_string()),
+                }
+            };
+            if let Err(why) = grown {
+                lock(shared).status.ours_stopped = Some(why.clone());
+                return Err(why);
+            }
+            // Stepped in slices, so the window can read the session between them.
+            while !stopped {
+                let mut slot = ours.session.lock().unwrap_or_else(PoisonError::into_inner);
+                let Some(session) = slot.as_mut() else { break };
+                let made = session.catch_up(STEP_SLICE);
+                let at = session.sim().step_index();
+                let done = session.sim().is_at_end();
+                drop(slot);
+                let mut s = lock(shared);
+                s.status.ours = Some(at);
+                match made {
+                    Err(crate::session::NotStepped::Recording(e)) => {
+                        s.status.ours_stopped = Some(e.to_string());
+                        stopped = true;
+                    }
+                    Err(crate::session::NotStepped::AtEnd(_)) => break,
+                    Ok(_) if done => break,
+                    Ok(_) => {}
+                }
+            }
+        }
+        if ended {
+            let session = ours
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            return session.ok_or_else(|| "no step arrived".to_owned());
+        }
+    }
 }

@@ -30,6 +30,7 @@ pub mod job;
 pub mod motion;
 pub mod replay;
 pub mod scene;
+pub mod session;
 pub mod source;
 pub mod stream;
 pub mod sweep;
