@@ -28,6 +28,16 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const MAX_SPHERES: usize = 1_000_000;
 /// The most bodies a scene may hold in all: listed and generated spheres and static boxes.
 pub const MAX_BODIES: usize = 2 * MAX_SPHERES;
+/// The least and the most a pair test may cost, in node visits: a scene's `view.pair_cost`,
+/// and the margin sweep's.
+pub const PAIR_COST_RANGE: (f64, f64) = (0.0, 1e6);
+
+/// True when `cost` is a pair test's cost in node visits: a finite number in
+/// [`PAIR_COST_RANGE`].
+#[must_use]
+pub fn pair_cost_in_range(cost: f64) -> bool {
+    cost.is_finite() && (PAIR_COST_RANGE.0..=PAIR_COST_RANGE.1).contains(&cost)
+}
 
 /// A scene file's content. Vectors are stored as `Vec3`; 2D scenes have z = 0 and are written
 /// with two numbers.
@@ -268,7 +278,7 @@ impl Scene {
         self.view
             .as_ref()
             .and_then(|v| v.pair_cost)
-            .and_then(|c| crate::sweep::check_pair_cost(c).ok())
+            .filter(|&c| pair_cost_in_range(c))
             .unwrap_or(1.0)
     }
 
