@@ -445,3 +445,64 @@ pub struct SphereBody {
     /// the sphere's coordinates is not lost.
     pub(crate) position: glam::DVec3,
 }
+
+/// Loading and saving through [`crate::fileio`]: its refusals are the scene's errors, with
+/// its messages.
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").mode() & 0o7777
+    }
+
+    #[test]
+    fn scene_load_refuses_devices_with_the_read_error() {
+        let err = Scene::load(Path::new("/dev/zero")).expect_err("device");
+        assert!(matches!(
+            err,
+            SceneError::Read(ReadError::NotRegular { .. })
+        ));
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: is a character device, not a regular file"
+        );
+    }
+
+    #[test]
+    fn scene_save_refuses_a_read_only_file_and_leaves_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("scene.ron");
+        std::fs::write(&path, b"old").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        let scene = Scene::builtin_default();
+        let err = scene.save(&path).expect_err("read-only");
+        assert!(
+            matches!(&err, SceneError::ReadOnly { file } if *file == path.display().to_string()),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is read-only; it was not replaced",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), b"old");
+        assert_eq!(mode_of(&path), 0o444);
+        let replace = WriteOptions {
+            replace_read_only: true,
+            kind: None,
+            force: false,
+        };
+        scene.save_with(&path, replace).expect("replace");
+        assert_eq!(Scene::load(&path).expect("load"), scene);
+        assert_eq!(mode_of(&path), 0o444);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["scene.ron"]);
+    }
+}
