@@ -20,8 +20,24 @@
 //!   connection from a recorder), read into a trace.
 //! - [`job`]: work on a thread of its own with progress and cancel, one type for every long
 //!   job.
-//! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
+//! - [`fileio`]: reading the user's files with a size limit and saving them atomically, and
+//!   telling their kinds apart.
 //! - [`text`]: messages that quote a user's file, made safe to print.
+//!
+//! # Layers
+//!
+//! The modules are layers, lowest first: a module refers (`crate::…`, `super::…`) only to
+//! modules of the layers before its own, never to one of its own layer or a later one, so
+//! their imports form no circle (`tests/module_layers.rs` fails on one that does). [`tree`],
+//! another crate, is under them all.
+//!
+//! 1. `text`, `fileio`, `job`, `motion`
+//! 2. `broadphase`
+//! 3. `scene`, `workload`
+//! 4. `trace`
+//! 5. `stream`, `replay`
+//! 6. `source`
+//! 7. `compare`, `sweep`
 
 pub mod broadphase;
 pub mod compare;

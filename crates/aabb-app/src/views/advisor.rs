@@ -128,8 +128,8 @@ impl Form {
             field: "pair cost",
             message: format!(
                 "must be from {} to {} node visits, got {pair_cost}",
-                crate::sweep::PAIR_COST_RANGE.0,
-                crate::sweep::PAIR_COST_RANGE.1
+                crate::scene::PAIR_COST_RANGE.0,
+                crate::scene::PAIR_COST_RANGE.1
             ),
         })?;
         Ok(SweepSpec {

@@ -41,7 +41,7 @@ pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
             message: format!("not a scene: this is {kind}"),
         });
     }
-    if super::boxlist::looks_like_box_list(&bytes) {
+    if fileio::looks_like_box_list(&bytes) {
         return Err(SceneError::Invalid {
             file,
             message: NOT_A_SCENE_BUT_BOXES.to_owned(),

@@ -25,8 +25,6 @@ use std::path::Path;
 
 pub use aabb_recorder::wire::{MAGIC as STREAM_MAGIC, WireError};
 
-pub use crate::trace::STREAM_EXTENSION;
-
 /// Steps an engine dropped (its recorder's buffer was full): engine steps `first..=last` never
 /// arrived, between the received steps `after` and `after + 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

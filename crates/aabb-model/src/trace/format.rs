@@ -2,7 +2,7 @@
 //! ([`TraceWriter`]) and the in-memory [`Trace`] the simulation replays. The format itself is
 //! described in the module docs of [`crate::trace`] and in the README ("Traces").
 
-use crate::fileio::ReadError;
+use crate::fileio::{ReadError, TRACE_MAGIC};
 use crate::text::{clean_message, escape_controls, excerpt};
 use crate::tree::Aabb;
 use glam::Vec3;
@@ -11,8 +11,6 @@ use std::path::Path;
 
 /// The newest trace format version this build reads, and the one it writes.
 pub const TRACE_VERSION: u32 = 1;
-/// The first word of every trace file.
-pub const TRACE_MAGIC: &str = "aabb-trace";
 /// The time step when the header gives no `dt`: one 60th of a second.
 pub const DEFAULT_TRACE_DT: f32 = 1.0 / 60.0;
 /// The largest trace file [`Trace::load`] reads: 4 GiB.
@@ -1228,9 +1226,6 @@ fn check_sorted_boxes(boxes: &[TraceBox]) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// The file name extension of stream files (the live link's binary traces).
-pub const STREAM_EXTENSION: &str = "aabbstream";
 
 /// True when `path` opens as a trace: its name ends in `.trace` or `.aabbstream`, or the file
 /// begins with `aabb-trace` or with a stream's magic bytes (see [`crate::fileio::open_as`]).
