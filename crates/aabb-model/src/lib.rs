@@ -18,6 +18,8 @@
 //!   window's document and its recordings).
 //! - [`stream`]: the live link: an engine's binary stream of boxes (a file, or a TCP
 //!   connection from a recorder), read into a trace.
+//! - [`session`]: the thing being debugged, whatever its origin (a scene, a trace, a stream,
+//!   a live engine), with its one edit path, undo and redo, restarts; a live trace's grows.
 //! - [`job`]: work on a thread of its own with progress and cancel, one type for every long
 //!   job.
 //! - [`fileio`]: reading the user's files with a size limit and saving them atomically, and
@@ -38,6 +40,7 @@
 //! 5. `stream`, `replay`
 //! 6. `source`
 //! 7. `compare`, `sweep`
+//! 8. `session`
 
 pub mod broadphase;
 pub mod compare;
