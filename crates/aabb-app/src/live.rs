@@ -10,8 +10,8 @@
 //! trace file.
 //!
 //! Our side keeps up off the UI thread: while steps arrive, a second thread (`ours`) takes
-//! the received trace as it grows (a copy that shares the received boxes, at most twenty a
-//! second) and steps it through our broad phase, a [`Session`] that grows
+//! the received trace as it grows (through the intake's tap: a copy that shares the received
+//! boxes, at most twenty a second) and steps it through our broad phase, a [`Session`] that grows
 //! ([`Session::grow`]); when it falls behind the engine the status line says by how many
 //! steps, and it catches up without dropping one. When the stream ends, that thread steps the
 //! rest and hands the whole session over: opening it costs the window nothing, however long
@@ -140,6 +140,8 @@ pub struct LiveJob {
     cancel: Arc<AtomicBool>,
     addr: SocketAddr,
     worker: Option<std::thread::JoinHandle<()>>,
+    /// Our side's session, while the engine streams (see [`LiveJob::session`]).
+    ours: Arc<Ours>,
 }
 
 impl LiveJob {
@@ -158,12 +160,14 @@ impl LiveJob {
             result: None,
         }));
         let cancel = Arc::new(AtomicBool::new(false));
+        let ours = Arc::new(Ours::default());
         let worker = {
             let shared = Arc::clone(&shared);
             let cancel = Arc::clone(&cancel);
+            let ours = Arc::clone(&ours);
             std::thread::Builder::new()
                 .name("live link".to_owned())
-                .spawn(move || work(listener, &shared, &cancel, start))
+                .spawn(move || work(listener, &shared, &cancel, &ours, start))
                 .map_err(|e| format!("could not start the live link's thread: {e}"))?
         };
         Ok(LiveJob {
@@ -171,7 +175,19 @@ impl LiveJob {
             cancel,
             addr,
             worker: Some(worker),
+            ours,
         })
+    }
+
+    /// The session our side steps while the engine streams (`None` before the first step
+    /// and after the end, when it is handed over): held, the window reads it while our side
+    /// waits, at most one drawing of the views (our side steps in slices of a few
+    /// milliseconds, so the window waits at most that long for it).
+    pub fn session(&self) -> std::sync::MutexGuard<'_, Option<Session>> {
+        self.ours
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The address listened on.
@@ -229,6 +245,7 @@ fn work(
     listener: std::net::TcpListener,
     shared: &Arc<Mutex<Shared>>,
     cancel: &AtomicBool,
+    ours: &Arc<Ours>,
     start: Start,
 ) {
     let on_refused = {
@@ -285,14 +302,12 @@ fn work(
     let mut window_start = (Instant::now(), 0u64);
     // The frames as they arrived: "Save received stream…" writes these bytes.
     let mut stream = Vec::new();
-    let ours = Arc::new(Ours::default());
     let stepper = {
-        let (ours, shared) = (Arc::clone(&ours), Arc::clone(shared));
+        let (ours, shared, tap) = (Arc::clone(ours), Arc::clone(shared), intake.tap());
         std::thread::Builder::new()
             .name("live link: our tree".to_owned())
-            .spawn(move || step_ours(&ours, &shared, start))
+            .spawn(move || step_ours(&ours, &tap, &shared, start))
     };
-    let mut handed_over = Instant::now();
     let received = live::receive(
         engine,
         intake,
@@ -320,16 +335,6 @@ fn work(
                         status.steps_per_sec = (status.steps - window_start.1) as f64 / secs;
                         window_start = (Instant::now(), status.steps);
                     }
-                    drop(s);
-                    // Our side takes the trace as it has grown when it has stepped what it
-                    // had, at most twenty times a second (each copy shares the boxes).
-                    if handed_over.elapsed() >= HANDOVER_EVERY
-                        && ours.wants()
-                        && let Ok(trace) = intake.snapshot()
-                    {
-                        ours.hand_over(trace, false);
-                        handed_over = Instant::now();
-                    }
                 }
                 Intake::Bye | Intake::Skipped => {}
             }
@@ -342,7 +347,7 @@ fn work(
     let (session, info) = match received.intake.finish() {
         Ok((trace, info)) => {
             // Our side steps what it has not yet, and hands the session over.
-            ours.hand_over(trace, true);
+            ours.hand_over(Some(trace));
             let session = match stepper {
                 Ok(thread) => thread
                     .join()
@@ -352,7 +357,7 @@ fn work(
             (session, info)
         }
         Err(e) => {
-            ours.hand_over_nothing();
+            ours.hand_over(None);
             if let Ok(thread) = stepper {
                 let _nothing = thread.join();
             }
@@ -377,74 +382,70 @@ const HANDOVER_EVERY: Duration = Duration::from_millis(50);
 /// How long our side steps before it lets the window read the session.
 const STEP_SLICE: Duration = Duration::from_millis(8);
 
-/// The received trace handed to our side (see the module doc).
+/// Our side's session and the end of the stream (see the module doc).
 #[derive(Default)]
 struct Ours {
-    handover: Mutex<Handover>,
+    end: Mutex<Ending>,
     wake: Condvar,
-    /// The session our side steps, while it does (the window reads it with `try_lock`).
+    /// The session our side steps, while it does (the window reads it between slices).
     session: Mutex<Option<Session>>,
 }
 
-/// What the receiving thread handed over and our side has not taken yet.
+/// The end of the stream, as the receiving thread tells our side.
 #[derive(Default)]
-struct Handover {
-    /// The received trace as it has grown, newest only.
-    newest: Option<Trace>,
-    /// The stream has ended: `newest` is the whole trace (or nothing arrived).
+struct Ending {
+    /// The stream has ended.
     ended: bool,
-    /// Our side has stepped what it had and waits for more.
-    waiting: bool,
+    /// The whole received trace (`None`: no step arrived).
+    whole: Option<Trace>,
 }
 
 impl Ours {
-    fn lock_handover(&self) -> std::sync::MutexGuard<'_, Handover> {
-        self.handover.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock_end(&self) -> std::sync::MutexGuard<'_, Ending> {
+        self.end.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// True when our side waits for more steps.
-    fn wants(&self) -> bool {
-        self.lock_handover().waiting
-    }
-
-    /// Hands `trace` (the received trace as it has grown; the whole of it when `ended`) over.
-    fn hand_over(&self, trace: Trace, ended: bool) {
-        let mut h = self.lock_handover();
-        h.newest = Some(trace);
-        h.ended |= ended;
-        h.waiting = false;
+    /// The stream has ended with `whole` (the received trace; `None`: no step arrived).
+    fn hand_over(&self, whole: Option<Trace>) {
+        let mut end = self.lock_end();
+        end.ended = true;
+        end.whole = whole;
         self.wake.notify_one();
     }
 
-    /// The stream ended with no step: our side ends with nothing.
-    fn hand_over_nothing(&self) {
-        let mut h = self.lock_handover();
-        h.ended = true;
-        self.wake.notify_one();
-    }
-
-    /// Waits for the next handover: the trace, and whether it is the whole of it.
-    fn take(&self) -> (Option<Trace>, bool) {
-        let mut h = self.lock_handover();
-        while h.newest.is_none() && !h.ended {
-            h.waiting = true;
-            h = self.wake.wait(h).unwrap_or_else(PoisonError::into_inner);
-        }
-        h.waiting = false;
-        (h.newest.take(), h.ended)
+    /// Waits at most `wait` for the end: `Some(whole)` once the stream has ended.
+    fn ended_within(&self, wait: Duration) -> Option<Option<Trace>> {
+        let end = self.lock_end();
+        let (mut end, _) = self
+            .wake
+            .wait_timeout_while(end, wait, |e| !e.ended)
+            .unwrap_or_else(PoisonError::into_inner);
+        end.ended.then(|| end.whole.take())
     }
 }
 
-/// Our side (its own thread): takes the received trace as it grows and steps it through our
-/// broad phase in slices, saying in the status where it is; returns the session once the
-/// stream has ended and every received step is stepped.
-fn step_ours(ours: &Ours, shared: &Mutex<Shared>, start: Start) -> Result<Session, String> {
-    // Our side stops stepping at a step the recording refuses (its budget), and still takes
-    // every received step, so the session holds them all.
+/// Our side (its own thread): takes the received trace through `tap` as it grows (at most
+/// every [`HANDOVER_EVERY`], when steps came since), and steps it through our broad phase in
+/// slices, saying in the status where it is; returns the session once the stream has ended
+/// and every received step is stepped. It stops stepping at a step the recording refuses
+/// (its budget) and still takes every received step, so the session holds them all.
+fn step_ours(
+    ours: &Ours,
+    tap: &crate::stream::TraceTap,
+    shared: &Mutex<Shared>,
+    start: Start,
+) -> Result<Session, String> {
+    let mut taken = 0;
     let mut stopped = false;
     loop {
-        let (trace, ended) = ours.take();
+        let ended = ours.ended_within(HANDOVER_EVERY);
+        let trace = match &ended {
+            Some(whole) => whole.clone(),
+            None if tap.step_count() > taken => tap.snapshot(),
+            None => None,
+        };
         if let Some(trace) = trace {
+            taken = trace.step_count();
             let trace = Arc::new(trace);
             let grown = {
                 let mut slot = ours.session.lock().unwrap_or_else(PoisonError::into_inner);
@@ -465,7 +466,7 @@ fn step_ours(ours: &Ours, shared: &Mutex<Shared>, start: Start) -> Result<Sessio
                 let Some(session) = slot.as_mut() else { break };
                 let made = session.catch_up(STEP_SLICE);
                 let at = session.sim().step_index();
-                let done = session.sim().is_at_end();
+                let done = session.sim().is_at_end() || session.at_past_step();
                 drop(slot);
                 let mut s = lock(shared);
                 s.status.ours = Some(at);
@@ -480,7 +481,7 @@ fn step_ours(ours: &Ours, shared: &Mutex<Shared>, start: Start) -> Result<Sessio
                 }
             }
         }
-        if ended {
+        if ended.is_some() {
             let session = ours
                 .session
                 .lock()

@@ -410,6 +410,26 @@ impl Views {
     /// The world and tree views in the central area, as the view mode asks; while a
     /// comparison runs, A's on the left and B's on the right under the difference readout.
     fn central_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        // An engine streaming now: its session as our side steps it, newest step first.
+        if let Some(job) = state.dialogs.live.as_ref()
+            && state.shows_live()
+        {
+            let live = job.session();
+            if let Some(session) = live.as_ref() {
+                self.b.hide();
+                let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
+                side_ui(
+                    world,
+                    world3d,
+                    tree,
+                    ui,
+                    state.live_pane(session),
+                    out,
+                    true,
+                );
+                return;
+            }
+        }
         let Some(run) = state.compare.as_ref() else {
             self.b.hide();
             let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
@@ -553,6 +573,7 @@ impl DebuggerApp {
             ctx.request_repaint();
         }
         self.state.refresh_snapshot();
+        self.state.refresh_live_snapshot();
         self.state.prepare_compare_views();
 
         // What the pointer rests on is what a view reports this frame, else nothing.

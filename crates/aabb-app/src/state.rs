@@ -221,6 +221,10 @@ pub struct State {
     /// What the views draw, taken from the session once per change.
     pub snapshot: Snapshot,
     snapshot_key: Option<super::pane::SnapshotKey>,
+    /// What the world and tree views draw while an engine streams: the session our side steps
+    /// of the received steps (see `live.rs`), taken once per change.
+    pub live_snapshot: Snapshot,
+    live_key: Option<super::pane::SnapshotKey>,
     /// The next close request goes through (the user agreed to lose unsaved changes).
     pub allow_close: bool,
     /// A command asked to close the window; the shell does it and clears this.
@@ -303,6 +307,8 @@ impl State {
             dialogs: Dialogs::default(),
             snapshot: Snapshot::default(),
             snapshot_key: None,
+            live_snapshot: Snapshot::default(),
+            live_key: None,
             allow_close: false,
             close_requested: false,
             clock: super::clock::FrameClock::default(),
@@ -336,6 +342,62 @@ impl State {
             dialogs: &self.dialogs,
             engine_tree: self.shows_engine_tree(),
             history: Some(&self.model.history),
+        }
+    }
+
+    /// What the world and tree views draw of `live`, the session of an engine streaming now
+    /// (see [`crate::live::LiveJob::session`]).
+    #[must_use]
+    pub fn live_pane<'a>(&'a self, live: &'a Session) -> Pane<'a> {
+        Pane {
+            session: live,
+            snapshot: &self.live_snapshot,
+            prefs: &self.prefs,
+            view: &self.view,
+            dialogs: &self.dialogs,
+            engine_tree: false,
+            history: None,
+        }
+    }
+
+    /// True while the views draw an engine streaming now (its session has a step).
+    #[must_use]
+    pub fn shows_live(&self) -> bool {
+        self.dialogs.live.is_some() && self.live_key.is_some()
+    }
+
+    /// Takes a new snapshot of the live session (an engine streaming now) when it changed;
+    /// the first fits the views to it. Nothing while no engine streams.
+    pub(super) fn refresh_live_snapshot(&mut self) {
+        let Some(job) = &self.dialogs.live else {
+            self.live_key = None;
+            return;
+        };
+        let live = job.session();
+        let Some(session) = live.as_ref() else {
+            return;
+        };
+        let first = self.live_key.is_none();
+        let plane = if session.doc().dimensions == 3 {
+            self.view.plane
+        } else {
+            Plane::XY
+        };
+        super::pane::refresh_snapshot(
+            &mut self.live_snapshot,
+            &mut self.live_key,
+            session,
+            0,
+            plane,
+            false,
+            false,
+        );
+        drop(live);
+        if first {
+            self.view.fit_pending = true;
+            self.view.tree_fit_request += 1;
+            self.view.fit_3d_request += 1;
+            self.view.selection = None;
         }
     }
 

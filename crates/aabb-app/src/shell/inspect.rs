@@ -172,6 +172,32 @@ impl<'a> Inspect<'a> {
             .map(|j| j.progress())
     }
 
+    /// True while the world and tree views draw an engine streaming now.
+    #[must_use]
+    pub fn shows_live(self) -> bool {
+        self.app.state.shows_live()
+    }
+
+    /// What the world and tree views draw of an engine streaming now.
+    #[must_use]
+    pub fn live_snapshot(self) -> &'a Snapshot {
+        &self.app.state.live_snapshot
+    }
+
+    /// The live session our side steps, while an engine streams: its step shown, its last
+    /// recorded step and its broad phase's structure hash (`None` before the first step).
+    #[must_use]
+    pub fn live_session(self) -> Option<(u64, u64, u64)> {
+        let job = self.app.state.dialogs.live.as_ref()?;
+        let live = job.session();
+        let session = live.as_ref()?;
+        Some((
+            session.sim().step_index(),
+            session.recording().last_step(),
+            session.sim().structure_hash(),
+        ))
+    }
+
     /// How the live link stands, while the window listens or receives.
     #[must_use]
     pub fn live_status(self) -> Option<crate::live::LiveStatus> {
