@@ -28,14 +28,14 @@
 //!
 //! Jumping to a step costs one clone of a keyframe and then as many steps as lie between the
 //! keyframe and the step (each hashed and checked); recording costs one hash a step and, at
-//! each keyframe, one clone. Measured at 10,000 spheres (`crates/peers/benches/replay.rs`, README
-//! "Recording and replay"): a step 1.4 to 2.4 ms (the machine is shared), its record with
-//! the hash about 0.1 ms, a clone about 0.1 ms, a keyframe 2.4 MiB. A step's work, a clone's
-//! time and a keyframe's size all grow with the number of bodies, so the rule counts bodies:
-//! [`KeyframePolicy::Work`] (the default) takes a keyframe once the steps since the last one
-//! moved [`DEFAULT_KEYFRAME_BODY_STEPS`] bodies in all (every 40 steps at 10,000 spheres: a
-//! jump then redoes at most 39 steps, about 60 ms) or [`DEFAULT_KEYFRAME_MAX_STEPS`] steps
-//! passed (small scenes). The clones then cost about one step's hundredth whatever the
+//! each keyframe, one clone. Measured at 10,000 spheres (`crates/peers/benches/replay.rs`,
+//! docs/performance.md, "Recording"): a step 1.4 to 2.4 ms (the machine is shared), its record
+//! with the hash about 0.1 ms, a clone about 0.1 ms, a keyframe 2.4 MiB. A step's work, a
+//! clone's time and a keyframe's size all grow with the number of bodies, so the rule counts
+//! bodies: [`KeyframePolicy::Work`] (the default) takes a keyframe once the steps since the
+//! last one moved [`DEFAULT_KEYFRAME_BODY_STEPS`] bodies in all (every 40 steps at 10,000
+//! spheres: a jump then redoes at most 39 steps, about 60 ms) or [`DEFAULT_KEYFRAME_MAX_STEPS`]
+//! steps passed (small scenes). The clones then cost about one step's hundredth whatever the
 //! scene. The rule counts work, not time, so that keyframes stand at the same steps on every
 //! run and machine (a rule by the recorded step times put them 56 to 96 steps apart on this
 //! busy machine). Where keyframes stand has no effect on what is rebuilt, only on how fast;

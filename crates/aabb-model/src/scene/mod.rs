@@ -1,6 +1,6 @@
 //! The scene model and its file format (RON, or JSON by extension), validation with messages
 //! that say what and where, atomic saving (with [`crate::fileio`]), and the [`Simulation`]
-//! that steps a scene. The file format is described in the README ("Scene files"); the field
+//! that steps a scene. The file format is described in docs/formats.md ("Scene files"); the field
 //! names here are the file's.
 
 pub mod boxlist;

@@ -1,6 +1,6 @@
 //! The trace text format: a streaming, bounded reader ([`TraceReader`]), a writer
 //! ([`TraceWriter`]) and the in-memory [`Trace`] the simulation replays. The format itself is
-//! described in the module docs of [`crate::trace`] and in the README ("Traces").
+//! described in the module docs of [`crate::trace`] and in docs/formats.md ("Traces").
 
 use crate::fileio::{ReadError, TRACE_MAGIC};
 use crate::text::{clean_message, escape_controls, excerpt};

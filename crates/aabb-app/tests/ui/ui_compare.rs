@@ -6,15 +6,16 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::compare::{self, Side};
-use aabb_debugger::replay::Metric;
-use aabb_debugger::scene::Scene;
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::compare::{self, Side};
+use aabb_model::replay::Metric;
+use aabb_model::scene::Scene;
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use glam::Vec3;
 
+use crate::common::root_file;
 use crate::common::ui;
 
 /// The built-in scene (eighty bouncing spheres) with `margin`, in a 1400 x 900 window showing
@@ -57,7 +58,7 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
     step(&mut h, 40);
 
     // The same two runs headless, fresh from the scene.
-    let origin = aabb_debugger::source::Origin::Scene(Box::new(scene.clone()));
+    let origin = aabb_model::source::Origin::Scene(Box::new(scene.clone()));
     let (sa, sb) = compare::start(&origin, &side(0.05, &scene), &b, DEFAULT_PAIR_LIMIT)
         .expect("both sides start");
     let mut want = Vec::new();
@@ -369,7 +370,7 @@ fn window_rows(h: &mut Harness<'_, DebuggerApp>, b: &Side, steps: u64) -> Vec<Di
 /// B's sides that each change one thing of A's: the margin (4x), the look-ahead, the tree's
 /// methods, and the other broad phases.
 fn b_sides(a: &Side) -> Vec<Side> {
-    use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
+    use aabb_model::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
     let with = |f: &dyn Fn(&mut Side)| {
         let mut s = a.clone();
         f(&mut s);
@@ -440,7 +441,7 @@ fn compare_mode_started_at_any_step_gives_the_rows_of_the_headless_comparison_fr
 
 #[test]
 fn four_times_the_margin_from_step_30_on_random_1000_is_b_with_its_margin() {
-    let scene = Scene::load(std::path::Path::new("scenes/random-1000.ron")).expect("random-1000");
+    let scene = Scene::load(&root_file("scenes/random-1000.ron")).expect("random-1000");
     let mut h = ui::app_harness(
         Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
         scene.clone(),

@@ -4,7 +4,7 @@
 //! window and stays reachable in a small one.
 
 use aabb_app::{AppOptions, DebuggerApp};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::{Event, Key, Modifiers, PointerButton, Rect, Vec2};
 use egui_kittest::Harness;
@@ -317,9 +317,9 @@ fn a_comparisons_side_b_steps_on_the_stepping_thread_beside_the_documents_step()
     // As above, comparing margin 0.1 with 0.4 from step 0: B's step is made beside A's on
     // the stepping thread and recorded as the frame would record it.
     let scene = generated(3_000);
-    let b = aabb_debugger::compare::Side {
-        kind: aabb_debugger::broadphase::BroadphaseKind::Tree,
-        config: aabb_debugger::tree::TreeConfig {
+    let b = aabb_model::compare::Side {
+        kind: aabb_model::broadphase::BroadphaseKind::Tree,
+        config: aabb_model::tree::TreeConfig {
             margin: 0.4,
             ..scene.tree
         },

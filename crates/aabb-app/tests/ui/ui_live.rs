@@ -4,11 +4,11 @@
 //! File > "Save received stream…" keeps every step.
 
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::scene::Scene;
-use aabb_debugger::stream::{self, read_stream};
-use aabb_debugger::trace::{Stepper, TraceLimits, TraceSimulation};
-use aabb_debugger::tree::TreeConfig;
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::scene::Scene;
+use aabb_model::stream::{self, read_stream};
+use aabb_model::trace::{Stepper, TraceLimits, TraceSimulation};
+use aabb_model::tree::TreeConfig;
 use aabb_recorder::{Hello, Options, Recorder};
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
@@ -254,13 +254,13 @@ fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
     // Three whole steps, then a frame a byte every 50 ms, never finished while the test runs.
     let mut bytes = Vec::new();
     let trace = {
-        let steps: Vec<Vec<aabb_debugger::trace::TraceBox>> = (0..4)
+        let steps: Vec<Vec<aabb_model::trace::TraceBox>> = (0..4)
             .map(|s| {
                 boxes(s)
                     .into_iter()
-                    .map(|(id, min, max)| aabb_debugger::trace::TraceBox {
+                    .map(|(id, min, max)| aabb_model::trace::TraceBox {
                         id,
-                        aabb: aabb_debugger::tree::Aabb::new(
+                        aabb: aabb_model::tree::Aabb::new(
                             glam::Vec3::new(min[0], min[1], 0.0),
                             glam::Vec3::new(max[0], max[1], 0.0),
                         ),
@@ -268,9 +268,9 @@ fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
                     .collect()
             })
             .collect();
-        aabb_debugger::trace::Trace::from_steps(
+        aabb_model::trace::Trace::from_steps(
             "trickle",
-            aabb_debugger::trace::TraceHeader {
+            aabb_model::trace::TraceHeader {
                 dimensions: 2,
                 dt: 1.0 / 60.0,
             },

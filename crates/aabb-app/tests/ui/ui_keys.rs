@@ -4,9 +4,9 @@
 //! A press for press).
 
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::BroadphaseKind;
-use aabb_debugger::compare::Side;
-use aabb_debugger::scene::Scene;
+use aabb_model::broadphase::BroadphaseKind;
+use aabb_model::compare::Side;
+use aabb_model::scene::Scene;
 use eframe::egui::{Event, Key, Modifiers, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
