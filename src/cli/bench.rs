@@ -1,6 +1,6 @@
-//! The `bench` subcommand: the standard workload (README, "Performance") on our tree (or on brute force,
-//! sweep-and-prune or Box2D's own tree), printing timings, pair counts, the pair hash and peak
-//! memory.
+//! The `bench` subcommand: the standard workload (docs/performance.md, "The standard workload")
+//! on our tree (or on brute force, sweep-and-prune or Box2D's own tree), printing timings, pair
+//! counts, the pair hash and peak memory.
 
 use super::run::BroadphaseArg;
 use crate::tree::{Balancing, InsertionCost, PairMethod, TreeConfig, UpdateMode};

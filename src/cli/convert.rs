@@ -1,8 +1,8 @@
 //! The `convert` subcommand: a stream file (the live link's binary format) to a text trace, or
 //! a text trace to a stream file, told by the output's name (`.trace` or `.aabbstream`).
 
-use crate::fileio::{FileKind, WriteOptions, write_atomic};
-use crate::stream::{self, STREAM_EXTENSION};
+use crate::fileio::{FileKind, STREAM_EXTENSION, WriteOptions, write_atomic};
+use crate::stream;
 use crate::text::escape_controls;
 use crate::trace::{Trace, TraceLimits};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! project builds over the fat boxes (broken on purpose when asked) and the margin. The
 //! headless checks and the window's both read it.
 
-use aabb_debugger::tree::{Aabb, DynamicTree, TreeConfig};
+use aabb_model::tree::{Aabb, DynamicTree, TreeConfig};
 use aabb_recorder::wire::{NodeKind, TreeNode};
 use aabb_recorder::{Hello, Recorder};
 use glam::Vec2;

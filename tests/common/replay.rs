@@ -1,9 +1,9 @@
-//! Recording files the replay tests share (`replay_open`, `ui_recording`): include it with
-//! `#[path = "common/replay.rs"] mod replay_common;`.
+//! Recording files the replay tests share (`replay_open`, `ui_recording`):
+//! `use crate::common::replay as replay_common;`.
 
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::replay::{Recording, file};
-use aabb_debugger::scene::Scene;
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::replay::{Recording, file};
+use aabb_model::scene::Scene;
 use std::path::Path;
 
 /// The built-in scene recorded headless for `steps` steps and saved to `path`; the recording.

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::common::cli;
+use crate::common::needs;
 use cli::{bin, text, utf8, write};
 
 /// Three spheres at one point: three pairs, past a pair limit of 2.
@@ -122,8 +123,8 @@ fn a_recording_too_long_to_read_back_is_refused_before_the_run() {
 
 #[test]
 fn a_full_standard_output_is_an_error_not_a_panic() {
-    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        return; // Not Linux: nothing to fill.
+    let Some(full) = needs::dev_full("to fill standard output") else {
+        return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let scene = write(dir.path(), "s.ron", SCENE.as_bytes());

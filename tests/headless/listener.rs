@@ -5,6 +5,7 @@
 //! file in a sticky folder refused by every output.
 
 use crate::common::cli::{bin, text, utf8};
+use crate::common::needs;
 use crate::live_link::{Listening, drifting, hello_bytes, listen, step_bytes, stream_bytes, wbox};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -311,29 +312,10 @@ fn an_existing_out_file_is_left_alone_until_an_engine_comes() {
     assert!(std::fs::read(&out).expect("kept") == earlier);
 }
 
-/// True when this test may plant another user's file (it runs as root); otherwise says it
-/// is skipped, and fails under CI, where it must run.
-fn can_plant_foreign_files() -> bool {
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find(|l| l.starts_with("Uid:"))
-            .and_then(|l| l.split_whitespace().nth(2))
-            == Some("0")
-    });
-    if !root {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "this test plants another user's file and needs root, which CI has"
-        );
-        eprintln!("skipped: planting another user's file needs root");
-    }
-    root
-}
-
 #[test]
 fn another_users_file_in_a_sticky_folder_is_refused_by_every_output() {
     use std::os::unix::fs::{PermissionsExt, chown};
-    if !can_plant_foreign_files() {
+    if !needs::root("to plant another user's file") {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");

@@ -4,6 +4,7 @@
 //! message naming the connection, with the steps before kept.
 
 use crate::common::cli;
+use crate::common::needs;
 
 use aabb_debugger::stream::{self, read_stream};
 use aabb_debugger::trace::{Trace, TraceBox, TraceHeader, TraceLimits};
@@ -556,18 +557,7 @@ fn same_stream_files(a: &std::path::Path, b: &std::path::Path) -> usize {
 
 #[test]
 fn the_c_recorder_streams_to_listen_what_it_writes_to_a_file() {
-    let Some(cc) = ["cc", "gcc", "clang"].into_iter().find(|cc| {
-        Command::new(cc)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }) else {
-        // CI has gcc; a machine without a C compiler cannot build the C recorder.
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no C compiler (cc, gcc or clang) on this CI machine"
-        );
-        eprintln!("skipped: no C compiler (cc, gcc or clang) on this machine");
+    let Some(cc) = needs::c_compiler("to build the C recorder's example") else {
         return;
     };
     let (dir, out, l) = listen_to_file("c.aabbstream");
@@ -607,16 +597,7 @@ fn the_c_recorder_streams_to_listen_what_it_writes_to_a_file() {
 
 #[test]
 fn the_python_recorder_streams_to_listen_what_it_writes_to_a_file() {
-    if !Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no python3 on this CI machine"
-        );
-        eprintln!("skipped: no python3 on this machine");
+    if !needs::python3("to run the Python recorder") {
         return;
     }
     let (dir, out, l) = listen_to_file("py.aabbstream");

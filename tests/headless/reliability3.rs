@@ -15,6 +15,7 @@
 //! 9. messages: numbers printed short, line endings named, one exit code for refused input.
 
 use crate::common::cli;
+use crate::common::needs;
 use aabb_debugger::broadphase::BroadphaseKind;
 use aabb_debugger::replay::Recording;
 use aabb_debugger::replay::file::{self, checksum};
@@ -23,14 +24,6 @@ use cli::{bin, text, utf8, write};
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::Duration;
-
-/// Our effective uid (the owner of a file we create).
-#[cfg(unix)]
-fn my_uid(dir: &Path) -> u32 {
-    use std::os::unix::fs::MetadataExt;
-    let probe = write(dir, "uid-probe", b"x");
-    std::fs::metadata(probe).expect("stat").uid()
-}
 
 // ---- 1. links planted by another user ------------------------------------------------------
 
@@ -46,9 +39,8 @@ fn import_boxes_does_not_follow_a_link_another_user_planted_in_a_sticky_folder()
     let link = shared.join("level.ron");
     std::os::unix::fs::symlink(&victim, &link).expect("plant");
     let list = write(dir.path(), "level.txt", b"0 0 1 1\n2 2 3 3\n");
-    if my_uid(dir.path()) != 0 {
-        // Giving the link to another user needs root; fileio's tests check the rule itself.
-        eprintln!("not root: the planted link cannot be given to another user here");
+    // Giving the link to another user needs root; fileio's tests check the rule itself.
+    if !needs::root("to give the planted link to another user") {
         return;
     }
     std::os::unix::fs::lchown(&link, Some(4242), Some(4242)).expect("lchown");

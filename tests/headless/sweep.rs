@@ -341,10 +341,11 @@ fn a_plan_from_a_running_simulation_starts_where_it_is() {
     );
 }
 
-/// The three advisor scenes have clearly different best margins by work, on the grid their
-/// README section and comments use at look-ahead 0 (margins 0.02 to 1.22 by 0.2, 300 steps):
-/// slow and dense 0.22, fast and sparse 1.22, mixed sizes 0.62. The work totals are the exact
-/// counts (node visits plus candidate pairs), the same on every machine.
+/// The three advisor scenes have clearly different best margins by work, on the grid that
+/// docs/guide.md ("The Advisor and `sweep`") and comments use at look-ahead 0 (margins 0.02
+/// to 1.22 by 0.2, 300 steps): slow and dense 0.22, fast and sparse 1.22, mixed sizes 0.62.
+/// The work totals are the exact counts (node visits plus candidate pairs), the same on every
+/// machine.
 #[test]
 fn each_advisor_scene_has_its_own_best_margin_by_work() {
     let margins = aabb_debugger::sweep::MarginRange::parse("0.02:1.22:0.2")

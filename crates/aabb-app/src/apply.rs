@@ -6,18 +6,18 @@ use super::files::FilePurpose;
 use super::pick::{Pick, SphereDrag};
 use super::prefs::PrefChange;
 use super::state::{
-    BeforeRestart, DiscardNote, FileRequest, KEPT_ON_EXPORT, KEPT_ON_OPEN, KEPT_ON_SAVE,
-    KEPT_ON_SAVE_RECORDING, MAX_UNDO, SettingsUndo, State, recording_name, seek_error,
+    DiscardNote, FileRequest, KEPT_ON_EXPORT, KEPT_ON_OPEN, KEPT_ON_SAVE, KEPT_ON_SAVE_RECORDING,
+    State, seek_error,
 };
 use crate::broadphase::health::RebuildKind;
 use crate::fileio::WriteOptions;
 use crate::replay::file::{LoadJob, LoadOutcome, Loaded};
-use crate::replay::{Edit, EditOutcome, KeyframePolicy, Recording, TraceStart};
+use crate::replay::{Edit, EditOutcome, KeyframePolicy};
 use crate::scene::{Scene, SceneError, Simulation, Sphere};
-use crate::source::{
-    Origin, Sim, TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT,
+use crate::session::{
+    SaveStreamError, Session, Start, Undone, describe_settings_change, stream_notes,
 };
-use crate::tree::TreeConfig;
+use crate::source::{TRACE_HAS_NO_RECORDING_FILE, TRACE_HAS_NO_SPHERES, TRACE_IS_INPUT};
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 
@@ -28,18 +28,13 @@ fn with_extension(path: PathBuf) -> PathBuf {
 impl State {
     /// Applies one command. `confirmed` is true once the user agreed to lose unsaved changes.
     pub fn apply(&mut self, command: Command, confirmed: bool) {
-        if command.discards_changes() && self.model.dirty && !confirmed {
+        if command.discards_changes() && self.session.dirty() && !confirmed {
             self.dialogs.confirm = Some(command);
             return;
         }
         let kind = std::mem::discriminant(&command);
         let status_before = self.model.status.clone();
         self.apply_now(command);
-        if self.model.sim.is_trace() {
-            // A trace is input, never saved: nothing is unsaved, so opening another file
-            // asks nothing.
-            self.model.dirty = false;
-        }
         self.sync_stopped();
         let frame = self.model.frame;
         if let Some(text) = self.model.discarded.take() {
@@ -68,33 +63,16 @@ impl State {
         self.model.error_kept = kept;
     }
 
-    /// A simulation of `scene` (from `path`) on the current broad phase and pair limit, at
-    /// step 0 even when step 0 passes the limit ([`Self::sync_stopped`] then pauses and says
-    /// so), and a new recording of it.
-    fn start(
-        &self,
-        scene: &Scene,
-        path: Option<&Path>,
-    ) -> Result<(Recording<Sim>, Sim), SceneError> {
-        let file = recording_name(scene, path);
-        self.start_origin(&Origin::Scene(Box::new(scene.clone())), &file)
-    }
-
-    /// [`Self::start`] of any origin (a scene, or a trace), recorded under the name `file`.
-    fn start_origin(
-        &self,
-        origin: &Origin,
-        file: &str,
-    ) -> Result<(Recording<Sim>, Sim), SceneError> {
-        let (mut recording, sim) =
-            Recording::start_from(origin, file, self.model.kind(), self.model.pair_limit())?;
-        recording.set_budget_bytes(self.prefs.recording_budget_bytes());
-        Ok((recording, sim))
+    /// How a new session starts: the current broad phase and pair limit, the preferred
+    /// recording budget; at step 0 even when step 0 passes the limit ([`Self::sync_stopped`]
+    /// then pauses and says so).
+    fn start(&self) -> Start {
+        self.session.start(self.prefs.recording_budget_bytes())
     }
 
     /// What a command cannot do on a trace, and why (`None` when it can, or on a scene).
     fn refused_on_trace(&self, command: &Command) -> Option<&'static str> {
-        if !self.model.sim.is_trace() {
+        if !self.session.sim().is_trace() {
             return None;
         }
         match command {
@@ -111,27 +89,15 @@ impl State {
         }
     }
 
-    /// The document's tree settings become the simulation's: at a recorded step they are
-    /// those in force then (the broad phase and the pair limit are read from the simulation
-    /// itself).
-    fn follow_sim_settings(&mut self) {
-        self.model.doc.tree = self.model.sim.tree_settings();
-    }
-
     /// Shows recorded step `step` (clamped to the last): the simulation becomes the state at
     /// that step, rebuilt from the recording; the recording is kept whole.
     pub(super) fn seek_to(&mut self, step: u64) {
-        let last = self.model.recording.last_step();
+        let last = self.session.recording().last_step();
         let step = step.min(last);
         self.model.playing = false;
-        if step == self.model.sim.step_index() {
-            return;
-        }
-        match self.model.recording.state_at(step) {
-            Ok(sim) => {
-                self.model.sim = sim;
-                self.follow_sim_settings();
-                self.model.rev += 1;
+        match self.session.seek(step) {
+            Ok(false) => {}
+            Ok(true) => {
                 self.view.drag = None;
                 self.follow_compare(false);
                 self.model.status = if step == last {
@@ -169,7 +135,7 @@ impl State {
                 Ok(()) => {
                     self.model.status = format!(
                         "Comparing from step {}: A is the document's run, B {}.",
-                        self.model.sim.step_index(),
+                        self.session.sim().step_index(),
                         self.compare
                             .as_ref()
                             .map_or(String::new(), |c| c.side.describe())
@@ -195,7 +161,7 @@ impl State {
             }
             Command::SeekTo(step) => self.seek_to(step),
             Command::StepBack => {
-                let at = self.model.sim.step_index();
+                let at = self.session.sim().step_index();
                 if at == 0 {
                     self.model.playing = false;
                     self.model.status = "Step 0 is the first recorded step.".into();
@@ -204,18 +170,19 @@ impl State {
                 }
             }
             Command::Step if self.at_past_step() => {
-                self.seek_to(self.model.sim.step_index() + 1);
+                self.seek_to(self.session.sim().step_index() + 1);
             }
             Command::Step => {
                 self.model.playing = false;
-                let before = self.model.sim.step_index();
+                let before = self.session.sim().step_index();
                 self.step_once();
-                if self.model.sim.step_index() == before || self.model.sim.is_at_end() {
+                let sim = self.session.sim();
+                if sim.step_index() == before || sim.is_at_end() {
                     // Not stepped (the recording is full, or the trace ended), or at the
                     // trace's end: the status says so.
                     return Ok(());
                 }
-                let r = self.model.sim.report();
+                let r = sim.report();
                 self.model.status = format!(
                     "Step {}: {} reinserted, pairs {}.",
                     r.step,
@@ -228,32 +195,8 @@ impl State {
                 );
             }
             Command::Reset => self.reset(),
-            Command::Undo => {
-                if let Some(before) = self.model.before_restart.take() {
-                    self.undo_restart(*before);
-                    return Ok(());
-                }
-                let Some(step) = self.model.undo.pop() else {
-                    self.model.status = "Nothing to undo.".into();
-                    return Ok(());
-                };
-                let settings = step.settings;
-                match self.apply_edit(Edit::SetTreeSettings(settings)) {
-                    Ok(_) => {
-                        let old = self.model.doc.tree;
-                        self.model.doc.tree = settings;
-                        self.model.dirty = true;
-                        self.model.rev += 1;
-                        self.record_step();
-                        self.model.status =
-                            format!("Undone: {}", describe_settings_change(&old, &settings));
-                    }
-                    Err(e) => {
-                        self.model.undo.push(step);
-                        self.model.status = format!("Undo refused: {e}");
-                    }
-                }
-            }
+            Command::Undo => self.undo_or_redo(true),
+            Command::Redo => self.undo_or_redo(false),
             other => return Err(other),
         }
         Ok(())
@@ -267,37 +210,24 @@ impl State {
             // Each setting goes through `apply_edit` (applied and recorded in one call); one
             // applied that stopped the broad phase is shown by `sync_stopped`.
             Command::SetTreeSettings(settings) => {
+                let old = self.session.settings();
                 match self.apply_edit(Edit::SetTreeSettings(settings)) {
-                    Ok(_) => {
-                        let old = self.model.doc.tree;
-                        self.record_undo(old, settings);
-                        self.model.doc.tree = settings;
-                        self.model.dirty = true;
-                        self.model.rev += 1;
-                        self.record_step();
-                        self.model.status = describe_settings_change(&old, &settings);
-                    }
+                    Ok(_) => self.model.status = describe_settings_change(&old, &settings),
                     Err(e) => self.model.status = format!("Setting refused: {e}"),
                 }
             }
             Command::SetBroadphase(kind) => match self.apply_edit(Edit::SetBroadphase(kind)) {
-                Ok(_) => {
-                    self.model.rev += 1;
-                    self.record_step();
-                    self.model.status = format!("Broad phase: {}.", broadphase_name(kind));
-                }
+                Ok(_) => self.model.status = format!("Broad phase: {}.", broadphase_name(kind)),
                 Err(e) => self.model.status = format!("Broad phase refused: {e}"),
             },
             Command::SetPairLimit(limit) => {
                 match self.apply_edit(Edit::SetPairLimit(limit as u64)) {
                     Ok(outcome) => {
-                        self.model.rev += 1;
-                        self.record_step();
                         self.model.status = match outcome.stopped() {
                             None => format!("Pair limit: {limit} candidate pairs."),
                             Some(e) => format!(
                                 "Pair limit {limit}: step {}: {e}",
-                                self.model.sim.step_index()
+                                self.session.sim().step_index()
                             ),
                         };
                     }
@@ -310,39 +240,31 @@ impl State {
             }
             Command::Rebuild => match self.apply_edit(Edit::Rebuild) {
                 Ok(outcome) => {
-                    self.model.rev += 1;
-                    self.record_step();
                     self.model.status = match outcome.stopped() {
                         None => format!(
                             "Tree rebuilt from scratch ({}).",
-                            RebuildKind::of(self.model.doc.tree.rebuild).name()
+                            RebuildKind::of(self.session.settings().rebuild).name()
                         ),
                         Some(e) => {
-                            format!("Tree rebuilt; step {}: {e}", self.model.sim.step_index())
+                            format!(
+                                "Tree rebuilt; step {}: {e}",
+                                self.session.sim().step_index()
+                            )
                         }
                     };
                 }
                 Err(e) => self.model.status = format!("Rebuild refused: {e}"),
             },
             Command::SetGenerator(generate) => {
-                let mut doc = self.model.doc.clone();
-                doc.generate = generate;
-                match doc
-                    .validate(&self.document_name())
-                    .and_then(|()| self.start(&doc, self.model.path.clone().as_deref()))
-                {
-                    Ok((recording, sim)) => {
-                        let grown = doc.grown_world();
-                        let grew = grown != doc.world;
-                        // The world the simulation runs in is the document's world.
-                        doc.world = grown;
-                        let before = self.keep_before_restart("Apply", doc, recording, sim);
-                        self.model.undo.clear();
-                        self.model.document_id += 1;
-                        self.model.dirty = true;
-                        self.after_restart();
+                let name = self.document_name();
+                let budget = self.prefs.recording_budget_bytes();
+                let history = std::mem::take(&mut self.model.history);
+                match self.session.apply_generator(generate, &name, budget) {
+                    Ok((grew, steps)) => {
+                        self.after_restart(history);
                         self.model.status = if grew {
-                            let size = grown.max - grown.min;
+                            let w = self.session.doc().world;
+                            let size = w.max - w.min;
                             format!(
                                 "Generator applied; the world grew to {:.0} x {:.0} for the \
                                  density; the scene restarted.",
@@ -351,20 +273,21 @@ impl State {
                         } else {
                             "Generator applied; the scene restarted.".into()
                         };
-                        self.model.status.push_str(&before);
+                        self.model.status.push_str(&restart_undo_note(steps));
                         self.view.fit_pending = true;
                     }
                     // The generator's fields are named, not the file (an unsaved scene has
                     // none).
                     Err(e) => {
+                        self.model.history = history;
                         self.model.status = format!("Generator refused: {}", e.without_file());
                     }
                 }
             }
             Command::BeginDrag { id, press } => {
                 let Some(body) = self
-                    .model
-                    .sim
+                    .session
+                    .sim()
                     .spheres()
                     .iter()
                     .find(|b| b.sphere.id == id && b.alive)
@@ -392,10 +315,7 @@ impl State {
             Command::DeleteSphere(id) => match self.apply_edit(Edit::RemoveSphere { id }) {
                 Ok(EditOutcome::Stopped(e)) => self.changed_but_stopped(&e),
                 Ok(EditOutcome::Applied) => {
-                    let recomputed = self.model.sim.report().pairs_recomputed;
-                    self.model.dirty = true;
-                    self.model.rev += 1;
-                    self.record_step();
+                    let recomputed = self.session.sim().report().pairs_recomputed;
                     if self.view.selection == Some(Pick::Sphere(id)) {
                         self.view.selection = None;
                     }
@@ -411,14 +331,8 @@ impl State {
                 Err(e) => self.model.status = format!("Could not remove sphere {id}: {e}"),
             },
             Command::SetPairCost(cost) => {
-                let cost = crate::sweep::check_pair_cost(cost).ok();
-                let view = self.model.doc.view.get_or_insert_with(Default::default);
-                if cost.is_some() && view.pair_cost != cost {
-                    view.pair_cost = cost;
-                    // A trace's document is never saved: no unsaved change to warn about.
-                    if !self.model.sim.is_trace() {
-                        self.model.dirty = true;
-                    }
+                if let Ok(cost) = crate::sweep::check_pair_cost(cost) {
+                    self.session.set_pair_cost(cost);
                 }
             }
             other => return Err(other),
@@ -437,9 +351,9 @@ impl State {
                 self.replace_document(scene, None);
             }
             Command::OpenDialog => {
-                self.request_file(FilePurpose::Open, self.model.path.clone());
+                self.request_file(FilePurpose::Open, self.doc_path());
             }
-            Command::Save => match self.model.path.clone() {
+            Command::Save => match self.doc_path() {
                 Some(path) => self.save_to(&path),
                 None => self.request_file(FilePurpose::SaveAs, None),
             },
@@ -462,18 +376,18 @@ impl State {
                 );
             }
             Command::SaveAsDialog => {
-                self.request_file(FilePurpose::SaveAs, self.model.path.clone());
+                self.request_file(FilePurpose::SaveAs, self.doc_path());
             }
             Command::ExportDialog { text, format } => {
                 self.dialogs.export = Some((text, format));
-                self.request_file(FilePurpose::Export(format), self.model.path.clone());
+                self.request_file(FilePurpose::Export(format), self.doc_path());
             }
             Command::Export(path) => self.export_to(path),
             Command::SaveRecordingDialog => {
-                if self.model.sim.is_trace() {
+                if self.session.sim().is_trace() {
                     self.model.status = TRACE_HAS_NO_RECORDING_FILE.to_owned();
                 } else {
-                    self.request_file(FilePurpose::SaveRecording, self.model.path.clone());
+                    self.request_file(FilePurpose::SaveRecording, self.doc_path());
                 }
             }
             Command::SaveRecording(path) => self.save_recording(path),
@@ -500,7 +414,7 @@ impl State {
             }
             Command::FinishLive => self.finish_live(),
             Command::SaveStreamDialog => {
-                if self.model.received_from.is_some() {
+                if self.session.received().is_some() {
                     self.request_file(FilePurpose::SaveStream, None);
                 } else {
                     self.model.status = NOT_RECEIVED.to_owned();
@@ -523,12 +437,12 @@ impl State {
                 self.view.fit_3d_request += 1;
             }
             Command::SetWorld3d(on) => {
-                if self.model.doc.dimensions == 3 {
+                if self.session.doc().dimensions == 3 {
                     self.view.world_3d = on;
                 }
             }
             Command::SetPlane(plane) => {
-                if self.model.doc.dimensions == 3 && self.view.plane != plane {
+                if self.session.doc().dimensions == 3 && self.view.plane != plane {
                     self.view.plane = plane;
                     self.view.fit_pending = true;
                 }
@@ -549,7 +463,7 @@ impl State {
                 self.prefs.change(change);
                 if let PrefChange::RecordingBudget(_) = change {
                     let budget = self.prefs.recording_budget_bytes();
-                    self.model.recording.set_budget_bytes(budget);
+                    self.session.set_budget_bytes(budget);
                 }
             }
             Command::Hover(pick) => self.view.hover = pick,
@@ -595,116 +509,93 @@ impl State {
     /// An edit that was applied, after which the pairs passed the limit.
     /// After an edit that was made but stopped the broad phase (`why`).
     fn changed_but_stopped(&mut self, why: &crate::broadphase::BroadphaseError) {
-        self.model.dirty = true;
-        self.model.rev += 1;
-        self.record_step();
-        self.model.status = format!("step {}: {why}", self.model.sim.step_index());
+        self.model.status = format!("step {}: {why}", self.session.sim().step_index());
     }
 
+    /// The document's file, if any.
+    fn doc_path(&self) -> Option<PathBuf> {
+        self.session.path().map(Path::to_path_buf)
+    }
+
+    /// Reset: the session starts again from step 0 (its run kept for Undo).
     fn reset(&mut self) {
-        let started = match &self.model.sim {
-            Sim::Scene(_) => self.start(&self.model.doc, self.model.path.as_deref()),
-            Sim::Trace(t) => self.start_origin(
-                &Origin::Trace(TraceStart {
-                    trace: std::sync::Arc::clone(t.trace()),
-                    config: self.model.doc.tree,
-                }),
-                &recording_name(&self.model.doc, self.model.path.as_deref()),
-            ),
-        };
-        match started {
-            Ok((recording, sim)) => {
-                let doc = self.model.doc.clone();
-                let before = self.keep_before_restart("Reset", doc, recording, sim);
-                self.after_restart();
-                self.model.status = if self.model.sim.is_trace() {
+        let budget = self.prefs.recording_budget_bytes();
+        let history = std::mem::take(&mut self.model.history);
+        match self.session.reset(budget) {
+            Ok(steps) => {
+                self.after_restart(history);
+                self.model.status = if self.session.sim().is_trace() {
                     "Reset to step 0 of the trace.".into()
                 } else {
                     "Reset to step 0 of the scene as last opened or saved.".into()
                 };
-                self.model.status.push_str(&before);
+                self.model.status.push_str(&restart_undo_note(steps));
             }
-            Err(e) => self.model.status = format!("Reset failed: {e}"),
+            Err(e) => {
+                self.model.history = history;
+                self.model.status = format!("Reset failed: {e}");
+            }
         }
     }
 
-    /// Makes `doc`, `sim` and `recording` the run, keeping what they replace for Undo
-    /// ([`Model::before_restart`](super::state::Model::before_restart)); what the status line
-    /// adds about it (nothing when the run kept had not stepped). A restart of a run that a
-    /// restart began and that has not moved since (R pressed twice) keeps the run before the
-    /// first, not the empty one.
-    fn keep_before_restart(
-        &mut self,
-        what: &'static str,
-        doc: Scene,
-        recording: Recording<Sim>,
-        sim: Sim,
-    ) -> String {
-        let keep_older =
-            self.model.before_restart.is_some() && self.model.recording.last_step() == 0;
-        let before = BeforeRestart {
-            doc: std::mem::replace(&mut self.model.doc, doc),
-            dirty: self.model.dirty,
-            document_id: self.model.document_id,
-            undo: self.model.undo.clone(),
-            sim: std::mem::replace(&mut self.model.sim, sim),
-            recording: std::mem::replace(&mut self.model.recording, recording),
-            history: std::mem::take(&mut self.model.history),
-            what,
-        };
-        match &mut self.model.before_restart {
-            Some(older) if keep_older => older.what = what,
-            slot => *slot = Some(Box::new(before)),
-        }
-        let steps = self
-            .model
-            .before_restart
-            .as_ref()
-            .map_or(0, |b| b.recording.last_step());
-        if steps == 0 {
-            String::new()
+    /// Undo (`undo`) or Redo: the session takes back (or makes again) a settings change, or
+    /// brings back the run a restart replaced, with its charts.
+    fn undo_or_redo(&mut self, undo: bool) {
+        let done = if undo {
+            self.session.undo()
         } else {
-            format!(" Ctrl+Z brings back the run before it ({steps} recorded steps).")
+            self.session.redo()
+        };
+        match done {
+            Ok(Undone::Nothing) => {
+                self.model.status = if undo {
+                    "Nothing to undo."
+                } else {
+                    "Nothing to redo."
+                }
+                .into();
+            }
+            Ok(Undone::Settings {
+                from,
+                to,
+                discarded,
+            }) => {
+                self.note_discarded(discarded);
+                self.model.history_before_restart = None;
+                self.record_step();
+                let verb = if undo { "Undone" } else { "Redone" };
+                self.model.status = format!("{verb}: {}", describe_settings_change(&from, &to));
+            }
+            Ok(Undone::Restart { what }) => {
+                self.model.history = self.model.history_before_restart.take().unwrap_or_default();
+                self.model.playing = false;
+                // Its samples were dropped by the restart; they are measured again as it goes on.
+                self.model.health.clear();
+                self.view.drag = None;
+                self.view.hover = None;
+                self.view.tree_fit_request += 1;
+                self.model.status = format!(
+                    "Undone: {what}. Back at step {} of the run ({} recorded steps).",
+                    self.session.sim().step_index(),
+                    self.session.recording().last_step()
+                );
+            }
+            Err(e) => {
+                let verb = if undo { "Undo" } else { "Redo" };
+                self.model.status = format!("{verb} refused: {e}");
+            }
         }
     }
 
-    /// Puts back the run a Reset or an Apply replaced.
-    fn undo_restart(&mut self, before: BeforeRestart) {
-        let BeforeRestart {
-            doc,
-            dirty,
-            document_id,
-            undo,
-            sim,
-            recording,
-            history,
-            what,
-        } = before;
-        self.model.doc = doc;
-        self.model.dirty = dirty;
-        self.model.document_id = document_id;
-        self.model.undo = undo;
-        self.model.sim = sim;
-        self.model.recording = recording;
-        self.model.history = history;
-        self.model.playing = false;
-        self.model.rev += 1;
-        // Its samples were dropped by the restart; they are measured again as it goes on.
-        self.model.health.clear();
-        self.view.drag = None;
-        self.view.hover = None;
-        self.view.tree_fit_request += 1;
-        self.model.status = format!(
-            "Undone: {what}. Back at step {} of the run ({} recorded steps).",
-            self.model.sim.step_index(),
-            self.model.recording.last_step()
-        );
-    }
-
-    fn after_restart(&mut self) {
-        // A comparison follows one run: a restarted one ends it.
+    /// What follows a restart or a new document: a comparison ends (it follows one run), the
+    /// charts and health start again (`history` is the replaced run's charts, kept for Undo).
+    fn after_restart(&mut self, history: super::history::RecentSteps) {
         self.stop_compare();
-        self.model.rev += 1;
+        self.model.history_before_restart = self
+            .session
+            .restart_undo_steps()
+            .is_some()
+            .then_some(history);
         self.model.health.clear();
         self.model.history.clear();
         self.view.drag = None;
@@ -715,8 +606,8 @@ impl State {
 
     fn move_sphere(&mut self, id: u32, center: Vec3) {
         let radius = self
-            .model
-            .sim
+            .session
+            .sim()
             .spheres()
             .iter()
             .find(|b| b.sphere.id == id)
@@ -725,12 +616,9 @@ impl State {
         match self.apply_edit(Edit::MoveSphere { id, center }) {
             Ok(EditOutcome::Stopped(e)) => self.changed_but_stopped(&e),
             Ok(EditOutcome::Applied) => {
-                let report = self.model.sim.report();
+                let report = self.session.sim().report();
                 let reinserted = report.reinserted.contains(&id);
                 let recomputed = report.pairs_recomputed;
-                self.model.dirty = true;
-                self.model.rev += 1;
-                self.record_step();
                 let mut total = (u32::from(reinserted), u32::from(recomputed));
                 if let Some(drag) = &mut self.view.drag
                     && drag.id == id
@@ -763,15 +651,16 @@ impl State {
 
     /// `center` kept inside the scene's walls for a sphere of `radius`.
     fn clamp_center(&self, radius: f32, center: Vec3) -> Vec3 {
-        self.model
-            .sim
+        self.session
+            .sim()
             .as_scene()
             .map_or(center, |s| s.clamp_center(radius, center))
     }
 
     fn add_sphere(&mut self, center: Vec3) {
-        let bodies = self.model.sim.spheres();
-        let id = self.model.sim.as_scene().map_or(0, Simulation::unused_id);
+        let sim = self.session.sim();
+        let bodies = sim.spheres();
+        let id = sim.as_scene().map_or(0, Simulation::unused_id);
         let mut radii: Vec<f32> = bodies
             .iter()
             .filter(|b| b.alive)
@@ -786,16 +675,13 @@ impl State {
             center,
             radius,
             velocity: Vec3::ZERO,
-            appear_at: self.model.sim.step_index(),
+            appear_at: sim.step_index(),
             disappear_at: None,
         };
         match self.apply_edit(Edit::AddSphere(sphere)) {
             Ok(EditOutcome::Stopped(e)) => self.changed_but_stopped(&e),
             Ok(EditOutcome::Applied) => {
-                let recomputed = self.model.sim.report().pairs_recomputed;
-                self.model.dirty = true;
-                self.model.rev += 1;
-                self.record_step();
+                let recomputed = self.session.sim().report().pairs_recomputed;
                 self.view.selection = Some(Pick::Sphere(id));
                 self.model.status = format!(
                     "Sphere {id} added and inserted into the tree; pairs {}.",
@@ -839,32 +725,6 @@ impl State {
         }
     }
 
-    /// Records the settings before a change as an undo step; the frames of one slider drag
-    /// (the same single number moved in consecutive frames) make one step.
-    fn record_undo(&mut self, old: TreeConfig, new: TreeConfig) {
-        if old == new {
-            return;
-        }
-        let field = single_numeric_change(&old, &new);
-        let frame = self.model.frame;
-        if let Some(last) = self.model.undo.last_mut()
-            && field.is_some()
-            && last.field == field
-            && frame <= last.frame + 1
-        {
-            last.frame = frame;
-            return;
-        }
-        if self.model.undo.len() >= MAX_UNDO {
-            self.model.undo.remove(0);
-        }
-        self.model.undo.push(SettingsUndo {
-            settings: old,
-            field,
-            frame,
-        });
-    }
-
     /// Starts opening a recording file (see [`crate::replay::file`]) on a worker thread:
     /// every step is rebuilt from its scene and checked while the window stays live and shows
     /// the progress (`Dialogs::opening`); [`Command::FinishOpenRecording`] then shows it.
@@ -902,15 +762,11 @@ impl State {
         match job.wait() {
             Ok(LoadOutcome::Loaded(loaded)) => {
                 let Loaded { recording, sim } = *loaded;
-                let scene = recording.history().scene.clone();
-                let mut recording =
-                    recording.map::<Sim>(|scene| Origin::Scene(Box::new(scene)), Sim::Scene);
-                let sim = Sim::Scene(sim);
-                recording.set_budget_bytes(self.prefs.recording_budget_bytes());
-                let last = recording.last_step();
+                let budget = self.prefs.recording_budget_bytes();
+                let session = Session::of_recording(recording, sim, budget);
+                let last = session.recording().last_step();
                 self.model.playing = false;
-                self.install_document(scene, None, recording, sim);
-                self.follow_sim_settings();
+                self.install_session(session);
                 self.prefs.push_recent(path.clone());
                 self.model.status = format!(
                     "Opened the recording {} ({} steps); showing its last step, {last}.",
@@ -933,8 +789,8 @@ impl State {
     /// recording stay as they are either way.
     fn save_recording(&mut self, path: PathBuf) {
         let path = FilePurpose::SaveRecording.with_extension(path);
-        let steps = self.model.recording.last_step() + 1;
-        let Some(history) = crate::source::scene_history(self.model.recording.history()) else {
+        let steps = self.session.recording().last_step() + 1;
+        let Some(history) = crate::source::scene_history(self.session.recording().history()) else {
             self.model.status = TRACE_HAS_NO_RECORDING_FILE.to_owned();
             return;
         };
@@ -958,16 +814,8 @@ impl State {
     /// document becomes a scene made to describe it ([`trace_document`]); a trace is never
     /// saved.
     fn open_trace(&mut self, path: &Path) {
-        let mut notes = String::new();
-        let mut engine = None;
-        let trace = match crate::stream::open_trace(path) {
-            Ok((trace, info)) => {
-                if let Some(info) = info {
-                    notes = stream_notes(&info);
-                    engine = engine_record(info.engine_parts);
-                }
-                std::sync::Arc::new(trace)
-            }
+        let (trace, info) = match crate::stream::open_trace(path) {
+            Ok(opened) => opened,
             Err(e) => {
                 self.model.status = format!(
                     "Could not open the trace {}; the open document is unchanged.",
@@ -977,9 +825,14 @@ impl State {
                 return;
             }
         };
-        if self.show_trace(trace, Some(path), &notes) {
-            self.model.engine = engine;
+        let notes = info.as_ref().map(stream_notes).unwrap_or_default();
+        let Some(mut session) = self.trace_session(trace, Some(path)) else {
+            return;
+        };
+        if let Some(info) = info {
+            session.set_received(info, None, false);
         }
+        self.show_trace(session, Some(path), &notes);
     }
 
     /// Starts the live link on `addr` (see [`crate::live`]); a session live already is
@@ -988,7 +841,7 @@ impl State {
         if let Some(job) = &self.dialogs.live {
             job.stop();
         }
-        match crate::live::LiveJob::start(addr) {
+        match crate::live::LiveJob::start(addr, self.start()) {
             Ok(job) => {
                 self.dialogs.listen = false;
                 let local = job.addr();
@@ -1017,8 +870,8 @@ impl State {
             return;
         };
         let ended = result.end.describe();
-        match result.trace {
-            Ok(trace) => {
+        match result.session {
+            Ok(mut session) => {
                 let mut notes = stream_notes(&result.info);
                 // A refusal the stream's notes say already ("stops early: …") is not said twice.
                 if result.end.is_error() && result.info.stopped.as_deref() != Some(&ended) {
@@ -1027,30 +880,11 @@ impl State {
                         crate::text::excerpt(&ended, 240)
                     ));
                 }
-                let steps = trace.step_count();
-                if !self.show_trace(std::sync::Arc::new(trace), None, &notes) {
-                    return;
-                }
-                let mut info = result.info;
-                // The parts go to `engine` (the views'), the rest is kept for the save.
-                self.model.engine = engine_record(std::mem::take(&mut info.engine_parts));
-                self.model.received_from = Some(if info.engine.is_empty() {
-                    "an engine".to_owned()
-                } else {
-                    info.engine.clone()
-                });
-                self.model.received_info = Some(std::sync::Arc::new(info));
-                self.model.received_stream =
-                    (!result.stream.is_empty()).then(|| std::sync::Arc::new(result.stream));
-                // Every received step goes on the timeline, as if it had been played.
-                while !self.model.sim.is_at_end() {
-                    let before = self.model.sim.step_index();
-                    self.step_once();
-                    if self.model.sim.step_index() == before {
-                        break;
-                    }
-                }
-                self.model.playing = false;
+                // Every received step is on the timeline already: our side stepped them as
+                // they came.
+                let steps = session.recording().last_step() + 1;
+                session.set_received(result.info, Some(std::sync::Arc::new(result.stream)), true);
+                self.show_trace(session, None, &notes);
                 self.model.status = format!(
                     "Live session ended ({ended}): {steps} steps received, showing the last.{notes}"
                 );
@@ -1078,62 +912,27 @@ impl State {
     /// `.aabbstream` when it has another extension), atomically; the document stays as it is.
     fn save_stream(&mut self, path: PathBuf) {
         let path = FilePurpose::SaveStream.with_extension(path);
-        let (Some(engine), Some(trace)) = (
-            self.model.received_from.clone(),
-            self.model
-                .sim
-                .as_trace()
-                .map(|t| std::sync::Arc::clone(t.trace())),
-        ) else {
-            self.model.status = NOT_RECEIVED.to_owned();
-            return;
-        };
-        // The frames as they arrived when the window has them; written again from what it kept
-        // otherwise.
-        let encoded;
-        let source = match &self.model.received_stream {
-            Some(bytes) => Ok((
-                bytes.as_slice(),
-                self.model
-                    .engine
-                    .as_ref()
-                    .map_or(0, |e| e.summary.steps_with_parts),
-                "",
-            )),
-            None => {
-                let info = self.model.received_info.clone().unwrap_or_default();
-                encoded = crate::received::encode(&trace, &info, self.model.engine.as_deref());
-                encoded
-                    .as_ref()
-                    .map(|w| (w.bytes.as_slice(), w.steps_with_parts, w.missing.as_str()))
-                    .map_err(Clone::clone)
-            }
-        };
-        let written = source.and_then(|(bytes, steps_with_parts, missing)| {
-            crate::fileio::write_atomic(
-                &path,
-                bytes,
-                crate::fileio::WriteOptions::of_kind(crate::fileio::FileKind::Stream, false),
-            )
-            .map_err(|e| e.to_string())
-            .map(|()| (bytes.len(), steps_with_parts, missing.to_owned()))
-        });
-        match written {
-            Ok((len, steps_with_parts, missing)) => {
-                let parts = if steps_with_parts > 0 {
-                    format!(" (the engine's broad phase at {steps_with_parts} of them)")
+        match self.session.write_received(&path) {
+            Ok(saved) => {
+                let parts = if saved.steps_with_parts > 0 {
+                    format!(
+                        " (the engine's broad phase at {} of them)",
+                        saved.steps_with_parts
+                    )
                 } else {
                     String::new()
                 };
                 self.model.status = format!(
-                    "Saved the {} steps received from {}{parts} to {} ({:.1} MiB).{missing}",
-                    trace.step_count(),
-                    crate::text::excerpt(&engine, 80),
+                    "Saved the {} steps received from {}{parts} to {} ({:.1} MiB).{}",
+                    saved.steps,
+                    crate::text::excerpt(&saved.from, 80),
                     path.display(),
-                    len as f64 / (1024.0 * 1024.0),
+                    saved.bytes as f64 / (1024.0 * 1024.0),
+                    saved.missing
                 );
             }
-            Err(e) => {
+            Err(SaveStreamError::NotReceived) => self.model.status = NOT_RECEIVED.to_owned(),
+            Err(SaveStreamError::Write(e)) => {
                 self.model.status = format!(
                     "Could not save the received stream to {}; nothing was changed.",
                     path.display()
@@ -1143,70 +942,66 @@ impl State {
         }
     }
 
-    /// Makes `trace` (from `path`, or received live when `None`) the document: replayed from
-    /// step 0 on the current broad phase and pair limit with the default tree settings,
-    /// paused; `notes` end the status line.
-    fn show_trace(
+    /// A session of `trace` (from `path`, or received live when `None`) on the current broad
+    /// phase and pair limit with the default tree settings; `None` when it cannot start (the
+    /// error is shown and the open document kept).
+    fn trace_session(
         &mut self,
-        trace: std::sync::Arc<crate::trace::Trace>,
+        trace: crate::trace::Trace,
         path: Option<&Path>,
-        notes: &str,
-    ) -> bool {
+    ) -> Option<Session> {
         let shown = path.map_or_else(|| trace.name().to_owned(), |p| p.display().to_string());
-        let doc = trace_document(&trace, TreeConfig::default());
-        let origin = Origin::Trace(TraceStart {
-            trace: std::sync::Arc::clone(&trace),
-            config: doc.tree,
-        });
-        match self.start_origin(&origin, &shown) {
-            Ok((recording, sim)) => {
-                self.model.playing = false;
-                self.install_document(doc, path.map(Path::to_path_buf), recording, sim);
-                if let Some(path) = path {
-                    self.prefs.push_recent(path.to_path_buf());
-                }
-                self.model.status = format!(
-                    "Opened the trace {} ({} steps, {} dimensions, up to {} boxes a step); \
-                     press Play to step through it.{notes}",
-                    self.document_name(),
-                    trace.step_count(),
-                    trace.dimensions(),
-                    trace.max_boxes()
-                );
-                true
-            }
+        match Session::of_trace(
+            std::sync::Arc::new(trace),
+            path.map(Path::to_path_buf),
+            self.start(),
+        ) {
+            Ok(session) => Some(session),
             Err(e) => {
                 self.model.status =
                     format!("Could not start the trace {shown}; the open document is unchanged.");
                 self.show_error(e.to_string(), KEPT_ON_OPEN);
-                false
+                None
             }
         }
     }
 
-    /// Makes `scene` (from `path`) the document, run by `sim` and recorded by `recording`.
-    fn install_document(
-        &mut self,
-        scene: Scene,
-        path: Option<PathBuf>,
-        recording: Recording<Sim>,
-        sim: Sim,
-    ) {
-        self.model.sim = sim;
-        self.model.recording = recording;
-        self.model.doc = scene;
-        self.model.undo.clear();
-        self.model.before_restart = None;
-        self.model.document_id += 1;
-        self.model.received_from = None;
-        self.model.received_info = None;
-        self.model.received_stream = None;
-        self.model.engine = None;
-        self.model.path = path;
-        self.model.dirty = false;
+    /// Makes a trace's `session` (from `path`) the document, paused; `notes` end the status
+    /// line.
+    fn show_trace(&mut self, session: Session, path: Option<&Path>, notes: &str) {
+        self.model.playing = false;
+        self.install_session(session);
+        if let Some(path) = path {
+            self.prefs.push_recent(path.to_path_buf());
+        }
+        let trace = self
+            .session
+            .sim()
+            .as_trace()
+            .map(|t| std::sync::Arc::clone(t.trace()));
+        if let Some(trace) = trace {
+            self.model.status = format!(
+                "Opened the trace {} ({} steps, {} dimensions, up to {} boxes a step); \
+                 press Play to step through it.{notes}",
+                self.document_name(),
+                trace.step_count(),
+                trace.dimensions(),
+                trace.max_boxes()
+            );
+        }
+    }
+
+    /// Makes `session` the document (the open one, and what Undo could bring back of it, is
+    /// dropped).
+    fn install_session(&mut self, session: Session) {
+        // A recording still being opened would replace this document when done.
+        if let Some(job) = self.dialogs.opening.take() {
+            job.cancel();
+        }
+        self.session = session;
         self.model.error = None;
         self.view.selection = None;
-        self.after_restart();
+        self.after_restart(Default::default());
         self.apply_scene_view();
     }
 
@@ -1252,13 +1047,9 @@ impl State {
     /// Makes `scene` the document (from `path`, or new when `None`); true when it started,
     /// false when it could not (the error is shown and the open document kept).
     fn replace_document(&mut self, scene: Scene, path: Option<PathBuf>) -> bool {
-        match self.start(&scene, path.as_deref()) {
-            Ok((recording, sim)) => {
-                // A recording still being opened would replace this document when done.
-                if let Some(job) = self.dialogs.opening.take() {
-                    job.cancel();
-                }
-                self.install_document(scene, path.clone(), recording, sim);
+        match Session::of_scene(scene, path.clone(), self.start()) {
+            Ok(session) => {
+                self.install_session(session);
                 if let Some(p) = path {
                     self.prefs.push_recent(p);
                 }
@@ -1286,17 +1077,13 @@ impl State {
     /// Saves the running scene (with the view) to `path`. A read-only file is not replaced
     /// unless `options` say so: the user is asked first (Replace / Cancel).
     fn save_with(&mut self, path: &Path, options: WriteOptions) {
-        let Some(sim) = self.model.sim.as_scene() else {
+        if self.session.sim().is_trace() {
             self.model.status = format!("{TRACE_IS_INPUT}.");
             return;
-        };
-        let mut scene = sim.scene();
-        scene.view = Some(self.view_settings());
-        match scene.save_with(path, options) {
+        }
+        let view = self.view_settings();
+        match self.session.save(path, view, options) {
             Ok(()) => {
-                self.model.doc = scene;
-                self.model.path = Some(path.to_path_buf());
-                self.model.dirty = false;
                 self.prefs.push_recent(path.to_path_buf());
                 self.model.status = format!("Saved {}.", path.display());
             }
@@ -1315,30 +1102,6 @@ impl State {
     }
 }
 
-/// The document standing for an open trace: its name, dimensions and time step, no spheres,
-/// `tree` as its settings, and as its world the box holding every box of every step (what
-/// Fit frames).
-#[must_use]
-pub(super) fn trace_document(trace: &crate::trace::Trace, tree: TreeConfig) -> Scene {
-    let mut world: Option<crate::tree::Aabb<Vec3>> = None;
-    let boxes = (0..trace.step_count())
-        .flat_map(|k| trace.step(k))
-        .chain(trace.statics());
-    for b in boxes {
-        world = Some(world.map_or(b.aabb, |w| w.union(&b.aabb)));
-    }
-    let mut doc = Scene::builtin_default();
-    doc.name = trace.name().to_owned();
-    doc.dimensions = trace.dimensions();
-    doc.dt = trace.dt();
-    doc.tree = tree;
-    doc.spheres.clear();
-    doc.generate = None;
-    doc.view = None;
-    doc.world = world.unwrap_or(doc.world);
-    doc
-}
-
 /// True when `path` is a recording (whatever its extension; see
 /// [`crate::fileio::open_as`]); false when it cannot be read (opening it as a scene then says
 /// why).
@@ -1346,94 +1109,14 @@ pub(super) fn is_recording_file(path: &Path) -> bool {
     crate::fileio::open_as(path) == crate::fileio::OpenAs::Recording
 }
 
-fn describe_settings_change(old: &TreeConfig, new: &TreeConfig) -> String {
-    if old.margin != new.margin {
-        format!(
-            "Margin {:.3}: every fat box recomputed, pairs recomputed.",
-            new.margin
-        )
-    } else if old.velocity_lookahead != new.velocity_lookahead {
-        format!(
-            "Look-ahead {:.3} s: every fat box recomputed, pairs recomputed.",
-            new.velocity_lookahead
-        )
-    } else if old.insertion != new.insertion {
-        format!(
-            "Insertion cost {:?}: used from the next insertion on.",
-            new.insertion
-        )
-    } else if old.balancing != new.balancing {
-        format!(
-            "Balancing {:?}: used from the next insertion on.",
-            new.balancing
-        )
-    } else if old.pairs != new.pairs {
-        format!("Pair method {:?}.", new.pairs)
-    } else if old.update != new.update {
-        format!(
-            "Update mode {:?}: used from the next move out of a fat box on.",
-            new.update
-        )
+/// What the status line adds after a restart: how to bring back the run it replaced
+/// (nothing when that run had not stepped).
+fn restart_undo_note(steps: u64) -> String {
+    if steps == 0 {
+        String::new()
     } else {
-        "Tree settings unchanged.".into()
+        format!(" Ctrl+Z brings back the run before it ({steps} recorded steps).")
     }
-}
-
-/// `"margin"` or `"look-ahead"` when that is the only setting that differs, else `None`.
-fn single_numeric_change(old: &TreeConfig, new: &TreeConfig) -> Option<&'static str> {
-    let same_rest = |a: &TreeConfig, b: &TreeConfig| {
-        a.insertion == b.insertion
-            && a.balancing == b.balancing
-            && a.pairs == b.pairs
-            && a.update == b.update
-    };
-    if !same_rest(old, new) {
-        return None;
-    }
-    match (
-        old.margin != new.margin,
-        old.velocity_lookahead != new.velocity_lookahead,
-    ) {
-        (true, false) => Some("margin"),
-        (false, true) => Some("look-ahead"),
-        _ => None,
-    }
-}
-
-/// What a stream file says of itself, for the status line: its engine, the steps the engine
-/// dropped and an early stop (empty for none).
-/// The engine's broad phase of a stream, kept for the views when the stream carried any.
-fn engine_record(
-    record: crate::stream::engine::EngineRecord,
-) -> Option<std::sync::Arc<crate::stream::engine::EngineRecord>> {
-    (!record.steps.is_empty()).then(|| std::sync::Arc::new(record))
-}
-
-fn stream_notes(info: &crate::stream::StreamInfo) -> String {
-    let mut notes = String::new();
-    if !info.engine.is_empty() {
-        notes.push_str(&format!(
-            " Recorded from {}.",
-            crate::text::excerpt(&info.engine, 80)
-        ));
-    }
-    match info.gaps.as_slice() {
-        [] => {}
-        [gap] => notes.push_str(&format!(" {gap} (after step {}).", gap.after)),
-        gaps => notes.push_str(&format!(
-            " {} steps dropped by the engine in {} gaps (the first: {}).",
-            info.dropped_steps(),
-            gaps.len(),
-            gaps[0]
-        )),
-    }
-    if let Some(why) = &info.stopped {
-        notes.push_str(&format!(
-            " The stream stops early: {}",
-            crate::text::excerpt(why, 160)
-        ));
-    }
-    notes
 }
 
 /// Why File > "Save received stream…" does nothing for this document.

@@ -34,6 +34,8 @@ pub enum Command {
     /// Go back to the tree settings before the last change (Ctrl+Z); a slider drag is one
     /// change, a click on an Advisor point another.
     Undo,
+    /// Make again the settings change the last Undo took back (Ctrl+Shift+Z or Ctrl+Y).
+    Redo,
     /// Another broad phase (tree, brute force, sweep-and-prune, Box2D's tree).
     SetBroadphase(BroadphaseKind),
     /// What a pair test costs the engine, in node visits (kept with the scene: its

@@ -1,9 +1,9 @@
 //! Compare mode: a second run, B, beside the document's, A, on the same motion: "margin 0.05
 //! against 0.2", "Box2D's tree against ours", "the engine's tree against ours on my pile".
 //!
-//! B is a whole [`State`] of its own (its simulation, recording, snapshot and charts), so
-//! B's world and tree views are the same views as A's, drawing B's state. It starts as a
-//! copy of A at the step shown, with B's broad phase and tree settings applied there as
+//! B is a [`Session`] of its own (its simulation and recording) with its own snapshot, shown
+//! through a [`Pane`] as A is, so B's world and tree views are the same views as A's. It
+//! starts as a copy of A's session at the step shown, with B's broad phase and tree settings applied there as
 //! edits of B's recording (A's recorded future is not B's: B makes its steps anew); from then
 //! on A and B run in lockstep: every step A makes, B makes; every edit of the motion made on
 //! A (a sphere moved, added or deleted, a rebuild, the pair limit) is made on B; the
@@ -13,8 +13,12 @@
 //! the readout above the views. Another document ends the comparison.
 
 use crate::compare_model::{Side, StepDiff};
+use crate::pane::{Pane, SnapshotKey};
+use crate::prefs::Prefs;
 use crate::replay::Edit;
-use crate::state::State;
+use crate::session::Session;
+use crate::snapshot::Snapshot;
+use crate::state::{Dialogs, State, ViewState};
 
 /// One compared step: how many pairs only one side reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,8 +50,17 @@ pub struct CompareTotals {
 pub struct CompareRun {
     /// B's broad phase and settings.
     pub side: Side,
-    /// B's state: drawn by B's views, stepped with A.
-    pub b: Box<State>,
+    /// B's session: stepped with A's.
+    pub b: Session,
+    /// What B's views draw.
+    pub b_snapshot: Snapshot,
+    b_snapshot_key: Option<SnapshotKey>,
+    /// B's view state: A's camera and plane, no selection of its own.
+    pub b_view: ViewState,
+    /// B's preferences: A's, but for the engine's tree drawn on B's side.
+    pub b_prefs: Prefs,
+    /// Why B did not take an edit or its side (for the readout), if it did not.
+    pub b_note: Option<String>,
     /// The document compared (another ends the comparison).
     pub document_id: u64,
     /// The step both runs started from (B's settings apply from there).
@@ -77,6 +90,50 @@ impl CompareRun {
         }
         t
     }
+
+    /// What B's world and tree views draw (the window's `dialogs` for their keys).
+    #[must_use]
+    pub fn pane<'a>(&'a self, dialogs: &'a Dialogs) -> Pane<'a> {
+        Pane {
+            session: &self.b,
+            snapshot: &self.b_snapshot,
+            prefs: &self.b_prefs,
+            view: &self.b_view,
+            dialogs,
+            engine_tree: self.b_prefs.views_show_engine_tree && self.b.engine().is_some(),
+            history: None,
+        }
+    }
+
+    /// B takes its side's broad phase and tree settings at its step, as recorded edits, where
+    /// they differ; true when it has them (else `b_note` says why not).
+    fn take_side(&mut self, frame: u64) -> bool {
+        let side = self.side.clone();
+        let mut refused = None;
+        if side.kind != self.b.sim().broadphase_kind()
+            && let Err(e) = self.b.edit(Edit::SetBroadphase(side.kind), frame)
+        {
+            refused = Some(e.to_string());
+        }
+        if refused.is_none()
+            && side.config != self.b.settings()
+            && let Err(e) = self.b.edit(Edit::SetTreeSettings(side.config), frame)
+        {
+            refused = Some(e.to_string());
+        }
+        if let Some(why) = refused {
+            self.b_note = Some(format!("B's settings refused: {why}"));
+        }
+        side_of(&self.b) == side
+    }
+}
+
+/// The side `session` is now: its broad phase and tree settings.
+pub fn side_of(session: &Session) -> Side {
+    Side {
+        kind: session.sim().broadphase_kind(),
+        config: session.settings(),
+    }
 }
 
 /// True for an edit of the motion, which B makes too; settings and the broad phase are
@@ -96,57 +153,45 @@ impl State {
     /// The side A is now: its broad phase and tree settings.
     #[must_use]
     pub fn side_now(&self) -> Side {
-        Side {
-            kind: self.model.sim.broadphase_kind(),
-            config: self.model.sim.tree_settings(),
-        }
+        side_of(&self.session)
     }
 
     /// Starts comparing with `side` from the step shown (see the module doc). Fails, with
     /// the message for the status line, when B's settings are refused.
     pub(crate) fn start_compare(&mut self, side: Side) -> Result<(), String> {
         self.stop_compare();
-        let mut b = Box::new(self.twin());
-        let at = self.model.sim.step_index();
-        if !b.take_side(&side) {
-            return Err(format!(
-                "B was not started: {} ({})",
-                side.describe(),
-                b.model.status
-            ));
-        }
-        // B's run is its own from here: A's recorded future is not B's (with A's settings
-        // it would be shown as B's, and no row kept).
-        b.discard_future();
-        b.model.discarded = None;
+        let at = self.session.sim().step_index();
         let mut run = CompareRun {
-            side,
-            b,
-            document_id: self.model.document_id,
+            side: side.clone(),
+            b: self.session.twin(),
+            b_snapshot: Snapshot::default(),
+            b_snapshot_key: None,
+            b_view: ViewState::new(self.view.interactive),
+            b_prefs: self.prefs.clone(),
+            b_note: None,
+            document_id: self.session.id(),
             started_at: at,
             rows: Vec::new(),
             here: None,
             steps_beside: 0,
         };
-        run.b.model.status.clear();
+        if !run.take_side(self.model.frame) {
+            return Err(format!(
+                "B was not started: {} ({})",
+                side.describe(),
+                run.b_note.as_deref().unwrap_or("refused")
+            ));
+        }
+        // B's run is its own from here: A's recorded future is not B's (with A's settings
+        // it would be shown as B's, and no row kept).
+        run.b.discard_future();
+        run.b_note = None;
         self.compare = Some(run);
         // B is at A's step with its settings applied there: no step was made, so B is not
         // brought back to the step before (which would step it again without them).
         self.follow_compare(false);
         self.retake_difference(true);
         Ok(())
-    }
-
-    /// Gives this state (B) `side`'s broad phase and tree settings at its step, as recorded
-    /// edits, where they differ; true when it has them.
-    fn take_side(&mut self, side: &Side) -> bool {
-        if side.kind != self.model.sim.broadphase_kind() {
-            self.apply(crate::commands::Command::SetBroadphase(side.kind), true);
-        }
-        if side.config != self.model.sim.tree_settings() {
-            self.apply(crate::commands::Command::SetTreeSettings(side.config), true);
-        }
-        self.side_now() == *side
     }
 
     /// Ends the comparison, if one runs.
@@ -158,58 +203,72 @@ impl State {
     /// shows the recorded step the timeline moved to; then the difference at that step (a
     /// step just made keeps its row).
     pub(crate) fn follow_compare(&mut self, stepped: bool) {
+        let frame = self.model.frame;
         let Some(run) = self.compare.as_mut() else {
             return;
         };
-        if run.document_id != self.model.document_id {
+        if run.document_id != self.session.id() {
             self.compare = None;
             self.model
                 .status
                 .push_str(" The comparison ended: another document was opened or restarted.");
             return;
         }
-        let at = self.model.sim.step_index();
-        let b = &mut run.b;
+        let at = self.session.sim().step_index();
         // A step A has just made, B makes too, from the step before (discarding B's recorded
         // future there, as A's was); otherwise B shows A's step as recorded.
         let from = if stepped { at.saturating_sub(1) } else { at };
-        if b.model.sim.step_index() != from && from <= b.model.recording.last_step() {
-            b.seek_to(from);
+        if run.b.sim().step_index() != from
+            && from <= run.b.recording().last_step()
+            && let Err(e) = run.b.seek(from)
+        {
+            run.b_note = Some(crate::state::seek_error(from, &e));
         }
         // Every step B makes, it makes with its own settings: at a step before the one the
         // comparison started from (the timeline moved back), B's recording has A's, so B
         // takes its side again where it steps on from. Where B cannot take it (refused, its
-        // status says why), B does not step: a step on A's settings would be shown as B's.
-        let will_step = stepped || b.model.sim.step_index() < at;
-        let on_side = b.side_now() == run.side || (will_step && b.take_side(&run.side));
+        // note says why), B does not step: a step on A's settings would be shown as B's.
+        let will_step = stepped || run.b.sim().step_index() < at;
+        let on_side = side_of(&run.b) == run.side || (will_step && run.take_side(frame));
         // B's own run goes back to where it took its settings.
         if on_side {
-            run.started_at = run.started_at.min(b.model.sim.step_index());
+            run.started_at = run.started_at.min(run.b.sim().step_index());
         }
         // B's step made on the stepping thread beside A's: recorded as a step made here.
         if let Some((sim, outcome)) = self.b_stepped.take()
             && stepped
             && on_side
-            && sim.broadphase_kind() == run.side.kind
-            && sim.tree_settings() == run.side.config
-            && b.model.sim.step_index() == from
+            && side_of_sim(&sim) == run.side
+            && run.b.sim().step_index() == from
             && sim.step_index() == at
-            && !b.at_past_step()
-            && b.model.recording.record_step(&sim).is_ok()
+            && !run.b.at_past_step()
+            && run.b.take_step(sim).unwrap_or(false)
         {
-            b.model.sim = sim;
-            b.after_step(outcome);
             run.steps_beside += 1;
+            if let Err(e) = outcome {
+                run.b_note = Some(e.to_string());
+            }
         }
         // B stepping on to A's step (A showing its recorded future, B making it anew) is a
         // step run in lockstep too: its row is kept.
-        let b_steps_on = on_side && b.model.sim.step_index() < at;
-        while on_side && b.model.sim.step_index() < at {
-            let before = b.model.sim.step_index();
-            b.step_once();
-            if b.model.sim.step_index() == before {
-                // B stopped (its pair limit, the end of a trace): its status says why.
-                break;
+        let b_steps_on = on_side && run.b.sim().step_index() < at;
+        while on_side && run.b.sim().step_index() < at {
+            match run.b.step() {
+                Ok(stepped) if stepped.outcome.is_ok() => {}
+                Ok(_) => {
+                    // B stopped (its pair limit): its simulation says why.
+                    run.b_note = run.b.stopped();
+                    break;
+                }
+                Err(e) => {
+                    run.b_note = Some(match e {
+                        crate::session::NotStepped::AtEnd(step) => {
+                            format!("B's trace ends at step {step}")
+                        }
+                        crate::session::NotStepped::Recording(e) => e.to_string(),
+                    });
+                    break;
+                }
             }
         }
         self.retake_difference(stepped || b_steps_on);
@@ -221,11 +280,11 @@ impl State {
         let Some(run) = self.compare.as_mut() else {
             return;
         };
-        let at = self.model.sim.step_index();
+        let at = self.session.sim().step_index();
         let b = &run.b;
         // At a step before the comparison started B has A's settings: no difference of B's.
-        run.here = (b.model.sim.step_index() == at && b.side_now() == run.side)
-            .then(|| StepDiff::between(self.model.sim.report(), b.model.sim.report()));
+        run.here = (b.sim().step_index() == at && side_of(b) == run.side)
+            .then(|| StepDiff::between(self.session.sim().report(), b.sim().report()));
         if keep && let Some(d) = &run.here {
             let keep = run.rows.partition_point(|r| r.step < at);
             run.rows.truncate(keep);
@@ -244,23 +303,22 @@ impl State {
             return;
         }
         self.follow_compare(false);
+        let frame = self.model.frame;
         let Some(run) = self.compare.as_mut() else {
             return;
         };
-        let b = &mut run.b;
-        match b.apply_edit(edit.clone()) {
+        match run.b.edit(edit.clone(), frame) {
             Ok(_) => {
-                b.model.rev += 1;
-                b.sync_stopped();
+                run.b_note = run.b.stopped();
                 // Before the step the comparison started at, B's recording has A's settings;
                 // the edit discarded its future, so B runs on from here with its own.
-                if b.side_now() != run.side && b.take_side(&run.side) {
-                    run.started_at = run.started_at.min(b.model.sim.step_index());
+                if side_of(&run.b) != run.side && run.take_side(frame) {
+                    run.started_at = run.started_at.min(run.b.sim().step_index());
                 }
-                // Refused, B's status says why and B does not step (`follow_compare`).
+                // Refused, B's note says why and B does not step (`follow_compare`).
             }
             Err(e) => {
-                b.model.status = format!("B refused \"{}\": {e}", edit.describe());
+                run.b_note = Some(format!("B refused \"{}\": {e}", edit.describe()));
             }
         }
         // The step's row holds the difference after its edits.
@@ -268,28 +326,47 @@ impl State {
     }
 
     /// Before B's views draw: B shows what A shows (camera, plane, preferences), and its
-    /// snapshot follows its model.
+    /// snapshot follows its session.
     pub(crate) fn prepare_compare_views(&mut self) {
         let Some(run) = self.compare.as_mut() else {
             return;
         };
-        let b = &mut run.b;
-        b.view.camera = self.view.camera;
-        b.view.plane = self.view.plane;
-        b.view.world_3d = self.view.world_3d;
-        b.view.fit_pending = false;
-        b.view.fit_3d_request = self.view.fit_3d_request;
-        b.view.tree_fit_request = self.view.tree_fit_request;
-        b.view.interactive = self.view.interactive;
+        let b = &mut run.b_view;
+        b.camera = self.view.camera;
+        b.plane = self.view.plane;
+        b.world_3d = self.view.world_3d;
+        b.fit_pending = false;
+        b.fit_3d_request = self.view.fit_3d_request;
+        b.tree_fit_request = self.view.tree_fit_request;
+        b.interactive = self.view.interactive;
+        b.fit_to = self.view.fit_to;
         let mut prefs = self.prefs.clone();
         if self.prefs.compare_b_engine_tree {
             // The engine's tree beside ours: B draws the engine's, whatever A draws.
             prefs.views_show_engine_tree = true;
         }
-        if b.prefs != prefs {
-            b.prefs = prefs;
-            b.model.rev += 1;
+        if run.b_prefs != prefs {
+            run.b_prefs = prefs;
+            // Drawn anew with the preferences taken.
+            run.b_snapshot_key = None;
         }
-        b.refresh_snapshot();
+        let engine_tree = run.b_prefs.views_show_engine_tree && run.b.engine().is_some();
+        crate::pane::refresh_snapshot(
+            &mut run.b_snapshot,
+            &mut run.b_snapshot_key,
+            &run.b,
+            0,
+            run.b_view.plane,
+            engine_tree,
+            run.b_prefs.show_engine_tree,
+        );
+    }
+}
+
+/// The side a simulation is on: its broad phase and tree settings.
+fn side_of_sim(sim: &crate::source::Sim) -> Side {
+    Side {
+        kind: sim.broadphase_kind(),
+        config: sim.tree_settings(),
     }
 }

@@ -51,7 +51,7 @@ const SCENE_EXTENSIONS: &[&str] = &["ron", "json"];
 const RECORDING_EXTENSIONS: &[&str] = &["rec"];
 
 /// The extension of stream files (the live link's), without the dot.
-const STREAM_EXTENSIONS: &[&str] = &[crate::trace::STREAM_EXTENSION];
+const STREAM_EXTENSIONS: &[&str] = &[crate::fileio::STREAM_EXTENSION];
 
 /// The extensions the Open dialog lists: scenes, recordings (`run --record`), traces (text,
 /// and the live link's stream files) and box lists (level geometry, imported as a new scene).
@@ -658,7 +658,7 @@ mod tests {
         ] {
             assert!(open.lists(Path::new(name)), "{name}");
         }
-        for ext in crate::scene::boxlist::BOX_LIST_EXTENSIONS {
+        for ext in crate::fileio::BOX_LIST_EXTENSIONS {
             assert!(open.extensions().contains(ext), "{ext}");
         }
         assert!(!open.lists(Path::new("shot.png")));

@@ -315,7 +315,7 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
                         ephemeral: true,
                         still: false,
                         native_dialogs: false,
-                        background_steps: true,
+                        background_steps: Some(crate::state::BACKGROUND_STEP_MS),
                     },
                 )?;
                 if by_open && let Some(path) = &path {

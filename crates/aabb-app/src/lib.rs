@@ -35,7 +35,7 @@
 //! Each module imports only modules of the layers below it; nothing imports upward, so the
 //! modules import each other in no circle.
 //!
-//! 1. Values: `layout`, `camera`, `camera3d`, `clock`, `density`, `mesh`, `palette`, `pick`, `history`, `files`, `received`,
+//! 1. Values: `layout`, `camera`, `camera3d`, `clock`, `density`, `mesh`, `palette`, `pick`, `history`, `files`,
 //!    `health_monitor`; `prefs` (uses `layout`), `snapshot` (uses `camera` and the model's `source`,
 //!    a scene's or a trace's simulation), `native_dialog` (uses `files`).
 //! 2. `commands` (the [`Command`] type: values only).
@@ -54,7 +54,7 @@ use eframe::egui;
 // The model layer under the paths the app's modules use (`crate::scene::Scene`, ...).
 pub(crate) use aabb_model::compare as compare_model;
 pub(crate) use aabb_model::{
-    broadphase, fileio, replay, scene, source, stream, sweep, text, trace, tree,
+    broadphase, fileio, replay, scene, session, source, stream, sweep, text, trace, tree,
 };
 
 mod apply;
@@ -73,9 +73,9 @@ pub mod live;
 pub mod mesh;
 pub mod native_dialog;
 pub mod palette;
+pub mod pane;
 pub mod pick;
 pub mod prefs;
-pub mod received;
 pub mod renderer;
 mod screenshot;
 mod shell;
@@ -123,7 +123,7 @@ pub fn run_window_listening(addr: std::net::SocketAddr) -> anyhow::Result<i32> {
                 AppOptions {
                     playing: false,
                     native_dialogs: true,
-                    background_steps: true,
+                    background_steps: Some(crate::state::BACKGROUND_STEP_MS),
                     ..AppOptions::default()
                 },
             )?;
@@ -164,7 +164,7 @@ pub fn run_window(scene: Option<PathBuf>) -> anyhow::Result<i32> {
                 AppOptions {
                     playing: recording.is_none(),
                     native_dialogs: true,
-                    background_steps: true,
+                    background_steps: Some(crate::state::BACKGROUND_STEP_MS),
                     ..AppOptions::default()
                 },
             )?;

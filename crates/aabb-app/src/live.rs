@@ -8,14 +8,23 @@
 //! within a tenth of a second; the status says "Stopping…" until then), what arrived opens as
 //! a trace: the timeline, the tree view, Changes, health and the Advisor work on it as on a
 //! trace file.
+//!
+//! Our side keeps up off the UI thread: while steps arrive, a second thread (`ours`) takes
+//! the received trace as it grows (through the intake's tap: a copy that shares the received
+//! boxes, at most twenty a second) and steps it through our broad phase, a [`Session`] that grows
+//! ([`Session::grow`]); when it falls behind the engine the status line says by how many
+//! steps, and it catches up without dropping one. When the stream ends, that thread steps the
+//! rest and hands the whole session over: opening it costs the window nothing, however long
+//! the session was.
 
+use crate::session::{Session, Start};
 use crate::stream::listen::{self as live, End, Listener, Refusal};
 use crate::stream::{Gap, Intake, StreamInfo, StreamIntake};
 use crate::trace::{Trace, TraceLimits};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// How the live link stands, as the live window shows it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,6 +54,11 @@ pub struct LiveStatus {
     pub refused: Vec<String>,
     /// Peers refused in all.
     pub refused_count: u64,
+    /// The step our broad phase has reached in the received steps (`None` before it has
+    /// one).
+    pub ours: Option<u64>,
+    /// Why our side stopped stepping the received steps, if it did.
+    pub ours_stopped: Option<String>,
     /// The user asked to stop; the worker has not ended yet.
     pub stopping: bool,
 }
@@ -76,16 +90,34 @@ impl LiveStatus {
                 if let Some(gap) = self.last_gap {
                     line.push_str(&format!(" ({gap}; {} in all)", self.dropped));
                 }
+                line.push_str(&self.ours_text());
                 line
             }
+        }
+    }
+
+    /// Where our broad phase is in the received steps, for the status line: nothing while
+    /// it keeps up, "; our tree N steps behind" when it does not, or why it stopped.
+    #[must_use]
+    pub fn ours_text(&self) -> String {
+        if let Some(why) = &self.ours_stopped {
+            return format!("; our tree stopped: {}", crate::text::excerpt(why, 120));
+        }
+        let last = self.steps.saturating_sub(1);
+        match self.ours {
+            Some(at) if last.saturating_sub(at) > 1 => {
+                format!("; our tree at step {at}, {} steps behind", last - at)
+            }
+            _ => String::new(),
         }
     }
 }
 
 /// What a finished live session left.
 pub struct LiveResult {
-    /// The received steps as a trace (an error when none arrived).
-    pub trace: Result<Trace, String>,
+    /// The received steps, stepped through our broad phase: the session (an error when no
+    /// step arrived, or our side could not start on them).
+    pub session: Result<Session, String>,
     /// What the stream said of itself.
     pub info: StreamInfo,
     /// How it ended.
@@ -108,12 +140,16 @@ pub struct LiveJob {
     cancel: Arc<AtomicBool>,
     addr: SocketAddr,
     worker: Option<std::thread::JoinHandle<()>>,
+    /// Our side's session, while the engine streams (see [`LiveJob::session`]).
+    ours: Arc<Ours>,
 }
 
 impl LiveJob {
     /// Binds `addr` (so a port in use is said at once) and starts waiting for an engine on a
     /// worker thread.
-    pub fn start(addr: SocketAddr) -> Result<LiveJob, String> {
+    /// Our side steps the received steps as `start` says (broad phase, pair limit, recording
+    /// budget).
+    pub fn start(addr: SocketAddr, start: Start) -> Result<LiveJob, String> {
         let listener = live::bind(addr)?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let shared = Arc::new(Mutex::new(Shared {
@@ -124,12 +160,14 @@ impl LiveJob {
             result: None,
         }));
         let cancel = Arc::new(AtomicBool::new(false));
+        let ours = Arc::new(Ours::default());
         let worker = {
             let shared = Arc::clone(&shared);
             let cancel = Arc::clone(&cancel);
+            let ours = Arc::clone(&ours);
             std::thread::Builder::new()
                 .name("live link".to_owned())
-                .spawn(move || work(listener, &shared, &cancel))
+                .spawn(move || work(listener, &shared, &cancel, &ours, start))
                 .map_err(|e| format!("could not start the live link's thread: {e}"))?
         };
         Ok(LiveJob {
@@ -137,7 +175,19 @@ impl LiveJob {
             cancel,
             addr,
             worker: Some(worker),
+            ours,
         })
+    }
+
+    /// The session our side steps while the engine streams (`None` before the first step
+    /// and after the end, when it is handed over): held, the window reads it while our side
+    /// waits, at most one drawing of the views (our side steps in slices of a few
+    /// milliseconds, so the window waits at most that long for it).
+    pub fn session(&self) -> std::sync::MutexGuard<'_, Option<Session>> {
+        self.ours
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The address listened on.
@@ -191,7 +241,13 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 
 /// The worker: listens (refusing and logging every peer that is not a recorder) until one
 /// engine's handshake arrives, receives its stream to its end, and leaves the result.
-fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &AtomicBool) {
+fn work(
+    listener: std::net::TcpListener,
+    shared: &Arc<Mutex<Shared>>,
+    cancel: &AtomicBool,
+    ours: &Arc<Ours>,
+    start: Start,
+) {
     let on_refused = {
         let shared = Arc::clone(shared);
         Arc::new(move |refusal: &Refusal| {
@@ -210,7 +266,7 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
         Ok(listener) => listener,
         Err(e) => {
             lock(shared).result = Some(LiveResult {
-                trace: Err(format!("could not start listening: {e}")),
+                session: Err(format!("could not start listening: {e}")),
                 info: StreamInfo::default(),
                 end: End::Failed(e.to_string()),
                 peer: None,
@@ -221,7 +277,7 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
     };
     let Some(engine) = listener.next_engine(cancel) else {
         lock(shared).result = Some(LiveResult {
-            trace: Err("no engine connected".to_owned()),
+            session: Err("no engine connected".to_owned()),
             info: StreamInfo::default(),
             end: End::Cancelled,
             peer: None,
@@ -246,6 +302,12 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
     let mut window_start = (Instant::now(), 0u64);
     // The frames as they arrived: "Save received stream…" writes these bytes.
     let mut stream = Vec::new();
+    let stepper = {
+        let (ours, shared, tap) = (Arc::clone(ours), Arc::clone(shared), intake.tap());
+        std::thread::Builder::new()
+            .name("live link: our tree".to_owned())
+            .spawn(move || step_ours(&ours, &tap, &shared, start))
+    };
     let received = live::receive(
         engine,
         intake,
@@ -282,18 +344,150 @@ fn work(listener: std::net::TcpListener, shared: &Arc<Mutex<Shared>>, cancel: &A
     drop(listener);
     let bytes = received.bytes;
     let end = received.end;
-    let (trace, info) = match received.intake.finish() {
-        Ok((trace, info)) => (Ok(trace), info),
-        Err(e) => (Err(e.to_string()), StreamInfo::default()),
+    let (session, info) = match received.intake.finish() {
+        Ok((trace, info)) => {
+            // Our side steps what it has not yet, and hands the session over.
+            ours.hand_over(Some(trace));
+            let session = match stepper {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|_| Err("our side's thread failed".to_owned())),
+                Err(e) => Err(format!("could not start our side's thread: {e}")),
+            };
+            (session, info)
+        }
+        Err(e) => {
+            ours.hand_over(None);
+            if let Ok(thread) = stepper {
+                let _nothing = thread.join();
+            }
+            (Err(e.to_string()), StreamInfo::default())
+        }
     };
     let mut s = lock(shared);
     s.status.bytes = bytes;
     s.status.stopping = false;
     s.result = Some(LiveResult {
-        trace,
+        session,
         info,
         end,
         peer: Some(peer),
         stream,
     });
+}
+
+/// How often at most our side takes the received trace as it has grown.
+const HANDOVER_EVERY: Duration = Duration::from_millis(50);
+
+/// How long our side steps before it lets the window read the session.
+const STEP_SLICE: Duration = Duration::from_millis(8);
+
+/// Our side's session and the end of the stream (see the module doc).
+#[derive(Default)]
+struct Ours {
+    end: Mutex<Ending>,
+    wake: Condvar,
+    /// The session our side steps, while it does (the window reads it between slices).
+    session: Mutex<Option<Session>>,
+}
+
+/// The end of the stream, as the receiving thread tells our side.
+#[derive(Default)]
+struct Ending {
+    /// The stream has ended.
+    ended: bool,
+    /// The whole received trace (`None`: no step arrived).
+    whole: Option<Trace>,
+}
+
+impl Ours {
+    fn lock_end(&self) -> std::sync::MutexGuard<'_, Ending> {
+        self.end.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The stream has ended with `whole` (the received trace; `None`: no step arrived).
+    fn hand_over(&self, whole: Option<Trace>) {
+        let mut end = self.lock_end();
+        end.ended = true;
+        end.whole = whole;
+        self.wake.notify_one();
+    }
+
+    /// Waits at most `wait` for the end: `Some(whole)` once the stream has ended.
+    fn ended_within(&self, wait: Duration) -> Option<Option<Trace>> {
+        let end = self.lock_end();
+        let (mut end, _) = self
+            .wake
+            .wait_timeout_while(end, wait, |e| !e.ended)
+            .unwrap_or_else(PoisonError::into_inner);
+        end.ended.then(|| end.whole.take())
+    }
+}
+
+/// Our side (its own thread): takes the received trace through `tap` as it grows (at most
+/// every [`HANDOVER_EVERY`], when steps came since), and steps it through our broad phase in
+/// slices, saying in the status where it is; returns the session once the stream has ended
+/// and every received step is stepped. It stops stepping at a step the recording refuses
+/// (its budget) and still takes every received step, so the session holds them all.
+fn step_ours(
+    ours: &Ours,
+    tap: &crate::stream::TraceTap,
+    shared: &Mutex<Shared>,
+    start: Start,
+) -> Result<Session, String> {
+    let mut taken = 0;
+    let mut stopped = false;
+    loop {
+        let ended = ours.ended_within(HANDOVER_EVERY);
+        let trace = match &ended {
+            Some(whole) => whole.clone(),
+            None if tap.step_count() > taken => tap.snapshot(),
+            None => None,
+        };
+        if let Some(trace) = trace {
+            taken = trace.step_count();
+            let trace = Arc::new(trace);
+            let grown = {
+                let mut slot = ours.session.lock().unwrap_or_else(PoisonError::into_inner);
+                match slot.as_mut() {
+                    Some(session) => session.grow(&trace),
+                    None => Session::of_trace(trace, None, start)
+                        .map(|session| *slot = Some(session))
+                        .map_err(|e| e.to_string()),
+                }
+            };
+            if let Err(why) = grown {
+                lock(shared).status.ours_stopped = Some(why.clone());
+                return Err(why);
+            }
+            // Stepped in slices, so the window can read the session between them.
+            while !stopped {
+                let mut slot = ours.session.lock().unwrap_or_else(PoisonError::into_inner);
+                let Some(session) = slot.as_mut() else { break };
+                let made = session.catch_up(STEP_SLICE);
+                let at = session.sim().step_index();
+                let done = session.sim().is_at_end() || session.at_past_step();
+                drop(slot);
+                let mut s = lock(shared);
+                s.status.ours = Some(at);
+                match made {
+                    Err(crate::session::NotStepped::Recording(e)) => {
+                        s.status.ours_stopped = Some(e.to_string());
+                        stopped = true;
+                    }
+                    Err(crate::session::NotStepped::AtEnd(_)) => break,
+                    Ok(_) if done => break,
+                    Ok(_) => {}
+                }
+            }
+        }
+        if ended.is_some() {
+            let session = ours
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            return session.ok_or_else(|| "no step arrived".to_owned());
+        }
+    }
 }

@@ -147,7 +147,7 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
             })?;
         app.apply(Command::StartCompare(side), true);
         if plan.compare_engine_tree {
-            if app.state.model.engine.is_none() {
+            if app.state.session.engine().is_none() {
                 return Err(SceneError::Invalid {
                     file: app.inspect().document_name(),
                     message: "--compare-engine-tree: the document carries no engine's tree (a \
@@ -170,21 +170,22 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
     }
     let state = &mut app.state;
     for _ in 0..plan.steps {
-        let before = state.model.sim.step_index();
+        let before = state.session.sim().step_index();
         state.step_once();
-        if state.model.sim.last_error().is_some() || state.model.sim.step_index() == before {
+        if state.session.sim().last_error().is_some() || state.session.sim().step_index() == before
+        {
             break;
         }
     }
     // Said on the shot's output too, not only in the picture's overlay.
-    if let Some(note) = state.huge_world_note() {
+    if let Some(note) = state.pane().huge_world_note() {
         eprintln!("screenshot: note: {note}");
     }
-    let at = state.model.sim.step_index();
+    let at = state.session.sim().step_index();
     if at < plan.steps {
         // The shot is of an earlier step than asked: said, not left to be found in the
         // picture.
-        let why = match state.model.sim.last_error() {
+        let why = match state.session.sim().last_error() {
             Some(e) => format!("step {at} stopped: {e}"),
             None => format!("it ends at step {at}"),
         };
@@ -194,7 +195,7 @@ fn prepare(app: &mut DebuggerApp, plan: &ScreenshotPlan) -> Result<(), SceneErro
         );
     }
     if let Some(id) = plan.select {
-        let sim = &state.model.sim;
+        let sim = &state.session.sim();
         let alive = |b: &crate::scene::SphereBody| b.sphere.id == id && b.alive;
         if !(sim.spheres().iter().any(alive) || sim.boxes().iter().any(|b| b.id == id)) {
             return Err(SceneError::Invalid {
@@ -328,7 +329,7 @@ pub fn run_screenshot(
                         ephemeral: true,
                         still: true,
                         native_dialogs: false,
-                        background_steps: false,
+                        background_steps: None,
                     },
                 )?;
                 if by_open {

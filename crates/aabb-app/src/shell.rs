@@ -45,10 +45,10 @@ pub struct AppOptions {
     /// Use the desktop's file dialog where there is one (the window; tests and screenshots
     /// use the in-app dialog).
     pub native_dialogs: bool,
-    /// Run slow steps on the stepping thread, so the window never waits on them (the
-    /// window; tests and screenshots step in the frame, so their frames are alike run after
-    /// run).
-    pub background_steps: bool,
+    /// Run a step slower than this many milliseconds (on average) on the stepping thread, so
+    /// the window never waits on it (the window: [`BACKGROUND_STEP_MS`]); `None`: every step
+    /// runs in the frame (tests and screenshots, so their frames are alike run after run).
+    pub background_steps: Option<f64>,
 }
 
 /// The views, each its own type (see `views/`).
@@ -195,8 +195,12 @@ impl DebuggerApp {
         // three undos, two F1 or two Spaces show and hide again.
         ctx.input_mut(|i| {
             if !typing {
+                // Redo first: Ctrl+Z matches Ctrl+Shift+Z too.
+                let redos = i.count_and_consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z)
+                    + i.count_and_consume_key(Modifiers::COMMAND, Key::Y);
                 let undos = i.count_and_consume_key(Modifiers::COMMAND, Key::Z);
                 cmds.extend(std::iter::repeat_n(Command::Undo, undos));
+                cmds.extend(std::iter::repeat_n(Command::Redo, redos));
             }
             if i.consume_shortcut(&save_as) {
                 cmds.push(Command::SaveAsDialog);
@@ -282,7 +286,7 @@ impl DebuggerApp {
         {
             // A sphere a press.
             let adds = ctx.input_mut(|i| i.count_and_consume_key(Modifiers::NONE, Key::A));
-            let base = self.state.view_center_base();
+            let base = self.state.pane().view_center_base();
             let center = self.state.view.plane.unproject(pos, base);
             cmds.extend(std::iter::repeat_n(Command::AddSphere { center }, adds));
         }
@@ -307,7 +311,10 @@ impl DebuggerApp {
     /// A close request with unsaved changes waits for "discard them?".
     fn handle_close_request(&mut self, ctx: &egui::Context) {
         let close = ctx.input(|i| i.viewport().close_requested());
-        if close && self.state.model.dirty && !self.state.allow_close && self.state.view.interactive
+        if close
+            && self.state.session.dirty()
+            && !self.state.allow_close
+            && self.state.view.interactive
         {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             // Asks, since there are unsaved changes.
@@ -320,7 +327,11 @@ impl DebuggerApp {
         let title = format!(
             "{}{} — aabb-debugger",
             self.state.document_name(),
-            if self.state.model.dirty { " •" } else { "" }
+            if self.state.session.dirty() {
+                " •"
+            } else {
+                ""
+            }
         );
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
@@ -399,10 +410,30 @@ impl Views {
     /// The world and tree views in the central area, as the view mode asks; while a
     /// comparison runs, A's on the left and B's on the right under the difference readout.
     fn central_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+        // An engine streaming now: its session as our side steps it, newest step first.
+        if let Some(job) = state.dialogs.live.as_ref()
+            && state.shows_live()
+        {
+            let live = job.session();
+            if let Some(session) = live.as_ref() {
+                self.b.hide();
+                let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
+                side_ui(
+                    world,
+                    world3d,
+                    tree,
+                    ui,
+                    state.live_pane(session),
+                    out,
+                    true,
+                );
+                return;
+            }
+        }
         let Some(run) = state.compare.as_ref() else {
             self.b.hide();
             let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
-            side_ui(world, world3d, tree, ui, state, out, true);
+            side_ui(world, world3d, tree, ui, state.pane(), out, true);
             return;
         };
         let area = ui.available_rect_before_wrap();
@@ -422,7 +453,7 @@ impl Views {
             egui::Rect::from_min_max(egui::pos2(left.right() + COMPARE_GAP, body.top()), body.max);
         ui.scope_builder(egui::UiBuilder::new().max_rect(left), |ui| {
             let (world, world3d, tree) = (&mut self.world, &mut self.world3d, &mut self.tree);
-            side_ui(world, world3d, tree, ui, state, out, false);
+            side_ui(world, world3d, tree, ui, state.pane(), out, false);
         });
         // B's views draw B's state; of what they ask, the camera (one for both) and the
         // drawing time go through, the rest (a selection, a drag) is A's views' to ask.
@@ -436,7 +467,7 @@ impl Views {
                     &mut b.world3d,
                     &mut b.tree,
                     ui,
-                    &run.b,
+                    run.pane(&state.dialogs),
                     &mut b_out,
                     false,
                 );
@@ -464,7 +495,7 @@ fn side_ui(
     world3d: &mut World3dView,
     tree: &mut TreeView,
     ui: &mut egui::Ui,
-    state: &State,
+    state: super::pane::Pane<'_>,
     out: &mut Vec<Command>,
     splitter: bool,
 ) {
@@ -513,7 +544,7 @@ impl DebuggerApp {
         let ctx = ui.ctx().clone();
         self.state.clock.frame_started(
             std::time::Instant::now(),
-            self.state.model.sim.step_index(),
+            self.state.session.sim().step_index(),
             self.state.model.playing,
             ctx.requested_repaint_last_pass(),
         );
@@ -542,6 +573,7 @@ impl DebuggerApp {
             ctx.request_repaint();
         }
         self.state.refresh_snapshot();
+        self.state.refresh_live_snapshot();
         self.state.prepare_compare_views();
 
         // What the pointer rests on is what a view reports this frame, else nothing.
@@ -584,13 +616,13 @@ impl DebuggerApp {
     /// The tree's health (see `health_monitor.rs`): files a fresh build that has ended and starts one
     /// when a sample is due; draws again soon while one runs or one was just filed.
     fn tick_health(&mut self, ctx: &egui::Context) {
-        let m = &mut self.state.model;
+        let (m, session) = (&mut self.state.model, &self.state.session);
         let watch = super::health_monitor::Watch {
-            tree: m.sim.broadphase().tree_view(),
-            step: m.sim.step_index(),
-            document_id: m.document_id,
-            rev: m.rev,
-            edits: m.recording.edits().len(),
+            tree: session.sim().broadphase().tree_view(),
+            step: session.sim().step_index(),
+            document_id: session.id(),
+            rev: session.rev(),
+            edits: session.recording().edits().len(),
             playing: m.playing,
             every: self.state.prefs.health_every,
         };

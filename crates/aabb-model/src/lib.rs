@@ -18,10 +18,29 @@
 //!   window's document and its recordings).
 //! - [`stream`]: the live link: an engine's binary stream of boxes (a file, or a TCP
 //!   connection from a recorder), read into a trace.
+//! - [`session`]: the thing being debugged, whatever its origin (a scene, a trace, a stream,
+//!   a live engine), with its one edit path, undo and redo, restarts; a live trace's grows.
 //! - [`job`]: work on a thread of its own with progress and cancel, one type for every long
 //!   job.
-//! - [`fileio`]: reading the user's files with a size limit and saving them atomically.
+//! - [`fileio`]: reading the user's files with a size limit and saving them atomically, and
+//!   telling their kinds apart.
 //! - [`text`]: messages that quote a user's file, made safe to print.
+//!
+//! # Layers
+//!
+//! The modules are layers, lowest first: a module refers (`crate::…`, `super::…`) only to
+//! modules of the layers before its own, never to one of its own layer or a later one, so
+//! their imports form no circle (`tests/module_layers.rs` fails on one that does). [`tree`],
+//! another crate, is under them all.
+//!
+//! 1. `text`, `fileio`, `job`, `motion`
+//! 2. `broadphase`
+//! 3. `scene`, `workload`
+//! 4. `trace`
+//! 5. `stream`, `replay`
+//! 6. `source`
+//! 7. `compare`, `sweep`
+//! 8. `session`
 
 pub mod broadphase;
 pub mod compare;
@@ -30,6 +49,7 @@ pub mod job;
 pub mod motion;
 pub mod replay;
 pub mod scene;
+pub mod session;
 pub mod source;
 pub mod stream;
 pub mod sweep;

@@ -414,6 +414,14 @@ impl Sim {
         }
     }
 
+    /// Takes `longer`, this trace with more steps, in place of the one a trace's run replays
+    /// (see [`TraceSimulation::grow_trace`]); a scene's run is unchanged.
+    pub fn grow_trace(&mut self, longer: &std::sync::Arc<crate::trace::Trace>) {
+        if let Sim::Trace(t) = self {
+            t.grow_trace(std::sync::Arc::clone(longer));
+        }
+    }
+
     /// New tree settings at once (see [`Simulation::set_tree_settings`]).
     pub fn set_tree_settings(&mut self, settings: TreeConfig) -> Result<EditOutcome, SceneError> {
         self.apply_edit(&Edit::SetTreeSettings(settings))

@@ -1,5 +1,6 @@
-//! The standard benchmark workload (README, "Performance"): deterministic 2D circles (splitmix64, seed
-//! 42), the step rule, the pair hash, and a driver that runs any broad phase over it.
+//! The standard benchmark workload (docs/performance.md, "The standard workload"):
+//! deterministic 2D circles (splitmix64, seed 42), the step rule, the pair hash, and a driver
+//! that runs any broad phase over it.
 //!
 //! A broad phase plugs in through [`WorkloadBroadphase`]; [`run`] builds it, steps the circles
 //! and tallies the pairs it reports. Every correct broad phase gives the same

@@ -5,8 +5,8 @@
 //! drops whole steps and the next one sent is a keyframe, and with `exact` waits instead.
 //! Hostile sinks: a FIFO with no reader, one whose reader stops or exits (no SIGPIPE: the
 //! process exits 0 and says what it lost), a debugger that refuses the stream (the rest goes
-//! to the file). Skipped, saying so, only when no `cc` exists; with `CI=true` a missing `cc`
-//! fails instead.
+//! to the file). Skipped, saying so, only when no C compiler (`cc`, `gcc` or `clang`) exists;
+//! with `CI=true` a missing one fails instead (`common::needs`).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -23,18 +23,12 @@ fn c_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recorders/c")
 }
 
-/// Compiles `source` (in recorders/c) into `dir`; None when there is no `cc`.
+/// Compiles `source` (in recorders/c) into `dir`; None when there is no C compiler (after
+/// [`common::needs`]' rule: under CI that fails).
 fn compile(source: &str, dir: &Path) -> Option<PathBuf> {
-    if Command::new("cc").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no `cc` on this CI machine to build the C recorder"
-        );
-        eprintln!("skipped: no `cc` on this machine to build the C recorder");
-        return None;
-    }
+    let cc = common::needs::c_compiler("to build the C recorder")?;
     let exe = dir.join(source.trim_end_matches(".c"));
-    let out = Command::new("cc")
+    let out = Command::new(cc)
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-o"])
         .arg(&exe)
         .arg(c_dir().join(source))

@@ -6,7 +6,8 @@
 //! and arguments: a FIFO with no reader, one whose reader stops or exits, a debugger that
 //! refuses the stream (the rest goes to the file), arguments of every wrong kind (counted,
 //! never raised). Skipped, saying so, only when there is no `python3` (the pymunk part when
-//! pymunk is missing); with `CI=true` a missing `python3` fails instead.
+//! pymunk is missing); with `CI=true` a missing `python3` or pymunk fails instead
+//! (`common::needs`).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -46,19 +47,9 @@ fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recorders/python")
 }
 
+/// True when `python3` runs; else false after [`common::needs`]' rule (under CI it fails).
 fn have_python() -> bool {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no `python3` on this CI machine to run the Python recorder"
-        );
-        eprintln!("skipped: no `python3` on this machine to run the Python recorder");
-    }
-    ok
+    common::needs::python3("to run the Python recorder")
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -244,12 +235,7 @@ fn the_pymunk_pile_example_decodes() {
     if !have_python() {
         return;
     }
-    let has_pymunk = Command::new("python3")
-        .args(["-c", "import pymunk"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_pymunk {
-        eprintln!("skipped: pymunk is not installed (pip install pymunk)");
+    if !common::needs::pymunk("to run the pymunk pile example") {
         return;
     }
     let dir = tempfile::tempdir().expect("a temp dir");

@@ -14,6 +14,10 @@ use aabb_recorder::{
     Decoder, Hello, Limits, Options, Recorder, StepStatus, StepUpdate, StreamState, Target, WireBox,
 };
 
+/// What a test needs of the machine (here `/dev/full`): the workspace's one helper.
+#[path = "../../../tests/common/needs.rs"]
+mod needs;
+
 /// A writer into a shared `Vec<u8>`.
 #[derive(Clone, Default)]
 struct SharedVec(Arc<Mutex<Vec<u8>>>);
@@ -1215,8 +1219,7 @@ fn hostile_arguments_are_counted_with_short_messages() {
 #[test]
 fn a_full_disk_costs_steps_and_says_so() {
     let path = std::path::Path::new("/dev/full");
-    if std::fs::OpenOptions::new().write(true).open(path).is_err() {
-        eprintln!("skipped: no writable /dev/full on this machine");
+    if needs::dev_full("to fill up").is_none() {
         return;
     }
     let mut rec = Recorder::to_file(path, hello()).expect("opens /dev/full");

@@ -269,12 +269,12 @@ pub use rebuild::{GREEDY_VISITS, PLOC_RADIUS};
 /// The default [`TreeConfig::optimize_share`]: a twentieth of a percent of the leaves (50
 /// branches a step at 100,000 leaves; none below 2,000 leaves).
 ///
-/// Set for the standard workload (README, "Performance"; 100,000 circles, default settings),
-/// where the pass should add at most a tenth to a step: 0.001 (the earlier default) added 5 to
-/// 14% there (10% on average in six runs) once the step had become faster, 0.0005 adds -5 to
-/// 11% (4.5% on average in ten; paired runs of the workload benchmark's rows "ours default"
-/// and "ours default, pass off"), for two thirds of the gain in SAH cost (after 400 steps 675
-/// against 688 without the pass and 668 with 0.001).
+/// Set for the standard workload (docs/performance.md, "The standard workload"; 100,000
+/// circles, default settings), where the pass should add at most a tenth to a step: 0.001 (the
+/// earlier default) added 5 to 14% there (10% on average in six runs) once the step had become
+/// faster, 0.0005 adds -5 to 11% (4.5% on average in ten; paired runs of the workload
+/// benchmark's rows "ours default" and "ours default, pass off"), for two thirds of the gain in
+/// SAH cost (after 400 steps 675 against 688 without the pass and 668 with 0.001).
 pub const DEFAULT_OPTIMIZE_SHARE: f32 = 0.0005;
 
 /// Settings of a tree; every one can be changed at run time.

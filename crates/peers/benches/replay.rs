@@ -1,4 +1,4 @@
-//! The cost of recording and the time of a jump (README, "Recording and replay"), at 10,000
+//! The cost of recording and the time of a jump (docs/performance.md, "Recording"), at 10,000
 //! spheres (Gaul's density: 10,000 spheres of radius 0.5 to 1.5 in a 400 x 400 world).
 //!
 //! - `replay/step_plain`: one step, not recorded; `replay/clone`, `replay/structure_hash`

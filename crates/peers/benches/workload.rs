@@ -1,8 +1,8 @@
-//! Criterion benchmark of the standard workload (README, "Performance"): our tree's configurations against
-//! the peers a user would pick instead (parry2d's `Bvh`, obvhs's `Bvh2` as avian drives it,
-//! Box2D v3's own tree (its C code) and a Rust port of it, the `bvh` crate, `rstar`,
-//! sweep-and-prune, brute force), with a check that all report the same pairs and pair hash,
-//! and a table of ms per step and the ratio to ours at the end.
+//! Criterion benchmark of the standard workload (docs/performance.md, "The standard workload"):
+//! our tree's configurations against the peers a user would pick instead (parry2d's `Bvh`,
+//! obvhs's `Bvh2` as avian drives it, Box2D v3's own tree (its C code) and a Rust port of it,
+//! the `bvh` crate, `rstar`, sweep-and-prune, brute force), with a check that all report the
+//! same pairs and pair hash, and a table of ms per step and the ratio to ours at the end.
 //!
 //! Environment: `AABB_BENCH_N` (comma list, default `1000,10000,100000`), `AABB_BENCH_STEPS`
 //! (steps of the checking run; default 600 at N <= 1,000, 100 at N <= 10,000, 30 above, so

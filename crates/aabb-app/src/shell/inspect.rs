@@ -15,25 +15,25 @@ impl<'a> Inspect<'a> {
     /// The running simulation (a scene's or a trace's).
     #[must_use]
     pub fn sim(self) -> &'a crate::source::Sim {
-        &self.app.state.model.sim
+        self.app.state.session.sim()
     }
 
     /// The document (the scene as last opened or saved, plus settings changed since).
     #[must_use]
     pub fn document(self) -> &'a Scene {
-        &self.app.state.model.doc
+        self.app.state.session.doc()
     }
 
     /// The open file, if any.
     #[must_use]
     pub fn path(self) -> Option<&'a Path> {
-        self.app.state.model.path.as_deref()
+        self.app.state.session.path()
     }
 
     /// True when there are unsaved changes.
     #[must_use]
     pub fn is_dirty(self) -> bool {
-        self.app.state.model.dirty
+        self.app.state.session.dirty()
     }
 
     /// True while playing.
@@ -64,13 +64,13 @@ impl<'a> Inspect<'a> {
     /// The engine's received tree at trace step `step`, when that step carried one.
     #[must_use]
     pub fn engine_tree_at(self, step: u64) -> Option<&'a crate::stream::engine::EngineTree> {
-        self.app.state.engine_tree_at(step)
+        self.app.state.session.engine_tree_at(step)
     }
 
     /// The pairs the engine's broad phase missed at the step shown.
     #[must_use]
     pub fn engine_missed_here(self) -> Vec<[u32; 2]> {
-        self.app.state.engine_missed_here().collect()
+        self.app.state.pane().engine_missed_here().collect()
     }
 
     /// True while a step runs on the stepping thread.
@@ -82,7 +82,7 @@ impl<'a> Inspect<'a> {
     /// The most candidate pairs a step may find.
     #[must_use]
     pub fn pair_limit(self) -> usize {
-        self.app.state.model.pair_limit()
+        self.app.state.session.sim().pair_limit()
     }
 
     /// The error shown in the error window, if any.
@@ -130,7 +130,7 @@ impl<'a> Inspect<'a> {
     /// The fat box of a sphere, from the broad phase.
     #[must_use]
     pub fn fat_box(self, id: u32) -> Option<Aabb<Vec3>> {
-        self.app.state.fat_box(id)
+        self.app.state.pane().fat_box(id)
     }
 
     /// Queues a command; it is applied at the start of the next frame, before the views draw
@@ -158,7 +158,7 @@ impl<'a> Inspect<'a> {
     /// The recording of the open document (the timeline's steps and edits).
     #[must_use]
     pub fn recording(self) -> &'a crate::replay::Recording<crate::source::Sim> {
-        &self.app.state.model.recording
+        self.app.state.session.recording()
     }
 
     /// How far the recording being opened on a worker thread has got, while one is.
@@ -170,6 +170,32 @@ impl<'a> Inspect<'a> {
             .opening
             .as_ref()
             .map(|j| j.progress())
+    }
+
+    /// True while the world and tree views draw an engine streaming now.
+    #[must_use]
+    pub fn shows_live(self) -> bool {
+        self.app.state.shows_live()
+    }
+
+    /// What the world and tree views draw of an engine streaming now.
+    #[must_use]
+    pub fn live_snapshot(self) -> &'a Snapshot {
+        &self.app.state.live_snapshot
+    }
+
+    /// The live session our side steps, while an engine streams: its step shown, its last
+    /// recorded step and its broad phase's structure hash (`None` before the first step).
+    #[must_use]
+    pub fn live_session(self) -> Option<(u64, u64, u64)> {
+        let job = self.app.state.dialogs.live.as_ref()?;
+        let live = job.session();
+        let session = live.as_ref()?;
+        Some((
+            session.sim().step_index(),
+            session.recording().last_step(),
+            session.sim().structure_hash(),
+        ))
     }
 
     /// How the live link stands, while the window listens or receives.

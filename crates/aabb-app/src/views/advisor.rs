@@ -128,8 +128,8 @@ impl Form {
             field: "pair cost",
             message: format!(
                 "must be from {} to {} node visits, got {pair_cost}",
-                crate::sweep::PAIR_COST_RANGE.0,
-                crate::sweep::PAIR_COST_RANGE.1
+                crate::scene::PAIR_COST_RANGE.0,
+                crate::scene::PAIR_COST_RANGE.1
             ),
         })?;
         Ok(SweepSpec {
@@ -208,17 +208,17 @@ impl AdvisorView {
     /// The grid being typed: the one made for the open document, else (none yet, or another
     /// document opened since) the default around its settings; a running sweep keeps its own.
     fn form_of(&mut self, state: &State) -> &mut Form {
-        let document = state.model.document_id;
+        let document = state.session.id();
         let stale = self
             .form
             .as_ref()
             .is_none_or(|(_, made_for)| *made_for != document && self.running.is_none());
         if stale {
-            self.form = Some((Form::for_doc(&state.model.doc), document));
+            self.form = Some((Form::for_doc(state.session.doc()), document));
         }
         let (form, _) = self
             .form
-            .get_or_insert_with(|| (Form::for_doc(&state.model.doc), document));
+            .get_or_insert_with(|| (Form::for_doc(state.session.doc()), document));
         form
     }
 
@@ -309,39 +309,43 @@ impl AdvisorView {
         let Some((form, _)) = &self.form else {
             return;
         };
-        let started = form.spec(state.model.pair_limit()).and_then(|spec| {
-            let from_step = |step: u64| {
-                if form.from_now {
-                    format!("from step {step}")
-                } else {
-                    "from the start".to_owned()
+        let started = form
+            .spec(state.session.sim().pair_limit())
+            .and_then(|spec| {
+                let from_step = |step: u64| {
+                    if form.from_now {
+                        format!("from step {step}")
+                    } else {
+                        "from the start".to_owned()
+                    }
+                };
+                let from = from_step(state.session.sim().step_index());
+                // From the start: a scene's document, a trace's first step.
+                let (origin, start) = match (&state.session.sim(), form.from_now) {
+                    (Sim::Scene(_), false) => {
+                        (Origin::Scene(Box::new(state.session.doc().clone())), 0)
+                    }
+                    (sim, from_now) => {
+                        let (origin, here) = sim.here();
+                        (origin, if from_now { here } else { 0 })
+                    }
+                };
+                let mut spec = spec;
+                if let Some(left) = origin.steps_after(start)
+                    && left > 0
+                {
+                    // A trace ends: the points replay at most the steps left.
+                    spec.steps = spec.steps.min(left);
                 }
-            };
-            let from = from_step(state.model.sim.step_index());
-            // From the start: a scene's document, a trace's first step.
-            let (origin, start) = match (&state.model.sim, form.from_now) {
-                (Sim::Scene(_), false) => (Origin::Scene(Box::new(state.model.doc.clone())), 0),
-                (sim, from_now) => {
-                    let (origin, here) = sim.here();
-                    (origin, if from_now { here } else { 0 })
-                }
-            };
-            let mut spec = spec;
-            if let Some(left) = origin.steps_after(start)
-                && left > 0
-            {
-                // A trace ends: the points replay at most the steps left.
-                spec.steps = spec.steps.min(left);
-            }
-            let plan = SweepPlan::of(&origin, start, spec)?;
-            let subject = (origin.name().to_owned(), origin.moving_count());
-            Ok(Running {
-                handle: plan.start()?,
-                document_id: state.model.document_id,
-                subject,
-                from,
-            })
-        });
+                let plan = SweepPlan::of(&origin, start, spec)?;
+                let subject = (origin.name().to_owned(), origin.moving_count());
+                Ok(Running {
+                    handle: plan.start()?,
+                    document_id: state.session.id(),
+                    subject,
+                    from,
+                })
+            });
         match started {
             Ok(run) => {
                 self.running = Some(run);
@@ -406,10 +410,10 @@ impl AdvisorView {
                 .on_hover_text("The default grid around the current margin and look-ahead.")
                 .clicked()
             {
-                *form = Form::for_doc(&state.model.doc);
+                *form = Form::for_doc(state.session.doc());
             }
         });
-        let spec = form.spec(state.model.pair_limit());
+        let spec = form.spec(state.session.sim().pair_limit());
         match &spec {
             Ok(s) => {
                 ui.weak(format!(
@@ -452,7 +456,7 @@ impl AdvisorView {
         {
             // The pair cost the sweep weighs by is kept with the scene.
             if let Ok(spec) = &spec
-                && spec.pair_cost != state.model.doc.pair_cost()
+                && spec.pair_cost != state.session.doc().pair_cost()
             {
                 out.push(Command::SetPairCost(spec.pair_cost));
             }
@@ -469,7 +473,7 @@ fn apply_point(state: &State, p: &PointResult) -> Command {
     Command::SetTreeSettings(TreeConfig {
         margin: p.point.margin,
         velocity_lookahead: p.point.lookahead,
-        ..state.model.doc.tree
+        ..state.session.doc().tree
     })
 }
 
@@ -672,7 +676,7 @@ impl AdvisorView {
     ) -> Option<usize> {
         let report = &f.report;
         let advice = &report.advice;
-        let current = state.model.doc.tree;
+        let current = state.session.doc().tree;
         let name = |i: usize| {
             let p = &report.points[i].point;
             format!("margin {}, look-ahead {} s", p.margin, p.lookahead)
@@ -746,9 +750,9 @@ impl AdvisorView {
         // The engine's own timings (a received stream's), when they tell what a pair test
         // costs it: the pairs weighed by that.
         let engine_cost = state
-            .model
-            .engine
-            .as_deref()
+            .session
+            .engine()
+            .map(|e| &**e)
             .and_then(|e| e.summary.cost_fit.costs())
             .and_then(|c| {
                 crate::sweep::engine_pair_cost(
@@ -804,8 +808,8 @@ impl AdvisorView {
                         ExportFormat::Csv => Ok(csv(report)),
                         ExportFormat::Json => {
                             let file = state
-                                .model
-                                .path
+                                .session
+                                .path()
                                 .as_ref()
                                 .map_or_else(String::new, |p| p.display().to_string());
                             serde_json::to_string(&SweepJson::named(
@@ -1040,7 +1044,7 @@ impl AdvisorView {
             }
         }
         // The current margin and look-ahead's column, if the grid has it.
-        let current = state.model.doc.tree;
+        let current = state.session.doc().tree;
         if let Some(col) = margins.iter().position(|&m| m == current.margin) {
             let x = rect.left() + label_w + (col as f32 + 0.5) * cell_w;
             painter.line_segment(
@@ -1118,7 +1122,7 @@ impl View for AdvisorView {
         if self
             .finished
             .as_ref()
-            .is_some_and(|f| f.document_id != state.model.document_id)
+            .is_some_and(|f| f.document_id != state.session.id())
         {
             self.finished = None;
             self.positions.clear();

@@ -37,9 +37,9 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
         ui.separator();
         ui.label(egui::RichText::new("B (right):").strong().color(B_COLOR));
         let has_tree = state
-            .model
-            .engine
-            .as_deref()
+            .session
+            .engine()
+            .map(|e| &**e)
             .is_some_and(|e| e.summary.trees_valid > 0);
         if has_tree {
             let mut on = state.prefs.compare_b_engine_tree;
@@ -64,7 +64,7 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
         ui.add(egui::Label::new(b_text).wrap())
             .on_hover_text(run.side.describe());
     });
-    let at = state.model.sim.step_index();
+    let at = state.session.sim().step_index();
     let text = match &run.here {
         Some(d) => {
             let cost = match d.cost {
@@ -80,17 +80,15 @@ pub fn header_ui(ui: &mut egui::Ui, state: &State, run: &CompareRun, out: &mut V
                 both(d.ms[0], d.ms[1], 3),
             )
         }
-        None if run.b.model.sim.step_index() == at => format!(
+        None if run.b.sim().step_index() == at => format!(
             "step {at}: before the comparison (it started at step {}): B has no run of its \
              own here",
             run.started_at
         ),
         None => format!(
             "step {at}: B is at step {} ({})",
-            run.b.model.sim.step_index(),
-            run.b
-                .model
-                .stopped
+            run.b.sim().step_index(),
+            run.b_note
                 .as_deref()
                 .unwrap_or("it has not reached this step")
         ),
@@ -155,7 +153,7 @@ pub fn controls_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
     let mut draft: Side = ui
         .data(|d| d.get_temp::<Side>(id))
         .unwrap_or_else(|| default_b(&a));
-    let dimensions = state.model.sim.dimensions();
+    let dimensions = state.session.sim().dimensions();
     ui.label("B beside the document's run, on the same motion:");
     ui.horizontal_wrapped(|ui| {
         for kind in BroadphaseKind::ALL {

@@ -80,7 +80,7 @@ impl View for Controls {
         {
             out.push(Command::SetPref(PrefChange::Speed(speed)));
         }
-        let mut limit = state.model.pair_limit();
+        let mut limit = state.session.sim().pair_limit();
         let response = ui
             .add(
                 egui::DragValue::new(&mut limit)
@@ -92,7 +92,7 @@ impl View for Controls {
                 "The most candidate pairs a step may find. Past it the simulation pauses and \
                  keeps the scene, instead of filling memory.",
             );
-        if response.changed() && limit != state.model.pair_limit() {
+        if response.changed() && limit != state.session.sim().pair_limit() {
             out.push(Command::SetPairLimit(limit));
         }
         if let Some(message) = &state.model.stopped {
@@ -101,7 +101,7 @@ impl View for Controls {
 
         ui.separator();
         ui.heading("Tree");
-        let mut s = state.model.doc.tree;
+        let mut s = state.session.doc().tree;
         let mut changed = tuning_sliders(ui, &mut s);
         changed |= choice_combo(
             ui,
@@ -194,16 +194,18 @@ impl View for Controls {
         ui.separator();
         ui.heading("Broad phase");
         ui.horizontal_wrapped(|ui| {
-            let dimensions = state.model.sim.dimensions();
+            let dimensions = state.session.sim().dimensions();
             for kind in BroadphaseKind::ALL {
                 // Box2D's tree is 2D: offered in 3D too, greyed, saying why.
-                let radio =
-                    egui::RadioButton::new(state.model.kind() == kind, broadphase_name(kind));
+                let radio = egui::RadioButton::new(
+                    state.session.sim().broadphase_kind() == kind,
+                    broadphase_name(kind),
+                );
                 let clicked = ui
                     .add_enabled(kind.runs_in(dimensions), radio)
                     .on_disabled_hover_text("Box2D's tree is 2D only: this scene is 3D.")
                     .clicked();
-                if clicked && state.model.kind() != kind {
+                if clicked && state.session.sim().broadphase_kind() != kind {
                     out.push(Command::SetBroadphase(kind));
                 }
             }
@@ -213,7 +215,7 @@ impl View for Controls {
         ui.heading("Generated spheres");
         // A trace's boxes come from its file: the generator is off, and says why.
         let why = format!("{}.", crate::source::TRACE_HAS_NO_SPHERES);
-        ui.add_enabled_ui(!state.model.sim.is_trace(), |ui| {
+        ui.add_enabled_ui(!state.session.sim().is_trace(), |ui| {
             generator_ui(ui, state, out);
         })
         .response
@@ -240,7 +242,7 @@ impl View for Controls {
             out.push(Command::SetPref(PrefChange::PadParents(pad)));
         }
         branch_depths_ui(ui, state, out);
-        if state.model.doc.dimensions == 3 {
+        if state.session.doc().dimensions == 3 {
             ui.horizontal(|ui| {
                 ui.label("Projection plane");
                 let world_3d = state.view.world_3d;
@@ -282,7 +284,7 @@ impl View for Controls {
         ui.heading("Selection");
         match state.view.selection {
             Some(Pick::Sphere(id)) => {
-                let trace = state.model.sim.is_trace();
+                let trace = state.session.sim().is_trace();
                 ui.label(format!("{} {id}", if trace { "Box" } else { "Sphere" }));
                 ui.horizontal(|ui| {
                     let why = format!("{}.", crate::source::TRACE_HAS_NO_SPHERES);
@@ -344,7 +346,7 @@ pub fn tuning_sliders(ui: &mut egui::Ui, settings: &mut crate::tree::TreeConfig)
 
 fn generator_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
     let id = ui.make_persistent_id("generator_edit");
-    let current = state.model.doc.generate;
+    let current = state.session.doc().generate;
     let mut g: Generate = ui
         .data(|d| d.get_temp::<GenerateEdit>(id))
         .filter(|e| e.base == current)

@@ -104,7 +104,7 @@ pub fn rebuild_commands(sample: &HealthSample, settings: &TreeConfig) -> Vec<Com
 /// The health readout (under the statistics' grid).
 pub fn readout_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
     let health = &state.model.health;
-    let step = state.model.sim.step_index();
+    let step = state.session.sim().step_index();
     ui.label(RichText::new("Health").strong())
         .on_hover_text(format!(
             "The tree's cost (the SAH cost: its branches' surface areas, perimeters in 2D, summed \
@@ -114,7 +114,7 @@ pub fn readout_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
          allow.",
             crate::broadphase::health::GREEDY_MAX_LEAVES
         ));
-    if state.model.sim.broadphase().tree_view().is_none() {
+    if state.session.sim().broadphase().tree_view().is_none() {
         ui.weak("no tree (this broad phase keeps none)");
         return;
     }
@@ -145,9 +145,10 @@ pub fn readout_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
                              are that much slower than they need be: rebuild the tree, or use \
                              settings that keep it tighter (a smaller margin, rotations)."
                         ));
-                    let (label, hover) = rebuild_button_text(sample, state.model.doc.tree.rebuild);
+                    let (label, hover) =
+                        rebuild_button_text(sample, state.session.doc().tree.rebuild);
                     if ui.button(label).on_hover_text(hover).clicked() {
-                        out.extend(rebuild_commands(sample, &state.model.doc.tree));
+                        out.extend(rebuild_commands(sample, &state.session.doc().tree));
                     }
                 });
             }

@@ -39,7 +39,7 @@ impl View for MenuBar {
                     out.push(Command::OpenDialog);
                 }
                 // A trace is input: Save and Save As are off, and say why.
-                let savable = !state.model.sim.is_trace();
+                let savable = !state.session.sim().is_trace();
                 let why = format!("{}.", crate::source::TRACE_IS_INPUT);
                 if ui
                     .add_enabled(savable, egui::Button::new("Save").shortcut_text("Ctrl+S"))
@@ -86,7 +86,7 @@ impl View for MenuBar {
                 }
                 if ui
                     .add_enabled(
-                        state.model.received_from.is_some(),
+                        state.session.received().is_some(),
                         egui::Button::new("Save received stream…"),
                     )
                     .on_hover_text(
@@ -118,17 +118,13 @@ impl View for MenuBar {
                 }
             });
             ui.menu_button("Edit", |ui| {
-                let label = match (&state.model.before_restart, state.model.undo.last()) {
-                    (Some(before), _) => format!("Undo {}", before.what),
-                    (None, Some(step)) => match step.field {
-                        Some(field) => format!("Undo {field} change"),
-                        None => "Undo settings change".to_owned(),
-                    },
-                    (None, None) => "Undo".to_owned(),
-                };
-                let can = state.model.before_restart.is_some() || !state.model.undo.is_empty();
+                let undo = state.session.undo_label();
                 if ui
-                    .add_enabled(can, egui::Button::new(label).shortcut_text("Ctrl+Z"))
+                    .add_enabled(
+                        undo.is_some(),
+                        egui::Button::new(undo.as_deref().unwrap_or("Undo"))
+                            .shortcut_text("Ctrl+Z"),
+                    )
                     .on_hover_text(
                         "Go back to the run before the last Reset or Apply (until the next \
                          step), or to the tree settings before the last change.",
@@ -136,6 +132,18 @@ impl View for MenuBar {
                     .clicked()
                 {
                     out.push(Command::Undo);
+                }
+                let redo = state.session.redo_label();
+                if ui
+                    .add_enabled(
+                        redo.is_some(),
+                        egui::Button::new(redo.as_deref().unwrap_or("Redo"))
+                            .shortcut_text("Ctrl+Shift+Z"),
+                    )
+                    .on_hover_text("Make again the settings change the last Undo took back.")
+                    .clicked()
+                {
+                    out.push(Command::Redo);
                 }
             });
             ui.menu_button("Scenes", |ui| {

@@ -48,8 +48,8 @@ fn steps_a_second(ui: &egui::Ui, state: &State, rates: &crate::clock::FrameRates
 impl View for StatsPanel {
     /// The statistics panel.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-        let report = state.model.sim.report();
-        let alive = state.model.sim.live_count();
+        let report = state.session.sim().report();
+        let alive = state.session.sim().live_count();
         ui.heading("Statistics");
         egui::Grid::new("stats_grid")
             .num_columns(2)
@@ -57,8 +57,12 @@ impl View for StatsPanel {
             .spacing([12.0, 3.0])
             .show(ui, |ui| {
                 row(ui, "Step", report.step.to_string());
-                row(ui, "Broad phase", broadphase_name(state.model.kind()));
-                let bodies = if state.model.sim.is_trace() {
+                row(
+                    ui,
+                    "Broad phase",
+                    broadphase_name(state.session.sim().broadphase_kind()),
+                );
+                let bodies = if state.session.sim().is_trace() {
                     "Boxes"
                 } else {
                     "Spheres"
@@ -112,7 +116,7 @@ impl View for StatsPanel {
             });
         ui.add_space(6.0);
         super::health::readout_ui(ui, state, out);
-        if let Some(record) = state.model.engine.as_deref() {
+        if let Some(record) = state.session.engine().map(|e| &**e) {
             ui.add_space(6.0);
             engine_ui(ui, state, record, out);
         } else if let Some(foreign) = &state.snapshot.foreign_tree {
@@ -315,7 +319,7 @@ fn engine_ui(
     out: &mut Vec<Command>,
 ) {
     let summary = &record.summary;
-    let at = state.model.sim.step_index();
+    let at = state.session.sim().step_index();
     ui.label(RichText::new("Engine's broad phase (received)").strong());
     let mut show = state.prefs.show_engine_tree;
     if ui

@@ -21,7 +21,7 @@ impl View for StatusBar {
             if ui.button(icon).on_hover_text(tip).clicked() {
                 out.push(Command::TogglePlay);
             }
-            ui.label(format!("step {}", state.model.sim.step_index()));
+            ui.label(format!("step {}", state.session.sim().step_index()));
             ui.separator();
             if state.model.playing
                 && let Some(note) = state

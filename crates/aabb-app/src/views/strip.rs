@@ -42,7 +42,7 @@ impl View for TuningStrip {
                 if ui.button(label).on_hover_text("Space").clicked() {
                     out.push(Command::TogglePlay);
                 }
-                let mut s = state.model.doc.tree;
+                let mut s = state.session.doc().tree;
                 if tuning_sliders(ui, &mut s) {
                     out.push(Command::SetTreeSettings(s));
                 }
@@ -56,7 +56,7 @@ impl View for TuningStrip {
 
 /// The numbers the margin is tuned by, each a name and a value.
 fn numbers_ui(ui: &mut egui::Ui, state: &State) {
-    let report = state.model.sim.report();
+    let report = state.session.sim().report();
     let pair = |ui: &mut egui::Ui, name: &str, value: String| {
         ui.label(egui::RichText::new(name).weak());
         ui.label(egui::RichText::new(value).strong());

@@ -202,10 +202,10 @@ fn size(bytes: usize) -> String {
 
 impl View for TimelineView {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-        let rec = &state.model.recording;
+        let rec = &state.session.recording();
         let steps = rec.steps();
         let last = rec.last_step();
-        let at = state.model.sim.step_index();
+        let at = state.session.sim().step_index();
         ui.horizontal(|ui| {
             ui.menu_button("Worst step", |ui| {
                 for metric in Metric::ALL {
@@ -225,7 +225,7 @@ impl View for TimelineView {
                     }
                 }
                 // The engine's own broad phase (a received stream's): its missed pairs.
-                if let Some(engine) = state.model.engine.as_deref() {
+                if let Some(engine) = state.session.engine().map(|e| &**e) {
                     let missed = missed_steps(engine);
                     let label = match (missed.first(), missed.iter().max_by_key(|m| m.1)) {
                         (Some(first), Some(most)) => {
@@ -319,9 +319,9 @@ impl View for TimelineView {
         let b_steps: &[StepRecord] = state
             .compare
             .as_ref()
-            .map_or(&[], |c| c.b.model.recording.steps());
+            .map_or(&[], |c| c.b.recording().steps());
         let b_shown = state.compare.as_ref().and_then(|c| {
-            let b_at = c.b.model.sim.step_index();
+            let b_at = c.b.sim().step_index();
             (b_at == at).then(|| usize::try_from(at).ok().and_then(|i| b_steps.get(i)))?
         });
         self.values.clear();
@@ -403,9 +403,9 @@ impl View for TimelineView {
                 name_left: area.left(),
                 threshold: state.prefs.health_threshold,
                 engine: state
-                    .model
-                    .engine
-                    .as_deref()
+                    .session
+                    .engine()
+                    .map(|e| &**e)
                     .map_or(&[], |e| e.summary.health.as_slice()),
                 engine_line: crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode)
                     .engine_tree,
@@ -445,7 +445,7 @@ impl View for TimelineView {
             }
         }
         // The engine's missed pairs (a received stream's): red, full height, a broad-phase bug.
-        if let Some(engine) = state.model.engine.as_deref() {
+        if let Some(engine) = state.session.engine().map(|e| &**e) {
             let missed_colour =
                 crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
             let mut last_x = f32::NEG_INFINITY;

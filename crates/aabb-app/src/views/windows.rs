@@ -25,6 +25,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "undo the last Reset or Apply (until the next step), else the last change of the tree \
          settings",
     ),
+    (
+        "Ctrl+Shift+Z or Ctrl+Y",
+        "redo the change of the tree settings the last undo took back",
+    ),
     ("F or double-click", "fit the world and the tree"),
     (
         "C",
@@ -140,7 +144,7 @@ impl View for Windows {
                 // first; the question comes back after, or goes on once the changes are saved.
                 return;
             }
-            if !state.model.dirty {
+            if !state.session.dirty() {
                 // The changes were saved meanwhile ("Save, then continue" after a read-only
                 // question): nothing is lost, so go on.
                 out.push(Command::CloseConfirm);
@@ -159,12 +163,14 @@ impl View for Windows {
                     state.document_name()
                 ));
                 ui.horizontal(|ui| {
-                    if state.model.path.is_some() && ui.button("Save, then continue").clicked() {
+                    if state.session.path().is_some() && ui.button("Save, then continue").clicked()
+                    {
                         out.push(Command::CloseConfirm);
                         out.push(Command::Save);
                         out.push(pending.clone());
                     }
-                    if state.model.path.is_none() && ui.button("Save as…, then continue").clicked()
+                    if state.session.path().is_none()
+                        && ui.button("Save as…, then continue").clicked()
                     {
                         out.push(Command::CloseConfirm);
                         out.push(Command::SaveAsDialog);

@@ -7,16 +7,15 @@
 
 use eframe::egui;
 
-use super::View;
 use crate::camera::{ScreenFromWorld, WorldCamera, WorldRect};
 use crate::commands::Command;
 use crate::density::{Density, is_small};
 use crate::mesh::{MeshPool, WORLD_MESH, crisp, paint_alone};
 use crate::palette::Palette;
+use crate::pane::Pane;
 use crate::pick::Pick;
 use crate::prefs::Layer;
 use crate::snapshot::{ItemShape, NodeItem};
-use crate::state::State;
 use crate::stream::engine::PairClass;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense};
 use glam::Vec2;
@@ -82,14 +81,14 @@ pub struct WorldView {
 
 /// The deepest branch depth drawn: the user's range, cut so at most [`BRANCH_BUDGET`] boxes
 /// are drawn.
-fn branch_depth_limit(state: &State) -> (u32, u32, bool) {
+fn branch_depth_limit(state: Pane<'_>) -> (u32, u32, bool) {
     branch_depth_limit_within(state, BRANCH_BUDGET)
 }
 
 /// The depths of branch boxes to draw, `(first, last, cut)`: the user's range, cut so at
 /// most `budget` boxes are drawn (`cut` when it was).
 #[must_use]
-pub fn branch_depth_limit_within(state: &State, budget: usize) -> (u32, u32, bool) {
+pub fn branch_depth_limit_within(state: Pane<'_>, budget: usize) -> (u32, u32, bool) {
     let snapshot = &state.snapshot;
     let lo = state.prefs.branch_depth_min;
     let hi = state.prefs.branch_depth_max.min(snapshot.max_depth);
@@ -109,7 +108,7 @@ pub fn branch_depth_limit_within(state: &State, budget: usize) -> (u32, u32, boo
 /// What is under a plane point: a sphere, else a leaf box outline (its sphere), else a branch
 /// box outline, among the visible layers.
 #[must_use]
-pub fn pick_world(state: &State, p: Vec2, tolerance_world: f32) -> Option<Pick> {
+pub fn pick_world(state: Pane<'_>, p: Vec2, tolerance_world: f32) -> Option<Pick> {
     let layers = state.prefs.layers;
     let snap = &state.snapshot;
     // Spheres (a trace's boxes): the smallest one containing the point.
@@ -165,9 +164,9 @@ pub fn pick_world(state: &State, p: Vec2, tolerance_world: f32) -> Option<Pick> 
     None
 }
 
-impl View for WorldView {
+impl WorldView {
     /// The world view, filling `ui`.
-    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
         let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
         let viewport = response.rect;
         self.rect = Some(viewport);
@@ -206,7 +205,7 @@ impl View for WorldView {
 
         // Overlay: what level of detail cut.
         let text_color = ui.visuals().weak_text_color();
-        let mut overlay = state.model.sim.step_text();
+        let mut overlay = state.session.sim().step_text();
         if info.branches_cut
             && let Some(d) = info.branch_depth_drawn
         {
@@ -328,7 +327,7 @@ impl WorldView {
     fn input(
         &mut self,
         ui: &egui::Ui,
-        state: &State,
+        state: Pane<'_>,
         response: &egui::Response,
         viewport: Rect,
         camera: &mut WorldCamera,
@@ -424,7 +423,7 @@ impl WorldView {
 /// press.
 fn drag_to_pointer(
     ui: &egui::Ui,
-    state: &State,
+    state: Pane<'_>,
     t: &ScreenFromWorld,
     id: u32,
     press_world: Vec2,
@@ -448,9 +447,9 @@ fn drag_to_pointer(
 }
 
 /// The hover tooltip of a sphere or a branch.
-pub fn pick_tooltip(state: &State, ui: &mut egui::Ui, pick: Pick) {
+pub fn pick_tooltip(state: Pane<'_>, ui: &mut egui::Ui, pick: Pick) {
     let fmt3 = |v: glam::Vec3| {
-        if state.model.doc.dimensions == 3 {
+        if state.session.doc().dimensions == 3 {
             format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z)
         } else {
             format!("({:.3}, {:.3})", v.x, v.y)
@@ -604,9 +603,9 @@ pub fn broadphase_share_text(history: &crate::history::RecentSteps) -> Option<St
 
 /// The scene's caption at the foot of the world view, with this run's measure beside it: a
 /// label (readable by screen readers and tests) that takes no clicks from the view.
-fn caption_ui(ui: &mut egui::Ui, state: &State, viewport: Rect, caption: &str) {
+fn caption_ui(ui: &mut egui::Ui, state: Pane<'_>, viewport: Rect, caption: &str) {
     let mut text: String = caption.chars().take(CAPTION_CHARS).collect();
-    if let Some(share) = broadphase_share_text(&state.model.history) {
+    if let Some(share) = state.history.and_then(broadphase_share_text) {
         text.push('\n');
         text.push_str(&share);
     }
@@ -637,7 +636,7 @@ impl WorldView {
     /// Builds and paints every visible layer; returns what level of detail did.
     fn draw(
         &self,
-        state: &State,
+        state: Pane<'_>,
         camera: &WorldCamera,
         painter: &egui::Painter,
         viewport: Rect,

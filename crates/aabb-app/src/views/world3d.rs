@@ -12,16 +12,15 @@
 
 use eframe::egui;
 
-use super::View;
 use super::world::{branch_depth_limit_within, pick_tooltip};
 use crate::camera3d::{CameraPoint, OrbitCamera, Projector, ZOOM_PER_SCROLL_POINT};
 use crate::commands::Command;
 use crate::mesh::{MeshBuilder, MeshPool, WORLD_3D_MESH, paint_alone};
 use crate::palette::{Palette, lerp_color};
+use crate::pane::Pane;
 use crate::pick::Pick;
 use crate::prefs::Layer;
 use crate::snapshot::{ItemShape, Snapshot};
-use crate::state::State;
 use crate::tree::Aabb;
 use egui::{Align2, Color32, FontId, PointerButton, Pos2, Rect, Sense, vec2};
 use glam::Vec3;
@@ -83,8 +82,8 @@ pub struct World3dView {
 }
 
 /// The box holding the walls and every sphere (or box): what fitting shows.
-fn scene_box(state: &State) -> Aabb<Vec3> {
-    let mut b = state.model.doc.world;
+fn scene_box(state: Pane<'_>) -> Aabb<Vec3> {
+    let mut b = state.session.doc().world;
     for s in &state.snapshot.spheres {
         b.min = b.min.min(s.tight_world.min);
         b.max = b.max.max(s.tight_world.max);
@@ -223,14 +222,14 @@ impl Painter3d<'_> {
     }
 }
 
-impl View for World3dView {
+impl World3dView {
     /// The 3D view, filling `ui`.
-    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
         let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
         let viewport = response.rect;
         self.rect = Some(viewport);
-        if self.document != Some(state.model.document_id) {
-            self.document = Some(state.model.document_id);
+        if self.document != Some(state.session.id()) {
+            self.document = Some(state.session.id());
             self.camera.reset_angles();
         }
         if self.fitted_for != Some(state.view.fit_3d_request)
@@ -245,7 +244,7 @@ impl View for World3dView {
             self.input(ui, &response, viewport, out);
         }
         let p = self.camera.projector(viewport);
-        self.project_spheres(&state.snapshot, &p, viewport);
+        self.project_spheres(state.snapshot, &p, viewport);
 
         let mut hover = None;
         if state.view.interactive {
@@ -266,7 +265,7 @@ impl View for World3dView {
 
         let mut overlay = format!(
             "3D · {} · drag: orbit · right-drag: pan · wheel: zoom · F: fit",
-            state.model.sim.step_text()
+            state.session.sim().step_text()
         );
         if let Some(depth) = cut {
             overlay.push_str(&format!(
@@ -414,7 +413,7 @@ impl World3dView {
     /// deeper ones, and the shapes left out because the mesh was full.
     fn draw(
         &self,
-        state: &State,
+        state: Pane<'_>,
         p: &Projector,
         painter: &egui::Painter,
         viewport: Rect,
@@ -423,7 +422,7 @@ impl World3dView {
         let snap = &state.snapshot;
         let layers = state.prefs.layers;
         painter.rect_filled(viewport, 0.0, pal.background);
-        let world = state.model.doc.world;
+        let world = state.session.doc().world;
         let scene = scene_box(state);
         let radius = ((scene.max - scene.min) * 0.5).length();
         let middle = p.to_camera((scene.min + scene.max) * 0.5).depth;

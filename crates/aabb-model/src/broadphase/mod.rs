@@ -24,6 +24,7 @@ pub use tree::{TreeBroadphase, config_label};
 use crate::tree::{
     Aabb, DynamicTree, TreeConfig, TreeError, TreeEvent, TreeStats, Vector, WorkCounts,
 };
+use aabb_recorder::wire::EngineTree;
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -544,7 +545,7 @@ pub trait Broadphase: Send {
     /// the window draws and measures it as it does an engine's received tree; `None` for the
     /// broad phases that are not such a tree, or when its nodes cannot be read (the error is
     /// then the broad phase's next step's).
-    fn foreign_tree(&self) -> Option<crate::stream::engine::EngineTree> {
+    fn foreign_tree(&self) -> Option<EngineTree> {
         None
     }
     /// Full rebuild (the tree only; the others have nothing to rebuild).

@@ -28,14 +28,14 @@
 //!
 //! Jumping to a step costs one clone of a keyframe and then as many steps as lie between the
 //! keyframe and the step (each hashed and checked); recording costs one hash a step and, at
-//! each keyframe, one clone. Measured at 10,000 spheres (`crates/peers/benches/replay.rs`, README
-//! "Recording and replay"): a step 1.4 to 2.4 ms (the machine is shared), its record with
-//! the hash about 0.1 ms, a clone about 0.1 ms, a keyframe 2.4 MiB. A step's work, a clone's
-//! time and a keyframe's size all grow with the number of bodies, so the rule counts bodies:
-//! [`KeyframePolicy::Work`] (the default) takes a keyframe once the steps since the last one
-//! moved [`DEFAULT_KEYFRAME_BODY_STEPS`] bodies in all (every 40 steps at 10,000 spheres: a
-//! jump then redoes at most 39 steps, about 60 ms) or [`DEFAULT_KEYFRAME_MAX_STEPS`] steps
-//! passed (small scenes). The clones then cost about one step's hundredth whatever the
+//! each keyframe, one clone. Measured at 10,000 spheres (`crates/peers/benches/replay.rs`,
+//! docs/performance.md, "Recording"): a step 1.4 to 2.4 ms (the machine is shared), its record
+//! with the hash about 0.1 ms, a clone about 0.1 ms, a keyframe 2.4 MiB. A step's work, a
+//! clone's time and a keyframe's size all grow with the number of bodies, so the rule counts
+//! bodies: [`KeyframePolicy::Work`] (the default) takes a keyframe once the steps since the
+//! last one moved [`DEFAULT_KEYFRAME_BODY_STEPS`] bodies in all (every 40 steps at 10,000
+//! spheres: a jump then redoes at most 39 steps, about 60 ms) or [`DEFAULT_KEYFRAME_MAX_STEPS`]
+//! steps passed (small scenes). The clones then cost about one step's hundredth whatever the
 //! scene. The rule counts work, not time, so that keyframes stand at the same steps on every
 //! run and machine (a rule by the recorded step times put them 56 to 96 steps apart on this
 //! busy machine). Where keyframes stand has no effect on what is rebuilt, only on how fast;
@@ -685,6 +685,13 @@ pub enum ReplayError {
         /// The recording's last step.
         last: u64,
     },
+    /// An edit meant to replace the last one (the rest of a slider's drag) when no edit was
+    /// recorded at that step.
+    #[error("no edit was recorded at step {step} for the edit to replace")]
+    NoEditToReplace {
+        /// The simulation's step.
+        step: u64,
+    },
     /// Rebuilding was cancelled (opening a recording in the window: its Cancel button).
     #[error("cancelled at step {step}")]
     Cancelled {
@@ -1326,6 +1333,27 @@ impl<S: Replay> Recording<S> {
         Ok(())
     }
 
+    /// Replaces the last recorded edit by `edit`, which the caller applied to `sim` in its
+    /// place (to the simulation as it was before the edit replaced: a slider's drag is one
+    /// edit, its newest value). An error, and nothing changed, when `sim` is not at the
+    /// recording's last step or the last edit was not made at that step.
+    pub fn replace_last_edit(&mut self, sim: &S, edit: Edit) -> Result<(), ReplayError> {
+        self.check_at_end(sim)?;
+        let at = sim.step_index();
+        match self.history.edits.last_mut() {
+            Some(last) if last.step == at => {
+                *last = RecordedEdit {
+                    step: at,
+                    edit,
+                    hash: sim.structure_hash(),
+                    stopped: sim.last_error().is_some(),
+                };
+                Ok(())
+            }
+            _ => Err(ReplayError::NoEditToReplace { step: at }),
+        }
+    }
+
     /// Ok when `sim` is at the recording's last step.
     fn check_at_end(&self, sim: &S) -> Result<(), ReplayError> {
         let (at, last) = (sim.step_index(), self.last_step());
@@ -1382,6 +1410,16 @@ impl<S: Replay> Recording<S> {
         let sim = self.state_at(step)?;
         let discarded = self.truncate_after(step);
         Ok((sim, discarded))
+    }
+
+    /// Changes the recording's start and every keyframe in place with `origin` and `state`
+    /// (a live trace grown: each takes the longer trace). The caller keeps them what they
+    /// were: the same run, from the same start.
+    pub fn retarget(&mut self, origin: impl FnOnce(&mut S::Origin), mut state: impl FnMut(&mut S)) {
+        origin(&mut self.history.scene);
+        for k in &mut self.frames.list {
+            state(&mut k.sim);
+        }
     }
 
     /// Drops keyframes (keyframe 0 kept) while over the budget.

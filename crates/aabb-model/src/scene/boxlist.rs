@@ -13,7 +13,7 @@
 //! `\r`. Anything else is refused with `FILE:LINE: what`.
 
 use super::{FORMAT_VERSION, Generate, Scene, StaticBox};
-use crate::fileio::{MAX_SCENE_BYTES, read_bounded};
+use crate::fileio::{MAX_SCENE_BYTES, looks_like_box_list, read_bounded};
 use crate::text::{MAX_EXCERPT_CHARS, escape_controls, excerpt};
 use crate::tree::{Aabb, TreeConfig};
 use glam::Vec3;
@@ -51,13 +51,10 @@ pub fn read_box_list(path: &Path, max_boxes: usize) -> Result<BoxSet, String> {
     }
 }
 
-/// The extensions of box list files, without the dot (the window's Open dialog lists them).
-pub const BOX_LIST_EXTENSIONS: &[&str] = &["txt", "boxes"];
-
 /// True when the window (and `screenshot`) opens `path` as a box list: its start looks like
-/// one, or its name ends in one of [`BOX_LIST_EXTENSIONS`] (so an empty or malformed list is
-/// refused by the box list's reader, with its line, not by the scene reader); see
-/// [`crate::fileio::open_as`].
+/// one, or its name ends in one of [`crate::fileio::BOX_LIST_EXTENSIONS`] (so an empty or
+/// malformed list is refused by the box list's reader, with its line, not by the scene
+/// reader); see [`crate::fileio::open_as`].
 #[must_use]
 pub fn opens_as_box_list(path: &Path) -> bool {
     crate::fileio::open_as(path) == crate::fileio::OpenAs::BoxList
@@ -65,32 +62,6 @@ pub fn opens_as_box_list(path: &Path) -> bool {
 
 /// How much of a file [`is_box_list_file`] looks at.
 const SNIFF_BYTES: u64 = 64 * 1024;
-
-/// True when `bytes`, the start of a file, look like a box list: its first line that is not
-/// blank or a comment starts with a number and holds at least two words, or is a corner line
-/// (`v` and a number). A scene (RON or JSON) never does.
-#[must_use]
-pub fn looks_like_box_list(bytes: &[u8]) -> bool {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        // Cut inside a character (or not text past some point): what is text before it.
-        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
-    };
-    let first = text
-        .split('\n')
-        .map(|line| line.split('#').next().unwrap_or(""))
-        .find(|line| !line.trim().is_empty());
-    let Some(line) = first else {
-        return false;
-    };
-    let mut words = line.split_whitespace();
-    let number = |w: Option<&str>| w.is_some_and(|w| w.parse::<f32>().is_ok());
-    match words.next() {
-        Some("v") => number(words.next()),
-        first => number(first) && words.next().is_some(),
-    }
-}
 
 /// True when the file at `path` is a regular file whose start looks like a box list
 /// ([`looks_like_box_list`]); false when it cannot be read (a FIFO is not opened: nothing
@@ -589,43 +560,5 @@ mod tests {
         )));
         assert!(!opens_as_box_list(&file("level", "")));
         assert!(!opens_as_box_list(&dir.path().join("missing.ron")));
-    }
-
-    #[test]
-    fn a_box_list_is_told_from_a_scene_by_its_first_line() {
-        for list in [
-            &b"0 0 1 1\n"[..],
-            b"# level\n\n  1.5e3\t2 3 4\n",
-            b"v 32.0852 3.88999 -121.437\n",
-            b"\xEF\xBB\xBF-1 2\n",
-            b"nan 0 1 1\n",
-            b"0 0 1 1\n\xff\xfe",
-        ] {
-            assert!(
-                looks_like_box_list(list),
-                "{}",
-                String::from_utf8_lossy(list)
-            );
-        }
-        for other in [
-            &b""[..],
-            b"# only a comment\n\n",
-            b"(\n    format_version: 1,\n",
-            b"// a scene\n(name: \"a\")",
-            b"Scene(name: \"a\")",
-            b"{\"format_version\": 1}",
-            b"7\n",
-            b"v\n",
-            b"v x 1 2\n",
-            b"vertex 1 2 3\n",
-            b"aabb-trace 1\n",
-            b"\xff\xfe0 0 1 1",
-        ] {
-            assert!(
-                !looks_like_box_list(other),
-                "{}",
-                String::from_utf8_lossy(other)
-            );
-        }
     }
 }

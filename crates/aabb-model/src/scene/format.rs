@@ -1,7 +1,7 @@
 //! Reading and writing scene files: RON (or JSON by extension), syntax errors as
 //! `FILE:LINE:COL: message`, and atomic saves.
 //!
-//! The format (version 1) is described in the README ("Scene files"): `format_version`,
+//! The format (version 1) is described in docs/formats.md ("Scene files"): `format_version`,
 //! `name`, `dimensions`, `world`, `dt`, `tree`, `spheres`, the optional `boxes`, `generate` and
 //! `view`.
 //!
@@ -41,7 +41,7 @@ pub(crate) fn load(path: &Path) -> Result<Scene, SceneError> {
             message: format!("not a scene: this is {kind}"),
         });
     }
-    if super::boxlist::looks_like_box_list(&bytes) {
+    if fileio::looks_like_box_list(&bytes) {
         return Err(SceneError::Invalid {
             file,
             message: NOT_A_SCENE_BUT_BOXES.to_owned(),

@@ -1,6 +1,6 @@
 //! The scene model and its file format (RON, or JSON by extension), validation with messages
 //! that say what and where, atomic saving (with [`crate::fileio`]), and the [`Simulation`]
-//! that steps a scene. The file format is described in the README ("Scene files"); the field
+//! that steps a scene. The file format is described in docs/formats.md ("Scene files"); the field
 //! names here are the file's.
 
 pub mod boxlist;
@@ -28,6 +28,16 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const MAX_SPHERES: usize = 1_000_000;
 /// The most bodies a scene may hold in all: listed and generated spheres and static boxes.
 pub const MAX_BODIES: usize = 2 * MAX_SPHERES;
+/// The least and the most a pair test may cost, in node visits: a scene's `view.pair_cost`,
+/// and the margin sweep's.
+pub const PAIR_COST_RANGE: (f64, f64) = (0.0, 1e6);
+
+/// True when `cost` is a pair test's cost in node visits: a finite number in
+/// [`PAIR_COST_RANGE`].
+#[must_use]
+pub fn pair_cost_in_range(cost: f64) -> bool {
+    cost.is_finite() && (PAIR_COST_RANGE.0..=PAIR_COST_RANGE.1).contains(&cost)
+}
 
 /// A scene file's content. Vectors are stored as `Vec3`; 2D scenes have z = 0 and are written
 /// with two numbers.
@@ -268,7 +278,7 @@ impl Scene {
         self.view
             .as_ref()
             .and_then(|v| v.pair_cost)
-            .and_then(|c| crate::sweep::check_pair_cost(c).ok())
+            .filter(|&c| pair_cost_in_range(c))
             .unwrap_or(1.0)
     }
 
@@ -434,4 +444,65 @@ pub struct SphereBody {
     /// The centre in f64: the simulation moves this, so motion smaller than f32's spacing at
     /// the sphere's coordinates is not lost.
     pub(crate) position: glam::DVec3,
+}
+
+/// Loading and saving through [`crate::fileio`]: its refusals are the scene's errors, with
+/// its messages.
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").mode() & 0o7777
+    }
+
+    #[test]
+    fn scene_load_refuses_devices_with_the_read_error() {
+        let err = Scene::load(Path::new("/dev/zero")).expect_err("device");
+        assert!(matches!(
+            err,
+            SceneError::Read(ReadError::NotRegular { .. })
+        ));
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: is a character device, not a regular file"
+        );
+    }
+
+    #[test]
+    fn scene_save_refuses_a_read_only_file_and_leaves_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("scene.ron");
+        std::fs::write(&path, b"old").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        let scene = Scene::builtin_default();
+        let err = scene.save(&path).expect_err("read-only");
+        assert!(
+            matches!(&err, SceneError::ReadOnly { file } if *file == path.display().to_string()),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is read-only; it was not replaced",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), b"old");
+        assert_eq!(mode_of(&path), 0o444);
+        let replace = WriteOptions {
+            replace_read_only: true,
+            kind: None,
+            force: false,
+        };
+        scene.save_with(&path, replace).expect("replace");
+        assert_eq!(Scene::load(&path).expect("load"), scene);
+        assert_eq!(mode_of(&path), 0o444);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["scene.ron"]);
+    }
 }

@@ -3,7 +3,10 @@
 
 use super::model::{fmt_numbers, newer_message};
 use super::simulation::tight_box_at;
-use super::{FORMAT_VERSION, MAX_BODIES, MAX_SPHERES, Scene, SceneError, Sphere, StaticBox};
+use super::{
+    FORMAT_VERSION, MAX_BODIES, MAX_SPHERES, PAIR_COST_RANGE, Scene, SceneError, Sphere, StaticBox,
+    pair_cost_in_range,
+};
 use crate::tree::{Aabb, TreeConfig, TreeError, fat_box};
 use glam::Vec3;
 use std::collections::BTreeMap;
@@ -381,13 +384,12 @@ fn view_warnings(scene: &Scene) -> Vec<String> {
         ));
     }
     if let Some(cost) = view.pair_cost
-        && crate::sweep::check_pair_cost(cost).is_err()
+        && !pair_cost_in_range(cost)
     {
         out.push(format!(
             "view.pair_cost must be a number of node visits from {} to {}, got {cost}; 1 is \
              used instead",
-            crate::sweep::PAIR_COST_RANGE.0,
-            crate::sweep::PAIR_COST_RANGE.1
+            PAIR_COST_RANGE.0, PAIR_COST_RANGE.1
         ));
     }
     if let Some(zoom) = view.zoom

@@ -1951,4 +1951,78 @@ mod tests {
         let c = flat.costs().expect("fitted");
         assert_eq!((c.ns_per_pair_test, c.ns_per_reinsert), (40.0, None));
     }
+
+    /// Box2D's tree (the `box2d` broad phase) read node by node in this tree shape
+    /// ([`crate::broadphase::Broadphase::foreign_tree`], what the window draws and measures),
+    /// step after step as bodies creep, jump, come and go: valid against the bodies' tight
+    /// boxes, one leaf each, measured with Box2D's own height and area ratio.
+    #[test]
+    fn box2ds_tree_read_as_an_engine_tree_is_valid_and_measures_as_box2ds() {
+        use crate::broadphase::{Body, Box2dBroadphase, Broadphase, BroadphaseCore, UpdateOutcome};
+        use rand::{RngExt, SeedableRng};
+        use rand_pcg::Pcg64;
+
+        // Bodies with ids `0..150` at random places in `[0, 20]²`, about `keep`% of them.
+        let bodies = |rng: &mut Pcg64, keep: u64| -> Vec<Body<Vec2>> {
+            let mut out = Vec::new();
+            for id in 0..150 {
+                if rng.random_range(0..100) >= keep {
+                    continue;
+                }
+                let c = Vec2::new(rng.random_range(0.0..20.0), rng.random_range(0.0..20.0));
+                let r = rng.random_range(0.1..1.0);
+                out.push(Body {
+                    id,
+                    tight: Aabb::new(c - Vec2::splat(r), c + Vec2::splat(r)),
+                    velocity: Vec2::new(rng.random_range(-2.0..2.0), rng.random_range(-2.0..2.0)),
+                });
+            }
+            out
+        };
+        let config = TreeConfig {
+            margin: 0.3,
+            velocity_lookahead: 0.1,
+            ..TreeConfig::default()
+        };
+        let mut b2 = Box2dBroadphase::new(config);
+        let mut rng = Pcg64::seed_from_u64(36);
+        let mut now = bodies(&mut rng, 90);
+        let mut out = UpdateOutcome::default();
+        for step in 0..30usize {
+            if step % 10 == 5 {
+                now = bodies(&mut rng, 80);
+            } else {
+                for (k, b) in now.iter_mut().enumerate() {
+                    let shift = if (k + step) % 4 == 0 {
+                        Vec2::new(rng.random_range(-2.0..2.0), rng.random_range(-2.0..2.0))
+                    } else {
+                        Vec2::splat(0.02)
+                    };
+                    b.tight = Aabb::new(b.tight.min + shift, b.tight.max + shift);
+                }
+            }
+            b2.update_bodies(&now, &mut out).expect("usable");
+            let tree = b2.tree();
+            let foreign = Broadphase::foreign_tree(&b2).expect("Box2D's tree, read");
+            assert_eq!(foreign.nodes.len() as u32, tree.node_count(), "step {step}");
+            let proxies: Vec<WireBox> = now
+                .iter()
+                .map(|b| WireBox {
+                    id: b.id,
+                    min: [b.tight.min.x, b.tight.min.y, 0.0],
+                    max: [b.tight.max.x, b.tight.max.y, 0.0],
+                })
+                .collect();
+            let read = validate_tree(&foreign, &proxies, 2).expect("Box2D's tree holds the bodies");
+            assert_eq!(read.leaves, now.len(), "step {step}");
+            let health = tree_health(&foreign, &read, 2);
+            assert_eq!(health.height, tree.height(), "step {step}");
+            let ratio = f64::from(tree.area_ratio());
+            assert!(
+                (health.cost - ratio).abs() <= 1e-5 * ratio.max(1.0),
+                "step {step}: cost {} against Box2D's area ratio {ratio}",
+                health.cost
+            );
+        }
+    }
 }

@@ -22,10 +22,9 @@ use aabb_recorder::wire::{self, Decoder, Frame, WireBox, WireErrorKind};
 use glam::Vec3;
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 pub use aabb_recorder::wire::{MAGIC as STREAM_MAGIC, WireError};
-
-pub use crate::trace::STREAM_EXTENSION;
 
 /// Steps an engine dropped (its recorder's buffer was full): engine steps `first..=last` never
 /// arrived, between the received steps `after` and `after + 1`.
@@ -200,13 +199,45 @@ impl StreamError {
     }
 }
 
+/// A tap on a trace being built by a [`StreamIntake`] (see [`StreamIntake::tap`]).
+#[derive(Clone)]
+pub struct TraceTap(Arc<Mutex<Option<TraceBuilder>>>);
+
+impl TraceTap {
+    /// The steps built so far (0 before the first, and after the intake finished).
+    #[must_use]
+    pub fn step_count(&self) -> usize {
+        lock_builder(&self.0)
+            .as_ref()
+            .map_or(0, TraceBuilder::step_count)
+    }
+
+    /// The trace built so far, sharing its boxes with the builder (`None` before the first
+    /// step, and after the intake finished).
+    #[must_use]
+    pub fn snapshot(&self) -> Option<Trace> {
+        lock_builder(&self.0).as_ref()?.snapshot().ok()
+    }
+}
+
+/// The builder behind its lock (a panic while it was held leaves the steps before it intact:
+/// a refused step changes nothing).
+fn lock_builder(
+    builder: &Mutex<Option<TraceBuilder>>,
+) -> std::sync::MutexGuard<'_, Option<TraceBuilder>> {
+    builder
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Turns decoded frames into a trace step by step: the one place a stream becomes steps, for
 /// files and live connections alike.
 pub struct StreamIntake {
     source_name: String,
     limits: TraceLimits,
     state: StreamState,
-    builder: Option<TraceBuilder>,
+    /// The trace being built, shared with the taps ([`StreamIntake::tap`]).
+    builder: Arc<Mutex<Option<TraceBuilder>>>,
     /// Whether the steps are kept as a trace (else only counted: `listen --out` writes them
     /// to its file and holds only the current set).
     keep_steps: bool,
@@ -258,7 +289,7 @@ impl StreamIntake {
             source_name: source_name.to_owned(),
             limits,
             state: StreamState::new(wire_limits(&limits)),
-            builder: None,
+            builder: Arc::default(),
             keep_steps: true,
             check_engine: true,
             open_check: None,
@@ -369,7 +400,7 @@ impl StreamIntake {
                 }
                 if self.keep_steps {
                     self.ensure_builder().map_err(trace_error)?;
-                    if let Some(builder) = self.builder.as_mut() {
+                    if let Some(builder) = lock_builder(&self.builder).as_mut() {
                         let boxes = update.boxes.iter().map(|b| trace_box(b, dims)).collect();
                         builder.push_step(boxes).map_err(|error| {
                             let message = match error {
@@ -435,7 +466,7 @@ impl StreamIntake {
     }
 
     fn ensure_builder(&mut self) -> Result<(), TraceError> {
-        if self.builder.is_some() {
+        if lock_builder(&self.builder).is_some() {
             return Ok(());
         }
         let Some(hello) = self.state.hello() else {
@@ -452,8 +483,16 @@ impl StreamIntake {
             .iter()
             .map(|b| trace_box(b, dims))
             .collect();
-        self.builder = Some(TraceBuilder::new(&self.name, header, statics, self.limits)?);
+        *lock_builder(&self.builder) =
+            Some(TraceBuilder::new(&self.name, header, statics, self.limits)?);
         Ok(())
+    }
+
+    /// A tap on the trace as it is built: another thread takes the trace so far through it
+    /// whenever it likes ([`TraceTap::snapshot`]), each copy sharing the boxes.
+    #[must_use]
+    pub fn tap(&self) -> TraceTap {
+        TraceTap(Arc::clone(&self.builder))
     }
 
     /// Steps taken so far.
@@ -475,7 +514,7 @@ impl StreamIntake {
 
     /// The trace so far (an error when no step arrived).
     pub fn snapshot(&self) -> Result<Trace, StreamError> {
-        match &self.builder {
+        match lock_builder(&self.builder).as_ref() {
             Some(b) if b.step_count() > 0 => b.snapshot().map_err(|error| StreamError::Trace {
                 source_name: self.source_name.clone(),
                 error,
@@ -487,7 +526,8 @@ impl StreamIntake {
     /// The finished trace and what the stream said (an error when no step arrived).
     pub fn finish(self) -> Result<(Trace, StreamInfo), StreamError> {
         let no_step = self.no_step();
-        match self.builder {
+        let builder = lock_builder(&self.builder).take();
+        match builder {
             Some(b) if b.step_count() > 0 => {
                 let source_name = self.source_name;
                 let trace = b

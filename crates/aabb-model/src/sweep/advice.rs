@@ -21,6 +21,7 @@
 //!   note says it does not.
 
 use super::{PointResult, Spread};
+use crate::scene::PAIR_COST_RANGE;
 use crate::tree::TreeConfig;
 
 /// The least R² at which the cost model is said to predict the measured curve: 90% of the
@@ -123,7 +124,7 @@ pub struct EnginePairCost {
     pub ns_per_pair_test: f64,
     /// Nanoseconds a node visit of the tree costs here, from the sweep's own times.
     pub ns_per_node_visit: f64,
-    /// Their ratio, within [`super::PAIR_COST_RANGE`]: a pair test as this many node visits.
+    /// Their ratio, within [`PAIR_COST_RANGE`]: a pair test as this many node visits.
     pub pair_cost: f64,
     /// The point of least work at that cost.
     pub best: Option<usize>,
@@ -160,8 +161,8 @@ pub fn engine_pair_cost(
     if !(ns_per_node_visit.is_finite() && ns_per_node_visit > 0.0) {
         return None;
     }
-    let pair_cost = (ns_per_pair_test / ns_per_node_visit)
-        .clamp(super::PAIR_COST_RANGE.0, super::PAIR_COST_RANGE.1);
+    let pair_cost =
+        (ns_per_pair_test / ns_per_node_visit).clamp(PAIR_COST_RANGE.0, PAIR_COST_RANGE.1);
     Some(EnginePairCost {
         ns_per_pair_test,
         ns_per_node_visit,

@@ -37,7 +37,7 @@ pub use grid::{MAX_POINTS, MAX_STEPS, MAX_TOTAL_STEPS, MarginRange, parse_lookah
 
 use crate::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
 use crate::replay::TraceStart;
-use crate::scene::{Scene, SceneError};
+use crate::scene::{PAIR_COST_RANGE, Scene, SceneError, pair_cost_in_range};
 use crate::source::{Origin, Sim};
 use crate::trace::{Stepper, Trace};
 use crate::tree::{TreeConfig, WorkCounts};
@@ -71,12 +71,10 @@ pub struct SweepSpec {
     pub pair_cost: f64,
 }
 
-/// The least and the most a pair test may cost, in node visits.
-pub const PAIR_COST_RANGE: (f64, f64) = (0.0, 1e6);
-
-/// Refuses a pair-test cost that is not a finite number in [`PAIR_COST_RANGE`].
+/// Refuses a pair-test cost that is not a finite number in [`PAIR_COST_RANGE`] (the scene's
+/// rule, [`pair_cost_in_range`]).
 pub fn check_pair_cost(cost: f64) -> Result<f64, SweepError> {
-    if cost.is_finite() && (PAIR_COST_RANGE.0..=PAIR_COST_RANGE.1).contains(&cost) {
+    if pair_cost_in_range(cost) {
         Ok(cost)
     } else {
         Err(SweepError::Grid {

@@ -1,8 +1,8 @@
 //! The trace text format: a streaming, bounded reader ([`TraceReader`]), a writer
 //! ([`TraceWriter`]) and the in-memory [`Trace`] the simulation replays. The format itself is
-//! described in the module docs of [`crate::trace`] and in the README ("Traces").
+//! described in the module docs of [`crate::trace`] and in docs/formats.md ("Traces").
 
-use crate::fileio::ReadError;
+use crate::fileio::{ReadError, TRACE_MAGIC};
 use crate::text::{clean_message, escape_controls, excerpt};
 use crate::tree::Aabb;
 use glam::Vec3;
@@ -11,8 +11,6 @@ use std::path::Path;
 
 /// The newest trace format version this build reads, and the one it writes.
 pub const TRACE_VERSION: u32 = 1;
-/// The first word of every trace file.
-pub const TRACE_MAGIC: &str = "aabb-trace";
 /// The time step when the header gives no `dt`: one 60th of a second.
 pub const DEFAULT_TRACE_DT: f32 = 1.0 / 60.0;
 /// The largest trace file [`Trace::load`] reads: 4 GiB.
@@ -775,14 +773,16 @@ fn write_error(source: std::io::Error) -> TraceError {
 /// A whole trace in memory: the header, the static boxes and every step's boxes (each sorted
 /// by id), for replaying it at any margin, any number of times, and for showing any step.
 /// (Its `Debug` gives the counts, not the boxes.)
+///
+/// A copy shares the steps' boxes with the original ([`Steps`]), so a trace still growing (a
+/// live engine's) can be handed over as it is, again and again, each copy costing a pointer a
+/// chunk of steps rather than its boxes; a copy is a prefix of the trace it was taken from.
 #[derive(Clone, PartialEq)]
 pub struct Trace {
     name: String,
     header: TraceHeader,
     statics: Vec<TraceBox>,
-    boxes: Vec<TraceBox>,
-    /// `boxes[ends[k - 1]..ends[k]]` is step k.
-    ends: Vec<usize>,
+    steps: Steps,
 }
 
 impl std::fmt::Debug for Trace {
@@ -791,9 +791,78 @@ impl std::fmt::Debug for Trace {
             .field("name", &self.name)
             .field("header", &self.header)
             .field("statics", &self.statics.len())
-            .field("steps", &self.ends.len())
-            .field("boxes", &self.boxes.len())
+            .field("steps", &self.steps.count)
+            .field("boxes", &self.steps.boxes)
             .finish()
+    }
+}
+
+/// Every step's boxes, in chunks of consecutive steps that copies share. A step is appended
+/// to the last chunk when no copy holds it, else it starts a new chunk, so a copy never sees a
+/// step appended after it was taken and appending never copies boxes.
+#[derive(Clone, Default)]
+struct Steps {
+    chunks: Vec<std::sync::Arc<Chunk>>,
+    /// Steps in all.
+    count: usize,
+    /// Boxes in all.
+    boxes: usize,
+}
+
+/// Consecutive steps from `first`: step `first + k` is `boxes[ends[k - 1]..ends[k]]`.
+#[derive(Clone, Default)]
+struct Chunk {
+    first: usize,
+    boxes: Vec<TraceBox>,
+    ends: Vec<usize>,
+}
+
+impl Steps {
+    /// Step `k`'s boxes; empty past the end.
+    fn get(&self, k: usize) -> &[TraceBox] {
+        if k >= self.count {
+            return &[];
+        }
+        let at = self.chunks.partition_point(|c| c.first <= k);
+        let Some(chunk) = at.checked_sub(1).and_then(|i| self.chunks.get(i)) else {
+            return &[];
+        };
+        let j = k - chunk.first;
+        let start = j.checked_sub(1).map_or(0, |i| chunk.ends[i]);
+        chunk.boxes.get(start..chunk.ends[j]).unwrap_or_default()
+    }
+
+    /// Appends a step (see the type's doc).
+    fn push(&mut self, boxes: &[TraceBox]) {
+        let count = self.count;
+        let last = self.chunks.last_mut().and_then(std::sync::Arc::get_mut);
+        let chunk = match last {
+            Some(chunk) => chunk,
+            None => {
+                self.chunks.push(std::sync::Arc::new(Chunk {
+                    first: count,
+                    ..Chunk::default()
+                }));
+                match self.chunks.last_mut().and_then(std::sync::Arc::get_mut) {
+                    Some(chunk) => chunk,
+                    // Just made, so held by no copy.
+                    None => return,
+                }
+            }
+        };
+        chunk.boxes.extend_from_slice(boxes);
+        chunk.ends.push(chunk.boxes.len());
+        self.count += 1;
+        self.boxes += boxes.len();
+    }
+}
+
+impl PartialEq for Steps {
+    /// The same steps, however they are chunked.
+    fn eq(&self, other: &Steps) -> bool {
+        self.count == other.count
+            && self.boxes == other.boxes
+            && (0..self.count).all(|k| self.get(k) == other.get(k))
     }
 }
 
@@ -826,20 +895,16 @@ impl Trace {
             name: file.to_owned(),
             header: reader.header(),
             statics: reader.statics().to_vec(),
-            boxes: Vec::new(),
-            ends: Vec::new(),
+            steps: Steps::default(),
         };
         let mut step = Vec::new();
-        let mut previous_start = None;
         while reader.next_step(&mut step)? {
-            if let Some(start) = previous_start {
-                check_velocities(&reader, &trace.boxes[start..], &step)?;
+            if let Some(last) = trace.steps.count.checked_sub(1) {
+                check_velocities(&reader, trace.steps.get(last), &step)?;
             }
-            previous_start = Some(trace.boxes.len());
-            trace.boxes.extend_from_slice(&step);
-            trace.ends.push(trace.boxes.len());
+            trace.steps.push(&step);
         }
-        if trace.ends.is_empty() {
+        if trace.steps.count == 0 {
             return Err(reader.error_at(
                 reader.line_no.max(1),
                 "the trace has no step: it needs at least `step 0`".to_owned(),
@@ -915,7 +980,7 @@ impl Trace {
     /// How many steps (at least 1).
     #[must_use]
     pub fn step_count(&self) -> usize {
-        self.ends.len()
+        self.steps.count
     }
 
     /// The pair tests a step of each broad phase makes over step `k`'s boxes and the static
@@ -934,13 +999,30 @@ impl Trace {
     /// Step `k`'s boxes sorted by id (static boxes not included); empty past the end.
     #[must_use]
     pub fn step(&self, k: usize) -> &[TraceBox] {
-        let start = if k == 0 {
-            0
-        } else {
-            self.ends.get(k - 1).copied().unwrap_or(self.boxes.len())
-        };
-        let end = self.ends.get(k).copied().unwrap_or(self.boxes.len());
-        self.boxes.get(start..end).unwrap_or_default()
+        self.steps.get(k)
+    }
+
+    /// True when `self` is `longer` up to this trace's last step: the same name, header and
+    /// static boxes, and the same boxes at each of its steps (a live trace handed over before
+    /// more steps came). Compares the steps' boxes only where the two do not share them.
+    #[must_use]
+    pub fn is_prefix_of(&self, longer: &Trace) -> bool {
+        self.name == longer.name
+            && self.header == longer.header
+            && self.statics == longer.statics
+            && self.steps.count <= longer.steps.count
+            && self
+                .steps
+                .chunks
+                .iter()
+                .zip(&longer.steps.chunks)
+                .all(|(a, b)| {
+                    std::sync::Arc::ptr_eq(a, b)
+                        || (a.first == b.first
+                            && (0..a.ends.len()).all(|j| {
+                                self.steps.get(a.first + j) == longer.steps.get(a.first + j)
+                            }))
+                })
     }
 
     /// The most boxes any one step holds, static boxes included.
@@ -1001,8 +1083,7 @@ impl TraceBuilder {
                 name: name.to_owned(),
                 header,
                 statics,
-                boxes: Vec::new(),
-                ends: Vec::new(),
+                steps: Steps::default(),
             },
             limits,
             static_ids,
@@ -1012,7 +1093,7 @@ impl TraceBuilder {
     /// Appends the next step (`boxes` in any order; sorted here). An error leaves the trace
     /// as it was before the call.
     pub fn push_step(&mut self, mut boxes: Vec<TraceBox>) -> Result<(), TraceError> {
-        let step = self.trace.ends.len() as u64;
+        let step = self.trace.steps.count as u64;
         boxes.sort_unstable_by_key(|b| b.id);
         let previous = self
             .trace
@@ -1022,15 +1103,14 @@ impl TraceBuilder {
         check_step_rules(
             &self.limits,
             step,
-            self.trace.boxes.len() as u64,
+            self.trace.steps.boxes as u64,
             &self.static_ids,
             previous,
             &boxes,
             self.trace.header.dt,
         )
         .map_err(|message| TraceError::Invalid { step, message })?;
-        self.trace.boxes.extend_from_slice(&boxes);
-        self.trace.ends.push(self.trace.boxes.len());
+        self.trace.steps.push(&boxes);
         Ok(())
     }
 
@@ -1040,9 +1120,11 @@ impl TraceBuilder {
         self.trace.step_count()
     }
 
-    /// The trace as built so far (an error when it has no step yet).
+    /// The trace as built so far (an error when it has no step yet): it shares the steps'
+    /// boxes with the builder, so taking one costs a pointer a chunk of steps, and the next
+    /// step appended starts a chunk of its own.
     pub fn snapshot(&self) -> Result<Trace, TraceError> {
-        if self.trace.ends.is_empty() {
+        if self.trace.steps.count == 0 {
             return Err(TraceError::Invalid {
                 step: 0,
                 message: "the trace has no step yet".to_owned(),
@@ -1053,7 +1135,7 @@ impl TraceBuilder {
 
     /// The finished trace (an error when it has no step).
     pub fn finish(self) -> Result<Trace, TraceError> {
-        if self.trace.ends.is_empty() {
+        if self.trace.steps.count == 0 {
             return Err(TraceError::Invalid {
                 step: 0,
                 message: "the trace has no step: it needs at least one".to_owned(),
@@ -1144,9 +1226,6 @@ fn check_sorted_boxes(boxes: &[TraceBox]) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// The file name extension of stream files (the live link's binary traces).
-pub const STREAM_EXTENSION: &str = "aabbstream";
 
 /// True when `path` opens as a trace: its name ends in `.trace` or `.aabbstream`, or the file
 /// begins with `aabb-trace` or with a stream's magic bytes (see [`crate::fileio::open_as`]).

@@ -55,8 +55,7 @@ mod format;
 mod simulation;
 
 pub use format::{
-    DEFAULT_TRACE_DT, MAX_TRACE_BYTES, STREAM_EXTENSION, TRACE_MAGIC, TRACE_VERSION, Trace,
-    TraceBox, TraceBuilder, TraceError, TraceHeader, TraceLimits, TraceReader, TraceWriter,
-    check_step_rules, is_trace_path,
+    DEFAULT_TRACE_DT, MAX_TRACE_BYTES, TRACE_VERSION, Trace, TraceBox, TraceBuilder, TraceError,
+    TraceHeader, TraceLimits, TraceReader, TraceWriter, check_step_rules, is_trace_path,
 };
 pub use simulation::{Stepper, TraceSimulation};

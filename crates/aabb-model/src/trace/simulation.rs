@@ -349,6 +349,14 @@ impl TraceSimulation {
         &self.trace
     }
 
+    /// Takes `longer`, the same trace with more steps (a live engine's, grown since), in place
+    /// of the one it replays: the steps run so far are the same in both, so nothing else
+    /// changes, and the steps after the old last become steps to come. The caller checks that
+    /// it is ([`Trace::is_prefix_of`]).
+    pub fn grow_trace(&mut self, longer: Arc<Trace>) {
+        self.trace = longer;
+    }
+
     /// The current step's bodies, static boxes included, sorted by id: each tight box as
     /// the trace gives it and the velocity the look-ahead uses (for drawing them).
     #[must_use]

@@ -1,8 +1,14 @@
 //! The engine-parts case the C and Python check programs write (`parts FILE`): what each
-//! step must decode to, exactly.
+//! step must decode to, exactly. And [`needs`]: a C compiler or python3 missing fails the
+//! test under CI and skips it, saying so, elsewhere.
 
 use aabb_recorder::wire::{EngineParts, EngineTree, NodeKind, Timing, TreeNode};
 use aabb_recorder::{Decoder, Frame, Limits, WireBox};
+
+/// What a test needs of the machine, and the rule when it is missing: the workspace's one
+/// helper, the root's tests/common/needs.rs.
+#[path = "../../../../tests/common/needs.rs"]
+pub mod needs;
 
 fn wb(id: u32, min: [f32; 2], max: [f32; 2]) -> WireBox {
     WireBox {

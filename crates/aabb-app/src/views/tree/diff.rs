@@ -30,7 +30,7 @@
 //! unit tests check the definition against exact sets.
 
 use crate::broadphase::{Broadphase, TreeRef};
-use crate::state::State;
+use crate::pane::Pane;
 use crate::tree::{Aabb, DynamicTree, NodeId, Vector};
 use glam::Vec3;
 
@@ -455,8 +455,8 @@ struct StepKey {
     last_edit: u64,
 }
 
-fn step_key(state: &State, step: u64) -> Option<StepKey> {
-    let rec = &state.model.recording;
+fn step_key(state: Pane<'_>, step: u64) -> Option<StepKey> {
+    let rec = &state.session.recording();
     let record = rec.steps().get(usize::try_from(step).ok()?)?;
     let edits = rec.edits().partition_point(|e| e.step <= step);
     let last_edit = edits
@@ -464,7 +464,7 @@ fn step_key(state: &State, step: u64) -> Option<StepKey> {
         .and_then(|i| rec.edits().get(i))
         .map_or(0, |e| e.hash);
     Some(StepKey {
-        document: state.model.document_id,
+        document: state.session.id(),
         step,
         hash: record.hash,
         edits,
@@ -521,14 +521,14 @@ impl DiffCache {
     }
 
     /// Computes the changes of the state's simulation when it changed since the last call.
-    pub fn update(&mut self, state: &State) {
+    pub fn update(&mut self, state: Pane<'_>) {
         let engine = state.shows_engine_tree();
-        let key = (state.model.rev, state.model.document_id, engine);
+        let key = (state.session.rev(), state.session.id(), engine);
         if self.computed_for == Some(key) {
             return;
         }
         self.computed_for = Some(key);
-        let sim = &state.model.sim;
+        let sim = &state.session.sim();
         let step = sim.step_index();
         if engine {
             // The engine's received trees: each step's is in the record, nothing to rebuild.
@@ -560,15 +560,15 @@ impl DiffCache {
     }
 
     /// The index in `shapes` of the shape at recorded step `step`, rebuilt when not kept.
-    fn shape_at(&mut self, state: &State, step: u64) -> Result<usize, String> {
+    fn shape_at(&mut self, state: Pane<'_>, step: u64) -> Result<usize, String> {
         let key = step_key(state, step)
             .ok_or_else(|| format!("Step {step} is not in the recording: no changes shown."))?;
         if let Some(i) = self.shapes.iter().position(|(k, _)| *k == key) {
             return Ok(i);
         }
         let sim = state
-            .model
-            .recording
+            .session
+            .recording()
             .state_at(step)
             .map_err(|e| format!("Could not rebuild step {step} to compare with: {e}."))?;
         self.rebuilt += 1;

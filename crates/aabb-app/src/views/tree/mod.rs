@@ -26,16 +26,15 @@ pub use diagram::{FoldKey, Folding, LayoutItem, TreeLayout, letters};
 
 use eframe::egui;
 
-use super::View;
 use crate::broadphase::BroadphaseKind;
 use crate::camera::TreeCamera;
 use crate::commands::{Command, broadphase_name};
 use crate::mesh::{MeshBuilder, MeshPool, TREE_MESH, paint_alone};
 use crate::palette::Palette;
+use crate::pane::Pane;
 use crate::pick::Pick;
 use crate::prefs::{PrefChange, TREE_DEPTH_ALL, TreeLayoutKind};
 use crate::snapshot::Snapshot;
-use crate::state::State;
 use crate::tree::{NodeId, ProxyId, TreeEvent};
 use egui::{Align2, Color32, FontId, Key, Modifiers, PointerButton, Pos2, Rect, Sense, vec2};
 use std::time::Instant;
@@ -130,16 +129,16 @@ pub struct TreeView {
 /// The least height (points) of the tree view below its toolbar that also shows the event list.
 const EVENTS_MIN_VIEW_HEIGHT: f32 = 420.0;
 
-impl View for TreeView {
+impl TreeView {
     /// The tree view with its toolbar and event list, filling `ui`.
-    fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
-            let why = if state.model.kind() != BroadphaseKind::Tree
-                && state.model.kind() != BroadphaseKind::Box2d
+            let why = if state.session.sim().broadphase_kind() != BroadphaseKind::Tree
+                && state.session.sim().broadphase_kind() != BroadphaseKind::Box2d
             {
                 format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
-                    broadphase_name(state.model.kind())
+                    broadphase_name(state.session.sim().broadphase_kind())
                 )
             } else {
                 "The tree is empty: the scene has no spheres yet. Add one with A over the \
@@ -303,7 +302,7 @@ impl TreeView {
     }
 
     /// The toolbar: fit, focus, expand and collapse, and the layout.
-    fn toolbar_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    fn toolbar_ui(&mut self, ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
         if self.collapse_to == 0 {
             self.collapse_to = 3;
         }
@@ -326,7 +325,7 @@ impl TreeView {
                 self.focus_pending = true;
             }
             ui.separator();
-            let document = state.model.document_id;
+            let document = state.session.id();
             if ui.button("Expand all").clicked() {
                 self.restart_folding(document, TREE_DEPTH_ALL);
                 out.push(Command::SetPref(PrefChange::TreeCollapseDepth(
@@ -374,16 +373,16 @@ impl TreeView {
     }
 
     /// Lays the tree out again when the tree, the folding or the layout choice changed.
-    fn update_layout(&mut self, state: &State) {
+    fn update_layout(&mut self, state: Pane<'_>) {
         let key = LayoutKey {
-            rev: state.model.rev,
+            rev: state.session.rev(),
             folding: self.folding_rev,
             kind: state.prefs.tree_layout,
             names: branch_letters(state),
         };
         if self.layout_key != Some(key) {
             self.layout
-                .recompute(&state.snapshot, &self.folding, key.kind, key.names);
+                .recompute(state.snapshot, &self.folding, key.kind, key.names);
             self.layout_key = Some(key);
         }
     }
@@ -458,14 +457,14 @@ impl TreeView {
     }
 
     /// The diagram, filling `ui`.
-    fn diagram_ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
+    fn diagram_ui(&mut self, ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
         let (response, painter) = ui.allocate_painter(ui.available_size(), Sense::click_and_drag());
         let viewport = response.rect;
         self.rect = Some(viewport);
         let started = Instant::now();
         let snap = &state.snapshot;
         let pref = state.prefs.tree_collapse_depth;
-        let document = state.model.document_id;
+        let document = state.session.id();
         if self.folding_for != Some((document, pref)) {
             self.restart_folding(document, pref);
         }
@@ -662,7 +661,7 @@ impl TreeView {
     }
 
     /// The hover tooltip of item `k`.
-    fn describe_item(&self, state: &State, k: usize) -> String {
+    fn describe_item(&self, state: Pane<'_>, k: usize) -> String {
         let text = self.describe_node(state, k);
         match self.changed.get(k).copied().flatten() {
             Some(Change::Added) => format!("{text}\nadded since the previous step"),
@@ -700,7 +699,7 @@ impl TreeView {
     }
 
     /// The tooltip of item `k` without its change.
-    fn describe_node(&self, state: &State, k: usize) -> String {
+    fn describe_node(&self, state: Pane<'_>, k: usize) -> String {
         let snap = &state.snapshot;
         let item = self.layout.items[k];
         let n = &snap.nodes[item.node];
@@ -793,7 +792,7 @@ impl TreeView {
         m: &mut MeshBuilder,
         painter: &egui::Painter,
         viewport: Rect,
-        state: &State,
+        state: Pane<'_>,
         pal: &Palette,
     ) {
         let snap = &state.snapshot;
@@ -875,7 +874,7 @@ impl TreeView {
         m: &mut MeshBuilder,
         painter: &egui::Painter,
         viewport: Rect,
-        state: &State,
+        state: Pane<'_>,
         pal: &Palette,
     ) {
         let snap = &state.snapshot;
@@ -946,13 +945,13 @@ impl TreeView {
     /// Level of detail for the events: each drawn item is marked once, left to right per
     /// depth, and not within a dot's radius of the last mark at its depth (the first step of
     /// a big scene inserts every leaf); in the icicle only cells wide enough to show a mark.
-    fn draw_marks(&mut self, m: &mut MeshBuilder, viewport: Rect, state: &State, pal: &Palette) {
+    fn draw_marks(&mut self, m: &mut MeshBuilder, viewport: Rect, state: Pane<'_>, pal: &Palette) {
         let snap = &state.snapshot;
         if self.marked_for != self.layout_key || self.marked.len() != self.layout.items.len() {
             let marked = &mut self.marked;
             marked.clear();
             marked.resize(self.layout.items.len(), false);
-            for event in &state.model.sim.report().events {
+            for event in &state.session.sim().report().events {
                 if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(i)) {
                     marked[k] = true;
                 }
@@ -1089,10 +1088,10 @@ fn selected_node(snap: &Snapshot, pick: Option<Pick>) -> Option<usize> {
 }
 
 /// True when the open scene asks for branch letters.
-fn branch_letters(state: &State) -> bool {
+fn branch_letters(state: Pane<'_>) -> bool {
     state
-        .model
-        .doc
+        .session
+        .doc()
         .view
         .as_ref()
         .and_then(|v| v.branch_letters)
@@ -1159,11 +1158,11 @@ const REMOVED_LIST_LIMIT: usize = 1000;
 const EVENT_LIST_LIMIT: usize = 100_000;
 
 /// The tree's events of the last step, under the diagram.
-fn events_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-    let events = &state.model.sim.report().events;
+fn events_ui(ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
+    let events = &state.session.sim().report().events;
     ui.horizontal(|ui| {
         ui.strong(format!("Tree events of the last step: {}", events.len()));
-        let r = state.model.sim.report();
+        let r = state.session.sim().report();
         if !r.appeared.is_empty() || !r.disappeared.is_empty() {
             ui.weak(format!(
                 "· spheres {}",
@@ -1188,13 +1187,13 @@ fn events_ui(ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
                 .skip(rows.start)
                 .take(rows.end - rows.start)
             {
-                let node = event_node(&state.snapshot, event);
+                let node = event_node(state.snapshot, event);
                 let pick = node.map(|i| {
                     let n = &state.snapshot.nodes[i];
                     n.sphere.map_or(Pick::Node(n.id), Pick::Sphere)
                 });
                 let selected = pick.is_some() && pick == state.view.selection;
-                let r = ui.selectable_label(selected, describe_event(&state.snapshot, event));
+                let r = ui.selectable_label(selected, describe_event(state.snapshot, event));
                 if r.clicked() {
                     select = Some(pick);
                 }

@@ -6,10 +6,10 @@
 
 use aabb_app::views::advisor::AdvisorGrid;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::scene::Scene;
-use aabb_debugger::trace::{Stepper, Trace, TraceSimulation};
-use aabb_debugger::tree::TreeConfig;
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::scene::Scene;
+use aabb_model::trace::{Stepper, Trace, TraceSimulation};
+use aabb_model::tree::TreeConfig;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;

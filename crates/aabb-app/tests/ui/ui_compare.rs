@@ -6,15 +6,16 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::compare::{self, Side};
-use aabb_debugger::replay::Metric;
-use aabb_debugger::scene::Scene;
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::compare::{self, Side};
+use aabb_model::replay::Metric;
+use aabb_model::scene::Scene;
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use glam::Vec3;
 
+use crate::common::root_file;
 use crate::common::ui;
 
 /// The built-in scene (eighty bouncing spheres) with `margin`, in a 1400 x 900 window showing
@@ -57,7 +58,7 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
     step(&mut h, 40);
 
     // The same two runs headless, fresh from the scene.
-    let origin = aabb_debugger::source::Origin::Scene(Box::new(scene.clone()));
+    let origin = aabb_model::source::Origin::Scene(Box::new(scene.clone()));
     let (sa, sb) = compare::start(&origin, &side(0.05, &scene), &b, DEFAULT_PAIR_LIMIT)
         .expect("both sides start");
     let mut want = Vec::new();
@@ -88,8 +89,8 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
     let here = run.here.as_ref().expect("B is at A's step");
     assert_eq!(here.step, 40);
     assert_eq!(here.pairs, want[40].3);
-    assert_eq!(run.b.model.sim.step_index(), 40);
-    assert_eq!(run.b.model.sim.tree_settings().margin, 0.2);
+    assert_eq!(run.b.sim().step_index(), 40);
+    assert_eq!(run.b.sim().tree_settings().margin, 0.2);
     assert_eq!(h.state().inspect().sim().tree_settings().margin, 0.05);
 
     // The timeline overlays B's tracks and reads both sides at the playhead.
@@ -143,8 +144,7 @@ fn margin_005_against_02_differs_step_by_step_as_the_headless_comparison_does() 
             .inspect()
             .compare()
             .expect("comparing")
-            .b
-            .view
+            .b_view
             .camera,
         h.state().inspect().camera()
     );
@@ -176,11 +176,11 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
     );
     assert!(run.rows.iter().all(|r| r.only_a == 0 && r.only_b == 0));
     assert_eq!(
-        run.b.model.sim.structure_hash(),
+        run.b.sim().structure_hash(),
         h.state().inspect().sim().structure_hash()
     );
     assert_eq!(
-        run.b.model.recording.edits().len(),
+        run.b.recording().edits().len(),
         h.state().inspect().recording().edits().len()
     );
 
@@ -188,16 +188,16 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
     h.state_mut().apply(Command::SeekTo(5), false);
     h.run_steps(2);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.sim.step_index(), 5);
+    assert_eq!(run.b.sim().step_index(), 5);
     assert_eq!(
-        run.b.model.sim.structure_hash(),
+        run.b.sim().structure_hash(),
         h.state().inspect().sim().structure_hash()
     );
     h.state_mut().apply(Command::Step, false);
     h.run_steps(2);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.sim.step_index(), 6);
-    assert_eq!(run.b.model.recording.last_step(), 20);
+    assert_eq!(run.b.sim().step_index(), 6);
+    assert_eq!(run.b.recording().last_step(), 20);
     h.state_mut().apply(
         Command::MoveSphere {
             id,
@@ -208,9 +208,9 @@ fn a_run_compared_with_itself_differs_at_no_step_edits_and_the_playhead_included
     assert_eq!(h.state().inspect().recording().last_step(), 6);
     step(&mut h, 1);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.recording.last_step(), 7);
+    assert_eq!(run.b.recording().last_step(), 7);
     assert_eq!(
-        run.b.model.sim.structure_hash(),
+        run.b.sim().structure_hash(),
         h.state().inspect().sim().structure_hash()
     );
     assert_eq!(run.rows.last().map(|r| r.step), Some(7));
@@ -305,7 +305,7 @@ fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
         "A draws ours"
     );
     let run = h.state().inspect().compare().expect("comparing");
-    let mut b_ids: Vec<u32> = run.b.snapshot.nodes.iter().map(|n| n.id.0).collect();
+    let mut b_ids: Vec<u32> = run.b_snapshot.nodes.iter().map(|n| n.id.0).collect();
     b_ids.sort_unstable();
     assert_eq!(b_ids, theirs, "B draws the engine's, node for node");
     assert!(h.state().inspect().compare_tree_rect().is_some());
@@ -318,7 +318,7 @@ fn the_engines_tree_beside_ours_b_draws_its_tree_and_a_ours() {
         .engine_step()
         .and_then(|s| s.tree.as_ref())
         .expect("the engine's tree at step 3");
-    assert_eq!(run.b.snapshot.nodes.len(), tree.nodes.len());
+    assert_eq!(run.b_snapshot.nodes.len(), tree.nodes.len());
     assert_eq!(h.state().inspect().snapshot().nodes.len(), ours);
 }
 
@@ -370,7 +370,7 @@ fn window_rows(h: &mut Harness<'_, DebuggerApp>, b: &Side, steps: u64) -> Vec<Di
 /// B's sides that each change one thing of A's: the margin (4x), the look-ahead, the tree's
 /// methods, and the other broad phases.
 fn b_sides(a: &Side) -> Vec<Side> {
-    use aabb_debugger::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
+    use aabb_model::tree::{Balancing, InsertionCost, PairMethod, UpdateMode};
     let with = |f: &dyn Fn(&mut Side)| {
         let mut s = a.clone();
         f(&mut s);
@@ -413,7 +413,11 @@ fn compare_mode_started_at_any_step_gives_the_rows_of_the_headless_comparison_fr
             assert_eq!(got, want, "B {} from step {start}", b.describe());
             let run = h.state().inspect().compare().expect("comparing");
             assert_eq!(run.started_at, start);
-            assert_eq!(run.b.side_now(), b, "B keeps its settings");
+            assert_eq!(
+                aabb_app::compare::side_of(&run.b),
+                b,
+                "B keeps its settings"
+            );
             let keys: Vec<(u64, u32, u32)> = run
                 .rows
                 .iter()
@@ -437,7 +441,7 @@ fn compare_mode_started_at_any_step_gives_the_rows_of_the_headless_comparison_fr
 
 #[test]
 fn four_times_the_margin_from_step_30_on_random_1000_is_b_with_its_margin() {
-    let scene = Scene::load(std::path::Path::new("scenes/random-1000.ron")).expect("random-1000");
+    let scene = Scene::load(&root_file("scenes/random-1000.ron")).expect("random-1000");
     let mut h = ui::app_harness(
         Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
         scene.clone(),
@@ -481,7 +485,7 @@ fn back_before_the_start_of_a_comparison_b_steps_on_with_its_own_settings() {
     h.state_mut().apply(Command::SeekTo(10), false);
     h.run_steps(2);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.sim.step_index(), 10);
+    assert_eq!(run.b.sim().step_index(), 10);
     assert!(run.here.is_none());
     h.get_by_label_contains(
         "step 10: before the comparison (it started at step 30): B has no run of its own here",
@@ -519,7 +523,7 @@ fn back_before_the_start_of_a_comparison_b_steps_on_with_its_own_settings() {
     }
     assert_eq!(got, want);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.side_now(), b);
+    assert_eq!(aabb_app::compare::side_of(&run.b), b);
     assert_eq!(run.started_at, 10);
     assert_eq!(run.rows.last().map(|r| r.step), Some(16));
 }
@@ -586,7 +590,8 @@ fn playing_slow_steps_b_steps_beside_a_on_the_stepping_thread_with_its_own_setti
         aabb_app::AppOptions {
             playing: false,
             ephemeral: true,
-            background_steps: true,
+            // Every timed step on the stepping thread, whatever the machine.
+            background_steps: Some(0.01),
             ..aabb_app::AppOptions::default()
         },
     );
@@ -618,8 +623,8 @@ fn playing_slow_steps_b_steps_beside_a_on_the_stepping_thread_with_its_own_setti
     let at = h.state().inspect().sim().step_index();
     let run = h.state().inspect().compare().expect("comparing");
     assert!(run.steps_beside > 0, "B stepped on the stepping thread");
-    assert_eq!(run.b.model.sim.step_index(), at);
-    assert_eq!(run.b.side_now(), b);
+    assert_eq!(run.b.sim().step_index(), at);
+    assert_eq!(aabb_app::compare::side_of(&run.b), b);
     // The headless twin from step 2.
     let sb = compare::side_at(&start, &b).expect("B");
     let mut want = Vec::new();

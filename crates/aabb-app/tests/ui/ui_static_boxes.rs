@@ -2,9 +2,9 @@
 //! the mouse takes an id no box has, and saving keeps the boxes.
 
 use aabb_app::Command;
-use aabb_debugger::scene::Scene;
-use aabb_debugger::scene::boxlist::parse_box_list;
-use aabb_debugger::scene::boxlist::scene_of;
+use aabb_model::scene::Scene;
+use aabb_model::scene::boxlist::parse_box_list;
+use aabb_model::scene::boxlist::scene_of;
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
 use glam::Vec3;

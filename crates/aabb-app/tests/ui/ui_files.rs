@@ -4,13 +4,14 @@
 
 use aabb_app::files::ExportFormat;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::{Key, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::{Path, PathBuf};
 
+use crate::common::root_file;
 use crate::common::ui;
 
 /// A small scene; `name` tells the scenes apart.
@@ -521,7 +522,7 @@ fn a_small_world_with_a_resting_sphere_opens_without_a_far_world_warning_a_far_o
 
 #[test]
 fn the_slow_dense_advisor_scene_saved_after_steps_reopens_without_a_far_world_warning() {
-    let scene = Scene::load(Path::new("scenes/advisor-slow-dense.ron")).expect("the scene");
+    let scene = Scene::load(&root_file("scenes/advisor-slow-dense.ron")).expect("the scene");
     let mut h = ui::app_harness(
         Harness::builder().with_size(Vec2::new(1280.0, 800.0)),
         scene,

@@ -4,7 +4,7 @@
 //! truncated file shows its message.
 
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;

@@ -5,9 +5,9 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::replay::{Edit, Metric};
-use aabb_debugger::scene::{Scene, Simulation};
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::replay::{Edit, Metric};
+use aabb_model::scene::{Scene, Simulation};
 use eframe::egui;
 use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
 use egui_kittest::Harness;
@@ -284,7 +284,7 @@ fn run_until_opened(h: &mut Harness<'_, DebuggerApp>) {
 
 #[test]
 fn a_recording_file_opens_at_its_last_step_with_the_timeline_filled() {
-    use aabb_debugger::replay::{Recording, file};
+    use aabb_model::replay::{Recording, file};
     let dir = tempfile::tempdir().expect("a temporary folder");
     let path = dir.path().join("bounce.rec");
     let (mut rec, mut sim) = Recording::start(
@@ -374,7 +374,7 @@ fn a_full_recording_pauses_at_its_last_step_and_a_bigger_budget_goes_on() {
     assert_eq!(app.inspect().sim().structure_hash(), fresh_hash_at(20));
     assert!(!app.inspect().is_playing());
 
-    let default = aabb_debugger::replay::DEFAULT_BUDGET_BYTES as u64;
+    let default = aabb_model::replay::DEFAULT_BUDGET_BYTES as u64;
     h.state_mut()
         .push_command(Command::SetPref(PrefChange::RecordingBudget(default)));
     h.run();

@@ -2,7 +2,7 @@
 //! with, and the tree view keeps the whole tree in sight as a trace's tree grows.
 
 use aabb_app::Command;
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;
@@ -256,7 +256,7 @@ fn both_views_show_the_engines_tree_in_place_of_ours_when_asked() {
 
 #[test]
 fn the_engines_pairs_are_drawn_by_why_they_exist_as_many_as_the_statistics_count() {
-    use aabb_debugger::stream::engine::PairClass;
+    use aabb_model::stream::engine::PairClass;
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("engine.aabbstream");
     let expected = crate::common::engine::write_stream(&path, None, None);

@@ -10,13 +10,13 @@ use aabb_app::prefs::{PrefChange, ViewMode};
 use aabb_app::views::health::{readout_text, warning_text};
 use aabb_app::views::timeline::TRACKS;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::health::RebuildKind;
-use aabb_debugger::broadphase::health::{LeafBoxes, Shape, least_height};
-use aabb_debugger::broadphase::{BroadphaseKind, TreeRef};
-use aabb_debugger::scene::Scene;
-use aabb_debugger::scene::boxlist::parse_box_list;
-use aabb_debugger::scene::boxlist::scene_of;
-use aabb_debugger::tree::{RebuildMethod, TreeConfig};
+use aabb_model::broadphase::health::RebuildKind;
+use aabb_model::broadphase::health::{LeafBoxes, Shape, least_height};
+use aabb_model::broadphase::{BroadphaseKind, TreeRef};
+use aabb_model::scene::Scene;
+use aabb_model::scene::boxlist::parse_box_list;
+use aabb_model::scene::boxlist::scene_of;
+use aabb_model::tree::{RebuildMethod, TreeConfig};
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -100,7 +100,7 @@ fn step_and_measure(h: &mut Harness<'_, DebuggerApp>, n: usize) -> HealthSample 
 }
 
 /// The live tree's shape and the fresh build of its leaves, computed here on this thread.
-fn synchronous(app: &DebuggerApp) -> (Shape, aabb_debugger::broadphase::health::FreshBuild) {
+fn synchronous(app: &DebuggerApp) -> (Shape, aabb_model::broadphase::health::FreshBuild) {
     let tree = app
         .inspect()
         .sim()

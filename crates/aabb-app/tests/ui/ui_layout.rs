@@ -5,17 +5,17 @@
 use aabb_app::layout::{MIN_VIEWS_WIDTH, TREE_SHARE_DEFAULT};
 use aabb_app::prefs::PrefChange;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::{Event, Modifiers, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use std::path::Path;
 
+use crate::common::root_file;
 use crate::common::ui;
 
 fn harness(size: Vec2) -> Harness<'static, DebuggerApp> {
-    let scene = Scene::load(Path::new("scenes/random-1000.ron")).expect("scene");
+    let scene = Scene::load(&root_file("scenes/random-1000.ron")).expect("scene");
     let mut h = ui::app_harness(Harness::builder().with_size(size), scene);
     h.run_steps(3);
     h
@@ -159,7 +159,7 @@ fn a_view_the_user_zoomed_is_not_refit_when_its_size_changes() {
 
 #[test]
 fn a_figure_scene_frames_its_content_and_shows_its_caption() {
-    let mut scene = Scene::load(Path::new("scenes/randall-bounding-aabbs.ron")).expect("scene");
+    let mut scene = Scene::load(&root_file("scenes/randall-bounding-aabbs.ron")).expect("scene");
     assert_eq!(scene.view.as_ref().and_then(|v| v.fit_content), Some(true));
     scene.view.get_or_insert_with(Default::default).caption = Some("The claim.".to_owned());
     let mut h = ui::app_harness(
@@ -264,16 +264,16 @@ fn at_1280_by_800_a_stream_with_the_engines_tree_keeps_statistics_and_the_compar
     // Compare mode: the readout wraps to the window, the engine's tree offered whole.
     let a = h.state().inspect().sim().tree_settings();
     h.state_mut().apply(
-        Command::StartCompare(aabb_debugger::compare::Side {
-            kind: aabb_debugger::broadphase::BroadphaseKind::Tree,
+        Command::StartCompare(aabb_model::compare::Side {
+            kind: aabb_model::broadphase::BroadphaseKind::Tree,
             // Every method other than A's: B's label is at its longest.
-            config: aabb_debugger::tree::TreeConfig {
+            config: aabb_model::tree::TreeConfig {
                 margin: 4.0 * a.margin.max(0.05),
                 velocity_lookahead: 0.25,
-                insertion: aabb_debugger::tree::InsertionCost::ExactSurfaceArea,
-                balancing: aabb_debugger::tree::Balancing::Avl,
-                pairs: aabb_debugger::tree::PairMethod::MovedQueries,
-                update: aabb_debugger::tree::UpdateMode::EnlargeAndRebuild,
+                insertion: aabb_model::tree::InsertionCost::ExactSurfaceArea,
+                balancing: aabb_model::tree::Balancing::Avl,
+                pairs: aabb_model::tree::PairMethod::MovedQueries,
+                update: aabb_model::tree::UpdateMode::EnlargeAndRebuild,
                 ..a
             },
         }),

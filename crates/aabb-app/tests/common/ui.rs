@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use aabb_app::{AppOptions, DebuggerApp};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, HarnessBuilder};

@@ -5,7 +5,7 @@
 use aabb_app::camera3d::{ORBIT_RADIANS_PER_POINT, ZOOM_PER_SCROLL_POINT};
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp, Pick};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::{
     Event, Key, Modifiers, MouseWheelSource, MouseWheelUnit, PointerButton, Pos2, TouchPhase, Vec2,

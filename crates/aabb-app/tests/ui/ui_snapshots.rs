@@ -1,12 +1,12 @@
 //! Snapshot images of the main view (world and tree) rendered with wgpu (llvmpipe works), behind
-//! the `snapshots` feature. `UPDATE_SNAPSHOTS=1 cargo test --features snapshots --test
-//! ui_snapshots` rewrites them in tests/snapshots/.
+//! the `snapshots` feature. `UPDATE_SNAPSHOTS=1 cargo test -p aabb-app --features snapshots
+//! --test ui ui_snapshots` rewrites them in crates/aabb-app/tests/snapshots/.
 
-#![cfg(all(feature = "app", feature = "snapshots"))]
+#![cfg(feature = "snapshots")]
 
 use aabb_app::prefs::{ThemeChoice, ViewMode};
 use aabb_app::{Command, DebuggerApp, Pick};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;
@@ -197,7 +197,7 @@ fn trace_world_dark() {
 fn static_boxes_are_drawn_in_their_own_colour() {
     use aabb_app::palette::Palette;
     use aabb_app::prefs::Layers;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/static-level.ron");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/static-level.ron");
     for (theme, pal) in [
         (ThemeChoice::Dark, Palette::DARK),
         (ThemeChoice::Light, Palette::LIGHT),

@@ -3,7 +3,7 @@
 //! with them); a refused generator keeps the typed count and density in their fields.
 
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::scene::{MAX_SPHERES, Scene};
+use aabb_model::scene::{MAX_SPHERES, Scene};
 use eframe::egui::{Key, Modifiers, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};

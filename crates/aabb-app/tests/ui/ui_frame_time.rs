@@ -3,11 +3,11 @@
 //! median) and, on Linux, the thread's CPU time per frame (from `/proc/thread-self/schedstat`,
 //! which leaves out the time other programs of a shared machine take). Not a pass/fail test
 //! (no timing assertions); run it to measure:
-//! `cargo test --release --test ui_frame_time -- --ignored --nocapture`.
+//! `cargo test --release -p aabb-app --test ui ui_frame_time -- --ignored --nocapture`.
 
 use aabb_app::Command;
 use aabb_app::prefs::{Layers, ViewMode};
-use aabb_debugger::scene::Scene;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui_kittest::Harness;
 use std::time::Instant;

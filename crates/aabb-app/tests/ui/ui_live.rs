@@ -4,11 +4,11 @@
 //! File > "Save received stream…" keeps every step.
 
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
-use aabb_debugger::scene::Scene;
-use aabb_debugger::stream::{self, read_stream};
-use aabb_debugger::trace::{Stepper, TraceLimits, TraceSimulation};
-use aabb_debugger::tree::TreeConfig;
+use aabb_model::broadphase::{BroadphaseKind, DEFAULT_PAIR_LIMIT};
+use aabb_model::scene::Scene;
+use aabb_model::stream::{self, read_stream};
+use aabb_model::trace::{Stepper, TraceLimits, TraceSimulation};
+use aabb_model::tree::TreeConfig;
 use aabb_recorder::{Hello, Options, Recorder};
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
@@ -254,13 +254,13 @@ fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
     // Three whole steps, then a frame a byte every 50 ms, never finished while the test runs.
     let mut bytes = Vec::new();
     let trace = {
-        let steps: Vec<Vec<aabb_debugger::trace::TraceBox>> = (0..4)
+        let steps: Vec<Vec<aabb_model::trace::TraceBox>> = (0..4)
             .map(|s| {
                 boxes(s)
                     .into_iter()
-                    .map(|(id, min, max)| aabb_debugger::trace::TraceBox {
+                    .map(|(id, min, max)| aabb_model::trace::TraceBox {
                         id,
-                        aabb: aabb_debugger::tree::Aabb::new(
+                        aabb: aabb_model::tree::Aabb::new(
                             glam::Vec3::new(min[0], min[1], 0.0),
                             glam::Vec3::new(max[0], max[1], 0.0),
                         ),
@@ -268,9 +268,9 @@ fn stop_ends_a_session_whose_engine_trickles_a_frame_at_once() {
                     .collect()
             })
             .collect();
-        aabb_debugger::trace::Trace::from_steps(
+        aabb_model::trace::Trace::from_steps(
             "trickle",
-            aabb_debugger::trace::TraceHeader {
+            aabb_model::trace::TraceHeader {
                 dimensions: 2,
                 dt: 1.0 / 60.0,
             },
@@ -473,4 +473,104 @@ fn a_stream_refused_before_its_first_step_is_said_once_in_the_error_window() {
         .to_owned();
     assert!(refusal.contains("byte "), "{refusal}");
     assert_eq!(error.matches(refusal.as_str()).count(), 1, "{error}");
+}
+
+/// The trace simulation of the first `steps` steps of `bytes` (a stream), stepped to its
+/// last: what the window's live view must show after that many steps arrived.
+fn headless_at(bytes: &[u8], steps: usize) -> TraceSimulation {
+    let (trace, _) =
+        read_stream(bytes, "t", "memory", TraceLimits::default()).expect("the same stream");
+    let mut sim = TraceSimulation::new(
+        Arc::new(trace),
+        BroadphaseKind::Tree,
+        TreeConfig::default(),
+        DEFAULT_PAIR_LIMIT,
+    )
+    .expect("starts");
+    for _ in 1..steps {
+        Stepper::step(&mut sim).expect("steps");
+    }
+    sim
+}
+
+#[test]
+fn the_window_draws_the_engine_while_it_streams_as_the_headless_run_of_what_arrived() {
+    let (mut h, addr) = listening();
+    // The engine sends 30 steps, waits for the test, sends 30 more, waits, then ends.
+    let (go_on, wait) = std::sync::mpsc::channel::<()>();
+    let (sent, steps_sent) = std::sync::mpsc::channel::<usize>();
+    let engine = std::thread::spawn(move || {
+        let hello = Hello::new("live view engine", 2, 1.0 / 60.0);
+        let options = Options {
+            exact: true,
+            ..Options::default()
+        };
+        let mut live =
+            Recorder::connect_with(addr, hello.clone(), options.clone()).expect("connect");
+        let memory = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut copy = Recorder::to_writer_with(SharedVec(Arc::clone(&memory)), hello, options)
+            .expect("memory");
+        for rec in [&mut live, &mut copy] {
+            rec.static_box(1000, &[0.0, 0.0], &[20.0, 1.0]);
+        }
+        for (s, pause) in (0..60u32).map(|s| (s, s == 29 || s == 59)) {
+            for rec in [&mut live, &mut copy] {
+                rec.begin_step();
+                for (id, min, max) in boxes(s) {
+                    rec.add_box(id, &min, &max);
+                }
+                rec.end_step();
+            }
+            if pause {
+                sent.send(s as usize + 1).expect("the test");
+                wait.recv().expect("go on");
+            }
+        }
+        live.finish();
+        copy.finish();
+        memory.lock().map(|v| v.clone()).expect("lock")
+    });
+    // What the live view showed after each pause: steps arrived, and our tree's hash.
+    let mut shown = Vec::new();
+    for round in 0..2 {
+        let n = steps_sent.recv().expect("steps sent");
+        let last = n as u64 - 1;
+        // While the engine is still connected (it waits), the views draw its newest step.
+        frames_until(&mut h, |h| {
+            h.state()
+                .inspect()
+                .live_session()
+                .is_some_and(|(at, _, _)| at == last)
+        });
+        h.run_steps(2);
+        let app = h.state();
+        assert!(app.inspect().shows_live(), "round {round}");
+        assert!(app.inspect().live_status().is_some(), "still live");
+        let (at, recorded, hash) = app.inspect().live_session().expect("a live session");
+        assert_eq!((at, recorded), (last, last), "round {round}");
+        let snapshot = app.inspect().live_snapshot();
+        assert_eq!(
+            snapshot.spheres.len(),
+            boxes(n as u32 - 1).len() + 1,
+            "round {round}: every box of the newest step and the static one"
+        );
+        assert!(!snapshot.nodes.is_empty(), "our tree is drawn");
+        shown.push((n, hash));
+        go_on.send(()).expect("the engine");
+    }
+    let bytes = engine.join().expect("the engine thread");
+    // Each is the headless run of the steps that had arrived (two starting points).
+    for (n, hash) in shown {
+        assert_eq!(
+            hash,
+            headless_at(&bytes, n).structure_hash(),
+            "after {n} steps"
+        );
+    }
+    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    h.run_steps(2);
+    let app = h.state();
+    assert!(!app.inspect().shows_live());
+    assert_eq!(app.inspect().recording().last_step(), 59);
+    assert_eq!(app.inspect().sim().step_index(), 59);
 }

@@ -7,10 +7,10 @@
 use aabb_app::prefs::ViewMode;
 use aabb_app::views::tree::TreeDiff;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::TreeRef;
-use aabb_debugger::scene::Scene;
-use aabb_debugger::source::Sim;
-use aabb_debugger::tree::NodeId;
+use aabb_model::broadphase::TreeRef;
+use aabb_model::scene::Scene;
+use aabb_model::source::Sim;
+use aabb_model::tree::NodeId;
 use eframe::egui;
 use egui::Vec2;
 use egui_kittest::Harness;

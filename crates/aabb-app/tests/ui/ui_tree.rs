@@ -5,8 +5,8 @@
 
 use aabb_app::prefs::{TreeLayoutKind, ViewMode};
 use aabb_app::{Command, DebuggerApp, Pick};
-use aabb_debugger::scene::Scene;
-use aabb_debugger::tree::NodeId;
+use aabb_model::scene::Scene;
+use aabb_model::tree::NodeId;
 use eframe::egui;
 use egui::accesskit::Role;
 use egui::{Key, Vec2};
@@ -45,7 +45,7 @@ fn row_scene(count: u32, labels: bool) -> Scene {
 
 fn scene_file(name: &str) -> Scene {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenes")
+        .join("../../scenes")
         .join(name);
     Scene::load(&path).expect("the scene file loads")
 }

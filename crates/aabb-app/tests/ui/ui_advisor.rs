@@ -5,10 +5,10 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::TreeRef;
-use aabb_debugger::scene::Scene;
-use aabb_debugger::sweep::SweepReport;
-use aabb_debugger::tree::TreeConfig;
+use aabb_model::broadphase::TreeRef;
+use aabb_model::scene::Scene;
+use aabb_model::sweep::SweepReport;
+use aabb_model::tree::TreeConfig;
 use eframe::egui;
 use egui::{Key, Modifiers, Pos2, Vec2};
 use egui_kittest::Harness;
@@ -246,7 +246,7 @@ fn export_csv_writes_the_sweep_commands_csv() {
     h.state_mut().push_command(Command::Export(path.clone()));
     h.run_steps(2);
     let written = std::fs::read_to_string(dir.path().join("advice.csv")).expect("exported");
-    assert_eq!(written, aabb_debugger::cli::sweep::csv(&report));
+    assert_eq!(written, aabb_model::sweep::export::csv(&report));
     assert_eq!(written.lines().count(), 1 + report.points.len());
 }
 

@@ -4,9 +4,9 @@
 //! A press for press).
 
 use aabb_app::{Command, DebuggerApp};
-use aabb_debugger::broadphase::BroadphaseKind;
-use aabb_debugger::compare::Side;
-use aabb_debugger::scene::Scene;
+use aabb_model::broadphase::BroadphaseKind;
+use aabb_model::compare::Side;
+use aabb_model::scene::Scene;
 use eframe::egui::{Event, Key, Modifiers, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -112,17 +112,17 @@ fn thirty_presses_of_n_in_compare_mode_are_thirty_steps_of_both_sides() {
     presses_in_one_frame(&mut h, Key::N, 30);
     assert_eq!(at(&h), 30);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.sim.step_index(), 30);
+    assert_eq!(run.b.sim().step_index(), 30);
     assert_eq!(run.rows.len(), 31);
     assert_eq!(run.rows.last().map(|r| r.step), Some(30));
     presses_in_one_frame(&mut h, Key::ArrowLeft, 12);
     assert_eq!(at(&h), 18);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.sim.step_index(), 18);
+    assert_eq!(run.b.sim().step_index(), 18);
     presses_in_one_frame(&mut h, Key::ArrowRight, 5);
     assert_eq!(at(&h), 23);
     let run = h.state().inspect().compare().expect("comparing");
-    assert_eq!(run.b.model.sim.step_index(), 23);
+    assert_eq!(run.b.sim().step_index(), 23);
 }
 
 #[test]

@@ -1,8 +1,6 @@
 //! The window's tests, one binary (egui_kittest drives the real app headless; the snapshot
-//! tests render through wgpu with `--features snapshots`). Each module is one part of the
-//! window; the helpers they share are in `tests/common`.
-
-#![cfg(feature = "app")]
+//! tests render through wgpu with this crate's `snapshots` feature). Each module is one part of
+//! the window; the helpers they share are in `tests/common`.
 
 #[path = "../common/mod.rs"]
 mod common;

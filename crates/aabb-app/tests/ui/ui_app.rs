@@ -5,8 +5,8 @@
 
 use aabb_app::prefs::ViewMode;
 use aabb_app::{Command, DebuggerApp, Pick};
-use aabb_debugger::broadphase::TreeRef;
-use aabb_debugger::scene::Scene;
+use aabb_model::broadphase::TreeRef;
+use aabb_model::scene::Scene;
 use eframe::egui;
 use egui::accesskit::Role;
 use egui::{Key, PointerButton, Vec2};
@@ -629,7 +629,7 @@ fn space_pauses_with_a_number_field_or_slider_focused_but_types_in_free_text() {
 
 #[test]
 fn the_branch_depth_range_survives_another_broad_phase_and_the_top_means_all() {
-    use aabb_debugger::broadphase::BroadphaseKind;
+    use aabb_model::broadphase::BroadphaseKind;
     let mut h = harness();
     let all = (
         h.state().inspect().prefs().branch_depth_min,
@@ -662,7 +662,7 @@ fn the_branch_depth_range_survives_another_broad_phase_and_the_top_means_all() {
 
 #[test]
 fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
-    use aabb_debugger::scene::Generate;
+    use aabb_model::scene::Generate;
     let mut h = harness();
     let before = h.state().inspect().document().world;
     h.state_mut()
@@ -703,7 +703,7 @@ fn generated_spheres_at_a_density_grow_the_world_and_stay_inside_it() {
 }
 
 /// The tree's settings in the running broad phase.
-fn tree_config(app: &DebuggerApp) -> aabb_debugger::tree::TreeConfig {
+fn tree_config(app: &DebuggerApp) -> aabb_model::tree::TreeConfig {
     match app.inspect().sim().broadphase().tree_view() {
         Some(TreeRef::D2(t)) => *t.config(),
         Some(TreeRef::D3(t)) => *t.config(),
@@ -713,7 +713,7 @@ fn tree_config(app: &DebuggerApp) -> aabb_debugger::tree::TreeConfig {
 
 #[test]
 fn the_options_menu_sets_the_rebuild_method_and_the_optimization_share() {
-    use aabb_debugger::tree::RebuildMethod;
+    use aabb_model::tree::RebuildMethod;
     let mut h = harness();
     assert_eq!(
         h.state().inspect().document().tree.rebuild,
@@ -789,7 +789,7 @@ fn a_crowd_at_one_point_is_drawn_within_the_vertex_budget() {
 /// Statistics.
 #[test]
 fn box2d_is_picked_under_broad_phase_and_gives_the_same_pairs() {
-    use aabb_debugger::broadphase::BroadphaseKind;
+    use aabb_model::broadphase::BroadphaseKind;
     let mut h = harness();
     let ours = h.state().inspect().sim().report().candidate_pairs.clone();
     assert!(!ours.is_empty());
