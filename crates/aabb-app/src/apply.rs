@@ -474,9 +474,40 @@ impl State {
                 }
             }
             Command::AddDrawTime(ms) => self.view.draw_ms += ms,
+            Command::LiveShow(step) => self.live_show(step),
             other => return Err(other),
         }
         Ok(())
+    }
+
+    /// Holds the live view at received step `step` (clamped to the last our side has
+    /// stepped), rebuilt from the live session's recording, or follows the newest (`None`).
+    fn live_show(&mut self, step: Option<u64>) {
+        let Some(job) = &self.dialogs.live else {
+            return;
+        };
+        let Some(step) = step else {
+            self.live_held = None;
+            self.model.status = "The live view follows the engine's newest step.".to_owned();
+            return;
+        };
+        let live = job.session();
+        let Some(session) = live.as_ref() else {
+            return;
+        };
+        let last = session.recording().last_step();
+        let step = step.min(last);
+        match session.recording().state_at(step) {
+            Ok(sim) => {
+                let rev = self.live_held.as_ref().map_or(1, |h| h.rev + 1);
+                self.live_held = Some(super::state::LiveHeld { sim, rev });
+                self.model.status = format!(
+                    "The live view holds received step {step} of {last}; the engine, the \
+                     recording and our tree go on (Follow returns to the newest)."
+                );
+            }
+            Err(e) => self.model.status = seek_error(step, &e),
+        }
     }
 
     /// Opens the file dialog for `purpose`, starting beside `start`.
@@ -869,6 +900,7 @@ impl State {
             self.dialogs.live = Some(job);
             return;
         };
+        self.live_held = None;
         let ended = result.end.describe();
         match result.session {
             Ok(mut session) => {

@@ -36,6 +36,9 @@ pub enum Command {
     Undo,
     /// Make again the settings change the last Undo took back (Ctrl+Shift+Z or Ctrl+Y).
     Redo,
+    /// While an engine streams: hold the live view at this received step (the engine, the
+    /// recording and our side go on), or follow the newest step again (`None`).
+    LiveShow(Option<u64>),
     /// Another broad phase (tree, brute force, sweep-and-prune, Box2D's tree).
     SetBroadphase(BroadphaseKind),
     /// What a pair test costs the engine, in node visits (kept with the scene: its

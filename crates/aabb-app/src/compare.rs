@@ -96,6 +96,7 @@ impl CompareRun {
     pub fn pane<'a>(&'a self, dialogs: &'a Dialogs) -> Pane<'a> {
         Pane {
             session: &self.b,
+            sim: self.b.sim(),
             snapshot: &self.b_snapshot,
             prefs: &self.b_prefs,
             view: &self.b_view,
@@ -354,7 +355,7 @@ impl State {
         crate::pane::refresh_snapshot(
             &mut run.b_snapshot,
             &mut run.b_snapshot_key,
-            &run.b,
+            crate::pane::Shown::session(&run.b),
             0,
             run.b_view.plane,
             engine_tree,

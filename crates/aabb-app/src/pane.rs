@@ -19,6 +19,9 @@ use glam::{Vec2, Vec3};
 pub struct Pane<'a> {
     /// The session shown.
     pub session: &'a Session,
+    /// The step shown: the session's simulation, or a step of it held while the session goes
+    /// on (an engine streaming now, its view paused).
+    pub sim: &'a crate::source::Sim,
     /// What the views draw of it.
     pub snapshot: &'a Snapshot,
     /// The preferences it is shown with.
@@ -43,7 +46,7 @@ impl<'a> Pane<'a> {
     /// The fat box of a sphere, from the broad phase.
     #[must_use]
     pub fn fat_box(&self, id: u32) -> Option<Aabb<Vec3>> {
-        self.session.sim().broadphase().fat_aabb(id)
+        self.sim.broadphase().fat_aabb(id)
     }
 
     /// The world point new spheres get for the coordinate the view plane hides.
@@ -110,7 +113,7 @@ impl<'a> Pane<'a> {
     /// carried it).
     #[must_use]
     pub fn engine_step(&self) -> Option<&'a EngineStep> {
-        self.session.engine_step()
+        self.session.engine_step_at(self.sim.step_index())
     }
 
     /// The engine's received tree at step `step`, when that step carried one.
@@ -127,7 +130,7 @@ impl<'a> Pane<'a> {
 
     /// The pairs the engine missed at the step shown (as far as the record lists them).
     pub fn engine_missed_here(&self) -> impl Iterator<Item = [u32; 2]> + 'a {
-        let at = self.session.sim().step_index();
+        let at = self.sim.step_index();
         self.session
             .engine()
             .into_iter()
@@ -137,25 +140,54 @@ impl<'a> Pane<'a> {
     }
 }
 
-/// What a snapshot was taken of: the session and its revision, the window's own revision,
-/// the plane, and which of the engine's parts are drawn.
+/// What a snapshot was taken of: the session, the revision of what is shown, the window's own
+/// revision, the plane, and which of the engine's parts are drawn.
 pub type SnapshotKey = (u64, u64, u64, Plane, bool, bool);
 
-/// Takes a new snapshot of `session` into `snapshot` when `key` (what it was taken of) says
-/// the session, the plane or the engine's parts drawn changed: the engine's tree in place of
-/// ours (`engine_tree`), its pairs by class (`engine_parts`). True when it was taken.
+/// What a snapshot shows: `sim`, a step of `session` (its own simulation, or a step held),
+/// `shown_rev` the revision of that (the session's, or one the holder counts).
+#[derive(Clone, Copy)]
+pub struct Shown<'a> {
+    /// The session.
+    pub session: &'a Session,
+    /// The step shown.
+    pub sim: &'a crate::source::Sim,
+    /// Changes whenever `sim` does.
+    pub shown_rev: u64,
+}
+
+impl<'a> Shown<'a> {
+    /// The session's own step.
+    #[must_use]
+    pub fn session(session: &'a Session) -> Shown<'a> {
+        Shown {
+            session,
+            sim: session.sim(),
+            shown_rev: session.rev(),
+        }
+    }
+}
+
+/// Takes a new snapshot of `shown` into `snapshot` when `key` (what it was taken of) says
+/// the step shown, the plane or the engine's parts drawn changed: the engine's tree in place
+/// of ours (`engine_tree`), its pairs by class (`engine_parts`). True when it was taken.
 pub fn refresh_snapshot(
     snapshot: &mut Snapshot,
     key: &mut Option<SnapshotKey>,
-    session: &Session,
+    shown: Shown<'_>,
     view_rev: u64,
     plane: Plane,
     engine_tree: bool,
     engine_parts: bool,
 ) -> bool {
+    let Shown {
+        session,
+        sim,
+        shown_rev,
+    } = shown;
     let now = (
         session.id(),
-        session.rev(),
+        shown_rev,
         view_rev,
         plane,
         engine_tree,
@@ -164,14 +196,13 @@ pub fn refresh_snapshot(
     if *key == Some(now) {
         return false;
     }
-    let sim = session.sim();
     snapshot.refresh(sim, plane);
     if engine_tree && let Some(tree) = session.engine_tree_at(sim.step_index()) {
         snapshot.use_tree(tree, plane);
     }
     snapshot.set_walls(&session.doc().world, plane);
     snapshot.engine_pairs.clear();
-    if engine_parts && let Some(step) = session.engine_step() {
+    if engine_parts && let Some(step) = session.engine_step_at(sim.step_index()) {
         // The engine's pairs, each with why it exists, for the world view's colours.
         let tight: Vec<WireBox> = sim
             .boxes()

@@ -102,6 +102,9 @@ pub struct NodeItem {
 /// Everything the views draw for one state of the simulation.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
+    /// Counts the snapshots taken into this one: what is laid out or computed from a
+    /// snapshot is keyed by it.
+    pub serial: u64,
     /// Live spheres sorted by id.
     pub spheres: Vec<SphereItem>,
     /// Tree nodes, parents before children (empty for brute force and sweep-and-prune).
@@ -332,6 +335,7 @@ impl Snapshot {
 
     /// Retakes the snapshot from the simulation, reusing this one's buffers.
     pub fn refresh(&mut self, sim: &Sim, plane: Plane) {
+        self.serial = self.serial.wrapping_add(1);
         self.spheres.clear();
         self.nodes.clear();
         self.pairs.clear();

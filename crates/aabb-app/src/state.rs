@@ -225,6 +225,9 @@ pub struct State {
     /// of the received steps (see `live.rs`), taken once per change.
     pub live_snapshot: Snapshot,
     live_key: Option<super::pane::SnapshotKey>,
+    /// The received step the live view holds while the engine streams on (paused or moved
+    /// back by the user); `None`: the view follows the newest step our side has stepped.
+    pub live_held: Option<LiveHeld>,
     /// The next close request goes through (the user agreed to lose unsaved changes).
     pub allow_close: bool,
     /// A command asked to close the window; the shell does it and clears this.
@@ -263,6 +266,14 @@ type SteppedPair = (
     std::time::Duration,
     Option<(Sim, Result<(), SceneError>)>,
 );
+
+/// A received step the live view holds (see [`State::live_held`]).
+pub struct LiveHeld {
+    /// The step, rebuilt from the live session's recording.
+    pub sim: Sim,
+    /// Counts the steps held, so the snapshot is taken again for each.
+    pub rev: u64,
+}
 
 /// A step slower than this (on average) runs on the stepping thread in the window,
 /// milliseconds.
@@ -309,6 +320,7 @@ impl State {
             snapshot_key: None,
             live_snapshot: Snapshot::default(),
             live_key: None,
+            live_held: None,
             allow_close: false,
             close_requested: false,
             clock: super::clock::FrameClock::default(),
@@ -336,6 +348,7 @@ impl State {
     pub fn pane(&self) -> Pane<'_> {
         Pane {
             session: &self.session,
+            sim: self.session.sim(),
             snapshot: &self.snapshot,
             prefs: &self.prefs,
             view: &self.view,
@@ -351,6 +364,7 @@ impl State {
     pub fn live_pane<'a>(&'a self, live: &'a Session) -> Pane<'a> {
         Pane {
             session: live,
+            sim: self.live_held.as_ref().map_or(live.sim(), |h| &h.sim),
             snapshot: &self.live_snapshot,
             prefs: &self.prefs,
             view: &self.view,
@@ -383,10 +397,18 @@ impl State {
         } else {
             Plane::XY
         };
+        let shown = match &self.live_held {
+            Some(held) => super::pane::Shown {
+                session,
+                sim: &held.sim,
+                shown_rev: held.rev,
+            },
+            None => super::pane::Shown::session(session),
+        };
         super::pane::refresh_snapshot(
             &mut self.live_snapshot,
             &mut self.live_key,
-            session,
+            shown,
             0,
             plane,
             false,
@@ -785,7 +807,7 @@ impl State {
         let taken = super::pane::refresh_snapshot(
             &mut self.snapshot,
             &mut self.snapshot_key,
-            &self.session,
+            super::pane::Shown::session(&self.session),
             self.model.view_rev,
             self.view.plane,
             engine_tree,

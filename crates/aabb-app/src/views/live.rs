@@ -107,6 +107,7 @@ impl View for LiveView {
                 if status.bytes > 0 || status.steps > 0 {
                     ui.weak(format!("{} static boxes", status.statics));
                 }
+                follow_ui(ui, state, job, out);
                 if let Some(last) = status.refused.last() {
                     let n = status.refused_count;
                     ui.weak(format!(
@@ -130,5 +131,45 @@ impl View for LiveView {
         } else if stop {
             out.push(Command::StopListening);
         }
+    }
+}
+
+/// While our side has a session of the received steps: "Follow the newest step", and a slider
+/// to hold the view at any received step while the engine streams on.
+fn follow_ui(ui: &mut egui::Ui, state: &State, job: &crate::live::LiveJob, out: &mut Vec<Command>) {
+    let last = {
+        let live = job.session();
+        let Some(session) = live.as_ref() else {
+            return;
+        };
+        session.recording().last_step()
+    };
+    let held = state.live_held.as_ref().map(|h| h.sim.step_index());
+    ui.horizontal(|ui| {
+        let mut follow = held.is_none();
+        if ui
+            .checkbox(&mut follow, "Follow the newest step")
+            .on_hover_text(
+                "Off: the views hold the step shown while the engine, the recording and our \
+                 tree go on.",
+            )
+            .changed()
+        {
+            out.push(Command::LiveShow((!follow).then_some(last)));
+        }
+        let mut step = held.unwrap_or(last);
+        if ui
+            .add(egui::Slider::new(&mut step, 0..=last).text("step"))
+            .on_hover_text("Hold the views at any received step our tree has stepped.")
+            .changed()
+        {
+            out.push(Command::LiveShow(Some(step)));
+        }
+    });
+    if let Some(at) = held {
+        ui.weak(format!(
+            "{} steps behind the newest",
+            last.saturating_sub(at)
+        ));
     }
 }

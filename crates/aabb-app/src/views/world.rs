@@ -205,7 +205,7 @@ impl WorldView {
 
         // Overlay: what level of detail cut.
         let text_color = ui.visuals().weak_text_color();
-        let mut overlay = state.session.sim().step_text();
+        let mut overlay = state.sim.step_text();
         if info.branches_cut
             && let Some(d) = info.branch_depth_drawn
         {

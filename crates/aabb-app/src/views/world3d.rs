@@ -265,7 +265,7 @@ impl World3dView {
 
         let mut overlay = format!(
             "3D · {} · drag: orbit · right-drag: pan · wheel: zoom · F: fit",
-            state.session.sim().step_text()
+            state.sim.step_text()
         );
         if let Some(depth) = cut {
             overlay.push_str(&format!(

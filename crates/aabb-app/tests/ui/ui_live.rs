@@ -574,3 +574,84 @@ fn the_window_draws_the_engine_while_it_streams_as_the_headless_run_of_what_arri
     assert_eq!(app.inspect().recording().last_step(), 59);
     assert_eq!(app.inspect().sim().step_index(), 59);
 }
+
+#[test]
+fn the_live_view_holds_a_received_step_while_the_engine_streams_on_and_follows_again() {
+    let (mut h, addr) = listening();
+    let (go_on, wait) = std::sync::mpsc::channel::<()>();
+    let (sent, steps_sent) = std::sync::mpsc::channel::<usize>();
+    let engine = std::thread::spawn(move || {
+        let hello = Hello::new("held view engine", 2, 1.0 / 60.0);
+        let options = Options {
+            exact: true,
+            ..Options::default()
+        };
+        let mut live =
+            Recorder::connect_with(addr, hello.clone(), options.clone()).expect("connect");
+        let memory = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut copy = Recorder::to_writer_with(SharedVec(Arc::clone(&memory)), hello, options)
+            .expect("memory");
+        for rec in [&mut live, &mut copy] {
+            rec.static_box(1000, &[0.0, 0.0], &[20.0, 1.0]);
+        }
+        for s in 0..50u32 {
+            for rec in [&mut live, &mut copy] {
+                rec.begin_step();
+                for (id, min, max) in boxes(s) {
+                    rec.add_box(id, &min, &max);
+                }
+                rec.end_step();
+            }
+            if s == 19 || s == 49 {
+                sent.send(s as usize + 1).expect("the test");
+                wait.recv().expect("go on");
+            }
+        }
+        live.finish();
+        copy.finish();
+        memory.lock().map(|v| v.clone()).expect("lock")
+    });
+    let at = |h: &Harness<'static, DebuggerApp>| h.state().inspect().live_session();
+    assert_eq!(steps_sent.recv().expect("20 sent"), 20);
+    frames_until(&mut h, |h| at(h).is_some_and(|(s, _, _)| s == 19));
+    // Held at step 8: the views draw step 8 while 30 more steps arrive and are stepped.
+    h.state_mut().apply(Command::LiveShow(Some(8)), false);
+    h.run_steps(2);
+    let held = h.state().inspect().live_snapshot().spheres.clone();
+    go_on.send(()).expect("the engine");
+    assert_eq!(steps_sent.recv().expect("50 sent"), 50);
+    frames_until(&mut h, |h| at(h).is_some_and(|(s, _, _)| s == 49));
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(
+        app.inspect().live_session().map(|(_, last, _)| last),
+        Some(49)
+    );
+    assert_eq!(
+        app.inspect().live_snapshot().spheres,
+        held,
+        "the held step is drawn as it was while more arrived"
+    );
+    assert!(
+        app.inspect()
+            .status()
+            .starts_with("The live view holds received step 8 of 19"),
+        "{}",
+        app.inspect().status()
+    );
+    assert_eq!(
+        app.inspect().live_snapshot().spheres.len(),
+        boxes(8).len() + 1
+    );
+    // Follow: the newest step, our tree's, drawn again.
+    h.state_mut().apply(Command::LiveShow(None), false);
+    h.run_steps(2);
+    let (_, _, newest_hash) = h.state().inspect().live_session().expect("live");
+    assert_ne!(h.state().inspect().live_snapshot().spheres, held);
+    go_on.send(()).expect("the engine");
+    let bytes = engine.join().expect("the engine thread");
+    assert_eq!(newest_hash, headless_at(&bytes, 50).structure_hash());
+    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    h.run_steps(2);
+    assert_eq!(h.state().inspect().recording().last_step(), 49);
+}

@@ -523,12 +523,12 @@ impl DiffCache {
     /// Computes the changes of the state's simulation when it changed since the last call.
     pub fn update(&mut self, state: Pane<'_>) {
         let engine = state.shows_engine_tree();
-        let key = (state.session.rev(), state.session.id(), engine);
+        let key = (state.snapshot.serial, state.session.id(), engine);
         if self.computed_for == Some(key) {
             return;
         }
         self.computed_for = Some(key);
-        let sim = &state.session.sim();
+        let sim = &state.sim;
         let step = sim.step_index();
         if engine {
             // The engine's received trees: each step's is in the record, nothing to rebuild.

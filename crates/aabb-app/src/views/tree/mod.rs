@@ -133,12 +133,12 @@ impl TreeView {
     /// The tree view with its toolbar and event list, filling `ui`.
     pub fn ui(&mut self, ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
         if state.snapshot.nodes.is_empty() {
-            let why = if state.session.sim().broadphase_kind() != BroadphaseKind::Tree
-                && state.session.sim().broadphase_kind() != BroadphaseKind::Box2d
+            let why = if state.sim.broadphase_kind() != BroadphaseKind::Tree
+                && state.sim.broadphase_kind() != BroadphaseKind::Box2d
             {
                 format!(
                     "No tree: the broad phase is {}. Pick the tree under Broad phase.",
-                    broadphase_name(state.session.sim().broadphase_kind())
+                    broadphase_name(state.sim.broadphase_kind())
                 )
             } else {
                 "The tree is empty: the scene has no spheres yet. Add one with A over the \
@@ -375,7 +375,7 @@ impl TreeView {
     /// Lays the tree out again when the tree, the folding or the layout choice changed.
     fn update_layout(&mut self, state: Pane<'_>) {
         let key = LayoutKey {
-            rev: state.session.rev(),
+            rev: state.snapshot.serial,
             folding: self.folding_rev,
             kind: state.prefs.tree_layout,
             names: branch_letters(state),
@@ -951,7 +951,7 @@ impl TreeView {
             let marked = &mut self.marked;
             marked.clear();
             marked.resize(self.layout.items.len(), false);
-            for event in &state.session.sim().report().events {
+            for event in &state.sim.report().events {
                 if let Some(k) = event_node(snap, event).and_then(|i| self.layout.item_for(i)) {
                     marked[k] = true;
                 }
@@ -1159,10 +1159,10 @@ const EVENT_LIST_LIMIT: usize = 100_000;
 
 /// The tree's events of the last step, under the diagram.
 fn events_ui(ui: &mut egui::Ui, state: Pane<'_>, out: &mut Vec<Command>) {
-    let events = &state.session.sim().report().events;
+    let events = &state.sim.report().events;
     ui.horizontal(|ui| {
         ui.strong(format!("Tree events of the last step: {}", events.len()));
-        let r = state.session.sim().report();
+        let r = state.sim.report();
         if !r.appeared.is_empty() || !r.disappeared.is_empty() {
             ui.weak(format!(
                 "· spheres {}",
