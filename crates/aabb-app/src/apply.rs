@@ -413,6 +413,7 @@ impl State {
                 }
             }
             Command::FinishLive => self.finish_live(),
+            Command::ShowSession(index) => self.show_session(index),
             Command::SaveStreamDialog => {
                 if self.session.received().is_some() {
                     self.request_file(FilePurpose::SaveStream, None);
@@ -892,15 +893,28 @@ impl State {
 
     /// Opens what the live session received as a trace once it has ended.
     fn finish_live(&mut self) {
-        let Some(mut job) = self.dialogs.live.take() else {
+        let Some(job) = self.dialogs.live.as_mut() else {
             return;
         };
-        let Some(result) = job.take_result() else {
-            // Not ended yet: keep it.
-            self.dialogs.live = Some(job);
+        let Some(result) = job.take_finished() else {
+            if job.ended() {
+                // Stopped between engines: nothing more comes.
+                let addr = job.addr();
+                self.dialogs.live = None;
+                self.reset_live_view();
+                self.model.status = format!("Stopped listening on {addr}.");
+            }
             return;
         };
-        self.live_held = None;
+        self.live_sessions_ended += 1;
+        // Still listening: the next engine is a session of its own.
+        let listening = if job.ended() {
+            self.dialogs.live = None;
+            String::new()
+        } else {
+            format!(" Still listening on {} for the next engine.", job.addr())
+        };
+        self.reset_live_view();
         let ended = result.end.describe();
         match result.session {
             Ok(mut session) => {
@@ -916,14 +930,21 @@ impl State {
                 // they came.
                 let steps = session.recording().last_step() + 1;
                 session.set_received(result.info, Some(std::sync::Arc::new(result.stream)), true);
-                self.show_trace(session, None, &notes);
+                // The session shown, when it was received too, stays in the list.
+                let before = self.session.received().is_some();
+                let kept = self.show_trace(session, None, &notes).filter(|_| before);
+                self.sessions.extend(kept);
+                self.sessions.sort_by_key(Session::id);
+                let dropped = self.fit_sessions();
                 self.model.status = format!(
-                    "Live session ended ({ended}): {steps} steps received, showing the last.{notes}"
+                    "Live session ended ({ended}): {steps} steps received, showing the \
+                     last.{notes}{listening}{dropped}"
                 );
             }
             Err(why) => {
                 self.model.status = format!(
-                    "Live session ended ({}): no step arrived; the open document is unchanged.",
+                    "Live session ended ({}): no step arrived; the open document is \
+                     unchanged.{listening}",
                     crate::text::excerpt(&ended, 200)
                 );
                 if result.end.is_error() {
@@ -999,10 +1020,15 @@ impl State {
     }
 
     /// Makes a trace's `session` (from `path`) the document, paused; `notes` end the status
-    /// line.
-    fn show_trace(&mut self, session: Session, path: Option<&Path>, notes: &str) {
+    /// line. Returns the session it replaced.
+    fn show_trace(
+        &mut self,
+        session: Session,
+        path: Option<&Path>,
+        notes: &str,
+    ) -> Option<Session> {
         self.model.playing = false;
-        self.install_session(session);
+        let replaced = self.install_session(session);
         if let Some(path) = path {
             self.prefs.push_recent(path.to_path_buf());
         }
@@ -1021,20 +1047,73 @@ impl State {
                 trace.max_boxes()
             );
         }
+        Some(replaced)
     }
 
-    /// Makes `session` the document (the open one, and what Undo could bring back of it, is
-    /// dropped).
-    fn install_session(&mut self, session: Session) {
+    /// Shows received session `index` of the list (the one shown, when received too, takes
+    /// its place in the list).
+    fn show_session(&mut self, index: usize) {
+        if index >= self.sessions.len() {
+            return;
+        }
+        let chosen = self.sessions.remove(index);
+        let name = received_name(&chosen);
+        let steps = chosen.recording().last_step() + 1;
+        self.model.playing = false;
+        let replaced = self.install_session(chosen);
+        if replaced.received().is_some() {
+            self.sessions.push(replaced);
+            self.sessions.sort_by_key(Session::id);
+        }
+        self.model.status = format!("Showing the session received from {name} ({steps} steps).");
+    }
+
+    /// Keeps the received sessions within the recording budget (with the one shown): the
+    /// oldest go first. What the status line adds about those dropped (empty for none).
+    fn fit_sessions(&mut self) -> String {
+        let budget = self.prefs.recording_budget_bytes();
+        let mut used: usize = self.session.recording().memory_bytes()
+            + self
+                .sessions
+                .iter()
+                .map(|s| s.recording().memory_bytes())
+                .sum::<usize>();
+        let mut dropped = Vec::new();
+        while used > budget && !self.sessions.is_empty() {
+            let oldest = self.sessions.remove(0);
+            used = used.saturating_sub(oldest.recording().memory_bytes());
+            dropped.push(received_name(&oldest));
+        }
+        if dropped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Dropped the {} oldest received {} ({}) to stay within the recording budget: \
+                 save a session you want to keep (File > Save received stream…).",
+                dropped.len(),
+                if dropped.len() == 1 {
+                    "session"
+                } else {
+                    "sessions"
+                },
+                dropped.join(", ")
+            )
+        }
+    }
+
+    /// Makes `session` the document; returns the one it replaced (what Undo could bring back
+    /// of it goes with it).
+    fn install_session(&mut self, session: Session) -> Session {
         // A recording still being opened would replace this document when done.
         if let Some(job) = self.dialogs.opening.take() {
             job.cancel();
         }
-        self.session = session;
+        let replaced = std::mem::replace(&mut self.session, session);
         self.model.error = None;
         self.view.selection = None;
         self.after_restart(Default::default());
         self.apply_scene_view();
+        replaced
     }
 
     /// Imports a box list (level geometry: see [`crate::scene::boxlist`]) as a new scene of
@@ -1149,6 +1228,12 @@ fn restart_undo_note(steps: u64) -> String {
     } else {
         format!(" Ctrl+Z brings back the run before it ({steps} recorded steps).")
     }
+}
+
+/// A received session's name for a list or a message: its engine and its number.
+pub(super) fn received_name(session: &Session) -> String {
+    let from = session.received().map_or("a stream", |r| r.from.as_str());
+    format!("{} #{}", crate::text::excerpt(from, 60), session.id())
 }
 
 /// Why File > "Save received stream…" does nothing for this document.

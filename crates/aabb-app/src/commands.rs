@@ -39,6 +39,8 @@ pub enum Command {
     /// While an engine streams: hold the live view at this received step (the engine, the
     /// recording and our side go on), or follow the newest step again (`None`).
     LiveShow(Option<u64>),
+    /// Show received session `index` of the window's list (`State::sessions`).
+    ShowSession(usize),
     /// Another broad phase (tree, brute force, sweep-and-prune, Box2D's tree).
     SetBroadphase(BroadphaseKind),
     /// What a pair test costs the engine, in node visits (kept with the scene: its

@@ -131,7 +131,12 @@ pub struct LiveResult {
 
 struct Shared {
     status: LiveStatus,
-    result: Option<LiveResult>,
+    /// The sessions that have ended, oldest first, until the window takes them.
+    finished: std::collections::VecDeque<LiveResult>,
+    /// The worker has ended (the user stopped listening, or the listener failed).
+    ended: bool,
+    /// Engines received in all.
+    sessions: u64,
 }
 
 /// A live link in progress: the worker thread and what it shares with the window.
@@ -157,7 +162,9 @@ impl LiveJob {
                 addr: Some(addr),
                 ..LiveStatus::default()
             },
-            result: None,
+            finished: std::collections::VecDeque::new(),
+            ended: false,
+            sessions: 0,
         }));
         let cancel = Arc::new(AtomicBool::new(false));
         let ours = Arc::new(Ours::default());
@@ -202,10 +209,18 @@ impl LiveJob {
         lock(&self.shared).status.clone()
     }
 
-    /// True once the session has ended (the engine left, or the user stopped it).
+    /// True when a session has ended (its engine left, or the user stopped listening) and
+    /// waits for the window ([`LiveJob::take_finished`]).
     #[must_use]
-    pub fn is_finished(&self) -> bool {
-        lock(&self.shared).result.is_some()
+    pub fn has_finished(&self) -> bool {
+        !lock(&self.shared).finished.is_empty()
+    }
+
+    /// True once the worker has ended: nothing more comes (the user stopped listening).
+    #[must_use]
+    pub fn ended(&self) -> bool {
+        let s = lock(&self.shared);
+        s.ended && s.finished.is_empty()
     }
 
     /// Asks the worker to stop: it ends within a tenth of a second, keeping what arrived; the
@@ -213,16 +228,19 @@ impl LiveJob {
     pub fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
         let mut shared = lock(&self.shared);
-        if shared.result.is_none() {
+        if !shared.ended {
             shared.status.stopping = true;
         }
     }
 
-    /// The session's result once it has ended; `None` before.
-    pub fn take_result(&mut self) -> Option<LiveResult> {
-        let result = lock(&self.shared).result.take()?;
-        if let Some(worker) = self.worker.take() {
-            // It has stored its result: it is about to return.
+    /// The oldest session that has ended and not been taken; `None` when none waits.
+    pub fn take_finished(&mut self) -> Option<LiveResult> {
+        let (result, ended) = {
+            let mut s = lock(&self.shared);
+            (s.finished.pop_front()?, s.ended)
+        };
+        if ended && let Some(worker) = self.worker.take() {
+            // It has ended: it has returned, or is about to.
             let _joined = worker.join();
         }
         Some(result)
@@ -239,8 +257,10 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The worker: listens (refusing and logging every peer that is not a recorder) until one
-/// engine's handshake arrives, receives its stream to its end, and leaves the result.
+/// The worker: listens (refusing and logging every peer that is not a recorder), receives
+/// each engine that comes to the end of its stream (one at a time: another that comes
+/// meanwhile is refused as busy) and leaves each session for the window, until the user
+/// stops listening.
 fn work(
     listener: std::net::TcpListener,
     shared: &Arc<Mutex<Shared>>,
@@ -262,31 +282,52 @@ fn work(
                 .push(crate::text::excerpt(&refusal.line(), 200));
         })
     };
+    let ending = |result: Option<LiveResult>| {
+        let mut s = lock(shared);
+        s.finished.extend(result);
+        s.ended = true;
+        s.status.stopping = false;
+    };
     let listener = match Listener::start(listener, live::ListenRules::default(), on_refused) {
         Ok(listener) => listener,
         Err(e) => {
-            lock(shared).result = Some(LiveResult {
+            return ending(Some(LiveResult {
                 session: Err(format!("could not start listening: {e}")),
                 info: StreamInfo::default(),
                 end: End::Failed(e.to_string()),
                 peer: None,
                 stream: Vec::new(),
-            });
-            return;
+            }));
         }
     };
-    let Some(engine) = listener.next_engine(cancel) else {
-        lock(shared).result = Some(LiveResult {
-            session: Err("no engine connected".to_owned()),
-            info: StreamInfo::default(),
-            end: End::Cancelled,
-            peer: None,
-            stream: Vec::new(),
-        });
-        return;
-    };
-    // One session a job: any other engine is refused from now on.
+    while let Some(engine) = listener.next_engine(cancel) {
+        ours.reset();
+        receive_session(engine, shared, cancel, ours, start);
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    // Stopped: later engines are refused while the window takes what arrived.
     listener.stop_taking_engines();
+    let none = lock(shared).sessions == 0;
+    ending(none.then(|| LiveResult {
+        session: Err("no engine connected".to_owned()),
+        info: StreamInfo::default(),
+        end: End::Cancelled,
+        peer: None,
+        stream: Vec::new(),
+    }));
+}
+
+/// Receives one engine's stream to its end, our side stepping it as it comes, and leaves the
+/// session for the window.
+fn receive_session(
+    engine: live::Engine,
+    shared: &Arc<Mutex<Shared>>,
+    cancel: &AtomicBool,
+    ours: &Arc<Ours>,
+    start: Start,
+) {
     let peer = engine.peer();
     {
         let mut s = lock(shared);
@@ -340,8 +381,6 @@ fn work(
             }
         },
     );
-    // Later engines are refused while the trace is made (the listener closes with this).
-    drop(listener);
     let bytes = received.bytes;
     let end = received.end;
     let (session, info) = match received.intake.finish() {
@@ -365,15 +404,27 @@ fn work(
         }
     };
     let mut s = lock(shared);
-    s.status.bytes = bytes;
-    s.status.stopping = false;
-    s.result = Some(LiveResult {
+    s.status.bytes += bytes;
+    s.sessions += 1;
+    s.finished.push_back(LiveResult {
         session,
         info,
         end,
         peer: Some(peer),
         stream,
     });
+    // The next engine starts from nothing; what was refused is kept.
+    let status = &mut s.status;
+    status.peer = None;
+    status.engine.clear();
+    status.steps = 0;
+    status.boxes = 0;
+    status.statics = 0;
+    status.steps_per_sec = 0.0;
+    status.last_gap = None;
+    status.dropped = 0;
+    status.ours = None;
+    status.ours_stopped = None;
 }
 
 /// How often at most our side takes the received trace as it has grown.
@@ -401,6 +452,12 @@ struct Ending {
 }
 
 impl Ours {
+    /// Ready for the next engine: not ended, no session.
+    fn reset(&self) {
+        *self.lock_end() = Ending::default();
+        *self.session.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
     fn lock_end(&self) -> std::sync::MutexGuard<'_, Ending> {
         self.end.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -225,6 +225,11 @@ pub struct State {
     /// of the received steps (see `live.rs`), taken once per change.
     pub live_snapshot: Snapshot,
     live_key: Option<super::pane::SnapshotKey>,
+    /// The sessions received from engines in this run other than the one shown, oldest
+    /// first, within the recording budget (File > Sessions).
+    pub sessions: Vec<Session>,
+    /// Live sessions that have ended and been taken in (shown, or said why not).
+    pub live_sessions_ended: u64,
     /// The received step the live view holds while the engine streams on (paused or moved
     /// back by the user); `None`: the view follows the newest step our side has stepped.
     pub live_held: Option<LiveHeld>,
@@ -321,6 +326,8 @@ impl State {
             live_snapshot: Snapshot::default(),
             live_key: None,
             live_held: None,
+            sessions: Vec::new(),
+            live_sessions_ended: 0,
             allow_close: false,
             close_requested: false,
             clock: super::clock::FrameClock::default(),
@@ -378,6 +385,13 @@ impl State {
     #[must_use]
     pub fn shows_live(&self) -> bool {
         self.dialogs.live.is_some() && self.live_key.is_some()
+    }
+
+    /// The live view starts again: the next engine's session fits the views and follows its
+    /// newest step.
+    pub(super) fn reset_live_view(&mut self) {
+        self.live_key = None;
+        self.live_held = None;
     }
 
     /// Takes a new snapshot of the live session (an engine streaming now) when it changed;

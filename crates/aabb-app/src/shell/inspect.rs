@@ -172,6 +172,29 @@ impl<'a> Inspect<'a> {
             .map(|j| j.progress())
     }
 
+    /// Live sessions that have ended and been taken in so far.
+    #[must_use]
+    pub fn live_sessions_ended(self) -> u64 {
+        self.app.state.live_sessions_ended
+    }
+
+    /// The received sessions kept beside the one shown, oldest first: each one's engine and
+    /// its last recorded step.
+    #[must_use]
+    pub fn received_sessions(self) -> Vec<(String, u64)> {
+        self.app
+            .state
+            .sessions
+            .iter()
+            .map(|s| {
+                (
+                    s.received().map_or_else(String::new, |r| r.from.clone()),
+                    s.recording().last_step(),
+                )
+            })
+            .collect()
+    }
+
     /// True while the world and tree views draw an engine streaming now.
     #[must_use]
     pub fn shows_live(self) -> bool {

@@ -96,7 +96,7 @@ impl View for LiveView {
         };
         ctx.request_repaint_after(REPAINT);
         let status = job.status();
-        let finished = job.is_finished();
+        let finished = job.has_finished() || job.ended();
         let mut stop = false;
         egui::Window::new("Live link")
             .collapsible(true)
@@ -118,11 +118,17 @@ impl View for LiveView {
                     .on_hover_text(status.refused.join("\n"));
                     ui.add(egui::Label::new(egui::RichText::new(last).weak().small()).wrap());
                 }
+                let label = if status.peer.is_some() {
+                    "Stop and show"
+                } else {
+                    "Stop listening"
+                };
                 stop = ui
-                    .add_enabled(!status.stopping, egui::Button::new("Stop and show"))
+                    .add_enabled(!status.stopping, egui::Button::new(label))
                     .on_hover_text(
-                        "Stop listening; the steps received so far open as a trace (the \
-                         engine's recorder counts the rest as lost and goes on).",
+                        "Stop listening; the steps received so far of an engine streaming now \
+                         open as a trace (its recorder counts the rest as lost and goes on). \
+                         Sessions that ended are in File > Received sessions.",
                     )
                     .clicked();
             });

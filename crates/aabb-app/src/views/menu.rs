@@ -98,6 +98,29 @@ impl View for MenuBar {
                 {
                     out.push(Command::SaveStreamDialog);
                 }
+                if !state.sessions.is_empty() {
+                    ui.menu_button("Received sessions", |ui| {
+                        if state.session.received().is_some() {
+                            ui.add_enabled(
+                                false,
+                                egui::Button::new(format!(
+                                    "{} (shown)",
+                                    session_label(&state.session)
+                                )),
+                            );
+                        }
+                        for (k, session) in state.sessions.iter().enumerate() {
+                            if ui.button(session_label(session)).clicked() {
+                                out.push(Command::ShowSession(k));
+                            }
+                        }
+                    })
+                    .response
+                    .on_hover_text(
+                        "The sessions engines streamed in this run, kept within the recording \
+                         budget (the oldest go first): show one to look at it or save it.",
+                    );
+                }
                 let mut native = state.prefs.native_dialogs;
                 if ui
                     .checkbox(&mut native, "Use the desktop's file dialog")
@@ -279,4 +302,15 @@ impl View for MenuBar {
             });
         });
     }
+}
+
+/// A received session in the Sessions menu: its engine, its number and its steps.
+fn session_label(session: &crate::session::Session) -> String {
+    let from = session.received().map_or("a stream", |r| r.from.as_str());
+    format!(
+        "{} #{}: {} steps",
+        crate::text::excerpt(from, 40),
+        session.id(),
+        session.recording().last_step() + 1
+    )
 }

@@ -231,7 +231,7 @@ impl WorldView {
         // Listening, no engine yet: the world says what it waits for.
         if let Some(job) = &state.dialogs.live {
             let status = job.status();
-            if status.peer.is_none() && !status.stopping {
+            if status.peer.is_none() && !status.stopping && state.session.received().is_none() {
                 painter.text(
                     viewport.center(),
                     Align2::CENTER_CENTER,

@@ -97,7 +97,7 @@ fn the_window_records_every_step_an_engine_streams_and_shows_the_headless_tree()
     );
     let engine = std::thread::spawn(move || send(addr));
     let started = Instant::now();
-    while h.state().inspect().live_status().is_some() {
+    while h.state().inspect().live_sessions_ended() == 0 {
         h.run_steps(1);
         std::thread::sleep(Duration::from_millis(20));
         assert!(
@@ -238,7 +238,7 @@ fn the_window_keeps_listening_after_peers_that_are_not_recorders() {
         status.refused
     );
     let engine = std::thread::spawn(move || send(addr));
-    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
     engine.join().expect("the engine thread");
     drop(idle);
     h.run_steps(2);
@@ -355,7 +355,8 @@ fn send_bytes(h: &mut Harness<'static, DebuggerApp>, addr: std::net::SocketAddr,
         conn.write_all(&bytes).expect("send");
     });
     let started = Instant::now();
-    while h.state().inspect().live_status().is_some() {
+    let before = h.state().inspect().live_sessions_ended();
+    while h.state().inspect().live_sessions_ended() == before {
         h.run_steps(1);
         std::thread::sleep(Duration::from_millis(20));
         assert!(started.elapsed() < Duration::from_secs(60), "still live");
@@ -567,7 +568,7 @@ fn the_window_draws_the_engine_while_it_streams_as_the_headless_run_of_what_arri
             "after {n} steps"
         );
     }
-    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
     h.run_steps(2);
     let app = h.state();
     assert!(!app.inspect().shows_live());
@@ -651,7 +652,102 @@ fn the_live_view_holds_a_received_step_while_the_engine_streams_on_and_follows_a
     go_on.send(()).expect("the engine");
     let bytes = engine.join().expect("the engine thread");
     assert_eq!(newest_hash, headless_at(&bytes, 50).structure_hash());
-    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
     h.run_steps(2);
     assert_eq!(h.state().inspect().recording().last_step(), 49);
+}
+
+/// Sends `steps` steps of [`boxes`] as engine `name` through the Rust recorder, exactly.
+fn send_as(addr: std::net::SocketAddr, name: &str, steps: u32) {
+    let hello = Hello::new(name, 2, 1.0 / 60.0);
+    let options = Options {
+        exact: true,
+        ..Options::default()
+    };
+    let mut live = Recorder::connect_with(addr, hello, options).expect("connect");
+    live.static_box(1000, &[0.0, 0.0], &[20.0, 1.0]);
+    for s in 0..steps {
+        live.begin_step();
+        for (id, min, max) in boxes(s) {
+            live.add_box(id, &min, &max);
+        }
+        live.end_step();
+    }
+    let stats = live.finish();
+    assert_eq!(stats.steps_sent, u64::from(steps), "{stats:?}");
+}
+
+#[test]
+fn an_engine_that_connects_again_is_a_new_session_and_the_window_keeps_both() {
+    let (mut h, addr) = listening();
+    std::thread::spawn(move || send_as(addr, "first run", 25))
+        .join()
+        .expect("the first engine");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
+    h.run_steps(2);
+    let status = h.state().inspect().live_status().expect("still listening");
+    assert_eq!(status.peer, None);
+    assert!(
+        h.state()
+            .inspect()
+            .status()
+            .ends_with(&format!("Still listening on {addr} for the next engine.")),
+        "{}",
+        h.state().inspect().status()
+    );
+    assert_eq!(h.state().inspect().recording().last_step(), 24);
+    // The game restarted: the same engine connects again, a session of its own.
+    std::thread::spawn(move || send_as(addr, "second run", 40))
+        .join()
+        .expect("the second engine");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 2);
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.inspect().recording().last_step(), 39);
+    assert_eq!(
+        app.inspect().received_sessions(),
+        vec![("first run".to_owned(), 24)]
+    );
+    // Switching shows the first again; the second takes its place in the list.
+    h.state_mut().apply(Command::ShowSession(0), false);
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.inspect().recording().last_step(), 24);
+    assert!(
+        app.inspect()
+            .status()
+            .starts_with("Showing the session received from first run #"),
+        "{}",
+        app.inspect().status()
+    );
+    assert_eq!(
+        app.inspect().received_sessions(),
+        vec![("second run".to_owned(), 39)]
+    );
+    // A budget too small for any: the next session keeps the window within it, dropping the
+    // older ones, oldest first, with a message.
+    h.state_mut().apply(
+        Command::SetPref(aabb_app::prefs::PrefChange::RecordingBudget(1)),
+        false,
+    );
+    std::thread::spawn(move || send_as(addr, "third run", 10))
+        .join()
+        .expect("the third engine");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 3);
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.inspect().recording().last_step(), 9);
+    assert_eq!(app.inspect().received_sessions(), vec![]);
+    let status = app.inspect().status();
+    assert!(
+        status.contains("Dropped the 2 oldest received sessions (first run #"),
+        "{status}"
+    );
+    let (first, second) = (
+        status.find("first run #").expect("first"),
+        status.find("second run #").expect("second"),
+    );
+    assert!(first < second, "oldest first: {status}");
+    h.state_mut().apply(Command::StopListening, false);
+    frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
 }
