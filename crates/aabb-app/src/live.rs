@@ -54,6 +54,11 @@ pub struct LiveStatus {
     pub refused: Vec<String>,
     /// Peers refused in all.
     pub refused_count: u64,
+    /// Pairs the engine's broad phase missed so far (its pairs checked against its fat boxes
+    /// as each step arrives), and the received step of the first.
+    pub missed: u64,
+    /// The received step of the first missed pair.
+    pub first_missed: Option<u64>,
     /// The step our broad phase has reached in the received steps (`None` before it has
     /// one).
     pub ours: Option<u64>,
@@ -89,6 +94,13 @@ impl LiveStatus {
                 );
                 if let Some(gap) = self.last_gap {
                     line.push_str(&format!(" ({gap}; {} in all)", self.dropped));
+                }
+                if let Some(first) = self.first_missed {
+                    line.push_str(&format!(
+                        "; {} missed {} (the first at step {first})",
+                        self.missed,
+                        if self.missed == 1 { "pair" } else { "pairs" }
+                    ));
                 }
                 line.push_str(&self.ours_text());
                 line
@@ -367,6 +379,9 @@ fn receive_session(
                 Intake::Step { boxes, gap, .. } => {
                     status.steps = intake.step_count();
                     status.boxes = *boxes;
+                    let parts = &intake.info().engine_parts.summary;
+                    status.missed = parts.missed_total;
+                    status.first_missed = parts.missed.first().map(|p| p.index);
                     if let Some(gap) = gap {
                         status.last_gap = Some(*gap);
                         status.dropped = intake.info().dropped_steps();
@@ -425,6 +440,8 @@ fn receive_session(
     status.dropped = 0;
     status.ours = None;
     status.ours_stopped = None;
+    status.missed = 0;
+    status.first_missed = None;
 }
 
 /// How often at most our side takes the received trace as it has grown.

@@ -172,6 +172,16 @@ impl<'a> Inspect<'a> {
             .map(|j| j.progress())
     }
 
+    /// The received step the live view holds (`None`: it follows the newest).
+    #[must_use]
+    pub fn live_held_step(self) -> Option<u64> {
+        self.app
+            .state
+            .live_held
+            .as_ref()
+            .map(|h| h.sim.step_index())
+    }
+
     /// Live sessions that have ended and been taken in so far.
     #[must_use]
     pub fn live_sessions_ended(self) -> u64 {

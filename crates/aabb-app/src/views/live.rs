@@ -19,6 +19,11 @@ const REPAINT: Duration = Duration::from_millis(100);
 pub struct LiveView {
     port: u16,
     open_to_network: bool,
+    /// "Pause at the first missed pair" (on by default).
+    pause_at_missed: bool,
+    /// The engine and the step the view was held at for its first missed pair (once a
+    /// session: Follow then follows).
+    held_for_missed: Option<(SocketAddr, u64)>,
 }
 
 impl Default for LiveView {
@@ -26,11 +31,41 @@ impl Default for LiveView {
         LiveView {
             port: DEFAULT_PORT,
             open_to_network: false,
+            pause_at_missed: true,
+            held_for_missed: None,
         }
     }
 }
 
 impl LiveView {
+    /// "Pause at the first missed pair": once our side has stepped to the step of the
+    /// engine's first missed pair, the views hold it (once a session).
+    fn hold_at_first_missed(
+        &mut self,
+        state: &State,
+        job: &crate::live::LiveJob,
+        status: &crate::live::LiveStatus,
+        out: &mut Vec<Command>,
+    ) {
+        let (Some(peer), Some(first)) = (status.peer, status.first_missed) else {
+            return;
+        };
+        if !self.pause_at_missed
+            || self.held_for_missed == Some((peer, first))
+            || state.live_held.is_some()
+        {
+            return;
+        }
+        let stepped = job
+            .session()
+            .as_ref()
+            .is_some_and(|s| s.recording().last_step() >= first);
+        if stepped {
+            self.held_for_missed = Some((peer, first));
+            out.push(Command::LiveShow(Some(first)));
+        }
+    }
+
     /// The address the form asks for.
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
@@ -96,6 +131,7 @@ impl View for LiveView {
         };
         ctx.request_repaint_after(REPAINT);
         let status = job.status();
+        self.hold_at_first_missed(state, job, &status, out);
         let finished = job.has_finished() || job.ended();
         let mut stop = false;
         egui::Window::new("Live link")
@@ -108,6 +144,12 @@ impl View for LiveView {
                     ui.weak(format!("{} static boxes", status.statics));
                 }
                 follow_ui(ui, state, job, out);
+                ui.checkbox(&mut self.pause_at_missed, "Pause at the first missed pair")
+                    .on_hover_text(
+                        "The views hold the step where the engine's broad phase first missed a \
+                         pair (its pairs checked against its fat boxes as they arrive), while \
+                         the engine and the recording go on.",
+                    );
                 if let Some(last) = status.refused.last() {
                     let n = status.refused_count;
                     ui.weak(format!(

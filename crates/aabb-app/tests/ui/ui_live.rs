@@ -751,3 +751,60 @@ fn an_engine_that_connects_again_is_a_new_session_and_the_window_keeps_both() {
     h.state_mut().apply(Command::StopListening, false);
     frames_until(&mut h, |h| h.state().inspect().live_status().is_none());
 }
+
+#[test]
+fn the_live_view_pauses_at_the_engines_first_missed_pair_while_the_engine_streams_on() {
+    use aabb_recorder::wire::{self, Decoder, Frame, Limits};
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("missed.aabbstream");
+    // The engine leaves out one pair at step 4: a missed pair.
+    crate::common::engine::write_stream(&path, Some(4), None);
+    let sent = std::fs::read(&path).expect("the stream");
+    // Its frames but the BYE: the engine is still streaming.
+    let mut decoder = Decoder::new(&sent[..], Limits::default());
+    let mut bytes = Vec::new();
+    wire::encode_magic(&mut bytes);
+    while let Some(frame) = decoder.next_frame().expect("a frame") {
+        if !matches!(frame, Frame::Bye(_)) {
+            wire::encode_frame(&mut bytes, 2, &frame).expect("encodes");
+        }
+    }
+    let (mut h, addr) = listening();
+    let mut conn = std::net::TcpStream::connect(addr).expect("connect");
+    conn.write_all(&bytes).expect("send");
+    let last = crate::common::engine::STEPS - 1;
+    frames_until(&mut h, |h| {
+        h.state()
+            .inspect()
+            .live_session()
+            .is_some_and(|(_, recorded, _)| recorded == last)
+            && h.state().inspect().live_held_step().is_some()
+    });
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(
+        app.inspect().live_held_step(),
+        Some(4),
+        "held at the missed pair"
+    );
+    let status = app.inspect().live_status().expect("still live");
+    assert_eq!((status.missed, status.first_missed), (1, Some(4)));
+    assert!(
+        status
+            .line()
+            .contains("; 1 missed pair (the first at step 4)"),
+        "{}",
+        status.line()
+    );
+    assert!(app.inspect().shows_live());
+    // Follow: the newest step again; the hold is not taken again for the same pair.
+    h.state_mut().apply(Command::LiveShow(None), false);
+    h.run_steps(3);
+    assert_eq!(h.state().inspect().live_held_step(), None);
+    drop(conn);
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
+    h.run_steps(2);
+    assert_eq!(h.state().inspect().recording().last_step(), last);
+    assert_eq!(h.state().inspect().live_held_step(), None);
+}
