@@ -48,25 +48,32 @@ fn steps_a_second(ui: &egui::Ui, state: &State, rates: &crate::clock::FrameRates
 impl View for StatsPanel {
     /// The statistics panel.
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-        let report = state.session.sim().report();
-        let alive = state.session.sim().live_count();
+        // An engine streaming now: the step the live view shows, as our tree sees it.
+        let live = state
+            .dialogs
+            .live
+            .as_ref()
+            .filter(|_| state.shows_live())
+            .map(crate::live::LiveJob::session);
+        let live_sim = live.as_ref().and_then(|guard| {
+            let session = guard.as_ref()?;
+            Some(state.live_held.as_ref().map_or(session.sim(), |h| &h.sim))
+        });
+        let sim = live_sim.unwrap_or(state.session.sim());
+        let report = sim.report();
+        let alive = sim.live_count();
         ui.heading("Statistics");
+        if live_sim.is_some() {
+            ui.weak("The engine streaming now, at the step the views show (our tree).");
+        }
         egui::Grid::new("stats_grid")
             .num_columns(2)
             .striped(true)
             .spacing([12.0, 3.0])
             .show(ui, |ui| {
                 row(ui, "Step", report.step.to_string());
-                row(
-                    ui,
-                    "Broad phase",
-                    broadphase_name(state.session.sim().broadphase_kind()),
-                );
-                let bodies = if state.session.sim().is_trace() {
-                    "Boxes"
-                } else {
-                    "Spheres"
-                };
+                row(ui, "Broad phase", broadphase_name(sim.broadphase_kind()));
+                let bodies = if sim.is_trace() { "Boxes" } else { "Spheres" };
                 row(ui, bodies, alive.to_string());
                 match report.tree {
                     Some(t) => {
@@ -114,6 +121,10 @@ impl View for StatsPanel {
                     },
                 );
             });
+        if live_sim.is_some() {
+            // The health, the engine's parts and the charts follow the session once it ends.
+            return;
+        }
         ui.add_space(6.0);
         super::health::readout_ui(ui, state, out);
         if let Some(record) = state.session.engine().map(|e| &**e) {

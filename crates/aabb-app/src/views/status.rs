@@ -21,7 +21,19 @@ impl View for StatusBar {
             if ui.button(icon).on_hover_text(tip).clicked() {
                 out.push(Command::TogglePlay);
             }
-            ui.label(format!("step {}", state.session.sim().step_index()));
+            let live_step = state
+                .dialogs
+                .live
+                .as_ref()
+                .filter(|_| state.shows_live())
+                .and_then(|job| {
+                    let at = state.live_held.as_ref().map(|h| h.sim.step_index());
+                    at.or_else(|| job.session().as_ref().map(|s| s.sim().step_index()))
+                });
+            match live_step {
+                Some(at) => ui.label(format!("live step {at}")),
+                None => ui.label(format!("step {}", state.session.sim().step_index())),
+            };
             ui.separator();
             if state.model.playing
                 && let Some(note) = state

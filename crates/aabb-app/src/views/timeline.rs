@@ -202,10 +202,46 @@ fn size(bytes: usize) -> String {
 
 impl View for TimelineView {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
-        let rec = &state.session.recording();
+        // An engine streaming now: its session's timeline, growing; a step picked there is
+        // held in the live view (the engine and the recording go on).
+        if let Some(job) = state.dialogs.live.as_ref()
+            && state.shows_live()
+        {
+            let live = job.session();
+            if let Some(session) = live.as_ref() {
+                let at = state
+                    .live_held
+                    .as_ref()
+                    .map_or(session.sim().step_index(), |h| h.sim.step_index());
+                let mut asked = Vec::new();
+                let no_health = crate::health_monitor::Health::default();
+                self.timeline_ui(ui, state, session, at, &no_health, &mut asked);
+                out.extend(asked.into_iter().map(|c| match c {
+                    Command::SeekTo(step) => Command::LiveShow(Some(step)),
+                    other => other,
+                }));
+                return;
+            }
+        }
+        let at = state.session.sim().step_index();
+        self.timeline_ui(ui, state, &state.session, at, &state.model.health, out);
+    }
+}
+
+impl TimelineView {
+    /// The timeline of `session` with step `at` shown and `health` sampled beside it.
+    fn timeline_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        state: &State,
+        session: &crate::session::Session,
+        at: u64,
+        health: &crate::health_monitor::Health,
+        out: &mut Vec<Command>,
+    ) {
+        let rec = session.recording();
         let steps = rec.steps();
         let last = rec.last_step();
-        let at = state.session.sim().step_index();
         ui.horizontal(|ui| {
             ui.menu_button("Worst step", |ui| {
                 for metric in Metric::ALL {
@@ -225,7 +261,7 @@ impl View for TimelineView {
                     }
                 }
                 // The engine's own broad phase (a received stream's): its missed pairs.
-                if let Some(engine) = state.session.engine().map(|e| &**e) {
+                if let Some(engine) = session.engine().map(|e| &**e) {
                     let missed = missed_steps(engine);
                     let label = match (missed.first(), missed.iter().max_by_key(|m| m.1)) {
                         (Some(first), Some(most)) => {
@@ -395,7 +431,7 @@ impl View for TimelineView {
             &painter,
             band,
             |s| x_of(plot, last, s),
-            &state.model.health,
+            health,
             at,
             &super::health::TrackStyle {
                 line: line_color,
@@ -445,7 +481,7 @@ impl View for TimelineView {
             }
         }
         // The engine's missed pairs (a received stream's): red, full height, a broad-phase bug.
-        if let Some(engine) = state.session.engine().map(|e| &**e) {
+        if let Some(engine) = session.engine().map(|e| &**e) {
             let missed_colour =
                 crate::palette::Palette::for_dark_mode(ui.visuals().dark_mode).missed;
             let mut last_x = f32::NEG_INFINITY;
@@ -504,7 +540,7 @@ impl View for TimelineView {
                             format_value(metric, metric.value(r))
                         ));
                     }
-                    if let Some(h) = state.model.health.samples().get(&s) {
+                    if let Some(h) = health.samples().get(&s) {
                         ui.label(format!("{}: {:.3}", super::health::TRACK_NAME, h.ratio()));
                     }
                     if r.rebuilt {

@@ -12,6 +12,7 @@ use aabb_model::tree::TreeConfig;
 use aabb_recorder::{Hello, Options, Recorder};
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -556,6 +557,9 @@ fn the_window_draws_the_engine_while_it_streams_as_the_headless_run_of_what_arri
             "round {round}: every box of the newest step and the static one"
         );
         assert!(!snapshot.nodes.is_empty(), "our tree is drawn");
+        // The status bar, the timeline and the statistics follow the live session too.
+        h.get_by_label(&format!("live step {last}"));
+        h.get_by_label(&format!("step {last} of {last}"));
         shown.push((n, hash));
         go_on.send(()).expect("the engine");
     }
