@@ -140,7 +140,7 @@ impl View for LiveView {
             .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-12.0, 36.0))
             .show(&ctx, |ui| {
                 ui.label(status.line());
-                if status.bytes > 0 || status.steps > 0 {
+                if status.peer.is_some() && status.steps > 0 {
                     ui.weak(format!("{} static boxes", status.statics));
                 }
                 follow_ui(ui, state, job, out);
