@@ -117,6 +117,15 @@ impl State {
             self.model.status = format!("{why}.");
             return;
         }
+        if self.shows_live()
+            && matches!(
+                command,
+                Command::StartCompare(_) | Command::ShowAdvisor(true) | Command::Rebuild
+            )
+        {
+            self.model.status = LIVE_WAITS.to_owned();
+            return;
+        }
         let unapplied = self
             .apply_run(command)
             .or_else(|c| self.apply_motion(c))
@@ -1235,6 +1244,11 @@ pub(super) fn received_name(session: &Session) -> String {
     let from = session.received().map_or("a stream", |r| r.from.as_str());
     format!("{} #{}", crate::text::excerpt(from, 60), session.id())
 }
+
+/// Why the Advisor, compare mode and a rebuild wait while an engine streams.
+const LIVE_WAITS: &str = "While an engine streams, the Advisor, compare mode and rebuilds wait \
+                          for its session to end (the engine finishes, or Stop and show): they \
+                          then work on every step received.";
 
 /// Why File > "Save received stream…" does nothing for this document.
 const NOT_RECEIVED: &str = "Only a stream received live is saved this way (File > Listen for an engine…); a trace file is kept already.";

@@ -812,3 +812,69 @@ fn the_live_view_pauses_at_the_engines_first_missed_pair_while_the_engine_stream
     assert_eq!(h.state().inspect().recording().last_step(), last);
     assert_eq!(h.state().inspect().live_held_step(), None);
 }
+
+#[test]
+fn the_advisor_and_compare_mode_wait_for_a_live_session_to_end_and_say_why() {
+    let (mut h, addr) = listening();
+    let (go_on, wait) = std::sync::mpsc::channel::<()>();
+    let engine = std::thread::spawn(move || {
+        let hello = Hello::new("waiting engine", 2, 1.0 / 60.0);
+        let options = Options {
+            exact: true,
+            ..Options::default()
+        };
+        let mut live = Recorder::connect_with(addr, hello, options).expect("connect");
+        for s in 0..10u32 {
+            live.begin_step();
+            for (id, min, max) in boxes(s) {
+                live.add_box(id, &min, &max);
+            }
+            live.end_step();
+        }
+        wait.recv().expect("go on");
+        live.finish();
+    });
+    frames_until(&mut h, |h| {
+        h.state()
+            .inspect()
+            .live_session()
+            .is_some_and(|(at, _, _)| at == 9)
+    });
+    h.run_steps(2);
+    for command in [
+        Command::ShowAdvisor(true),
+        Command::StartCompare(aabb_model::compare::Side {
+            kind: BroadphaseKind::Tree,
+            config: TreeConfig::default(),
+        }),
+    ] {
+        h.state_mut().apply(command, false);
+        h.run_steps(1);
+        assert!(
+            h.state().inspect().status().starts_with(
+                "While an engine streams, the Advisor, compare mode and rebuilds wait"
+            ),
+            "{}",
+            h.state().inspect().status()
+        );
+        assert!(h.state().inspect().compare().is_none());
+    }
+    go_on.send(()).expect("the engine");
+    engine.join().expect("the engine thread");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
+    h.run_steps(2);
+    // Once it has ended, they work on every step received.
+    h.state_mut().apply(
+        Command::StartCompare(aabb_model::compare::Side {
+            kind: BroadphaseKind::Brute,
+            config: TreeConfig::default(),
+        }),
+        false,
+    );
+    h.run_steps(2);
+    assert!(
+        h.state().inspect().compare().is_some(),
+        "{}",
+        h.state().inspect().status()
+    );
+}
