@@ -182,6 +182,16 @@ impl<'a> Inspect<'a> {
             .map(|h| h.sim.step_index())
     }
 
+    /// The structure hash of our broad phase at the received step the live view holds.
+    #[must_use]
+    pub fn live_held_hash(self) -> Option<u64> {
+        self.app
+            .state
+            .live_held
+            .as_ref()
+            .map(|h| h.sim.structure_hash())
+    }
+
     /// Live sessions that have ended and been taken in so far.
     #[must_use]
     pub fn live_sessions_ended(self) -> u64 {

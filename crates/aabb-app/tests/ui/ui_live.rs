@@ -878,3 +878,133 @@ fn the_advisor_and_compare_mode_wait_for_a_live_session_to_end_and_say_why() {
         h.state().inspect().status()
     );
 }
+
+/// Streams 600 steps of [`boxes`] with the engine's fat boxes (the tight box grown by 0.1)
+/// and its pairs (every pair of overlapping fat boxes, but one left out at step 300), a
+/// millisecond apart, through the Rust recorder to `addr`, and the same to memory; waits for
+/// `go_on` after step 349. Returns the bytes.
+fn stream_600_with_a_missed_pair(
+    addr: std::net::SocketAddr,
+    at_349: std::sync::mpsc::Sender<()>,
+    go_on: std::sync::mpsc::Receiver<()>,
+) -> Vec<u8> {
+    let hello = Hello::new("acceptance engine", 2, 1.0 / 60.0);
+    let options = Options {
+        exact: true,
+        ..Options::default()
+    };
+    let mut live = Recorder::connect_with(addr, hello.clone(), options.clone()).expect("connect");
+    let memory = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut copy =
+        Recorder::to_writer_with(SharedVec(Arc::clone(&memory)), hello, options).expect("memory");
+    let grow = |(id, min, max): (u32, [f32; 2], [f32; 2])| {
+        (
+            id,
+            [min[0] - 0.1, min[1] - 0.1],
+            [max[0] + 0.1, max[1] + 0.1],
+        )
+    };
+    for s in 0..600u32 {
+        let fat: Vec<_> = boxes(s).into_iter().map(grow).collect();
+        let mut pairs = Vec::new();
+        for (i, a) in fat.iter().enumerate() {
+            for b in &fat[i + 1..] {
+                if (0..2).all(|k| a.1[k] <= b.2[k] && b.1[k] <= a.2[k]) {
+                    pairs.push((a.0.min(b.0), a.0.max(b.0)));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        if s == 300 {
+            assert!(!pairs.is_empty(), "a pair to leave out at step 300");
+            pairs.remove(0);
+        }
+        for rec in [&mut live, &mut copy] {
+            rec.begin_step();
+            for (id, min, max) in boxes(s) {
+                rec.add_box(id, &min, &max);
+            }
+            for &(id, min, max) in &fat {
+                rec.fat_box(id, &min, &max);
+            }
+            rec.begin_pairs();
+            for &(a, b) in &pairs {
+                rec.pair(a, b);
+            }
+            rec.end_step();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        if s == 349 {
+            at_349.send(()).expect("the test");
+            go_on.recv().expect("go on");
+        }
+    }
+    live.finish();
+    copy.finish();
+    memory.lock().map(|v| v.clone()).expect("lock")
+}
+
+#[test]
+fn a_600_step_stream_is_drawn_as_it_arrives_paused_at_its_missed_pair_scrubbed_and_followed() {
+    let (mut h, addr) = listening();
+    let (at_349, paused) = std::sync::mpsc::channel();
+    let (go_on, wait) = std::sync::mpsc::channel();
+    let engine = std::thread::spawn(move || stream_600_with_a_missed_pair(addr, at_349, wait));
+    // The step shown advances while the stream arrives, until the view pauses at step 300,
+    // where the engine missed a pair.
+    let mut drawn = std::collections::BTreeSet::new();
+    frames_until(&mut h, |h| {
+        let app = h.state().inspect();
+        if app.live_held_step().is_none()
+            && let Some((at, _, _)) = app.live_session()
+        {
+            drawn.insert(at);
+        }
+        app.live_held_step().is_some()
+    });
+    assert!(
+        drawn.len() >= 5,
+        "many steps drawn before the end: {drawn:?}"
+    );
+    assert_eq!(h.state().inspect().live_held_step(), Some(300));
+    let status = h.state().inspect().live_status().expect("live");
+    assert_eq!(status.first_missed, Some(300));
+    assert!(status.missed >= 1);
+    // Paused: the step shown stays while the steps received go on (to 350, where the engine
+    // waits for the test).
+    paused.recv().expect("the engine at step 349");
+    frames_until(&mut h, |h| {
+        h.state()
+            .inspect()
+            .live_status()
+            .is_some_and(|s| s.steps == 350)
+    });
+    h.run_steps(2);
+    assert_eq!(h.state().inspect().live_held_step(), Some(300));
+    assert!(
+        h.state().inspect().live_status().is_some(),
+        "still streaming"
+    );
+    // Scrubbed back to step 50 while the engine streams.
+    h.state_mut().apply(Command::LiveShow(Some(50)), false);
+    h.run_steps(2);
+    assert_eq!(h.state().inspect().live_held_step(), Some(50));
+    let hash_50 = h.state().inspect().live_held_hash().expect("held");
+    // Follow: the newest step again.
+    h.state_mut().apply(Command::LiveShow(None), false);
+    frames_until(&mut h, |h| {
+        h.state()
+            .inspect()
+            .live_session()
+            .is_some_and(|(at, _, _)| at == 349)
+    });
+    h.run_steps(2);
+    assert_eq!(h.state().inspect().live_held_step(), None);
+    go_on.send(()).expect("the engine");
+    let bytes = engine.join().expect("the engine thread");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
+    h.run_steps(2);
+    assert_eq!(h.state().inspect().recording().last_step(), 599);
+    // Scrubbed to step 50: the headless run of the same bytes to step 50.
+    assert_eq!(hash_50, headless_at(&bytes, 51).structure_hash());
+}
