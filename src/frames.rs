@@ -3,7 +3,7 @@
 //! frames a second and frame times; see `aabb_app::frames`.
 
 use crate::screenshot::parse_size;
-use aabb_app::frames::{FramesMode, FramesPlan, run_frames};
+use aabb_app::frames::{FramesMode, FramesPlan, LivePlan, run_frames};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,7 +13,9 @@ pub struct FramesArgs {
     /// The scene, trace, stream file or box list to open (the built-in scene when absent).
     pub scene: Option<PathBuf>,
     /// What the window does: play (the scene runs at speed 1), pan (paused; the world view is
-    /// dragged in a circle) or still (paused).
+    /// dragged in a circle), still (paused), or live (it listens while an engine of this
+    /// harness streams `--live-boxes` boxes a step at `--live-rate` steps a second, with fat
+    /// boxes and pairs, for `--seconds`; the scene is not used).
     #[arg(long, default_value = "play", value_parser = parse_mode)]
     pub mode: FramesMode,
     /// Seconds to measure.
@@ -31,10 +33,16 @@ pub struct FramesArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// `live`: moving boxes a step (1 to 10,000,000).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub live_boxes: u32,
+    /// `live`: steps a second the engine sends (more than 0, at most 10,000).
+    #[arg(long, default_value_t = 60.0)]
+    pub live_rate: f64,
 }
 
 fn parse_mode(s: &str) -> Result<FramesMode, String> {
-    FramesMode::from_name(s).ok_or_else(|| format!("expected play, pan or still, got `{s}`"))
+    FramesMode::from_name(s).ok_or_else(|| format!("expected play, pan, still or live, got `{s}`"))
 }
 
 fn parse_renderer(s: &str) -> Result<aabb_app::Renderer, String> {
@@ -54,6 +62,15 @@ fn seconds(name: &str, s: f64) -> anyhow::Result<Duration> {
     }
 }
 
+/// `--live-rate`: finite, more than 0, at most 10,000 steps a second.
+fn live_rate(rate: f64) -> anyhow::Result<f64> {
+    if rate.is_finite() && rate > 0.0 && rate <= 10_000.0 {
+        Ok(rate)
+    } else {
+        anyhow::bail!("--live-rate {rate}: expected steps a second, more than 0 and at most 10000")
+    }
+}
+
 /// Runs `frames`; returns the exit code.
 pub fn main(args: &FramesArgs) -> anyhow::Result<i32> {
     let plan = FramesPlan {
@@ -62,6 +79,10 @@ pub fn main(args: &FramesArgs) -> anyhow::Result<i32> {
         warmup: seconds("warmup", args.warmup)?,
         mode: args.mode,
         renderer: args.renderer,
+        live: LivePlan {
+            boxes: args.live_boxes,
+            rate: live_rate(args.live_rate)?,
+        },
     };
     let report = run_frames(args.scene.as_deref(), plan)?;
     if args.json {

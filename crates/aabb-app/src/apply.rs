@@ -950,6 +950,14 @@ impl State {
                      last.{notes}{listening}{dropped}"
                 );
             }
+            Err(why) if why.starts_with(crate::live::OURS_FAILED) => {
+                self.model.status = format!(
+                    "Live session ended ({}): our tree could not take the received steps; \
+                     the open document is unchanged.{listening}",
+                    crate::text::excerpt(&ended, 200)
+                );
+                self.show_error(why, KEPT_ON_OPEN);
+            }
             Err(why) => {
                 self.model.status = format!(
                     "Live session ended ({}): no step arrived; the open document is \

@@ -5,6 +5,12 @@
 //!
 //! This is how the window's speed is measured: on the real window and renderer (glow), not on
 //! a headless stand-in, since on a software renderer painting is most of a frame.
+//!
+//! `live` measures the live link: the window listens, and an engine of this harness (the Rust
+//! recorder on a thread) streams [`LivePlan::boxes`] moving boxes a step, paced at
+//! [`LivePlan::rate`] steps a second, with their fat boxes and pairs, for the measured time;
+//! the report adds the steps sent, dropped, received and stepped by our side, the longest
+//! frame while the session ended, and the process's peak memory.
 
 use crate::commands::Command;
 use crate::shell::{AppOptions, DebuggerApp};
@@ -21,6 +27,38 @@ pub enum FramesMode {
     Pan,
     /// Paused and still (the frames are redrawn all the same).
     Still,
+    /// Listening, while an engine streams (see [`LivePlan`]).
+    Live,
+}
+
+/// The engine a `live` measure streams from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LivePlan {
+    /// Moving boxes a step.
+    pub boxes: u32,
+    /// Steps a second the engine sends.
+    pub rate: f64,
+}
+
+/// What a `live` measure saw of the link (see [`FramesReport::live`]).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LiveReport {
+    /// Moving boxes a step.
+    pub boxes: u32,
+    /// Steps sent by the engine.
+    pub sent: u64,
+    /// Steps the engine's recorder dropped (the debugger fell behind).
+    pub dropped: u64,
+    /// Steps received, and stepped by our side, when the session ended.
+    pub received: u64,
+    /// Steps received a second while the engine streamed.
+    pub received_per_sec: f64,
+    /// Steps our side had stepped when the engine's stream ended.
+    pub stepped_at_end: u64,
+    /// The longest frame from the end of the stream to the session shown, ms.
+    pub end_max_ms: f64,
+    /// The process's peak resident memory, MiB (Linux; 0 elsewhere).
+    pub peak_mib: f64,
 }
 
 impl FramesMode {
@@ -31,6 +69,7 @@ impl FramesMode {
             FramesMode::Play => "play",
             FramesMode::Pan => "pan",
             FramesMode::Still => "still",
+            FramesMode::Live => "live",
         }
     }
 
@@ -41,6 +80,7 @@ impl FramesMode {
             "play" => Some(FramesMode::Play),
             "pan" => Some(FramesMode::Pan),
             "still" => Some(FramesMode::Still),
+            "live" => Some(FramesMode::Live),
             _ => None,
         }
     }
@@ -59,6 +99,8 @@ pub struct FramesPlan {
     pub mode: FramesMode,
     /// The renderer (`None`: the window's own choice).
     pub renderer: Option<eframe::Renderer>,
+    /// The engine of a `live` measure.
+    pub live: LivePlan,
 }
 
 /// How fast the window drew.
@@ -90,6 +132,8 @@ pub struct FramesReport {
     pub steps_per_sec: f64,
     /// Steps a second of a scene playing in real time at speed 1.
     pub real_time_steps_per_sec: f64,
+    /// The live link's figures, for a `live` measure.
+    pub live: Option<LiveReport>,
 }
 
 impl FramesReport {
@@ -111,7 +155,20 @@ impl FramesReport {
             self.steps,
             self.steps_per_sec,
             self.real_time_steps_per_sec
-        )
+        ) + &self.live.as_ref().map_or_else(String::new, |l| {
+            format!(
+                "; live: {} boxes, {} steps sent, {} dropped, {} received ({:.1}/s), our side at \
+                 {} when the stream ended, longest frame while it ended {:.1} ms, peak {:.0} MiB",
+                l.boxes,
+                l.sent,
+                l.dropped,
+                l.received,
+                l.received_per_sec,
+                l.stepped_at_end,
+                l.end_max_ms,
+                l.peak_mib
+            )
+        })
     }
 }
 
@@ -152,6 +209,11 @@ struct FramesApp {
     pressed: bool,
     /// Where the report goes once the measure ends.
     result: std::sync::Arc<std::sync::Mutex<Option<FramesReport>>>,
+    /// A `live` measure's engine, while it streams: steps sent and dropped when it ends.
+    engine: Option<std::thread::JoinHandle<(u64, u64)>>,
+    /// When the engine's stream ended, with the steps sent and dropped and the step our side
+    /// had reached then.
+    engine_ended: Option<(Instant, u64, u64, u64)>,
     done: bool,
 }
 
@@ -206,6 +268,12 @@ impl eframe::App for FramesApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let now = Instant::now();
+        if self.plan.mode == FramesMode::Live {
+            self.live_frame(ui, now);
+            self.app.ui(ui, frame);
+            ui.ctx().request_repaint();
+            return;
+        }
         if self.measuring() && !self.done {
             if self.starts.is_empty() {
                 let sim = self.app.inspect().sim();
@@ -229,6 +297,111 @@ impl eframe::App for FramesApp {
 }
 
 impl FramesApp {
+    /// A `live` measure's frame: listens at once; once the window has settled, starts the
+    /// engine; measures every frame while it streams and until the session it sent is shown
+    /// (a second at least after its end), then reports.
+    fn live_frame(&mut self, ui: &egui::Ui, now: Instant) {
+        let inspect = self.app.inspect();
+        let Some(status) = inspect.live_status() else {
+            if self.starts.is_empty() && self.engine.is_none() {
+                let any: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
+                self.app.apply(Command::StartListening(any), true);
+            }
+            return;
+        };
+        if self.done {
+            return;
+        }
+        if self.engine.is_none() && self.engine_ended.is_none() {
+            let (Some(addr), true) = (status.addr, self.measuring()) else {
+                return;
+            };
+            let live = self.plan.live;
+            let steps = (live.rate * self.plan.measure.as_secs_f64())
+                .ceil()
+                .max(1.0) as u64;
+            self.engine = Some(std::thread::spawn(move || stream_boxes(addr, live, steps)));
+            self.starts.push(now);
+            return;
+        }
+        self.starts.push(now);
+        if let Some(engine) = self.engine.take_if(|e| e.is_finished()) {
+            let (sent, dropped) = engine.join().unwrap_or((0, 0));
+            let stepped = status.ours.unwrap_or(0);
+            self.engine_ended = Some((now, sent, dropped, stepped));
+        }
+        let Some((ended, sent, dropped, stepped)) = self.engine_ended else {
+            return;
+        };
+        let shown = inspect.live_sessions_ended() > 0;
+        if !(shown && now.duration_since(ended) >= Duration::from_secs(1)) {
+            return;
+        }
+        let streaming: Vec<Instant> = self
+            .starts
+            .iter()
+            .copied()
+            .filter(|t| *t <= ended)
+            .collect();
+        let intervals: Vec<f64> = streaming
+            .windows(2)
+            .map(|w| w[1].duration_since(w[0]).as_secs_f64())
+            .collect();
+        let seconds = match (streaming.first(), streaming.last()) {
+            (Some(a), Some(b)) => b.duration_since(*a).as_secs_f64(),
+            _ => 0.0,
+        };
+        let (fps, median_ms, p90_ms, max_ms) = summarize(&intervals, seconds);
+        let after = self
+            .starts
+            .iter()
+            .filter(|t| **t >= ended)
+            .collect::<Vec<_>>();
+        let end_max_ms = after
+            .windows(2)
+            .map(|w| w[1].duration_since(*w[0]).as_secs_f64() * 1e3)
+            .fold(0.0, f64::max);
+        let received = inspect.recording().last_step() + 1;
+        let report = FramesReport {
+            mode: self.plan.mode.name().to_string(),
+            width: self.plan.size[0],
+            height: self.plan.size[1],
+            proxies: self.plan.live.boxes as usize,
+            frames: intervals.len(),
+            seconds,
+            fps,
+            median_ms,
+            p90_ms,
+            max_ms,
+            steps: received,
+            steps_per_sec: if seconds > 0.0 {
+                stepped as f64 / seconds
+            } else {
+                0.0
+            },
+            real_time_steps_per_sec: self.plan.live.rate,
+            live: Some(LiveReport {
+                boxes: self.plan.live.boxes,
+                sent,
+                dropped,
+                received,
+                received_per_sec: if seconds > 0.0 {
+                    received as f64 / seconds
+                } else {
+                    0.0
+                },
+                stepped_at_end: stepped,
+                end_max_ms,
+                peak_mib: peak_mib(),
+            }),
+        };
+        if let Ok(mut slot) = self.result.lock() {
+            *slot = Some(report);
+        }
+        self.done = true;
+        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
     fn finish(&mut self) {
         self.done = true;
         let intervals: Vec<f64> = self
@@ -264,6 +437,7 @@ impl FramesApp {
                 0.0
             },
             real_time_steps_per_sec: REAL_TIME_STEPS_PER_SEC,
+            live: None,
         };
         if let Ok(mut slot) = self.result.lock() {
             *slot = Some(report);
@@ -335,6 +509,8 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
                     first_step: 0,
                     proxies: 0,
                     pressed: false,
+                    engine: None,
+                    engine_ended: None,
                     result: slot,
                     done: false,
                 }))
@@ -350,6 +526,55 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
     run.map_err(|e| anyhow::anyhow!("frames: {e}"))?;
     let report = result.lock().ok().and_then(|mut r| r.take());
     report.ok_or_else(|| anyhow::anyhow!("frames: the window closed before the measure ended"))
+}
+
+/// The engine of a `live` measure: `live.boxes` boxes on a lattice, each drifting on its own
+/// small circle (so some leave their fat boxes every step), with fat boxes grown by 0.1 and
+/// their pairs (none: the lattice keeps the fat boxes apart), `steps` steps paced at
+/// `live.rate` a second, through the Rust recorder (which drops steps rather than wait when
+/// the debugger falls behind). Steps sent and dropped.
+fn stream_boxes(addr: std::net::SocketAddr, live: LivePlan, steps: u64) -> (u64, u64) {
+    use aabb_recorder::{Hello, Recorder};
+    let hello = Hello::new("frames live engine", 2, 1.0 / 60.0);
+    let Ok(mut rec) = Recorder::connect_with(addr, hello, aabb_recorder::Options::default()) else {
+        return (0, 0);
+    };
+    let side = f64::from(live.boxes).sqrt().ceil().max(1.0) as u32;
+    let pace = Duration::from_secs_f64(1.0 / live.rate.max(0.001));
+    let started = Instant::now();
+    for s in 0..steps {
+        rec.begin_step();
+        let t = s as f32 / 60.0;
+        let mut at = Vec::with_capacity(live.boxes as usize);
+        for i in 0..live.boxes {
+            let phase = i as f32 * 0.37;
+            let x = (i % side) as f32 * 3.0 + 0.8 * (2.0 * t + phase).cos();
+            let y = (i / side) as f32 * 3.0 + 0.8 * (1.7 * t + phase).sin();
+            rec.add_box(i, &[x, y], &[x + 1.0, y + 1.0]);
+            at.push((x, y));
+        }
+        for (i, (x, y)) in (0..live.boxes).zip(at) {
+            rec.fat_box(i, &[x - 0.1, y - 0.1], &[x + 1.1, y + 1.1]);
+        }
+        rec.begin_pairs();
+        rec.end_step();
+        if let Some(wait) = (pace * (s as u32 + 1)).checked_sub(started.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    let stats = rec.finish();
+    (stats.steps_sent, stats.steps_dropped)
+}
+
+/// The process's peak resident memory, MiB, from `/proc/self/status` (0 where there is none).
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
 }
 
 #[cfg(test)]
@@ -371,7 +596,12 @@ mod tests {
 
     #[test]
     fn modes_have_names() {
-        for m in [FramesMode::Play, FramesMode::Pan, FramesMode::Still] {
+        for m in [
+            FramesMode::Play,
+            FramesMode::Pan,
+            FramesMode::Still,
+            FramesMode::Live,
+        ] {
             assert_eq!(FramesMode::from_name(m.name()), Some(m));
         }
         assert_eq!(FramesMode::from_name("fly"), None);

@@ -444,6 +444,9 @@ fn receive_session(
     status.first_missed = None;
 }
 
+/// How the error of a session our side could not start or grow begins (the window shows it).
+pub const OURS_FAILED: &str = "our tree could not take the received steps: ";
+
 /// How often at most our side takes the received trace as it has grown.
 const HANDOVER_EVERY: Duration = Duration::from_millis(50);
 
@@ -531,6 +534,7 @@ fn step_ours(
                 }
             };
             if let Err(why) = grown {
+                let why = format!("{OURS_FAILED}{why}");
                 lock(shared).status.ours_stopped = Some(why.clone());
                 return Err(why);
             }

@@ -1008,3 +1008,112 @@ fn a_600_step_stream_is_drawn_as_it_arrives_paused_at_its_missed_pair_scrubbed_a
     // Scrubbed to step 50: the headless run of the same bytes to step 50.
     assert_eq!(hash_50, headless_at(&bytes, 51).structure_hash());
 }
+
+/// The window listening with `kind` as our side's broad phase; its address.
+fn listening_on(kind: BroadphaseKind) -> (Harness<'static, DebuggerApp>, std::net::SocketAddr) {
+    let mut h: Harness<'static, DebuggerApp> = ui::app_harness(
+        Harness::builder().with_size(Vec2::new(1400.0, 900.0)),
+        Scene::builtin_default(),
+    );
+    h.run_steps(2);
+    h.state_mut().apply(Command::SetBroadphase(kind), false);
+    h.state_mut().apply(
+        Command::StartListening("127.0.0.1:0".parse().expect("addr")),
+        false,
+    );
+    h.run_steps(2);
+    let addr = h
+        .state()
+        .inspect()
+        .live_status()
+        .and_then(|s| s.addr)
+        .expect("listening");
+    (h, addr)
+}
+
+/// Streams `steps` steps of `boxes` (id, min, max), exactly.
+fn send_boxes(
+    addr: std::net::SocketAddr,
+    name: &str,
+    steps: u32,
+    boxes: Vec<(u32, [f32; 2], [f32; 2])>,
+) {
+    let hello = Hello::new(name, 2, 1.0 / 60.0);
+    let options = Options {
+        exact: true,
+        ..Options::default()
+    };
+    let mut live = Recorder::connect_with(addr, hello, options).expect("connect");
+    for _ in 0..steps {
+        live.begin_step();
+        for (id, min, max) in &boxes {
+            live.add_box(*id, min, max);
+        }
+        live.end_step();
+    }
+    let stats = live.finish();
+    assert_eq!(stats.steps_sent, u64::from(steps), "{stats:?}");
+}
+
+#[test]
+fn a_session_our_broad_phase_refuses_is_said_and_the_window_keeps_listening() {
+    // Brute force over 60,000 boxes is more pair tests a step than it takes.
+    let (mut h, addr) = listening_on(BroadphaseKind::Brute);
+    let many: Vec<_> = (0..60_000u32)
+        .map(|i| {
+            let (x, y) = ((i % 300) as f32 * 2.0, (i / 300) as f32 * 2.0);
+            (i, [x, y], [x + 1.0, y + 1.0])
+        })
+        .collect();
+    std::thread::spawn(move || send_boxes(addr, "too many for brute force", 2, many))
+        .join()
+        .expect("the engine");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
+    h.run_steps(2);
+    let app = h.state();
+    let status = app.inspect().status();
+    assert!(
+        status.starts_with(
+            "Live session ended (the engine ended the stream): our tree could not take the \
+             received steps; the open document is unchanged."
+        ),
+        "{status}"
+    );
+    let error = app.inspect().error().expect("the error window");
+    assert!(error.starts_with(aabb_app::live::OURS_FAILED), "{error}");
+    assert!(error.contains("use the tree broad phase"), "{error}");
+    assert!(
+        !app.inspect().sim().is_trace(),
+        "the open document is unchanged"
+    );
+    assert!(
+        app.inspect()
+            .live_status()
+            .is_some_and(|s| s.peer.is_none()),
+        "still listening"
+    );
+}
+
+#[test]
+fn a_box_our_broad_phase_stops_at_opens_the_session_paused_saying_why() {
+    // Box2D's tree stops at a box as wide as its B2_HUGE: the session opens, paused there.
+    let (mut h, addr) = listening_on(BroadphaseKind::Box2d);
+    let boxes = vec![
+        (1, [0.0, 0.0], [300_000.0, 1.0]),
+        (2, [0.0, 0.0], [1.0, 1.0]),
+    ];
+    std::thread::spawn(move || send_boxes(addr, "too wide for Box2D", 3, boxes))
+        .join()
+        .expect("the engine");
+    frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.inspect().sim().is_trace());
+    assert_eq!(app.inspect().recording().last_step(), 2);
+    let status = app.inspect().status();
+    assert!(
+        status.starts_with("Paused: Step 2: box 1: its fat box"),
+        "{status}"
+    );
+    assert!(status.contains("B2_HUGE"), "{status}");
+}
