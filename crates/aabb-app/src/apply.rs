@@ -852,7 +852,7 @@ impl State {
 
     /// Opens a trace file (see [`crate::trace`]): the window replays it from step 0 on the
     /// current broad phase and pair limit with the default tree settings, paused. The
-    /// document becomes a scene made to describe it ([`trace_document`]); a trace is never
+    /// document becomes a scene made to describe it ([`crate::session::trace_document`]); a trace is never
     /// saved.
     fn open_trace(&mut self, path: &Path) {
         let (trace, info) = match crate::stream::open_trace(path) {

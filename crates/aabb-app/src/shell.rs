@@ -46,7 +46,7 @@ pub struct AppOptions {
     /// use the in-app dialog).
     pub native_dialogs: bool,
     /// Run a step slower than this many milliseconds (on average) on the stepping thread, so
-    /// the window never waits on it (the window: [`BACKGROUND_STEP_MS`]); `None`: every step
+    /// the window never waits on it (the window: [`crate::state::BACKGROUND_STEP_MS`]); `None`: every step
     /// runs in the frame (tests and screenshots, so their frames are alike run after run).
     pub background_steps: Option<f64>,
 }

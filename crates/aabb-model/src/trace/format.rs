@@ -774,7 +774,7 @@ fn write_error(source: std::io::Error) -> TraceError {
 /// by id), for replaying it at any margin, any number of times, and for showing any step.
 /// (Its `Debug` gives the counts, not the boxes.)
 ///
-/// A copy shares the steps' boxes with the original ([`Steps`]), so a trace still growing (a
+/// A copy shares the steps' boxes with the original, so a trace still growing (a
 /// live engine's) can be handed over as it is, again and again, each copy costing a pointer a
 /// chunk of steps rather than its boxes; a copy is a prefix of the trace it was taken from.
 #[derive(Clone, PartialEq)]
