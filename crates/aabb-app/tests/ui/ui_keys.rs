@@ -167,13 +167,31 @@ fn undo_space_help_and_add_count_every_press_in_one_frame() {
     let mut h = harness();
     // Three changes of the margin, then three Ctrl+Z in one frame: back to the first.
     let first = h.state().inspect().document().tree.margin;
-    for margin in [0.3, 0.5, 0.7] {
+    for margin in [0.4, 0.5, 0.7] {
         let mut config = h.state().inspect().sim().tree_settings();
         config.margin = margin;
         h.state_mut().apply(Command::SetTreeSettings(config), false);
         h.run_steps(2);
     }
     assert_eq!(h.state().inspect().document().tree.margin, 0.7);
+    chord_presses_in_one_frame(&mut h, &[Key::Z, Key::Z, Key::Z], Modifiers::COMMAND);
+    assert_eq!(h.state().inspect().document().tree.margin, first);
+    // Ctrl+Shift+Z twice and Ctrl+Y once: the three changes made again, in order.
+    let redo = Modifiers::COMMAND | Modifiers::SHIFT;
+    chord_presses_in_one_frame(&mut h, &[Key::Z, Key::Z], redo);
+    assert_eq!(h.state().inspect().document().tree.margin, 0.5);
+    assert!(
+        h.state()
+            .inspect()
+            .status()
+            .starts_with("Redone: Margin 0.500"),
+        "{}",
+        h.state().inspect().status()
+    );
+    chord_presses_in_one_frame(&mut h, &[Key::Y], Modifiers::COMMAND);
+    assert_eq!(h.state().inspect().document().tree.margin, 0.7);
+    chord_presses_in_one_frame(&mut h, &[Key::Y], Modifiers::COMMAND);
+    assert_eq!(h.state().inspect().status(), "Nothing to redo.");
     chord_presses_in_one_frame(&mut h, &[Key::Z, Key::Z, Key::Z], Modifiers::COMMAND);
     assert_eq!(h.state().inspect().document().tree.margin, first);
     // Two Spaces: play, then pause again.
