@@ -214,6 +214,8 @@ struct FramesApp {
     /// When the engine's stream ended, with the steps sent and dropped and the step our side
     /// had reached then.
     engine_ended: Option<(Instant, u64, u64, u64)>,
+    /// The furthest step our side had stepped, seen so far.
+    ours_seen: u64,
     done: bool,
 }
 
@@ -325,9 +327,10 @@ impl FramesApp {
             return;
         }
         self.starts.push(now);
+        self.ours_seen = self.ours_seen.max(status.ours.unwrap_or(0));
         if let Some(engine) = self.engine.take_if(|e| e.is_finished()) {
             let (sent, dropped) = engine.join().unwrap_or((0, 0));
-            let stepped = status.ours.unwrap_or(0);
+            let stepped = self.ours_seen;
             self.engine_ended = Some((now, sent, dropped, stepped));
         }
         let Some((ended, sent, dropped, stepped)) = self.engine_ended else {
@@ -511,6 +514,7 @@ pub fn run_frames(scene_path: Option<&Path>, plan: FramesPlan) -> anyhow::Result
                     pressed: false,
                     engine: None,
                     engine_ended: None,
+                    ours_seen: 0,
                     result: slot,
                     done: false,
                 }))
