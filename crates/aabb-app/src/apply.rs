@@ -117,14 +117,26 @@ impl State {
             self.model.status = format!("{why}.");
             return;
         }
-        if self.shows_live()
-            && matches!(
-                command,
-                Command::StartCompare(_) | Command::ShowAdvisor(true) | Command::Rebuild
-            )
-        {
-            self.model.status = LIVE_WAITS.to_owned();
-            return;
+        if self.shows_live() {
+            match command {
+                // The timeline's steps and Space act on the live view: hold, follow.
+                Command::SeekTo(step) => return self.live_show(Some(step)),
+                Command::TogglePlay => {
+                    let hold =
+                        match &self.live_held {
+                            Some(_) => None,
+                            None => self.dialogs.live.as_ref().and_then(|job| {
+                                job.session().as_ref().map(|s| s.sim().step_index())
+                            }),
+                        };
+                    return self.live_show(hold);
+                }
+                ref c if acts_on_the_run(c) => {
+                    self.model.status = LIVE_WAITS.to_owned();
+                    return;
+                }
+                _ => {}
+            }
         }
         let unapplied = self
             .apply_run(command)
@@ -1253,10 +1265,37 @@ pub(super) fn received_name(session: &Session) -> String {
     format!("{} #{}", crate::text::excerpt(from, 60), session.id())
 }
 
-/// Why the Advisor, compare mode and a rebuild wait while an engine streams.
-const LIVE_WAITS: &str = "While an engine streams, the Advisor, compare mode and rebuilds wait \
-                          for its session to end (the engine finishes, or Stop and show): they \
-                          then work on every step received.";
+/// Why the controls wait while an engine streams.
+const LIVE_WAITS: &str = "While an engine streams, the views show its session: the controls, \
+                          the Advisor and compare mode act on it once it ends (the engine \
+                          finishes, or Stop and show); Space, the timeline and the live \
+                          window's slider hold any received step meanwhile.";
+
+/// True for a command that acts on the document's run (plays, steps, edits, restarts, undoes,
+/// compares, advises): while an engine streams, the views show its session instead, and such
+/// a command waits for it to end.
+fn acts_on_the_run(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::SetPlaying(true)
+            | Command::Step
+            | Command::StepBack
+            | Command::Reset
+            | Command::Undo
+            | Command::Redo
+            | Command::SetTreeSettings(_)
+            | Command::SetBroadphase(_)
+            | Command::SetPairLimit(_)
+            | Command::Rebuild
+            | Command::SetGenerator(_)
+            | Command::BeginDrag { .. }
+            | Command::MoveSphere { .. }
+            | Command::AddSphere { .. }
+            | Command::DeleteSphere(_)
+            | Command::StartCompare(_)
+            | Command::ShowAdvisor(true)
+    )
+}
 
 /// Why File > "Save received stream…" does nothing for this document.
 const NOT_RECEIVED: &str = "Only a stream received live is saved this way (File > Listen for an engine…); a trace file is kept already.";

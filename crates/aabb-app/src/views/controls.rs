@@ -47,6 +47,13 @@ impl View for Controls {
     fn ui(&mut self, ui: &mut egui::Ui, state: &State, out: &mut Vec<Command>) {
         // Narrow sliders keep the panel narrow, and the world view wide.
         ui.spacing_mut().slider_width = 96.0;
+        if state.shows_live() {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                "An engine is streaming: the views show its session, and these controls act \
+                 on it once it ends. Space holds or follows the newest step.",
+            );
+        }
         ui.heading("Simulation");
         ui.horizontal(|ui| {
             let label = if state.model.playing { "Pause" } else { "Play" };

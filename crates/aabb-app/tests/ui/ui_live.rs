@@ -814,7 +814,7 @@ fn the_live_view_pauses_at_the_engines_first_missed_pair_while_the_engine_stream
 }
 
 #[test]
-fn the_advisor_and_compare_mode_wait_for_a_live_session_to_end_and_say_why() {
+fn the_controls_wait_for_a_live_session_to_end_and_space_or_the_timeline_hold_a_step() {
     let (mut h, addr) = listening();
     let (go_on, wait) = std::sync::mpsc::channel::<()>();
     let engine = std::thread::spawn(move || {
@@ -841,7 +841,13 @@ fn the_advisor_and_compare_mode_wait_for_a_live_session_to_end_and_say_why() {
             .is_some_and(|(at, _, _)| at == 9)
     });
     h.run_steps(2);
+    let margin = h.state().inspect().document().tree.margin;
     for command in [
+        Command::SetTreeSettings(TreeConfig {
+            margin: margin + 0.5,
+            ..TreeConfig::default()
+        }),
+        Command::Reset,
         Command::ShowAdvisor(true),
         Command::StartCompare(aabb_model::compare::Side {
             kind: BroadphaseKind::Tree,
@@ -851,14 +857,31 @@ fn the_advisor_and_compare_mode_wait_for_a_live_session_to_end_and_say_why() {
         h.state_mut().apply(command, false);
         h.run_steps(1);
         assert!(
-            h.state().inspect().status().starts_with(
-                "While an engine streams, the Advisor, compare mode and rebuilds wait"
-            ),
+            h.state()
+                .inspect()
+                .status()
+                .starts_with("While an engine streams, the views show its session: the controls"),
             "{}",
             h.state().inspect().status()
         );
         assert!(h.state().inspect().compare().is_none());
     }
+    assert_eq!(
+        h.state().inspect().document().tree.margin,
+        margin,
+        "the document is unchanged"
+    );
+    // Space holds the newest step, and follows again.
+    h.state_mut().apply(Command::TogglePlay, false);
+    h.run_steps(1);
+    assert_eq!(h.state().inspect().live_held_step(), Some(9));
+    h.state_mut().apply(Command::TogglePlay, false);
+    h.run_steps(1);
+    assert_eq!(h.state().inspect().live_held_step(), None);
+    // A step picked on the timeline is held.
+    h.state_mut().apply(Command::SeekTo(4), false);
+    h.run_steps(1);
+    assert_eq!(h.state().inspect().live_held_step(), Some(4));
     go_on.send(()).expect("the engine");
     engine.join().expect("the engine thread");
     frames_until(&mut h, |h| h.state().inspect().live_sessions_ended() == 1);
