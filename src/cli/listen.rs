@@ -116,6 +116,10 @@ pub fn main(args: &ListenArgs) -> anyhow::Result<i32> {
     }
     // Stopped (Ctrl-C) with sessions to count, or before any engine came.
     if args.keep_listening || session == 0 {
+        // The handshakes under way when it stopped are counted (each ends within its
+        // refusal's half second, or at most the wait here).
+        listener.stop_taking_engines();
+        listener.settle(Duration::from_secs(2));
         let turned = listener.turned();
         if args.json {
             line(

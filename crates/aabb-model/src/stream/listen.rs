@@ -178,6 +178,17 @@ struct Counters {
     not_recorders: AtomicU64,
     busy: AtomicU64,
     crowded: AtomicU64,
+    /// Handshake threads running (see [`Listener::settle`]).
+    handshaking: AtomicU64,
+}
+
+/// Counts a handshake thread as running until it is dropped (its end, or a panic).
+struct Running(Arc<Counters>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.handshaking.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Says a refusal where the user sees it (stderr, the window's log): called on the listener's
@@ -254,6 +265,16 @@ impl Listener {
     /// to close the listener).
     pub fn stop_taking_engines(&self) {
         self.busy.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits, at most `within`, for the handshakes under way to end (each refused one counted
+    /// and said), so a count read after it holds every peer that had connected: what `listen`
+    /// does before its last summary.
+    pub fn settle(&self, within: Duration) {
+        let until = Instant::now() + within;
+        while self.turned.handshaking.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// What it turned away so far.
@@ -345,9 +366,14 @@ fn accept_loop(listener: &TcpListener, rules: &ListenRules, shared: &Shared) {
             shared: shared.clone(),
             pending: Arc::clone(&pending),
         };
+        shared.turned.handshaking.fetch_add(1, Ordering::SeqCst);
+        let running = Running(Arc::clone(&shared.turned));
         if let Err(e) = std::thread::Builder::new()
             .name("handshake".to_owned())
-            .spawn(move || job.run())
+            .spawn(move || {
+                let _running = running;
+                job.run();
+            })
         {
             shared.turned.crowded.fetch_add(1, Ordering::Relaxed);
             (shared.on_refused)(&Refusal {
